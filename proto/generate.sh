@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Generates TypeScript (ts-proto, grpc-js services) for every service contract into gen/,
+# plus google.rpc.Status/ErrorInfo, which carry error reasons in grpc-status-details-bin.
+set -euo pipefail
+cd "$(dirname "$0")"
+gp=$(node -e "console.log(require('path').dirname(require.resolve('google-proto-files/package.json')))")
+rm -rf third_party gen
+mkdir -p third_party/google/rpc
+cp "$gp/google/rpc/status.proto" "$gp/google/rpc/error_details.proto" third_party/google/rpc/
+buf=../node_modules/.bin/buf
+"$buf" lint --path webutil
+"$buf" generate

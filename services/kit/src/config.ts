@@ -1,0 +1,54 @@
+import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
+
+/**
+ * Reads and validates environment variables against a zod shape. A bad value stops the
+ * process with one line naming the variable, so a misconfigured pod fails at start, not later.
+ */
+export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.ProcessEnv = process.env): z.infer<z.ZodObject<S>> {
+  const parsed = z.object(shape).safeParse(env);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const name = issue ? String(issue.path[0] ?? '?') : '?';
+  const value = env[name];
+  process.stderr.write(`config error: ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue?.message ?? 'invalid'}\n`);
+  process.exit(78); // EX_CONFIG
+}
+
+/** Env helpers: every variable is optional with a default, so `npm start` needs no setup. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
+  string: (fallback: string) => z.string().min(1).default(fallback),
+  optionalString: () => z.string().min(1).optional(),
+  bool: (fallback: boolean) =>
+    z.enum(['true', 'false', '1', '0']).default(fallback ? 'true' : 'false').transform((v) => v === 'true' || v === '1'),
+  /** Comma-separated CIDR list, validated here so a typo stops the process at start. */
+  cidrList: () =>
+    z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+        for (const cidr of list) {
+          if (!isCidr(cidr)) ctx.addIssue({ code: 'custom', message: `not a CIDR: ${cidr}` });
+        }
+        return list;
+      }),
+};
+
+function isCidr(text: string): boolean {
+  try {
+    ipaddr.parseCIDR(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Settings every service process reads. */
+export const serviceEnv = {
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SHUTDOWN_GRACE_MS: env.int(10_000),
+};

@@ -1,0 +1,68 @@
+import { Metadata, status, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import { Status } from '@webutil/proto/google/rpc/status';
+import { ErrorInfo } from '@webutil/proto/google/rpc/error_details';
+
+const DETAILS_KEY = 'grpc-status-details-bin';
+const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+const DOMAIN = 'webutil';
+
+/**
+ * A failure a handler means to report: a gRPC status code plus a machine reason
+ * (e.g. TARGET_BLOCKED) that the edge maps to an HTTP status per route.
+ */
+export class ServiceError extends Error {
+  constructor(
+    readonly code: status,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+  }
+}
+
+export const invalidArgument = (reason: string, message: string) => new ServiceError(status.INVALID_ARGUMENT, reason, message);
+export const notFound = (reason: string, message: string) => new ServiceError(status.NOT_FOUND, reason, message);
+export const failedPrecondition = (reason: string, message: string) => new ServiceError(status.FAILED_PRECONDITION, reason, message);
+export const deadlineExceeded = (reason: string, message: string) => new ServiceError(status.DEADLINE_EXCEEDED, reason, message);
+export const resourceExhausted = (reason: string, message: string) => new ServiceError(status.RESOURCE_EXHAUSTED, reason, message);
+export const unauthenticated = (reason: string, message: string) => new ServiceError(status.UNAUTHENTICATED, reason, message);
+export const unavailable = (reason: string, message: string) => new ServiceError(status.UNAVAILABLE, reason, message);
+
+/** Converts any thrown value into what grpc-js sends: code, message, and ErrorInfo details. */
+export function toGrpcError(err: unknown): Partial<GrpcServiceError> {
+  const e = err instanceof ServiceError ? err : new ServiceError(status.INTERNAL, 'INTERNAL', 'internal error');
+  const info = ErrorInfo.encode({ reason: e.reason, domain: DOMAIN, metadata: {} }).finish();
+  const details = Status.encode({
+    code: e.code,
+    message: e.message,
+    details: [{ typeUrl: ERROR_INFO_TYPE, value: Buffer.from(info) }],
+  }).finish();
+  const metadata = new Metadata();
+  metadata.set(DETAILS_KEY, Buffer.from(details));
+  return { code: e.code, details: e.message, metadata };
+}
+
+/** What a client learns from a failed call: the code, the message and the machine reason. */
+export interface CallFailure {
+  code: status;
+  message: string;
+  reason?: string;
+}
+
+export function readGrpcError(err: unknown): CallFailure {
+  const e = err as Partial<GrpcServiceError>;
+  const code = typeof e.code === 'number' ? e.code : status.UNKNOWN;
+  const failure: CallFailure = { code, message: e.details ?? e.message ?? 'call failed' };
+  const raw = e.metadata?.get(DETAILS_KEY)[0];
+  if (raw instanceof Buffer) {
+    try {
+      const decoded = Status.decode(raw);
+      const info = decoded.details.find((d) => d.typeUrl === ERROR_INFO_TYPE);
+      if (info) failure.reason = ErrorInfo.decode(info.value).reason;
+    } catch {
+      // Undecodable details: the code and message still stand.
+    }
+  }
+  return failure;
+}

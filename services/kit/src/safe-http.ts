@@ -1,0 +1,286 @@
+import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
+import { STATUS_CODES } from 'node:http';
+import net from 'node:net';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import type { AddressPolicy } from './address-policy.js';
+
+/** Why an outbound request failed, in terms callers map to reasons and error codes. */
+export type OutboundFailureKind = 'blocked' | 'dns' | 'connect' | 'timeout' | 'tls' | 'protocol' | 'too_large' | 'cancelled';
+
+export class OutboundError extends Error {
+  constructor(
+    readonly kind: OutboundFailureKind,
+    /** Low-level code, e.g. ENOTFOUND, ECONNREFUSED, ETIMEDOUT, CERT_HAS_EXPIRED, ETARGETBLOCKED. */
+    readonly code: string,
+    message: string,
+    readonly url: string,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+export interface SafeHttpOptions {
+  policy: AddressPolicy;
+  connectTimeoutMs?: number;
+  /** Longest wait for response headers, and longest silence inside a body. */
+  idleTimeoutMs?: number;
+  connectionsPerOrigin?: number;
+  userAgent?: string;
+}
+
+export interface FetchOptions {
+  method?: 'GET' | 'HEAD';
+  /** Redirects to follow; past this the last 3xx response is returned with redirectLimitReached. */
+  maxRedirects?: number;
+  /** Budget for the whole exchange, redirects and body included. */
+  timeoutMs?: number;
+  /** Bytes of (decoded) body a caller may read; more is cut off and `truncated` set. */
+  maxBodyBytes?: number;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface RedirectHop {
+  url: string;
+  status: number;
+}
+
+export interface SafeResponse {
+  /** URL of the final response. */
+  url: string;
+  status: number;
+  statusText: string;
+  headers: Record<string, string | string[] | undefined>;
+  redirects: RedirectHop[];
+  redirectLimitReached: boolean;
+  /** From sending the first request to the final response's headers. */
+  timeToHeadersMs: number;
+  /** Decoded body, cut at maxBodyBytes; iterate once. */
+  body: AsyncIterable<Buffer>;
+  /** True once reading stopped at maxBodyBytes. */
+  readonly truncated: boolean;
+  text(): Promise<string>;
+  dump(): Promise<void>;
+}
+
+const DEFAULT_UA = 'Mozilla/5.0 (compatible; WebUtilBot/1.0; +https://webutil.dev/bot)';
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Outbound HTTP that cannot be pointed inside: only http/https, and every connection's address
+ * is checked by the address policy at connect time (IP literals before connecting, names in the
+ * resolver the socket itself uses), so redirects and DNS rebinding are covered too.
+ * One keep-alive pool per instance.
+ */
+export class SafeHttp {
+  private readonly agent: Agent;
+  private readonly userAgent: string;
+
+  constructor(private readonly options: SafeHttpOptions) {
+    this.userAgent = options.userAgent ?? DEFAULT_UA;
+    const policy = options.policy;
+    const connector = buildConnector({
+      timeout: options.connectTimeoutMs ?? 10_000,
+      lookup: guardedLookup(policy),
+    } as buildConnector.BuildOptions);
+    this.agent = new Agent({
+      connect: (opts, callback) => {
+        const host = opts.hostname.replace(/^\[|\]$/g, '');
+        const refusal = net.isIP(host) ? policy.refusal(host) : undefined;
+        if (refusal) {
+          callback(blockedError(host, refusal), null);
+          return;
+        }
+        connector(opts, callback);
+      },
+      connections: options.connectionsPerOrigin ?? 16,
+      keepAliveTimeout: 10_000,
+      headersTimeout: options.idleTimeoutMs ?? 15_000,
+      bodyTimeout: options.idleTimeoutMs ?? 15_000,
+    });
+  }
+
+  async fetch(input: URL | string, opts: FetchOptions = {}): Promise<SafeResponse> {
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const maxRedirects = opts.maxRedirects ?? 5;
+    const redirects: RedirectHop[] = [];
+    const started = performance.now();
+    let url = new URL(input);
+    let method = opts.method ?? 'GET';
+    for (;;) {
+      assertWebScheme(url);
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, {
+          method,
+          dispatcher: this.agent,
+          signal,
+          headers: {
+            'user-agent': this.userAgent,
+            accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+            'accept-encoding': 'gzip, deflate, br',
+            ...opts.headers,
+          },
+        });
+      } catch (err) {
+        throw classify(err, url.href, signal, opts.signal);
+      }
+      const location = header(res.headers, 'location');
+      if (REDIRECT_STATUSES.has(res.statusCode) && location) {
+        if (redirects.length >= maxRedirects) {
+          return this.wrap(url, res, redirects, true, started, opts, signal);
+        }
+        await res.body.dump().catch(() => undefined);
+        redirects.push({ url: url.href, status: res.statusCode });
+        try {
+          url = new URL(location, url);
+        } catch {
+          throw new OutboundError('protocol', 'EBADREDIRECT', `invalid redirect location: ${location}`, url.href);
+        }
+        if (res.statusCode === 303 && method !== 'HEAD') method = 'GET';
+        continue;
+      }
+      return this.wrap(url, res, redirects, false, started, opts, signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private wrap(
+    url: URL,
+    res: Dispatcher.ResponseData,
+    redirects: RedirectHop[],
+    redirectLimitReached: boolean,
+    started: number,
+    opts: FetchOptions,
+    signal: AbortSignal,
+  ): SafeResponse {
+    const headers = res.headers as Record<string, string | string[] | undefined>;
+    const decoded = decode(res.body, header(res.headers, 'content-encoding'));
+    const maxBytes = opts.maxBodyBytes ?? 10 * 1024 * 1024;
+    let truncated = false;
+    let consumed = false;
+    const href = url.href;
+    const callerSignal = opts.signal;
+    async function* bounded(): AsyncGenerator<Buffer> {
+      consumed = true;
+      let total = 0;
+      try {
+        for await (const chunk of decoded as AsyncIterable<Buffer>) {
+          const room = maxBytes - total;
+          if (chunk.length >= room) {
+            if (room > 0) yield chunk.subarray(0, room);
+            truncated = chunk.length > room || truncated;
+            total = maxBytes;
+            if (chunk.length > room) break;
+            continue;
+          }
+          total += chunk.length;
+          yield chunk;
+        }
+      } catch (err) {
+        throw classify(err, href, signal, callerSignal);
+      } finally {
+        if (truncated) res.body.destroy();
+      }
+    }
+    const body = bounded();
+    return {
+      url: href,
+      status: res.statusCode,
+      statusText: STATUS_CODES[res.statusCode] ?? 'Unknown',
+      headers,
+      redirects,
+      redirectLimitReached,
+      timeToHeadersMs: Math.round(performance.now() - started),
+      body,
+      get truncated() {
+        return truncated;
+      },
+      async text() {
+        const chunks: Buffer[] = [];
+        for await (const chunk of body) chunks.push(chunk);
+        return Buffer.concat(chunks).toString('utf8');
+      },
+      async dump() {
+        if (!consumed) await body.return(undefined);
+        res.body.destroy();
+      },
+    };
+  }
+}
+
+export function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function assertWebScheme(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new OutboundError('blocked', 'EUNSUPPORTEDSCHEME', `refusing to fetch a ${url.protocol} URL`, url.href);
+  }
+}
+
+function decode(body: Readable, encoding: string | undefined): Readable {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return body.pipe(zlib.createGunzip());
+    case 'deflate':
+      return body.pipe(zlib.createInflate());
+    case 'br':
+      return body.pipe(zlib.createBrotliDecompress());
+    default:
+      return body;
+  }
+}
+
+function blockedError(host: string, refusal: string): Error {
+  return Object.assign(new Error(`target address ${host} is not allowed (${refusal})`), { code: 'ETARGETBLOCKED' });
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** The resolver every outbound socket uses: resolves, then drops addresses the policy refuses. */
+function guardedLookup(policy: AddressPolicy) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    dns.lookup(hostname, { all: true, family: options.family ?? 0, hints: options.hints }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const allowed = addresses.filter((a) => policy.allows(a.address));
+      const first = allowed[0];
+      if (!first) {
+        const seen = addresses[0]?.address ?? hostname;
+        return callback(blockedError(`${hostname} (${seen})`, policy.refusal(seen) ?? 'refused') as NodeJS.ErrnoException, []);
+      }
+      if (options.all) callback(null, allowed);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_TLS|ERR_SSL|HOSTNAME_MISMATCH|ERR_TLS_CERT)/;
+
+function classify(err: unknown, url: string, signal: AbortSignal, callerSignal?: AbortSignal): OutboundError {
+  if (err instanceof OutboundError) return err;
+  if (callerSignal?.aborted) return new OutboundError('cancelled', 'ECANCELLED', 'request cancelled', url);
+  if (signal.aborted) return new OutboundError('timeout', 'ETIMEDOUT', 'request timed out', url);
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = e.code ?? e.cause?.code ?? 'EUNKNOWN';
+  const message = e.message || String(err);
+  if (code === 'ETARGETBLOCKED') return new OutboundError('blocked', code, message, url);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return new OutboundError('dns', code, `could not resolve host (${code})`, url);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') {
+    return new OutboundError('timeout', code, message, url);
+  }
+  if (TLS_CODES.test(code)) return new OutboundError('tls', code, message, url);
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') {
+    return new OutboundError('connect', code, message, url);
+  }
+  return new OutboundError('protocol', code, message, url);
+}
