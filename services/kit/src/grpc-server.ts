@@ -24,7 +24,7 @@ export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise
 export type StreamHandler<Req, Res> = (request: Req, ctx: CallContext, send: (message: Res) => Promise<void>) => Promise<void>;
 
 /** The shape ts-proto emits for one method of a grpc-js service definition. */
-interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
+export interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
   path: string;
   requestStream: false;
   responseStream: RS;
@@ -34,13 +34,13 @@ interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
   responseDeserialize: (value: Buffer) => Res;
 }
 
-type AnyDefinition = Record<string, MethodDefinition<any, any>>;
-type Req<M> = M extends MethodDefinition<infer Q, any> ? Q : never;
-type Res<M> = M extends MethodDefinition<any, infer R> ? R : never;
+export type AnyDefinition = Record<string, MethodDefinition<any, any>>;
+export type RequestOf<M> = M extends MethodDefinition<infer Q, any> ? Q : never;
+export type ResponseOf<M> = M extends MethodDefinition<any, infer R> ? R : never;
 
 /** One handler per RPC: unary RPCs return the response, server-streaming RPCs send messages. */
 export type Handlers<D extends AnyDefinition> = {
-  [K in keyof D]: D[K]['responseStream'] extends true ? StreamHandler<Req<D[K]>, Res<D[K]>> : UnaryHandler<Req<D[K]>, Res<D[K]>>;
+  [K in keyof D]: D[K]['responseStream'] extends true ? StreamHandler<RequestOf<D[K]>, ResponseOf<D[K]>> : UnaryHandler<RequestOf<D[K]>, ResponseOf<D[K]>>;
 };
 
 export interface ServiceBinding {
@@ -72,11 +72,14 @@ export interface RunningService {
 
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-/** Binds handlers to a ts-proto service definition, with deadlines, cancellation, logs and error mapping. */
-export function bind<D extends AnyDefinition>(definition: D, handlers: Handlers<D>, log: Logger): ServiceBinding {
+/**
+ * Binds handlers to a ts-proto service definition, with deadlines, cancellation, logs and error
+ * mapping. An RPC without a handler (its issue not built yet) answers UNIMPLEMENTED.
+ */
+export function bind<D extends AnyDefinition>(definition: D, handlers: Partial<Handlers<D>>, log: Logger): ServiceBinding {
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const [method, def] of Object.entries(definition)) {
-    const handler = handlers[method as keyof D] as UnaryHandler<unknown, unknown> | StreamHandler<unknown, unknown>;
+    const handler = (handlers[method as keyof D] ?? unimplemented) as UnaryHandler<unknown, unknown> | StreamHandler<unknown, unknown>;
     const rpc = def.path.split('/').pop() ?? method;
     implementation[method] = def.responseStream
       ? streamCall(rpc, handler as StreamHandler<unknown, unknown>, log)
@@ -84,6 +87,10 @@ export function bind<D extends AnyDefinition>(definition: D, handlers: Handlers<
   }
   return { definition: definition as unknown as grpc.ServiceDefinition, implementation };
 }
+
+const unimplemented = async (): Promise<never> => {
+  throw new ServiceError(grpc.status.UNIMPLEMENTED, 'NOT_IMPLEMENTED', 'this operation is not available yet');
+};
 
 function contextOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>, rpc: string, log: Logger) {
   const requestId = String(call.metadata.get('x-request-id')[0] ?? randomUUID());

@@ -1,0 +1,25 @@
+import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
+import { connect, type ServiceClient } from './grpc-clients.js';
+
+/** One client per backing service; addresses come from the edge's configuration. */
+export interface Clients {
+  metaScan: ServiceClient<typeof MetaScanServiceService>;
+  crawl: ServiceClient<typeof CrawlServiceService>;
+}
+
+export interface ServiceAddresses {
+  metaScan: string;
+  crawl: string;
+}
+
+export function connectAll(addresses: ServiceAddresses): Clients {
+  return {
+    metaScan: connect(MetaScanServiceService, addresses.metaScan),
+    crawl: connect(CrawlServiceService, addresses.crawl),
+  };
+}
+
+export function closeAll(clients: Clients): void {
+  for (const client of Object.values(clients)) client.close();
+}

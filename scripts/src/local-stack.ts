@@ -1,0 +1,186 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { createRequire } from 'node:module';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A backing service the runner starts, and the edge variable that holds its address. */
+export interface ServiceEntry {
+  name: string;
+  dir: string;
+  /** Offset from the base port in the default layout. */
+  portOffset: number;
+  addressEnv: string;
+}
+
+/** The implemented services. A new service is one row here (and one in the Helm chart). */
+export const SERVICES: ServiceEntry[] = [
+  { name: 'crawl', dir: 'services/crawl', portOffset: 3, addressEnv: 'CRAWL_ADDR' },
+  { name: 'meta-scan', dir: 'services/meta-scan', portOffset: 5, addressEnv: 'META_SCAN_ADDR' },
+];
+
+export interface StackOptions {
+  edgePort: number;
+  /** Service ports are basePort + portOffset; 0 picks free ports. */
+  basePort: number;
+  dataDir: string;
+  /** Extra environment for every process (LOG_LEVEL, WEBUTIL_ALLOW_TARGETS, NATS_URL, ...). */
+  env?: Record<string, string>;
+  /** Per-process extra environment. */
+  envFor?: Record<string, Record<string, string>>;
+  /** Where prefixed log lines go; defaults to stdout. */
+  onLog?: (name: string, line: string) => void;
+  /** Milliseconds to wait for each health check. */
+  readyTimeoutMs?: number;
+}
+
+export interface Stack {
+  edgeUrl: string;
+  ports: Record<string, number>;
+  /** Kills one process (SIGKILL), as a crash would. */
+  kill(name: string): Promise<void>;
+  /** Starts a killed process again on the same port and waits for it to be healthy. */
+  start(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Proc {
+  name: string;
+  entry: string;
+  port: number;
+  env: Record<string, string>;
+  child?: ChildProcess;
+  health: () => Promise<boolean>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+const require = createRequire(import.meta.url);
+const healthProto = grpc.loadPackageDefinition(
+  protoLoader.loadSync(path.join(path.dirname(require.resolve('grpc-health-check/package.json')), 'proto/health/v1/health.proto'), { enums: String }),
+) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } };
+
+/** True when the service's `readiness` health entry is SERVING. */
+function grpcReady(port: number): () => Promise<boolean> {
+  return () =>
+    new Promise((resolve) => {
+      const client = new healthProto.grpc.health.v1.Health(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+        check: (req: object, opts: grpc.CallOptions, cb: (err: Error | null, res: { status: string }) => void) => void;
+      };
+      client.check({ service: 'readiness' }, { deadline: Date.now() + 1000 }, (err: Error | null, res: { status: string }) => {
+        client.close();
+        resolve(!err && res.status === 'SERVING');
+      });
+    });
+}
+
+function httpReady(port: number): () => Promise<boolean> {
+  return async () => {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1000) });
+      return res.ok;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * Starts every implemented service and then the edge as separate Node processes, each from its
+ * compiled dist/main.js, waits for their health checks, and prefixes their log lines.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const onLog = options.onLog ?? ((name, line) => process.stdout.write(`[${name.padEnd(9)}] ${line}\n`));
+  const common = { ...process.env, DATA_DIR: options.dataDir, ...options.env } as Record<string, string>;
+  const ports: Record<string, number> = {};
+  const procs: Proc[] = [];
+  for (const service of SERVICES) {
+    const port = options.basePort === 0 ? await freePort() : options.basePort + service.portOffset;
+    ports[service.name] = port;
+    procs.push({
+      name: service.name,
+      entry: path.join(REPO_ROOT, service.dir, 'dist/main.js'),
+      port,
+      env: { ...common, ...options.envFor?.[service.name], HOST: '127.0.0.1', PORT: String(port) },
+      health: grpcReady(port),
+    });
+  }
+  const edgePort = options.edgePort === 0 ? await freePort() : options.edgePort;
+  ports.edge = edgePort;
+  const addresses = Object.fromEntries(SERVICES.map((s) => [s.addressEnv, `127.0.0.1:${ports[s.name]}`]));
+  const edge: Proc = {
+    name: 'edge',
+    entry: path.join(REPO_ROOT, 'edge/dist/main.js'),
+    port: edgePort,
+    env: { ...common, ...addresses, ...options.envFor?.edge, PORT: String(edgePort) },
+    health: httpReady(edgePort),
+  };
+  const readyTimeout = options.readyTimeoutMs ?? 20_000;
+
+  const launch = async (proc: Proc) => {
+    const child = spawn(process.execPath, ['--enable-source-maps', proc.entry], { env: proc.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    proc.child = child;
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => onLog(proc.name, line));
+    }
+    const deadline = Date.now() + readyTimeout;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`${proc.name} exited with code ${child.exitCode} before it was ready`);
+      if (await proc.health()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`${proc.name} was not healthy within ${readyTimeout} ms`);
+  };
+
+  const terminate = async (proc: Proc, signal: NodeJS.Signals) => {
+    const child = proc.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const all = [...procs, edge];
+  try {
+    await Promise.all(procs.map(launch));
+    await launch(edge);
+  } catch (err) {
+    await Promise.all(all.map((p) => terminate(p, 'SIGKILL')));
+    throw err;
+  }
+  const byName = (name: string) => {
+    const proc = all.find((p) => p.name === name);
+    if (!proc) throw new Error(`no process named ${name}`);
+    return proc;
+  };
+  return {
+    edgeUrl: `http://127.0.0.1:${edgePort}`,
+    ports,
+    kill: (name) => terminate(byName(name), 'SIGKILL'),
+    start: (name) => launch(byName(name)),
+    // The edge first, so no new calls reach services that are draining.
+    stop: async () => {
+      await terminate(edge, 'SIGTERM');
+      await Promise.all(procs.map((p) => terminate(p, 'SIGTERM')));
+    },
+  };
+}

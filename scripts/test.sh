@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `npm test`: the full suite. Installs what is missing, builds (which type-checks every
+# package), type-checks the tests, makes sure NATS runs, then runs every mocha test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/ensure-nats.sh
+npm run build --silent
+npx tsc -p tsconfig.tests.json
+npx mocha "$@"

@@ -1,0 +1,93 @@
+import { invalidArgument, OutboundError, parseTargetUrl, header, type SafeHttp, type SafeResponse } from '@webutil/kit';
+import type { ExtractResult } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { countLinks, LinkCollector } from './link-extractor.js';
+
+export interface ExtractDeps {
+  http: SafeHttp;
+  timeoutMs: number;
+  /** Most links reported (spec: 5,000 for one page). */
+  linkCap: number;
+  /** Most decoded HTML read from one page; past it the result is truncated. */
+  maxPageBytes: number;
+}
+
+const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+
+/** GET /v1/link-extract: every link of one page, typed and resolved, no status checked. */
+export async function extractLinks(rawUrl: string, deps: ExtractDeps, signal: AbortSignal): Promise<ExtractResult> {
+  const url = parseTargetUrl(rawUrl);
+  const res = await fetchPage(url, deps, signal);
+  const page = new URL(res.url);
+  const collector = new LinkCollector(page, deps.linkCap);
+  try {
+    await parseStream(res, collector);
+  } catch (err) {
+    throw asTargetError(err, signal);
+  }
+  const counts = countLinks(collector.links);
+  return {
+    url: url.href,
+    scannedAt: new Date().toISOString(),
+    totalLinks: counts.total,
+    truncated: collector.full || res.truncated,
+    counts,
+    links: collector.links.map((l) => ({ ...l, sources: [] })),
+  };
+}
+
+/** Fetches an HTML page or fails with the reason the caller needs to see. */
+export async function fetchPage(url: URL, deps: Pick<ExtractDeps, 'http' | 'timeoutMs' | 'maxPageBytes'>, signal: AbortSignal): Promise<SafeResponse> {
+  let res: SafeResponse;
+  try {
+    res = await deps.http.fetch(url, { timeoutMs: deps.timeoutMs, maxRedirects: 10, maxBodyBytes: deps.maxPageBytes, signal });
+  } catch (err) {
+    throw asTargetError(err, signal);
+  }
+  if (res.redirectLimitReached) {
+    await res.dump();
+    throw invalidArgument('TARGET_UNREACHABLE', `${url.href} redirects too many times (${res.redirects.length}+ hops)`);
+  }
+  if (res.status >= 400) {
+    await res.dump();
+    throw invalidArgument('TARGET_HTTP_ERROR', `the page answered ${res.status} ${res.statusText}`);
+  }
+  const type = header(res.headers, 'content-type');
+  if (type !== undefined && !HTML_TYPES.test(type.trim())) {
+    await res.dump();
+    throw invalidArgument('NOT_HTML', `the page is ${type.split(';')[0]}, not HTML`);
+  }
+  return res;
+}
+
+/** Feeds the body through the collector, stopping as soon as it is full. */
+export async function parseStream(res: SafeResponse, collector: LinkCollector): Promise<void> {
+  const decoder = new TextDecoder(charsetOf(header(res.headers, 'content-type')));
+  for await (const chunk of res.body) {
+    collector.write(decoder.decode(chunk, { stream: true }));
+    if (collector.full) {
+      await res.dump();
+      break;
+    }
+  }
+  collector.write(decoder.decode());
+  collector.end();
+}
+
+function charsetOf(contentType: string | undefined): string {
+  const label = /charset=["']?([\w-]+)/i.exec(contentType ?? '')?.[1];
+  if (!label) return 'utf-8';
+  try {
+    return new TextDecoder(label).encoding;
+  } catch {
+    return 'utf-8';
+  }
+}
+
+/** Network failures of the target become 400s naming the cause; a blocked address says so. */
+export function asTargetError(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (!(err instanceof OutboundError)) return err;
+  if (err.kind === 'blocked') return invalidArgument('TARGET_BLOCKED', `refused: ${err.message}; private and internal addresses are not fetched`);
+  if (err.kind === 'timeout') return invalidArgument('TARGET_UNREACHABLE', `the page did not answer in time (${err.code})`);
+  return invalidArgument('TARGET_UNREACHABLE', `the page could not be fetched: ${err.message} (${err.code})`);
+}

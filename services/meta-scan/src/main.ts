@@ -1,0 +1,27 @@
+import { AddressPolicy, createLogger, env, loadConfig, runService, SafeHttp, serviceEnv } from '@webutil/kit';
+import { metaScanService } from './server.js';
+
+const config = loadConfig({
+  ...serviceEnv,
+  HOST: env.string('0.0.0.0'),
+  PORT: env.port(50055),
+  WEBUTIL_ALLOW_TARGETS: env.cidrList(),
+  DOWN_CHECK_TIMEOUT_MS: env.int(15_000, 1),
+  TESTED_FROM: env.string('India (Mumbai)'),
+});
+
+const log = createLogger('meta-scan', config.LOG_LEVEL);
+const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
+const http = new SafeHttp({ policy, connectTimeoutMs: config.DOWN_CHECK_TIMEOUT_MS });
+
+await runService({
+  name: 'meta-scan',
+  host: config.HOST,
+  port: config.PORT,
+  protoFiles: ['webutil/metascan/v1/metascan.proto'],
+  bindings: [metaScanService({ http, policy, testedFrom: config.TESTED_FROM, timeoutMs: config.DOWN_CHECK_TIMEOUT_MS }, log)],
+  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+  metricsPort: config.METRICS_PORT,
+  log,
+  onShutdown: () => http.close(),
+});
