@@ -7,4 +7,7 @@ bash scripts/install-deps.sh
 bash scripts/ensure-nats.sh
 npm run build --silent
 npx tsc -p tsconfig.tests.json
+if [ "$#" -eq 0 ]; then
+  set -- "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts" "scripts/test/**/*.test.ts"
+fi
 npx mocha "$@"

@@ -108,11 +108,12 @@ export class LinkCollector {
         }
         break;
       case 'a':
+        if (this.skipDepth > 0) break;
         if (this.anchor) this.finishAnchor(); // <a> cannot nest: a new one closes the open one
         if (attrs.href !== undefined) this.anchor = { href: attrs.href, rel: attrs.rel, text: [], imageAlt: undefined, label: attrs['aria-label'] ?? attrs.title };
         break;
       case 'area':
-        if (attrs.href !== undefined) this.add(attrs.href, attrs.rel, attrs.alt ?? attrs['aria-label'] ?? '');
+        if (this.skipDepth === 0 && attrs.href !== undefined) this.add(attrs.href, attrs.rel, attrs.alt ?? attrs['aria-label'] ?? '');
         break;
       case 'img':
         if (this.anchor && this.anchor.imageAlt === undefined && attrs.alt) this.anchor.imageAlt = attrs.alt;

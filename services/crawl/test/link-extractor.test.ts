@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import { classifyHref, countLinks, LinkCollector, sameSite } from '../src/link-extractor.js';
+
+const page = new URL('https://www.example.com/dir/page.html');
+
+function collect(html: string, cap = 5000, chunkSize = 7): LinkCollector {
+  const collector = new LinkCollector(page, cap);
+  // Small chunks: tags and entities split across writes must still parse.
+  for (let i = 0; i < html.length; i += chunkSize) collector.write(html.slice(i, i + chunkSize));
+  collector.end();
+  return collector;
+}
+
+describe('classifyHref', () => {
+  const cases: [string, string, string, string][] = [
+    ['/a', 'https://www.example.com/a', 'internal', 'https'],
+    ['b?x=1', 'https://www.example.com/dir/b?x=1', 'internal', 'https'],
+    ['https://example.com/c', 'https://example.com/c', 'internal', 'https'],
+    ['http://other.test/', 'http://other.test/', 'external', 'http'],
+    ['//cdn.test/x.js', 'https://cdn.test/x.js', 'external', 'https'],
+    ['#top', 'https://www.example.com/dir/page.html#top', 'anchor', 'https'],
+    ['mailto:a@b.test', 'mailto:a@b.test', 'mailto', 'mailto'],
+    ['tel:+15551234', 'tel:+15551234', 'tel', 'tel'],
+    ['javascript:void(0)', 'javascript:void(0)', 'other', 'javascript'],
+    ['data:text/html,hi', 'data:text/html,hi', 'other', 'data'],
+    ['ftp://files.test/x', 'ftp://files.test/x', 'other', 'ftp'],
+  ];
+  for (const [href, url, type, scheme] of cases) {
+    it(`${href} -> ${type}`, () => {
+      expect(classifyHref(href, page, page)).to.deep.equal({ url, type, scheme });
+    });
+  }
+  it('skips an empty href', () => expect(classifyHref('   ', page, page)).to.equal(undefined));
+  it('treats www and the bare host as one site', () => expect(sameSite(new URL('https://example.com'), page)).to.equal(true));
+});
+
+describe('LinkCollector', () => {
+  it('reports text, rel (undefined when absent), image alt and labels', () => {
+    const c = collect(`<a href="/x" rel="nofollow noopener">  Hello
+      <b>world</b>&amp; co </a><a href="/y"><img src="i.png" alt="Logo"></a><a href="/z" aria-label="Zed"></a><a href="/w"></a>`);
+    expect(c.links.map((l) => [l.text, l.rel])).to.deep.equal([
+      ['Hello world& co', 'nofollow noopener'],
+      ['Logo', undefined],
+      ['Zed', undefined],
+      ['', undefined],
+    ]);
+  });
+
+  it('resolves against <base href> and keeps the page host for internal/external', () => {
+    const c = collect(`<head><base href="https://static.test/assets/"></head><a href="one">1</a><a href="https://www.example.com/two">2</a>`);
+    expect(c.links.map((l) => [l.url, l.type])).to.deep.equal([
+      ['https://static.test/assets/one', 'external'],
+      ['https://www.example.com/two', 'internal'],
+    ]);
+  });
+
+  it('reports a repeated href once, with the first text', () => {
+    const c = collect(`<a href="/a">first</a><a href="/a">second</a><a href="https://www.example.com/a">third</a>`);
+    expect(c.links).to.have.length(1);
+    expect(c.links[0]?.text).to.equal('first');
+  });
+
+  it('ignores anchors inside script and template, and reads <area>', () => {
+    const c = collect(`<script>document.write('<a href="/no">x</a>')</script><template><a href="/no2">y</a></template><map><area href="/map" alt="Map"></map>`);
+    expect(c.links.map((l) => [l.url, l.text])).to.deep.equal([['https://www.example.com/map', 'Map']]);
+  });
+
+  it('counts internal, external, mailto and tel, not anchors or other schemes', () => {
+    const c = collect(`<a href="/i">i</a><a href="https://o.test/">o</a><a href="mailto:x@y.test">m</a><a href="tel:1">t</a><a href="#h">h</a><a href="javascript:x()">j</a>`);
+    expect(countLinks(c.links)).to.deep.equal({ total: 4, internal: 1, external: 1, mailto: 1, tel: 1 });
+    expect(c.links).to.have.length(6);
+  });
+
+  it('stops at the cap and says it is full', () => {
+    const html = Array.from({ length: 20 }, (_, i) => `<a href="/p${i}">${i}</a>`).join('');
+    const c = collect(html, 10);
+    expect(c.links).to.have.length(10);
+    expect(c.full).to.equal(true);
+    const exact = collect(Array.from({ length: 10 }, (_, i) => `<a href="/p${i}">${i}</a>`).join(''), 10);
+    expect(exact.full).to.equal(false);
+  });
+});
