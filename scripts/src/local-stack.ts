@@ -48,6 +48,8 @@ export interface Stack {
   kill(name: string): Promise<void>;
   /** Starts a killed process again on the same port and waits for it to be healthy. */
   start(name: string): Promise<void>;
+  /** OS process id of a running process (to read its memory use, say). */
+  pid(name: string): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -177,6 +179,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ports,
     kill: (name) => terminate(byName(name), 'SIGKILL'),
     start: (name) => launch(byName(name)),
+    pid: (name) => byName(name).child?.pid,
     // The edge first, so no new calls reach services that are draining.
     stop: async () => {
       await terminate(edge, 'SIGTERM');
