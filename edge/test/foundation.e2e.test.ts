@@ -268,6 +268,16 @@ describe('foundation, through the REST edge', function () {
       expect((await json(up)).data.httpsStatus).to.equal(200);
     });
 
+    it('SIGTERM lets the in-flight call finish before the service exits', async () => {
+      const pending = open.api(`/v1/down-check?url=${encodeURIComponent(site.url('/slow?ms=800'))}`);
+      await new Promise((r) => setTimeout(r, 300));
+      process.kill(open.pid('meta-scan')!, 'SIGTERM');
+      const res = await pending;
+      expect(res.status).to.equal(200);
+      expect((await json(res)).data.httpsStatus).to.equal(200);
+      await open.start('meta-scan');
+    });
+
     it('carries the request id from the edge into the service logs', async () => {
       const id = `trace-${Date.now()}`;
       const res = await open.api(`/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, { headers: { 'x-request-id': id } });
