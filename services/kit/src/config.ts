@@ -17,8 +17,8 @@ export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.Proces
 
 /** Env helpers: every variable is optional with a default, so `npm start` needs no setup. */
 export const env = {
-  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
-  int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
+  port: (fallback: number) => wholeNumber(0, 65535).default(fallback),
+  int: (fallback: number, min = 0) => wholeNumber(min).default(fallback),
   string: (fallback: string) => z.string().min(1).default(fallback),
   optionalString: () => z.string().min(1).optional(),
   bool: (fallback: boolean) =>
@@ -37,6 +37,19 @@ export const env = {
       }),
 };
 
+/**
+ * A whole number written in decimal. A blank value is an error: z.coerce.number() would read
+ * '' (e.g. `PORT=` from an unset compose or Helm value) as 0 and start on a random port.
+ */
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
 function isCidr(text: string): boolean {
   try {
     ipaddr.parseCIDR(text);
@@ -49,6 +62,6 @@ function isCidr(text: string): boolean {
 /** Settings every service process reads. */
 export const serviceEnv = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_PORT: wholeNumber(0, 65535).optional(),
   SHUTDOWN_GRACE_MS: env.int(10_000),
 };

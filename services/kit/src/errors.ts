@@ -51,10 +51,10 @@ export interface CallFailure {
 }
 
 export function readGrpcError(err: unknown): CallFailure {
-  const e = err as Partial<GrpcServiceError>;
+  const e = (err ?? {}) as Partial<GrpcServiceError>;
   const code = typeof e.code === 'number' ? e.code : status.UNKNOWN;
   const failure: CallFailure = { code, message: e.details ?? e.message ?? 'call failed' };
-  const raw = e.metadata?.get(DETAILS_KEY)[0];
+  const raw = typeof e.metadata?.get === 'function' ? e.metadata.get(DETAILS_KEY)[0] : undefined;
   if (raw instanceof Buffer) {
     try {
       const decoded = Status.decode(raw);

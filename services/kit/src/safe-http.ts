@@ -1,7 +1,7 @@
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
-import type { Readable } from 'node:stream';
+import { pipeline, type Duplex, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
@@ -187,7 +187,7 @@ export class SafeHttp {
       } catch (err) {
         throw classify(err, href, signal, callerSignal);
       } finally {
-        if (truncated) res.body.destroy();
+        if (truncated) discard(res.body);
       }
     }
     const body = bounded();
@@ -210,7 +210,7 @@ export class SafeHttp {
       },
       async dump() {
         if (!consumed) await body.return(undefined);
-        res.body.destroy();
+        discard(res.body);
       },
     };
   }
@@ -227,18 +227,37 @@ function assertWebScheme(url: URL): void {
   }
 }
 
+/**
+ * Decompresses per content-encoding. pipeline, not pipe: an error or abort of the raw body
+ * (timeout, cancel, reset) must destroy the decoder too, or its reader waits forever.
+ */
 function decode(body: Readable, encoding: string | undefined): Readable {
+  const decoder = decoderFor(encoding);
+  return decoder ? pipeline(body, decoder, () => undefined) : body;
+}
+
+function decoderFor(encoding: string | undefined): Duplex | undefined {
   switch (encoding?.trim().toLowerCase()) {
     case 'gzip':
     case 'x-gzip':
-      return body.pipe(zlib.createGunzip());
+      return zlib.createGunzip();
     case 'deflate':
-      return body.pipe(zlib.createInflate());
+      return zlib.createInflate();
     case 'br':
-      return body.pipe(zlib.createBrotliDecompress());
+      return zlib.createBrotliDecompress();
     default:
-      return body;
+      return undefined;
   }
+}
+
+/**
+ * Destroys a body nobody will read. undici's body emits an 'error' (RequestAbortedError) when
+ * destroyed before its end, an uncaught exception unless something listens for it.
+ */
+function discard(body: Readable): void {
+  if (body.destroyed) return;
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function blockedError(host: string, refusal: string): Error {
