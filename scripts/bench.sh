@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/ensure-nats.sh
+npm run build --silent
+node --import tsx scripts/bench/foundation.ts
