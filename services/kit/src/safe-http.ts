@@ -162,7 +162,7 @@ export class SafeHttp {
     signal: AbortSignal,
   ): SafeResponse {
     const headers = res.headers as Record<string, string | string[] | undefined>;
-    const decoded = decode(res.body, header(res.headers, 'content-encoding'));
+    const encoding = header(res.headers, 'content-encoding');
     const maxBytes = opts.maxBodyBytes ?? 10 * 1024 * 1024;
     let truncated = false;
     let consumed = false;
@@ -172,7 +172,7 @@ export class SafeHttp {
       consumed = true;
       let total = 0;
       try {
-        for await (const chunk of decoded as AsyncIterable<Buffer>) {
+        for await (const chunk of decode(res.body, encoding) as AsyncIterable<Buffer>) {
           const room = maxBytes - total;
           if (chunk.length >= room) {
             if (room > 0) yield chunk.subarray(0, room);
@@ -209,8 +209,12 @@ export class SafeHttp {
         return Buffer.concat(chunks).toString('utf8');
       },
       async dump() {
-        if (!consumed) await body.return(undefined);
-        discard(res.body);
+        if (consumed) {
+          discard(res.body);
+          return;
+        }
+        // Reading a short remainder keeps the keep-alive connection; a long one is cut off.
+        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       },
     };
   }
