@@ -1,0 +1,24 @@
+import { Refusal, type Denial } from '@webutil/proto/webutil/billing/v1/billing';
+
+/** Refusals the edge turns into 401/403/402/429; each carries a machine reason and a message. */
+export const unauthenticated = (reason: string, message: string): Denial => ({ refusal: Refusal.REFUSAL_UNAUTHENTICATED, reason, message });
+
+export const forbidden = (reason: string, message: string): Denial => ({ refusal: Refusal.REFUSAL_FORBIDDEN, reason, message });
+
+export const rateLimited = (retryAfterSeconds: number, message: string): Denial => ({
+  refusal: Refusal.REFUSAL_RATE_LIMITED,
+  reason: 'RATE_LIMITED',
+  message,
+  retryAfterSeconds,
+});
+
+export const insufficientCredits = (credits: number, remaining: number, anonymous: boolean): Denial => ({
+  refusal: Refusal.REFUSAL_INSUFFICIENT_CREDITS,
+  reason: 'INSUFFICIENT_CREDITS',
+  message:
+    `This request needs ${credits} credit${credits === 1 ? '' : 's'} and ${remaining} remain. ` +
+    (anonymous
+      ? 'Sign up for a plan, or wait for the cycle to renew: the anonymous allowance renews daily at 00:00 UTC.'
+      : 'Buy a top-up pack or wait for the cycle to renew.'),
+  remaining,
+});

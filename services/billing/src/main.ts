@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { createLogger, env, loadConfig, runService, serviceEnv } from '@webutil/kit';
+import { Accounts } from './accounts.js';
+import { ApiKeys } from './api-keys.js';
+import { Challenges } from './challenge.js';
+import { clockEnv, clockFrom } from './clock.js';
+import { Gate } from './gate.js';
+import { Ledger } from './ledger.js';
+import { RateLimiter } from './rate-limit.js';
+import { billingService } from './server.js';
+import { Sessions } from './sessions.js';
+import { openStore, storeEnv } from './stores/open.js';
+
+const config = loadConfig({
+  ...serviceEnv,
+  ...storeEnv,
+  ...clockEnv,
+  HOST: env.string('0.0.0.0'),
+  PORT: env.port(50051),
+  /** Signs challenges and clearances; generated once and kept in the store when unset. */
+  CHALLENGE_SECRET: env.optionalString(),
+  CHALLENGE_MAX_NUMBER: env.int(100_000, 1_000),
+  CHALLENGE_TTL_MS: env.int(5 * 60_000, 1_000),
+  CLEARANCE_TTL_MS: env.int(15 * 60_000, 1_000),
+  TURNSTILE_SECRET: env.optionalString(),
+  TURNSTILE_SITE_KEY: env.string('unset'),
+  TURNSTILE_VERIFY_URL: env.string('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  ANONYMOUS_DAILY_CREDITS: env.int(10),
+  ANONYMOUS_REQUESTS_PER_MINUTE: env.int(30, 1),
+  RESERVATION_GRACE_MS: env.int(60_000),
+  RESERVATION_SWEEP_MS: env.int(5_000, 10),
+});
+
+const log = createLogger('billing', config.LOG_LEVEL);
+const clock = clockFrom(config.CLOCK_OFFSET_FILE);
+const store = await openStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
+const anonymous = { creditsPerDay: config.ANONYMOUS_DAILY_CREDITS, requestsPerMinute: config.ANONYMOUS_REQUESTS_PER_MINUTE };
+const ledger = new Ledger(store, clock, { anonymous, reservationGraceMs: config.RESERVATION_GRACE_MS });
+const accounts = new Accounts(store, clock);
+const sessions = new Sessions(store, accounts, clock);
+const apiKeys = new ApiKeys(store, clock);
+const challenges = new Challenges(
+  {
+    secret: config.CHALLENGE_SECRET ?? (await store.secret('challenge', randomBytes(32).toString('hex'))),
+    maxNumber: config.CHALLENGE_MAX_NUMBER,
+    challengeTtlMs: config.CHALLENGE_TTL_MS,
+    clearanceTtlMs: config.CLEARANCE_TTL_MS,
+    turnstile: config.TURNSTILE_SECRET ? { secret: config.TURNSTILE_SECRET, siteKey: config.TURNSTILE_SITE_KEY, verifyUrl: config.TURNSTILE_VERIFY_URL } : undefined,
+  },
+  store,
+  clock,
+  log,
+);
+const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter: new RateLimiter(store, clock), anonymous });
+
+// Holds nobody settled (an edge died mid-call) return their credits; expired rows go away.
+const every = (ms: number, task: () => Promise<unknown>, what: string) =>
+  setInterval(() => void task().catch((err: unknown) => log.error({ err }, `${what} failed`)), ms).unref();
+const timers = [every(config.RESERVATION_SWEEP_MS, () => ledger.expireHolds(), 'reservation expiry'), every(60_000, () => store.sweep(clock()), 'store sweep')];
+
+await runService({
+  name: 'billing',
+  host: config.HOST,
+  port: config.PORT,
+  protoFiles: ['webutil/billing/v1/billing.proto'],
+  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges }, log)],
+  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+  metricsPort: config.METRICS_PORT,
+  log,
+  onShutdown: async () => {
+    for (const timer of timers) clearInterval(timer);
+    await store.close();
+  },
+});

@@ -1,0 +1,61 @@
+import { bind, notFound, type Logger, type ServiceBinding } from '@webutil/kit';
+import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { keyMessage, type ApiKeys } from './api-keys.js';
+import type { Challenges } from './challenge.js';
+import type { Gate } from './gate.js';
+import type { Ledger } from './ledger.js';
+import { accountMessage, type Sessions } from './sessions.js';
+
+export interface BillingDeps {
+  gate: Gate;
+  ledger: Ledger;
+  sessions: Sessions;
+  apiKeys: ApiKeys;
+  challenges: Challenges;
+}
+
+export function billingService({ gate, ledger, sessions, apiKeys, challenges }: BillingDeps, log: Logger): ServiceBinding {
+  const settle = async (reservationId: string, outcome: 'spend' | 'refund') => {
+    const balance = await ledger.settle(reservationId, outcome);
+    if (!balance) throw notFound('RESERVATION_NOT_FOUND', 'the reservation was already settled or has expired');
+    return { remaining: balance.remaining };
+  };
+  return bind(
+    BillingServiceService,
+    {
+      authorize: (request) => gate.authorize(request),
+      commit: (request) => settle(request.reservationId, 'spend'),
+      release: (request) => settle(request.reservationId, 'refund'),
+      getQuota: async (request) => ({ quota: await gate.quota(request.credential ?? { clientIp: '' }) }),
+      createChallenge: () => challenges.create(),
+      solveChallenge: (request) => challenges.solve(request),
+      signUp: async (request) => ({ session: await sessions.signUp(request.email, request.password) }),
+      signIn: async (request) => {
+        const outcome = await sessions.signIn(request.email, request.password, request.clientIp);
+        return { outcome: 'session' in outcome ? { $case: 'session', session: outcome.session } : { $case: 'denial', denial: outcome.denial } };
+      },
+      signOut: async (request) => {
+        if (request.credential?.sessionToken) await sessions.signOut(request.credential.sessionToken);
+        return {};
+      },
+      getAccount: async (request) => {
+        const { session, account } = await gate.session(request.credential);
+        return { account: accountMessage(account), csrfToken: session.csrfToken };
+      },
+      createApiKey: async (request) => {
+        const { account } = await gate.session(request.credential);
+        const { key, secret } = await apiKeys.mint(account, request.name);
+        return { key: keyMessage(key), secret };
+      },
+      listApiKeys: async (request) => {
+        const { account } = await gate.session(request.credential);
+        return { keys: (await apiKeys.list(account)).map(keyMessage) };
+      },
+      revokeApiKey: async (request) => {
+        const { account } = await gate.session(request.credential);
+        return { key: keyMessage(await apiKeys.revoke(account, request.keyId)) };
+      },
+    },
+    log,
+  );
+}

@@ -1,0 +1,26 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { env } from '@webutil/kit';
+import { MongoStore } from './mongo.js';
+import { SqliteStore } from './sqlite.js';
+import type { BillingStore } from './store.js';
+
+/** The variables that pick and place the store (the service and the admin CLI read the same). */
+export const storeEnv = {
+  DATA_DIR: env.string('.data'),
+  MONGO_URL: env.optionalString(),
+};
+
+export interface StoreConfig {
+  /** The embedded store's directory (default). */
+  dataDir: string;
+  /** When set, the cluster store: MongoDB through mongoose. */
+  mongoUrl?: string;
+}
+
+/** The embedded SQLite file under the data directory, or MongoDB when MONGO_URL is set. */
+export async function openStore(config: StoreConfig): Promise<BillingStore> {
+  if (config.mongoUrl) return MongoStore.connect(config.mongoUrl);
+  mkdirSync(config.dataDir, { recursive: true });
+  return new SqliteStore(path.join(config.dataDir, 'billing.sqlite'));
+}

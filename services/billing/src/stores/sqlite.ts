@@ -1,0 +1,359 @@
+import Database from 'better-sqlite3';
+import type { PlanName } from '../plans.js';
+import { EmailTakenError, type Account, type ApiKeyRecord, type BillingStore, type Hold, type PlanChange, type Reservation, type SessionRecord } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL UNIQUE,
+  password_hash TEXT,
+  plan TEXT NOT NULL,
+  credits_per_cycle INTEGER,
+  requests_per_minute INTEGER,
+  cycle_anchor INTEGER NOT NULL,
+  cycle_end INTEGER NOT NULL,
+  cycle_credits INTEGER NOT NULL CHECK (cycle_credits >= 0),
+  top_up_credits INTEGER NOT NULL CHECK (top_up_credits >= 0),
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  prefix TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER,
+  revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  csrf_token TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
+CREATE TABLE IF NOT EXISTS reservations (
+  id TEXT PRIMARY KEY,
+  account_id TEXT,
+  allowance_key TEXT,
+  cycle_end INTEGER,
+  from_cycle INTEGER NOT NULL,
+  from_top_up INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reservations_expiry ON reservations (expires_at);
+CREATE TABLE IF NOT EXISTS counters (
+  key TEXT PRIMARY KEY,
+  value INTEGER NOT NULL CHECK (value >= 0),
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS counters_expiry ON counters (expires_at);
+CREATE TABLE IF NOT EXISTS secrets (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+`;
+
+interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  plan: PlanName;
+  credits_per_cycle: number | null;
+  requests_per_minute: number | null;
+  cycle_anchor: number;
+  cycle_end: number;
+  cycle_credits: number;
+  top_up_credits: number;
+  created_at: number;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+interface SessionRow {
+  id: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+interface ReservationRow {
+  id: string;
+  account_id: string | null;
+  allowance_key: string | null;
+  cycle_end: number | null;
+  from_cycle: number;
+  from_top_up: number;
+  expires_at: number;
+}
+
+const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  email: r.email,
+  passwordHash: r.password_hash,
+  plan: r.plan,
+  creditsPerCycle: r.credits_per_cycle,
+  requestsPerMinute: r.requests_per_minute,
+  cycleAnchor: r.cycle_anchor,
+  cycleEnd: r.cycle_end,
+  cycleCredits: r.cycle_credits,
+  topUpCredits: r.top_up_credits,
+  createdAt: r.created_at,
+});
+
+const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  prefix: r.prefix,
+  hash: r.hash,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
+});
+
+const toReservation = (r: ReservationRow): Reservation => ({
+  id: r.id,
+  accountId: r.account_id,
+  allowanceKey: r.allowance_key,
+  cycleEnd: r.cycle_end,
+  fromCycle: r.from_cycle,
+  fromTopUp: r.from_top_up,
+  expiresAt: r.expires_at,
+});
+
+/**
+ * The embedded store: one SQLite file (WAL, so the admin CLI can write while the service runs).
+ * Multi-statement changes run in IMMEDIATE transactions, which serialize writers across processes.
+ */
+export class SqliteStore implements BillingStore {
+  private readonly db: Database.Database;
+  private readonly q;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    const db = this.db;
+    this.q = {
+      insertAccount: db.prepare(
+        `INSERT INTO accounts (id, email, password_hash, plan, credits_per_cycle, requests_per_minute, cycle_anchor, cycle_end, cycle_credits, top_up_credits, created_at)
+         VALUES (@id, @email, @passwordHash, @plan, @creditsPerCycle, @requestsPerMinute, @cycleAnchor, @cycleEnd, @cycleCredits, @topUpCredits, @createdAt)`,
+      ),
+      accountById: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
+      accountByEmail: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE email = ?'),
+      changePlan: db.prepare(
+        `UPDATE accounts SET plan = @plan, credits_per_cycle = @creditsPerCycle, requests_per_minute = @requestsPerMinute,
+           cycle_anchor = @cycleAnchor, cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id`,
+      ),
+      setPasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+      addTopUp: db.prepare('UPDATE accounts SET top_up_credits = top_up_credits + ? WHERE id = ?'),
+      renewCycle: db.prepare('UPDATE accounts SET cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id AND cycle_end = @expected'),
+      takeCredits: db.prepare(
+        `UPDATE accounts SET cycle_credits = cycle_credits - @fromCycle, top_up_credits = top_up_credits - @fromTopUp
+         WHERE id = @id AND cycle_credits = @cycleCredits AND top_up_credits >= @fromTopUp`,
+      ),
+      takeAllowance: db.prepare<{ key: string; credits: number; max: number; expiresAt: number }, { value: number }>(
+        `INSERT INTO counters (key, value, expires_at) VALUES (@key, @credits, @expiresAt)
+         ON CONFLICT (key) DO UPDATE SET value = value + excluded.value WHERE value + excluded.value <= @max
+         RETURNING value`,
+      ),
+      insertReservation: db.prepare(
+        `INSERT INTO reservations (id, account_id, allowance_key, cycle_end, from_cycle, from_top_up, expires_at)
+         VALUES (@id, @accountId, @allowanceKey, @cycleEnd, @fromCycle, @fromTopUp, @expiresAt)`,
+      ),
+      reservationById: db.prepare<[string], ReservationRow>('SELECT * FROM reservations WHERE id = ?'),
+      deleteReservation: db.prepare('DELETE FROM reservations WHERE id = ?'),
+      refundAccount: db.prepare(
+        `UPDATE accounts SET cycle_credits = cycle_credits + CASE WHEN cycle_end = @cycleEnd THEN @fromCycle ELSE 0 END,
+           top_up_credits = top_up_credits + @fromTopUp WHERE id = @id`,
+      ),
+      refundAllowance: db.prepare('UPDATE counters SET value = max(0, value - ?) WHERE key = ?'),
+      expiredReservations: db.prepare<[number, number], ReservationRow>('SELECT * FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?'),
+      increment: db.prepare<{ key: string; by: number; expiresAt: number }, { value: number }>(
+        `INSERT INTO counters (key, value, expires_at) VALUES (@key, max(@by, 0), @expiresAt)
+         ON CONFLICT (key) DO UPDATE SET value = value + @by RETURNING value`,
+      ),
+      counter: db.prepare<[string], { value: number }>('SELECT value FROM counters WHERE key = ?'),
+      insertApiKey: db.prepare(
+        `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at)
+         VALUES (@id, @accountId, @name, @prefix, @hash, @createdAt, @lastUsedAt, @revokedAt)`,
+      ),
+      apiKeyByHash: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
+      apiKeysOf: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
+      revokeApiKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL'),
+      apiKeyOf: db.prepare<[string, string], ApiKeyRow>('SELECT * FROM api_keys WHERE id = ? AND account_id = ?'),
+      touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)'),
+      insertSession: db.prepare(
+        'INSERT INTO sessions (id, account_id, csrf_token, created_at, expires_at) VALUES (@id, @accountId, @csrfToken, @createdAt, @expiresAt)',
+      ),
+      sessionById: db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?'),
+      deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+      insertSecret: db.prepare('INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
+      secret: db.prepare<[string], { value: string }>('SELECT value FROM secrets WHERE name = ?'),
+      sweepCounters: db.prepare('DELETE FROM counters WHERE expires_at <= ?'),
+      sweepSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
+    };
+  }
+
+  async insertAccount(account: Account): Promise<void> {
+    try {
+      this.q.insertAccount.run(account);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new EmailTakenError(account.email);
+      throw err;
+    }
+  }
+
+  async accountById(id: string): Promise<Account | undefined> {
+    const row = this.q.accountById.get(id);
+    return row && toAccount(row);
+  }
+
+  async accountByEmail(email: string): Promise<Account | undefined> {
+    const row = this.q.accountByEmail.get(email);
+    return row && toAccount(row);
+  }
+
+  async changePlan(id: string, change: PlanChange): Promise<Account | undefined> {
+    this.q.changePlan.run({ id, ...change });
+    return this.accountById(id);
+  }
+
+  async setPasswordHash(id: string, passwordHash: string): Promise<Account | undefined> {
+    this.q.setPasswordHash.run(passwordHash, id);
+    return this.accountById(id);
+  }
+
+  async addTopUp(id: string, credits: number): Promise<Account | undefined> {
+    this.q.addTopUp.run(credits, id);
+    return this.accountById(id);
+  }
+
+  async renewCycle(id: string, expected: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void> {
+    this.q.renewCycle.run({ id, expected, ...next });
+  }
+
+  async reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined> {
+    return this.db
+      .transaction(() => {
+        const row = this.q.accountById.get(accountId);
+        if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
+        const fromCycle = Math.min(row.cycle_credits, credits);
+        const taken = { id: accountId, cycleCredits: row.cycle_credits, fromCycle, fromTopUp: credits - fromCycle };
+        if (this.q.takeCredits.run(taken).changes !== 1) return undefined;
+        const reservation: Reservation = { ...hold, accountId, allowanceKey: null, cycleEnd: row.cycle_end, fromCycle, fromTopUp: taken.fromTopUp };
+        this.q.insertReservation.run(reservation);
+        return reservation;
+      })
+      .immediate();
+  }
+
+  async reserveAllowance(allowanceKey: string, credits: number, max: number, allowanceExpiresAt: number, hold: Hold): Promise<Reservation | undefined> {
+    if (credits > max) return undefined;
+    return this.db
+      .transaction(() => {
+        const taken = this.q.takeAllowance.get({ key: allowanceKey, credits, max, expiresAt: allowanceExpiresAt });
+        if (!taken) return undefined;
+        const reservation: Reservation = { ...hold, accountId: null, allowanceKey, cycleEnd: null, fromCycle: credits, fromTopUp: 0 };
+        this.q.insertReservation.run(reservation);
+        return reservation;
+      })
+      .immediate();
+  }
+
+  async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined> {
+    return this.db
+      .transaction(() => {
+        const row = this.q.reservationById.get(reservationId);
+        if (!row || this.q.deleteReservation.run(reservationId).changes !== 1) return undefined;
+        const reservation = toReservation(row);
+        if (outcome === 'refund') {
+          if (reservation.accountId) {
+            this.q.refundAccount.run({ id: reservation.accountId, cycleEnd: reservation.cycleEnd, fromCycle: reservation.fromCycle, fromTopUp: reservation.fromTopUp });
+          } else if (reservation.allowanceKey) {
+            this.q.refundAllowance.run(reservation.fromCycle, reservation.allowanceKey);
+          }
+        }
+        return reservation;
+      })
+      .immediate();
+  }
+
+  async expiredReservations(now: number, limit: number): Promise<Reservation[]> {
+    return this.q.expiredReservations.all(now, limit).map(toReservation);
+  }
+
+  async increment(key: string, by: number, expiresAt: number): Promise<number> {
+    return this.q.increment.get({ key, by, expiresAt })!.value;
+  }
+
+  async counter(key: string): Promise<number> {
+    return this.q.counter.get(key)?.value ?? 0;
+  }
+
+  async insertApiKey(key: ApiKeyRecord): Promise<void> {
+    this.q.insertApiKey.run(key);
+  }
+
+  async apiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.q.apiKeyByHash.get(hash);
+    return row && toApiKey(row);
+  }
+
+  async apiKeysOf(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.q.apiKeysOf.all(accountId).map(toApiKey);
+  }
+
+  async revokeApiKey(accountId: string, keyId: string, at: number): Promise<ApiKeyRecord | undefined> {
+    this.q.revokeApiKey.run(at, keyId, accountId);
+    const row = this.q.apiKeyOf.get(keyId, accountId);
+    return row && toApiKey(row);
+  }
+
+  async touchApiKey(keyId: string, at: number, everyMs: number): Promise<void> {
+    this.q.touchApiKey.run({ id: keyId, at, everyMs });
+  }
+
+  async insertSession(session: SessionRecord): Promise<void> {
+    this.q.insertSession.run(session);
+  }
+
+  async sessionById(id: string): Promise<SessionRecord | undefined> {
+    const row = this.q.sessionById.get(id);
+    return row && { id: row.id, accountId: row.account_id, csrfToken: row.csrf_token, createdAt: row.created_at, expiresAt: row.expires_at };
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    this.q.deleteSession.run(id);
+  }
+
+  async secret(name: string, candidate: string): Promise<string> {
+    this.q.insertSecret.run(name, candidate);
+    return this.q.secret.get(name)!.value;
+  }
+
+  async sweep(now: number): Promise<void> {
+    this.q.sweepCounters.run(now);
+    this.q.sweepSessions.run(now);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,133 @@
+import type { PlanName } from '../plans.js';
+
+/**
+ * The billing store port. Every balance change is one guarded, atomic operation in the adapter
+ * (never read-then-write in the domain), so concurrent calls cannot overspend and a hold is
+ * settled exactly once. Times are epoch milliseconds from the service's clock.
+ */
+export interface BillingStore {
+  insertAccount(account: Account): Promise<void>;
+  accountById(id: string): Promise<Account | undefined>;
+  accountByEmail(email: string): Promise<Account | undefined>;
+  /** Switches plan (and overrides) and starts a fresh cycle with `change.cycleCredits`. */
+  changePlan(id: string, change: PlanChange): Promise<Account | undefined>;
+  setPasswordHash(id: string, passwordHash: string): Promise<Account | undefined>;
+  addTopUp(id: string, credits: number): Promise<Account | undefined>;
+  /** Starts the next cycle, only if the account is still in the cycle ending at `expectedCycleEnd`. */
+  renewCycle(id: string, expectedCycleEnd: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void>;
+
+  /** Holds `credits` from an account, cycle credits first, then top-ups; undefined when short. */
+  reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined>;
+  /** Holds `credits` of a counted allowance (anonymous per-IP day) capped at `max`; undefined when short. */
+  reserveAllowance(allowanceKey: string, credits: number, max: number, allowanceExpiresAt: number, hold: Hold): Promise<Reservation | undefined>;
+  /**
+   * Ends a hold exactly once: `spend` keeps the credits, `refund` gives them back (cycle credits
+   * only while the account is still in the cycle they came from). Undefined when already settled.
+   */
+  settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined>;
+  /** Holds whose time ran out, oldest first; the caller refunds each with settle(). */
+  expiredReservations(now: number, limit: number): Promise<Reservation[]>;
+
+  /** Adds `by` to a named counter (created at 0, deleted after `expiresAt`); returns the new value. */
+  increment(key: string, by: number, expiresAt: number): Promise<number>;
+  /** A counter's value; 0 when it does not exist. */
+  counter(key: string): Promise<number>;
+
+  insertApiKey(key: ApiKeyRecord): Promise<void>;
+  apiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  apiKeysOf(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Marks a key of this account revoked (once); undefined when the account has no such key. */
+  revokeApiKey(accountId: string, keyId: string, at: number): Promise<ApiKeyRecord | undefined>;
+  /** Records use, at most once per `everyMs`, so a busy key is not a write per request. */
+  touchApiKey(keyId: string, at: number, everyMs: number): Promise<void>;
+
+  insertSession(session: SessionRecord): Promise<void>;
+  sessionById(id: string): Promise<SessionRecord | undefined>;
+  deleteSession(id: string): Promise<void>;
+
+  /** The stored value of a named secret, storing `candidate` first if there is none. */
+  secret(name: string, candidate: string): Promise<string>;
+
+  /** Deletes expired counters and sessions (adapters with TTL indexes let the database do it). */
+  sweep(now: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Account {
+  id: string;
+  /** Lower-case; unique. */
+  email: string;
+  /** Absent for accounts an operator created without a password (API keys only). */
+  passwordHash: string | null;
+  plan: PlanName;
+  /** Operator overrides of the plan table for this account (custom contracts); null = plan's value. */
+  creditsPerCycle: number | null;
+  requestsPerMinute: number | null;
+  /** Start of the current plan's first cycle; cycles renew on its monthly anniversaries. */
+  cycleAnchor: number;
+  cycleEnd: number;
+  /** Credits left in the current cycle. */
+  cycleCredits: number;
+  /** Purchased credits; they persist across cycles and are spent after cycle credits. */
+  topUpCredits: number;
+  createdAt: number;
+}
+
+export interface PlanChange {
+  plan: PlanName;
+  creditsPerCycle: number | null;
+  requestsPerMinute: number | null;
+  cycleAnchor: number;
+  cycleEnd: number;
+  cycleCredits: number;
+}
+
+export interface Hold {
+  id: string;
+  expiresAt: number;
+}
+
+/** Credits held for one call: what was taken and from where, so a refund puts it back. */
+export interface Reservation {
+  id: string;
+  /** Set for signed-in callers (sessions, API keys). */
+  accountId: string | null;
+  /** Set for anonymous callers: the counter of the IP's day. */
+  allowanceKey: string | null;
+  /** End of the account cycle the credits came from. */
+  cycleEnd: number | null;
+  /** Credits taken from the cycle (or the anonymous allowance). */
+  fromCycle: number;
+  fromTopUp: number;
+  expiresAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  /** First characters of the key, shown in listings. */
+  prefix: string;
+  /** SHA-256 of the key; the key itself is never stored. */
+  hash: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface SessionRecord {
+  /** SHA-256 of the cookie token; the token itself is never stored. */
+  id: string;
+  accountId: string;
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** insertAccount() with an email that already has an account. */
+export class EmailTakenError extends Error {
+  constructor(email: string) {
+    super(`an account with the email ${email} already exists`);
+    this.name = 'EmailTakenError';
+  }
+}

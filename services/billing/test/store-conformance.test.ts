@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { MongoStore } from '../src/stores/mongo.js';
+import { SqliteStore } from '../src/stores/sqlite.js';
+import { EmailTakenError, type Account, type ApiKeyRecord, type BillingStore } from '../src/stores/store.js';
+import { startMongo, type MongoUnderTest } from './jongodb.js';
+
+/** How one adapter is opened fresh for a test, and reopened on the same data (a restart). */
+interface Harness {
+  name: string;
+  before?: () => Promise<void>;
+  after?: () => Promise<void>;
+  open(): Promise<{ store: BillingStore; reopen(): Promise<BillingStore>; drop(): Promise<void> }>;
+}
+
+let mongo: MongoUnderTest | undefined;
+
+const harnesses: Harness[] = [
+  {
+    name: 'embedded SQLite',
+    async open() {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'billing-store-'));
+      const file = path.join(dir, 'billing.sqlite');
+      return { store: new SqliteStore(file), reopen: async () => new SqliteStore(file), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: process.env.MONGO_URL ? 'mongoose on MONGO_URL' : 'mongoose on jongodb',
+    before: async () => {
+      mongo = await startMongo();
+    },
+    after: async () => mongo?.stop(),
+    async open() {
+      const dbName = `billing_${randomUUID().replace(/-/g, '')}`;
+      return { store: await MongoStore.connect(mongo!.url, dbName), reopen: () => MongoStore.connect(mongo!.url, dbName), drop: async () => undefined };
+    },
+  },
+];
+
+const T0 = Date.UTC(2026, 0, 15, 12);
+const MONTH = 31 * 86_400_000;
+
+function account(overrides: Partial<Account> = {}): Account {
+  return {
+    id: randomUUID(),
+    email: `${randomUUID()}@example.test`,
+    passwordHash: null,
+    plan: 'STARTER',
+    creditsPerCycle: null,
+    requestsPerMinute: null,
+    cycleAnchor: T0,
+    cycleEnd: T0 + MONTH,
+    cycleCredits: 100,
+    topUpCredits: 0,
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+const hold = (expiresAt = T0 + 60_000) => ({ id: randomUUID(), expiresAt });
+
+for (const harness of harnesses) {
+  describe(`billing store conformance: ${harness.name}`, function () {
+    this.timeout(60_000);
+    let store: BillingStore;
+    let reopen: () => Promise<BillingStore>;
+    let drop: () => Promise<void>;
+
+    before(async () => harness.before?.());
+    after(async () => harness.after?.());
+    beforeEach(async () => {
+      ({ store, reopen, drop } = await harness.open());
+    });
+    afterEach(async () => {
+      await store.close();
+      await drop();
+    });
+
+    const balanceOf = async (id: string) => {
+      const a = (await store.accountById(id))!;
+      return { cycle: a.cycleCredits, topUp: a.topUpCredits };
+    };
+
+    describe('accounts', () => {
+      it('stores and finds an account by id and by email', async () => {
+        const a = account();
+        await store.insertAccount(a);
+        expect(await store.accountById(a.id)).to.deep.equal(a);
+        expect(await store.accountByEmail(a.email)).to.deep.equal(a);
+        expect(await store.accountById(randomUUID())).to.equal(undefined);
+        expect(await store.accountByEmail('nobody@example.test')).to.equal(undefined);
+      });
+
+      it('refuses a second account with the same email', async () => {
+        const a = account();
+        await store.insertAccount(a);
+        let error: unknown;
+        try {
+          await store.insertAccount(account({ email: a.email }));
+        } catch (err) {
+          error = err;
+        }
+        expect(error).to.be.instanceOf(EmailTakenError);
+      });
+
+      it('changes plan, password and top-ups', async () => {
+        const a = account({ topUpCredits: 5 });
+        await store.insertAccount(a);
+        const changed = await store.changePlan(a.id, { plan: 'SCALE', creditsPerCycle: 7, requestsPerMinute: 9, cycleAnchor: T0 + 1, cycleEnd: T0 + 2, cycleCredits: 7 });
+        expect(changed).to.include({ plan: 'SCALE', creditsPerCycle: 7, requestsPerMinute: 9, cycleAnchor: T0 + 1, cycleEnd: T0 + 2, cycleCredits: 7, topUpCredits: 5 });
+        expect((await store.setPasswordHash(a.id, 'scrypt$x'))?.passwordHash).to.equal('scrypt$x');
+        expect((await store.addTopUp(a.id, 10))?.topUpCredits).to.equal(15);
+      });
+
+      it('renews a cycle only from the cycle it expects, once', async () => {
+        const a = account({ cycleCredits: 3 });
+        await store.insertAccount(a);
+        await store.renewCycle(a.id, a.cycleEnd + 1, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 });
+        expect((await store.accountById(a.id))?.cycleCredits).to.equal(3);
+        await Promise.all([1, 2, 3].map(() => store.renewCycle(a.id, a.cycleEnd, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 })));
+        const renewed = await store.accountById(a.id);
+        expect(renewed).to.include({ cycleCredits: 100, cycleEnd: a.cycleEnd + MONTH });
+      });
+
+      it('survives a restart', async () => {
+        const a = account();
+        await store.insertAccount(a);
+        await store.reserveCredits(a.id, 4, hold());
+        await store.close();
+        store = await reopen();
+        expect(await store.accountById(a.id)).to.deep.equal({ ...a, cycleCredits: 96 });
+        expect(await store.expiredReservations(T0 + 120_000, 10)).to.have.length(1);
+      });
+    });
+
+    describe('credit holds', () => {
+      it('spends cycle credits first, then top-ups, splitting a hold across both', async () => {
+        const a = account({ cycleCredits: 3, topUpCredits: 5 });
+        await store.insertAccount(a);
+        const first = await store.reserveCredits(a.id, 2, hold());
+        expect(first).to.include({ accountId: a.id, fromCycle: 2, fromTopUp: 0, cycleEnd: a.cycleEnd });
+        const split = await store.reserveCredits(a.id, 2, hold());
+        expect(split).to.include({ fromCycle: 1, fromTopUp: 1 });
+        const last = await store.reserveCredits(a.id, 4, hold());
+        expect(last).to.include({ fromCycle: 0, fromTopUp: 4 });
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 0 });
+      });
+
+      it('refuses a hold larger than the balance and changes nothing', async () => {
+        const a = account({ cycleCredits: 1, topUpCredits: 1 });
+        await store.insertAccount(a);
+        expect(await store.reserveCredits(a.id, 3, hold())).to.equal(undefined);
+        expect(await store.reserveCredits(randomUUID(), 1, hold())).to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 1, topUp: 1 });
+        expect(await store.expiredReservations(Number.MAX_SAFE_INTEGER, 10)).to.have.length(0);
+      });
+
+      it('200 concurrent 1-credit holds against 100 credits (60 cycle + 40 top-up): exactly 100 succeed', async () => {
+        const a = account({ cycleCredits: 60, topUpCredits: 40 });
+        await store.insertAccount(a);
+        const results = await Promise.all(Array.from({ length: 200 }, () => store.reserveCredits(a.id, 1, hold())));
+        const held = results.filter((r) => r !== undefined);
+        expect(held).to.have.length(100);
+        expect(held.reduce((sum, r) => sum + r.fromCycle, 0)).to.equal(60);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 0 });
+      });
+
+      it('concurrent mixed 1- and 2-credit holds never take more than the balance', async () => {
+        const a = account({ cycleCredits: 51, topUpCredits: 49 });
+        await store.insertAccount(a);
+        const costs = Array.from({ length: 150 }, (_, i) => (i % 2) + 1);
+        const results = await Promise.all(costs.map((c) => store.reserveCredits(a.id, c, hold())));
+        const spent = results.reduce((sum, r) => sum + (r ? r.fromCycle + r.fromTopUp : 0), 0);
+        const { cycle, topUp } = await balanceOf(a.id);
+        expect(cycle).to.be.at.least(0);
+        expect(topUp).to.be.at.least(0);
+        expect(spent + cycle + topUp).to.equal(100);
+        const failedOnes = costs.filter((c, i) => c === 1 && results[i] === undefined).length;
+        if (failedOnes > 0) expect(cycle + topUp).to.equal(0);
+        else expect(cycle + topUp).to.be.below(2);
+      });
+
+      it('settles a hold exactly once: spend keeps, refund returns both parts', async () => {
+        const a = account({ cycleCredits: 1, topUpCredits: 5 });
+        await store.insertAccount(a);
+        const spent = (await store.reserveCredits(a.id, 2, hold()))!;
+        const refunded = (await store.reserveCredits(a.id, 2, hold()))!;
+        expect(await store.settle(spent.id, 'spend')).to.deep.equal(spent);
+        expect(await store.settle(spent.id, 'refund')).to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 2 });
+        expect(await store.settle(refunded.id, 'refund')).to.deep.equal(refunded);
+        expect(await store.settle(refunded.id, 'refund')).to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 4 });
+      });
+
+      it('races of spend and refund on one hold: one wins', async () => {
+        const a = account({ cycleCredits: 10 });
+        await store.insertAccount(a);
+        const r = (await store.reserveCredits(a.id, 3, hold()))!;
+        const outcomes = await Promise.all([store.settle(r.id, 'refund'), store.settle(r.id, 'spend'), store.settle(r.id, 'refund')]);
+        expect(outcomes.filter((o) => o !== undefined)).to.have.length(1);
+        expect((await balanceOf(a.id)).cycle).to.be.oneOf([7, 10]);
+      });
+
+      it('a refund after the cycle renewed returns only the top-up part', async () => {
+        const a = account({ cycleCredits: 1, topUpCredits: 5 });
+        await store.insertAccount(a);
+        const r = (await store.reserveCredits(a.id, 3, hold()))!;
+        await store.renewCycle(a.id, a.cycleEnd, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 });
+        await store.settle(r.id, 'refund');
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 100, topUp: 5 });
+      });
+
+      it('lists holds past their time, oldest first', async () => {
+        const a = account();
+        await store.insertAccount(a);
+        const late = await store.reserveCredits(a.id, 1, hold(T0 + 3_000));
+        const early = await store.reserveCredits(a.id, 1, hold(T0 + 1_000));
+        await store.reserveCredits(a.id, 1, hold(T0 + 9_000));
+        const expired = await store.expiredReservations(T0 + 5_000, 10);
+        expect(expired.map((r) => r.id)).to.deep.equal([early!.id, late!.id]);
+        expect(await store.expiredReservations(T0 + 5_000, 1)).to.have.length(1);
+      });
+    });
+
+    describe('allowances', () => {
+      it('holds up to the cap, concurrently, and refunds', async () => {
+        const key = `allowance|1|${randomUUID()}`;
+        const results = await Promise.all(Array.from({ length: 30 }, () => store.reserveAllowance(key, 1, 10, T0 + 86_400_000, hold())));
+        expect(results.filter(Boolean)).to.have.length(10);
+        expect(await store.counter(key)).to.equal(10);
+        const one = results.find(Boolean)!;
+        expect(one).to.include({ allowanceKey: key, accountId: null, fromCycle: 1, fromTopUp: 0 });
+        await store.settle(one.id, 'refund');
+        expect(await store.counter(key)).to.equal(9);
+        expect(await store.reserveAllowance(key, 2, 10, T0, hold())).to.equal(undefined);
+        expect(await store.reserveAllowance(key, 1, 10, T0, hold())).to.not.equal(undefined);
+      });
+
+      it('refuses a hold larger than the cap, even on a fresh day', async () => {
+        expect(await store.reserveAllowance(`allowance|2|${randomUUID()}`, 11, 10, T0, hold())).to.equal(undefined);
+      });
+    });
+
+    describe('counters', () => {
+      it('increments concurrently without losing counts, and goes down as well', async () => {
+        const key = `rate|${randomUUID()}`;
+        expect(await store.counter(key)).to.equal(0);
+        const values = await Promise.all(Array.from({ length: 50 }, () => store.increment(key, 1, T0 + 60_000)));
+        expect([...values].sort((x, y) => x - y)).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
+        expect(await store.increment(key, -1, T0)).to.equal(49);
+        expect(await store.counter(key)).to.equal(49);
+      });
+
+      it('sweep keeps what has not expired', async () => {
+        const key = `keep|${randomUUID()}`;
+        await store.increment(key, 2, T0 + 60_000);
+        await store.insertSession({ id: 'live', accountId: 'a', csrfToken: 'c', createdAt: T0, expiresAt: T0 + 60_000 });
+        await store.sweep(T0);
+        expect(await store.counter(key)).to.equal(2);
+        expect(await store.sessionById('live')).to.not.equal(undefined);
+      });
+    });
+
+    describe('API keys', () => {
+      const key = (accountId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+        id: randomUUID(),
+        accountId,
+        name: 'ci',
+        prefix: 'wu_live_abcd',
+        hash: randomUUID(),
+        createdAt: T0,
+        lastUsedAt: null,
+        revokedAt: null,
+        ...overrides,
+      });
+
+      it('finds a key by hash and lists an account’s keys in creation order', async () => {
+        const first = key('acct', { createdAt: T0 });
+        const second = key('acct', { createdAt: T0 + 1 });
+        await store.insertApiKey(second);
+        await store.insertApiKey(first);
+        await store.insertApiKey(key('other'));
+        expect(await store.apiKeyByHash(first.hash)).to.deep.equal(first);
+        expect(await store.apiKeyByHash('nope')).to.equal(undefined);
+        expect((await store.apiKeysOf('acct')).map((k) => k.id)).to.deep.equal([first.id, second.id]);
+      });
+
+      it('revokes a key of its own account once', async () => {
+        const k = key('acct');
+        await store.insertApiKey(k);
+        expect(await store.revokeApiKey('someone-else', k.id, T0 + 5)).to.equal(undefined);
+        expect((await store.revokeApiKey('acct', k.id, T0 + 5))?.revokedAt).to.equal(T0 + 5);
+        expect((await store.revokeApiKey('acct', k.id, T0 + 9))?.revokedAt).to.equal(T0 + 5);
+        expect((await store.apiKeyByHash(k.hash))?.revokedAt).to.equal(T0 + 5);
+      });
+
+      it('records use at most once per interval', async () => {
+        const k = key('acct');
+        await store.insertApiKey(k);
+        await store.touchApiKey(k.id, T0 + 1_000, 60_000);
+        await store.touchApiKey(k.id, T0 + 30_000, 60_000);
+        expect((await store.apiKeyByHash(k.hash))?.lastUsedAt).to.equal(T0 + 1_000);
+        await store.touchApiKey(k.id, T0 + 61_000, 60_000);
+        expect((await store.apiKeyByHash(k.hash))?.lastUsedAt).to.equal(T0 + 61_000);
+      });
+    });
+
+    describe('sessions and secrets', () => {
+      it('stores, finds and deletes a session', async () => {
+        const session = { id: randomUUID(), accountId: 'acct', csrfToken: 'csrf', createdAt: T0, expiresAt: T0 + 1_000 };
+        await store.insertSession(session);
+        expect(await store.sessionById(session.id)).to.deep.equal(session);
+        await store.deleteSession(session.id);
+        expect(await store.sessionById(session.id)).to.equal(undefined);
+      });
+
+      it('keeps the first value of a secret, even when racing', async () => {
+        const values = await Promise.all(['a', 'b', 'c', 'd'].map((v) => store.secret('hmac', v)));
+        expect(new Set(values).size).to.equal(1);
+        expect(await store.secret('hmac', 'z')).to.equal(values[0]);
+      });
+    });
+  });
+}
+
+describe('embedded SQLite store: housekeeping', () => {
+  it('sweep deletes expired counters and sessions', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'billing-store-'));
+    const store = new SqliteStore(path.join(dir, 'billing.sqlite'));
+    try {
+      await store.increment('old', 1, T0);
+      await store.insertSession({ id: 'old', accountId: 'a', csrfToken: 'c', createdAt: T0, expiresAt: T0 });
+      await store.sweep(T0 + 1);
+      expect(await store.counter('old')).to.equal(0);
+      expect(await store.sessionById('old')).to.equal(undefined);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
