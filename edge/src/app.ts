@@ -2,8 +2,10 @@ import { bodyParser } from '@koa/bodyparser';
 import { Router } from '@koa/router';
 import type { Logger } from '@webutil/kit';
 import Koa from 'koa';
+import { clientAddress } from './caller.js';
 import type { Clients } from './clients.js';
 import { HttpError } from './envelope.js';
+import { creditsHeader } from './middleware/credits-header.js';
 import { errorEnvelope } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
 import { handler } from './pipeline.js';
@@ -16,9 +18,11 @@ export interface AppOptions {
   clients: Clients;
   log: Logger;
   jsonLimit: string;
+  /** CIDRs of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed. */
+  trustedProxies: readonly string[];
 }
 
-export function createApp({ clients, log, jsonLimit }: AppOptions): Koa {
+export function createApp({ clients, log, jsonLimit, trustedProxies }: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
@@ -32,6 +36,8 @@ export function createApp({ clients, log, jsonLimit }: AppOptions): Koa {
     }
   }
   app.use(requestId());
+  app.use(clientAddress(trustedProxies));
+  app.use(creditsHeader(clients.billing));
   app.use(errorEnvelope(log));
   app.use(
     bodyParser({

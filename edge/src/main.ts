@@ -8,14 +8,17 @@ const config = loadConfig({
   PORT: env.port(8080),
   LOG_LEVEL: z.string().default('info'),
   JSON_BODY_LIMIT: env.string('64kb'),
+  BILLING_ADDR: env.string('127.0.0.1:50051'),
   META_SCAN_ADDR: env.string('127.0.0.1:50055'),
   CRAWL_ADDR: env.string('127.0.0.1:50053'),
   SHUTDOWN_GRACE_MS: env.int(10_000),
+  /** Reverse proxies (CIDRs) whose X-Forwarded-For names the client; none by default. */
+  TRUSTED_PROXIES: env.cidrList(),
 });
 
 const log = createLogger('edge', config.LOG_LEVEL);
-const clients = connectAll({ metaScan: config.META_SCAN_ADDR, crawl: config.CRAWL_ADDR });
-const app = createApp({ clients, log, jsonLimit: config.JSON_BODY_LIMIT });
+const clients = connectAll({ billing: config.BILLING_ADDR, metaScan: config.META_SCAN_ADDR, crawl: config.CRAWL_ADDR });
+const app = createApp({ clients, log, jsonLimit: config.JSON_BODY_LIMIT, trustedProxies: config.TRUSTED_PROXIES });
 const server = app.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   log.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'listening');

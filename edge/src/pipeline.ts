@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { HttpError } from './envelope.js';
 import type { CallOptions } from './grpc-clients.js';
 import type { Clients } from './clients.js';
+import { authorize, type Caller } from './credits.js';
 
 /** A success as the spec presents it: status (200 unless set), JSON body, extra headers. */
 export interface Presented {
@@ -16,18 +17,25 @@ export interface Presented {
 
 /** One public route: everything between the HTTP request and the one RPC it maps to. */
 export interface RouteSpec<I = any, R = any> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path below the version prefix, in @koa/router syntax, e.g. /broken-links/crawl/:job_id. */
   path: string;
   /** Operation name, for billing and logs. */
   operation: string;
   /** Credits a success spends (spec's table); 0 for free routes. */
   credits: number;
+  /**
+   * Which credentials the route serves: any (default; anonymous, session or API key), session
+   * (account and key management), or ip (credentials ignored: sign-in, sign-up, the challenge).
+   */
+  callers?: 'any' | 'session' | 'ip';
+  /** Browser callers need a challenge clearance; default: when the route spends credits. */
+  challenge?: boolean;
   /** Validates query (GET) or JSON body (POST), merged with path parameters. */
   input: z.ZodType<I>;
   /** Deadline handed to the service. */
   timeoutMs: number;
-  call(clients: Clients, input: I, options: CallOptions): Promise<R>;
+  call(clients: Clients, input: I, options: CallOptions, caller: Caller): Promise<R>;
   present(response: R, ctx: Context): Presented;
   /** Machine reason from the service -> HTTP status, where the spec maps it per route. */
   errors?: Record<string, number>;
@@ -87,19 +95,34 @@ export function clientGone(ctx: Context): AbortSignal {
   return controller.signal;
 }
 
+/** Logged as nginx does (499); the response goes nowhere. */
+const clientClosed = () => new HttpError(499, 'client_closed_request', 'the client closed the connection');
+
+/**
+ * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> the one RPC ->
+ * commit on success, release on any failure (service error, service down, deadline, client gone).
+ */
 export function handler(spec: RouteSpec, clients: Clients, log: Logger): Middleware {
   return async (ctx) => {
+    // Validation comes first, so a malformed request never holds credits.
     const input = parseInput(spec, ctx);
     const options: CallOptions = { requestId: String(ctx.state.requestId ?? randomUUID()), timeoutMs: spec.timeoutMs, signal: clientGone(ctx) };
-    let response: unknown;
+    const hold = await authorize(clients.billing, spec, ctx, options.requestId, log);
+    let presented: Presented;
     try {
-      response = await spec.call(clients, input, options);
+      const response = await spec.call(clients, input, options, hold.caller);
+      // A reply nobody can receive is not a success.
+      if (options.signal.aborted) throw clientClosed();
+      presented = spec.present(response, ctx);
     } catch (err) {
+      await hold.settle('failure');
+      if (options.signal.aborted) throw clientClosed();
+      if (err instanceof HttpError) throw err;
       const httpError = httpErrorFromCall(err, spec);
       if (httpError.status >= 500) log.warn({ requestId: options.requestId, operation: spec.operation, err: readGrpcError(err) }, 'service call failed');
       throw httpError;
     }
-    const presented = spec.present(response, ctx);
+    await hold.settle('success');
     ctx.status = presented.status ?? 200;
     ctx.body = presented.body;
     if (presented.headers) ctx.set(presented.headers);

@@ -5,6 +5,9 @@
  */
 import type { ExtractedLink, ExtractResult } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { z } from 'zod';
+import { NO_STORE, presentChallenge, presentKey, presentQuota, presentSession } from './billing-presenters.js';
+import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from './caller.js';
+import { refusal } from './credits.js';
 import { dataEnvelope } from './envelope.js';
 import { route, type RouteSpec } from './pipeline.js';
 
@@ -17,6 +20,16 @@ const required = (name: string) =>
     .max(4096, `${name} is too long`);
 
 const urlInput = z.object({ url: required('url') });
+
+const noInput = z.object({});
+/** Passwords are taken as typed: no trimming. */
+const password = z.string({ error: (issue) => (issue.input === undefined ? 'password is required' : 'password must be a string') }).min(1, 'password is required');
+const credentialsInput = z.object({ email: required('email'), password });
+const solutionInput = z
+  .object({ payload: z.string().max(8192).optional(), turnstileToken: z.string().max(4096).optional() })
+  .refine((v) => v.payload || v.turnstileToken, 'payload (the solved ALTCHA challenge) or turnstileToken is required');
+/** Billing's own calls are quick. */
+const BILLING_TIMEOUT_MS = 10_000;
 
 export const routes: RouteSpec[] = [
   route({
@@ -47,6 +60,133 @@ export const routes: RouteSpec[] = [
     timeoutMs: 45_000,
     call: (c, input, options) => c.crawl.extractLinks({ url: input.url }, options),
     present: (r) => ({ body: dataEnvelope(presentExtractResult(r.result, false)) }),
+  }),
+
+  // Quota, the bot challenge, sessions and API keys: free, rate-limited like every route.
+  route({
+    method: 'GET',
+    path: '/quota',
+    operation: 'quota',
+    credits: 0,
+    input: noInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    // Billing's Authorize already read the quota, after counting this request.
+    call: async (_c, _input, _options, caller) => caller.quota,
+    present: (quota) => ({ body: dataEnvelope(presentQuota(quota)), headers: NO_STORE }),
+  }),
+  route({
+    method: 'GET',
+    path: '/challenge',
+    operation: 'challenge',
+    credits: 0,
+    callers: 'ip',
+    input: noInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.billing.createChallenge({ clientIp: caller.credential.clientIp }, options),
+    present: (r) => ({ body: dataEnvelope(presentChallenge(r)), headers: NO_STORE }),
+  }),
+  route({
+    method: 'POST',
+    path: '/challenge',
+    operation: 'challenge-solve',
+    credits: 0,
+    callers: 'ip',
+    input: solutionInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.billing.solveChallenge(
+        {
+          clientIp: caller.credential.clientIp,
+          solution: input.payload ? { $case: 'altchaPayload', altchaPayload: input.payload } : { $case: 'turnstileToken', turnstileToken: input.turnstileToken ?? '' },
+        },
+        options,
+      ),
+    present: (r, ctx) => ({
+      body: dataEnvelope({ maxAgeSeconds: r.maxAgeSeconds }),
+      headers: { ...NO_STORE, 'Set-Cookie': cookie(ctx, CLEARANCE_COOKIE, r.clearance, r.maxAgeSeconds) },
+    }),
+  }),
+  route({
+    method: 'POST',
+    path: '/auth/sign-up',
+    operation: 'sign-up',
+    credits: 0,
+    callers: 'ip',
+    challenge: true,
+    input: credentialsInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options) => c.billing.signUp(input, options),
+    present: (r, ctx) => presentSession(r.session, ctx, 201),
+  }),
+  route({
+    method: 'POST',
+    path: '/auth/sign-in',
+    operation: 'sign-in',
+    credits: 0,
+    callers: 'ip',
+    input: credentialsInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.billing.signIn({ ...input, clientIp: caller.credential.clientIp }, options),
+    present: (r, ctx) => {
+      if (r.outcome?.$case !== 'session') throw refusal(ctx, r.outcome?.denial, 0);
+      return presentSession(r.outcome.session, ctx, 200);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/auth/sign-out',
+    operation: 'sign-out',
+    credits: 0,
+    callers: 'session',
+    input: noInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.billing.signOut({ credential: caller.credential }, options),
+    present: (_r, ctx) => ({ body: dataEnvelope({ signedOut: true }), headers: { 'Set-Cookie': cookie(ctx, SESSION_COOKIE, '', 0) } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/auth/me',
+    operation: 'account',
+    credits: 0,
+    callers: 'session',
+    input: noInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.billing.getAccount({ credential: caller.credential }, options),
+    present: (r) => ({ body: dataEnvelope({ account: r.account, csrfToken: r.csrfToken }), headers: NO_STORE }),
+  }),
+  route({
+    method: 'GET',
+    path: '/keys',
+    operation: 'list-keys',
+    credits: 0,
+    callers: 'session',
+    input: noInput,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.billing.listApiKeys({ credential: caller.credential }, options),
+    present: (r) => ({ body: dataEnvelope({ keys: r.keys.map(presentKey) }), headers: NO_STORE }),
+  }),
+  route({
+    method: 'POST',
+    path: '/keys',
+    operation: 'create-key',
+    credits: 0,
+    callers: 'session',
+    input: z.object({ name: required('name') }),
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.billing.createApiKey({ credential: caller.credential, name: input.name }, options),
+    // The only time the full key is shown.
+    present: (r) => ({ status: 201, body: dataEnvelope({ ...presentKey(r.key), key: r.secret }), headers: NO_STORE }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/keys/:key_id',
+    operation: 'revoke-key',
+    credits: 0,
+    callers: 'session',
+    input: z.object({ key_id: required('key_id') }),
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.billing.revokeApiKey({ credential: caller.credential, keyId: input.key_id }, options),
+    present: (r) => ({ body: dataEnvelope(presentKey(r.key)) }),
   }),
 ];
 

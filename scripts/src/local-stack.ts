@@ -22,6 +22,7 @@ export interface ServiceEntry {
 
 /** The implemented services. A new service is one row here (and one in the Helm chart). */
 export const SERVICES: ServiceEntry[] = [
+  { name: 'billing', dir: 'services/billing', portOffset: 1, addressEnv: 'BILLING_ADDR' },
   { name: 'crawl', dir: 'services/crawl', portOffset: 3, addressEnv: 'CRAWL_ADDR' },
   { name: 'meta-scan', dir: 'services/meta-scan', portOffset: 5, addressEnv: 'META_SCAN_ADDR' },
 ];

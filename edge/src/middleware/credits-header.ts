@@ -1,0 +1,14 @@
+import type { Middleware } from 'koa';
+import { CREDITS_HEADER, peekCredits, type BillingClient } from '../credits.js';
+
+/**
+ * X-Credits-Remaining on every response. Routes set it from their billing call; anything else
+ * (unknown routes, wrong methods, malformed bodies) reads the caller's balance without counting
+ * a request. The liveness probe stays independent of billing.
+ */
+export const creditsHeader =
+  (billing: BillingClient): Middleware =>
+  async (ctx, next) => {
+    await next();
+    if (ctx.path !== '/healthz' && !ctx.response.get(CREDITS_HEADER)) ctx.set(CREDITS_HEADER, String(await peekCredits(billing, ctx)));
+  };
