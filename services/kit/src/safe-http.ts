@@ -1,5 +1,6 @@
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
-import { STATUS_CODES } from 'node:http';
+import http, { STATUS_CODES } from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import { pipeline, type Duplex, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -77,6 +78,8 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  */
 export class SafeHttp {
   private readonly agent: Agent;
+  /** undici closes the connection after every HEAD; node:http keeps it, so HEADs go through these. */
+  private readonly headAgents: Record<string, http.Agent>;
   private readonly userAgent: string;
 
   constructor(private readonly options: SafeHttpOptions) {
@@ -86,6 +89,8 @@ export class SafeHttp {
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy),
     } as buildConnector.BuildOptions);
+    const headPool = { keepAlive: true, maxSockets: options.connectionsPerOrigin ?? 16, lookup: guardedLookup(policy) };
+    this.headAgents = { 'http:': new http.Agent(headPool), 'https:': new https.Agent(headPool) };
     this.agent = new Agent({
       connect: (opts, callback) => {
         const host = opts.hostname.replace(/^\[|\]$/g, '');
@@ -114,18 +119,14 @@ export class SafeHttp {
     for (;;) {
       assertWebScheme(url);
       let res: Dispatcher.ResponseData;
+      const headers = {
+        'user-agent': this.userAgent,
+        accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+        'accept-encoding': 'gzip, deflate, br',
+        ...opts.headers,
+      };
       try {
-        res = await request(url, {
-          method,
-          dispatcher: this.agent,
-          signal,
-          headers: {
-            'user-agent': this.userAgent,
-            accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
-            'accept-encoding': 'gzip, deflate, br',
-            ...opts.headers,
-          },
-        });
+        res = method === 'HEAD' ? await this.head(url, headers, signal) : await request(url, { method, dispatcher: this.agent, signal, headers });
       } catch (err) {
         throw classify(err, url.href, signal, opts.signal);
       }
@@ -149,7 +150,25 @@ export class SafeHttp {
   }
 
   async close(): Promise<void> {
+    for (const agent of Object.values(this.headAgents)) agent.destroy();
     await this.agent.close();
+  }
+
+  /** A HEAD on a keep-alive node:http agent; IP literals are checked here, names in the agent's lookup. */
+  private head(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const refusal = net.isIP(host) ? this.options.policy.refusal(host) : undefined;
+    if (refusal) return Promise.reject(blockedError(host, refusal));
+    return new Promise((resolve, reject) => {
+      const client = url.protocol === 'https:' ? https : http;
+      const req = client.request(url, { method: 'HEAD', agent: this.headAgents[url.protocol], headers, signal }, (res) => {
+        res.resume(); // no body; ending it returns the socket to the pool
+        const body = Object.assign(res, { dump: async () => undefined });
+        resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body } as unknown as Dispatcher.ResponseData);
+      });
+      req.on('error', reject);
+      req.end();
+    });
   }
 
   private wrap(
