@@ -59,8 +59,15 @@ export async function fetchPage(url: URL, deps: Pick<ExtractDeps, 'http' | 'time
   return res;
 }
 
-/** Feeds the body through the collector, stopping as soon as it is full. */
-export async function parseStream(res: SafeResponse, collector: LinkCollector): Promise<void> {
+/** What a page body is fed to: decoded text chunks, until it is full. */
+export interface TextSink {
+  write(chunk: string): void;
+  end(): void;
+  readonly full: boolean;
+}
+
+/** Feeds the body through the sink, stopping as soon as it is full. */
+export async function parseStream(res: SafeResponse, collector: TextSink): Promise<void> {
   const decoder = new TextDecoder(charsetOf(header(res.headers, 'content-type')));
   for await (const chunk of res.body) {
     collector.write(decoder.decode(chunk, { stream: true }));

@@ -1,4 +1,5 @@
 import { Parser } from 'htmlparser2';
+import { addTargets } from './fragments.js';
 
 /** Link types of the spec's link records and link items. */
 export type LinkType = 'internal' | 'external' | 'mailto' | 'tel' | 'anchor' | 'other';
@@ -56,10 +57,12 @@ interface OpenAnchor {
  * Streaming link collector over htmlparser2: feed decoded chunks, read `links` at any time.
  * Links are de-duplicated by type and resolved URL (the first anchor's text and rel are kept);
  * `<base href>` applies to the links after it, as it does in the document's head. Once more than
- * `cap` distinct links are seen, `full` turns true and the caller can stop reading.
+ * `cap` distinct links are seen, `full` turns true and the caller can stop reading. Element ids
+ * and anchor names are collected on the way, for checking `#fragment` links.
  */
 export class LinkCollector {
   readonly links: FoundLink[] = [];
+  readonly targets = new Set<string>();
   /** Whether a link beyond the cap was seen. */
   full = false;
   private readonly seen = new Set<string>();
@@ -96,6 +99,7 @@ export class LinkCollector {
   }
 
   private open(name: string, attrs: Record<string, string>): void {
+    addTargets(name, attrs, this.targets);
     switch (name) {
       case 'base':
         if (!this.baseSet && attrs.href !== undefined) {

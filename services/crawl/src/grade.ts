@@ -1,0 +1,225 @@
+/**
+ * Severity, reason and category of every checked link, the summary, the status breakdown, the
+ * health score and its letter grade. The rules are written down in docs/grading.md; this file is
+ * the only place that applies them.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { LinkRecord, LinkSummary, StatusBreakdownRow } from '@webutil/proto/webutil/crawl/v1/crawl';
+import type { FoundLink } from './link-extractor.js';
+
+export type Severity = 'ok' | 'warning' | 'broken' | 'info';
+
+/** What checking one URL found out. */
+export interface CheckOutcome {
+  /** Final HTTP status, after redirects; absent when no response came. */
+  status?: number;
+  /** Status of the first answer (a 3xx when redirected). */
+  firstStatus?: number;
+  /** Redirect hops followed. */
+  redirects: number;
+  finalUrl?: string;
+  /** The redirect limit was reached: `loop` when a URL came round again. */
+  redirectTrouble?: 'loop' | 'too_many';
+  responseTimeMs?: number;
+  error?: { kind: string; code: string; message: string };
+  /** Vendor of the bot-protection challenge that answered. */
+  botWall?: string;
+  /** The 200 is the host's not-found page. */
+  soft404?: boolean;
+  /** Seconds a 429 asked us to wait when that did not fit the scan's budget or our retries. */
+  retryAfterSeconds?: number;
+  /** Ids and anchor names of the page, when it was read as HTML. */
+  targets?: ReadonlySet<string>;
+}
+
+/** A fragment checked against its page: the decoded name and whether the page has it. */
+export interface FragmentCheck {
+  name: string;
+  found: boolean;
+}
+
+export interface Graded {
+  record: LinkRecord;
+  /** Row of the status breakdown this link counts in. */
+  bucket: { code: string; label: string };
+}
+
+const CLIENT = '4xx Client error';
+const SERVER = '5xx Server error';
+
+/** Grades a link from what its check found (no outcome for non-HTTP links). */
+export function gradeLink(link: FoundLink, outcome: CheckOutcome | undefined, fragment?: FragmentCheck): Graded {
+  const base = { url: link.url, originalHref: link.originalHref, text: link.text, type: link.type, rel: link.rel, redirected: false, sources: [] };
+  if (link.type === 'anchor') {
+    if (fragment && !fragment.found) {
+      return graded(base, 'warning', `no element with id or name "${fragment.name}" on the page`, 'Missing anchor', 'In-page anchor', ['MISSING_ANCHOR', 'Missing anchor target']);
+    }
+    return graded(base, 'info', fragment ? `in-page anchor; #${fragment.name} exists` : 'in-page anchor', 'In-page anchor', 'In-page anchor', ['anchor', 'In-page anchor']);
+  }
+  if (link.type === 'mailto' || link.type === 'tel') {
+    const what = link.type === 'mailto' ? 'Email' : 'Phone';
+    return graded(base, 'info', `${what.toLowerCase()} link; not checked`, 'Non-HTTP link', `${what} link`, [link.type, `${what} link (not checked)`]);
+  }
+  if (link.type === 'other') {
+    if (link.scheme === 'http' || link.scheme === 'https') {
+      return graded(base, 'broken', `malformed URL: ${link.originalHref.slice(0, 200)}`, 'Invalid URL', 'Invalid URL', ['INVALID_URL', 'Malformed URL']);
+    }
+    const scheme = link.scheme || 'unknown';
+    return graded(base, 'info', `${scheme}: link; not checked`, 'Non-HTTP link', `${scheme}: link`, [scheme, `${scheme}: link (not checked)`]);
+  }
+  if (!outcome) throw new Error(`no check outcome for ${link.url}`);
+  return gradeHttp(base, outcome, fragment);
+}
+
+type Base = Omit<LinkRecord, 'severity' | 'reason' | 'category' | 'statusText'>;
+
+function graded(base: Base, severity: Severity, reason: string, category: string, statusText: string, [code, label]: [string, string]): Graded {
+  return { record: { ...base, severity, reason, category, statusText }, bucket: { code, label } };
+}
+
+function gradeHttp(base: Base, outcome: CheckOutcome, fragment: FragmentCheck | undefined): Graded {
+  const redirected = outcome.redirects > 0;
+  const record: Base = {
+    ...base,
+    statusCode: outcome.status,
+    redirected,
+    finalUrl: redirected ? outcome.finalUrl : undefined,
+    responseTimeMs: outcome.responseTimeMs,
+    errorCode: outcome.error?.code,
+  };
+  const error = outcome.error;
+  if (error) return gradeFailure(record, error);
+  const status = outcome.status ?? 0;
+  const label = STATUS_CODES[status] ?? 'Non-standard status';
+  const code = String(status);
+  const verdict = (severity: Severity, reason: string, category: string, bucket: [string, string]) => graded(record, severity, reason, category, label, bucket);
+
+  if (outcome.redirectTrouble) {
+    const what = outcome.redirectTrouble === 'loop' ? 'redirect loop' : `more than ${outcome.redirects} redirects`;
+    return graded({ ...record, errorCode: 'ERR_TOO_MANY_REDIRECTS' }, 'broken', `${what}; the chain never reaches a page`, 'Redirect loop', label, [
+      'ERR_TOO_MANY_REDIRECTS',
+      'Redirect loop or too many redirects',
+    ]);
+  }
+  if (outcome.botWall) {
+    return verdict('warning', `${outcome.botWall} bot protection answered ${status} with a challenge; the link likely works in a browser`, 'Bot protection', [
+      'BOT_WALL',
+      'Bot protection challenge',
+    ]);
+  }
+  if (status >= 200 && status < 300) {
+    if (outcome.soft404) {
+      return verdict('broken', `soft 404: answers ${status} but shows the same page as a path that does not exist`, 'Soft 404', ['SOFT_404', 'Soft 404 (not-found page answering 200)']);
+    }
+    if (fragment && !fragment.found) {
+      return verdict('warning', `the page exists but has no element with id or name "${fragment.name}"`, 'Missing anchor', ['MISSING_ANCHOR', 'Missing anchor target']);
+    }
+    if (redirected) {
+      const first = outcome.firstStatus ?? 302;
+      const hops = outcome.redirects === 1 ? '' : `, ${outcome.redirects} hops`;
+      return verdict('warning', `redirects (${first}${hops}) to ${outcome.finalUrl}; link to the final URL instead`, '3xx Redirect', [String(first), STATUS_CODES[first] ?? 'Redirect']);
+    }
+    return verdict('ok', `answered ${status} ${label}`, '2xx Success', [code, label]);
+  }
+  const via = redirected ? ` after redirecting to ${outcome.finalUrl}` : '';
+  if (status === 401 || status === 407) return verdict('warning', `needs authentication (${status})${via}; it may work for signed-in users`, CLIENT, [code, label]);
+  if (status === 403) return verdict('warning', `access forbidden (403)${via}; it may work in a browser or for signed-in users`, CLIENT, [code, label]);
+  if (status === 429) {
+    const wait = outcome.retryAfterSeconds === undefined ? '' : `; it asked for a ${outcome.retryAfterSeconds} s pause, more than the scan could wait`;
+    return verdict('warning', `rate limited (429)${via}${wait}`, CLIENT, [code, label]);
+  }
+  if (status === 404) return verdict('broken', `not found (404)${via}: the page does not exist`, CLIENT, [code, label]);
+  if (status === 410) return verdict('broken', `gone (410)${via}: the page was removed on purpose`, CLIENT, [code, label]);
+  if (status >= 400 && status < 500) return verdict('broken', `client error (${status} ${label})${via}`, CLIENT, [code, label]);
+  if (status >= 500 && status < 600) return verdict('broken', `server error (${status} ${label})${via}`, SERVER, [code, label]);
+  return verdict('warning', `unexpected status ${status}${via}; browsers may not show a page`, 'Unexpected status', [code, label]);
+}
+
+const FAILURES: Record<string, [category: string, label: string]> = {
+  dns: ['DNS error', 'DNS lookup failed'],
+  connect: ['Connection error', 'Connection failed'],
+  timeout: ['Timeout', 'Timed out'],
+  not_answering: ['Timeout', 'Timed out'],
+  tls: ['TLS error', 'TLS/certificate error'],
+  protocol: ['Protocol error', 'Invalid HTTP response'],
+  too_large: ['Protocol error', 'Response too large'],
+};
+
+/** No response: the status text is the network error's label. */
+function gradeFailure(record: Base, error: NonNullable<CheckOutcome['error']>): Graded {
+  if (error.kind === 'blocked') {
+    const what = error.code === 'EUNSUPPORTEDSCHEME' ? 'redirects to a non-HTTP URL' : 'points to a private or internal address';
+    return graded(record, 'info', `not checked: ${what}`, 'Not checked', 'Not checked', [error.code, 'Not checked (blocked target)']);
+  }
+  const [category, label] = FAILURES[error.kind] ?? ['Network error', 'Network error'];
+  const reason =
+    error.kind === 'dns'
+      ? `the host name does not resolve (${error.code})`
+      : error.kind === 'timeout'
+        ? `no answer in time (${error.code})`
+        : error.kind === 'not_answering'
+          ? 'not tried: the host did not answer several requests in a row'
+          : error.kind === 'tls'
+            ? `TLS error: ${error.message} (${error.code})`
+            : `${label.toLowerCase()}: ${error.message} (${error.code})`;
+  return graded(record, 'broken', reason, category, label, [error.code, label]);
+}
+
+export interface ScoreCard {
+  summary: LinkSummary;
+  statusBreakdown: StatusBreakdownRow[];
+  healthScore: number;
+  grade: string;
+}
+
+const SEVERITY_ORDER: Severity[] = ['info', 'ok', 'warning', 'broken'];
+
+/**
+ * Summary, breakdown (one row per code, most frequent first; a code's severity is the worst seen
+ * with it, though the rules give every code one severity), score and grade.
+ */
+export function scoreCard(links: readonly Graded[]): ScoreCard {
+  const summary: LinkSummary = { ok: 0, warnings: 0, broken: 0, info: 0, internal: 0, external: 0 };
+  const rows = new Map<string, StatusBreakdownRow>();
+  for (const { record, bucket } of links) {
+    const severity = record.severity as Severity;
+    if (severity === 'ok') summary.ok++;
+    else if (severity === 'warning') summary.warnings++;
+    else if (severity === 'broken') summary.broken++;
+    else summary.info++;
+    if (record.type === 'internal') summary.internal++;
+    else if (record.type === 'external') summary.external++;
+    const row = rows.get(bucket.code);
+    if (!row) rows.set(bucket.code, { code: bucket.code, label: bucket.label, severity, count: 1 });
+    else {
+      row.count++;
+      if (SEVERITY_ORDER.indexOf(severity) > SEVERITY_ORDER.indexOf(row.severity as Severity)) row.severity = severity;
+    }
+  }
+  const statusBreakdown = [...rows.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+  const healthScore = scoreOf(summary);
+  return { summary, statusBreakdown, healthScore, grade: letterGrade(healthScore) };
+}
+
+/**
+ * 100 minus 250 points per unit share of broken links and 40 per unit share of warnings, among
+ * scored (ok, warning, broken) links; info links are not scored. Any broken link keeps the score
+ * below 100. No scored link: 100.
+ */
+export function scoreOf(summary: Pick<LinkSummary, 'ok' | 'warnings' | 'broken'>): number {
+  const scored = summary.ok + summary.warnings + summary.broken;
+  if (scored === 0) return 100;
+  const score = Math.round(100 - (250 * summary.broken + 40 * summary.warnings) / scored);
+  const bounded = Math.min(100, Math.max(0, score));
+  return summary.broken > 0 ? Math.min(99, bounded) : bounded;
+}
+
+/** A+ 97-100, A 90-96, B 80-89, C 70-79, D 60-69, F below 60. */
+export function letterGrade(score: number): string {
+  if (score >= 97) return 'A+';
+  if (score >= 90) return 'A';
+  if (score >= 80) return 'B';
+  if (score >= 70) return 'C';
+  if (score >= 60) return 'D';
+  return 'F';
+}

@@ -1,0 +1,286 @@
+import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
+import { botWallVendor } from './bot-wall.js';
+import { TargetCollector } from './fragments.js';
+import { normalizePageUrl } from './frontier.js';
+import type { CheckOutcome } from './grade.js';
+import { HostNotAnsweringError, type HostSignal, type HostThrottle } from './host-throttle.js';
+import type { FetchedFile } from './sitemap.js';
+import { fingerprint, probePath, sameNotFoundPage, type PageFingerprint } from './soft-404.js';
+
+export interface CheckerDeps {
+  http: SafeHttp;
+  throttle: HostThrottle;
+  /** Budget of one link check request, redirects included. */
+  requestTimeoutMs: number;
+  /** Budget of one page fetch, body included. */
+  pageTimeoutMs: number;
+  /** Most decoded bytes read from a page. */
+  maxPageBytes: number;
+  /** Longest Retry-After a 429 may ask for and still be waited for. */
+  maxRetryAfterMs: number;
+  /** An answer slower than this does not let the host's concurrency grow. */
+  slowMs: number;
+}
+
+/** Reads a crawled page's HTML body while its request slot is held; returns the start of its text. */
+export type PageReader = (res: SafeResponse) => Promise<string>;
+
+/** What reading a body yields: the start of its text, the page's fragment targets, or all of it. */
+interface BodyFacts {
+  sample?: string;
+  targets?: Set<string>;
+  body?: Buffer;
+}
+
+type BodyReader = (res: SafeResponse) => Promise<BodyFacts>;
+
+interface Exchange extends BodyFacts {
+  res?: SafeResponse;
+  error?: { kind: string; code: string; message: string };
+  retryAfterSeconds?: number;
+}
+
+const MAX_REDIRECTS = 10;
+const MAX_429_RETRIES = 2;
+/** Pause after a 429 without Retry-After, doubled on the second one. */
+const DEFAULT_429_PAUSE_MS = 1_000;
+/** Body read from an answer for bot-wall and soft-404 recognition. */
+export const SAMPLE_BYTES = 64 * 1024;
+const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+
+/**
+ * Checks the links of one scan: every URL once (fragment ignored), HEAD first and GET when HEAD
+ * is refused or unreliable, through the process-wide host throttle, 429s retried within the
+ * scan's budget, redirects followed, soft 404s and bot walls recognised. `signal` ends the scan;
+ * `deadline` is when it must be over, so no Retry-After wait is started that would outlast it.
+ */
+export class LinkChecker {
+  private readonly checks = new Map<string, Promise<CheckOutcome>>();
+  private readonly reads = new Map<string, Promise<CheckOutcome>>();
+  private readonly notFoundPages = new Map<string, Promise<PageFingerprint | undefined>>();
+
+  constructor(
+    private readonly deps: CheckerDeps,
+    private readonly signal: AbortSignal,
+    private readonly deadline: number,
+    private readonly options: { soft404: boolean } = { soft404: true },
+  ) {}
+
+  /** The status of a URL: HEAD, then GET when HEAD is not answered well. */
+  check(url: string): Promise<CheckOutcome> {
+    const key = normalizePageUrl(url);
+    return this.memo(this.checks, key, () => this.run(key, false));
+  }
+
+  /** Like check(), but the page is read (GET) for its fragment targets. */
+  checkWithTargets(url: string): Promise<CheckOutcome> {
+    const key = normalizePageUrl(url);
+    return this.memo(this.reads, key, () => this.run(key, true));
+  }
+
+  /**
+   * GETs a page to crawl (`url` normalised), handing an HTML body to `read` while the request
+   * slot is held. The outcome also answers later check()s of the URL.
+   */
+  async fetchPage(url: string, read: PageReader): Promise<CheckOutcome> {
+    const exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (res) =>
+      res.status < 300 && isHtml(res) ? { sample: await read(res) } : sampleOf(res),
+    );
+    const outcome = await this.conclude(url, exchange);
+    this.checks.set(url, Promise.resolve(outcome));
+    return outcome;
+  }
+
+  /** GETs a file (robots.txt, a sitemap) through the throttle; undefined when nothing answered. */
+  async fetchFile(url: string): Promise<FetchedFile | undefined> {
+    const { res, body } = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (r) => ({ body: await readAll(r) }));
+    return res && body ? { status: res.status, body } : undefined;
+  }
+
+  private memo(map: Map<string, Promise<CheckOutcome>>, key: string, run: () => Promise<CheckOutcome>): Promise<CheckOutcome> {
+    let pending = map.get(key);
+    if (!pending) {
+      pending = run();
+      map.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async run(url: string, wantTargets: boolean): Promise<CheckOutcome> {
+    const timeout = this.deps.requestTimeoutMs;
+    let exchange: Exchange;
+    if (wantTargets) {
+      exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, (res) => readTargets(res, this.deps.maxPageBytes));
+    } else {
+      exchange = await this.exchange(url, 'HEAD', timeout);
+      if (headNotTrusted(exchange)) exchange = await this.exchange(url, 'GET', timeout, sampleOf);
+    }
+    return this.conclude(url, exchange);
+  }
+
+  /** Turns an exchange into an outcome, asking the soft-404 question for 2xx answers. */
+  private async conclude(url: string, exchange: Exchange): Promise<CheckOutcome> {
+    const { res, error } = exchange;
+    if (!res) return { redirects: 0, error };
+    const redirects = res.redirects.length;
+    const outcome: CheckOutcome = {
+      status: res.status,
+      firstStatus: res.redirects[0]?.status ?? res.status,
+      redirects,
+      finalUrl: redirects > 0 ? res.url : undefined,
+      responseTimeMs: res.timeToHeadersMs,
+      retryAfterSeconds: exchange.retryAfterSeconds,
+      targets: exchange.targets,
+    };
+    if (res.redirectLimitReached) {
+      const seen = new Set(res.redirects.map((hop) => hop.url));
+      outcome.redirectTrouble = seen.has(res.url) || seen.size < res.redirects.length ? 'loop' : 'too_many';
+      return outcome;
+    }
+    if (res.status >= 400) outcome.botWall = botWallVendor(res.status, res.headers, exchange.sample ?? '');
+    if (res.status >= 200 && res.status < 300 && this.options.soft404) outcome.soft404 = await this.soft404(url, exchange);
+    return outcome;
+  }
+
+  private async soft404(url: string, exchange: Exchange): Promise<boolean> {
+    const res = exchange.res as SafeResponse;
+    const redirectedTo = res.redirects.length > 0 ? res.url : undefined;
+    const target = new URL(url);
+    if (target.pathname === '/' && !target.search && !redirectedTo) return false;
+    const probe = await this.notFoundPage(target.origin);
+    if (!probe) return false;
+    let sample = exchange.sample;
+    if (sample === undefined) {
+      // HEAD told us nothing about the page, and this host does serve soft 404s: look at it.
+      const got = await this.exchange(url, 'GET', this.deps.requestTimeoutMs, sampleOf);
+      if (!got.res || got.res.status >= 300) return false;
+      sample = got.sample;
+    }
+    return sameNotFoundPage(fingerprint(sample ?? '', url, redirectedTo), probe);
+  }
+
+  /** What the host answers for a path that cannot exist; undefined when that is an honest error. */
+  private notFoundPage(origin: string): Promise<PageFingerprint | undefined> {
+    let pending = this.notFoundPages.get(origin);
+    if (!pending) {
+      const probeUrl = new URL(probePath(), origin).href;
+      pending = this.exchange(probeUrl, 'GET', this.deps.requestTimeoutMs, sampleOf).then(({ res, sample }) => {
+        if (!res || res.status < 200 || res.status >= 300) return undefined;
+        return fingerprint(sample ?? '', probeUrl, res.redirects.length > 0 ? res.url : undefined);
+      });
+      this.notFoundPages.set(origin, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * One request through the throttle, retried after a 429 when the wait fits the scan. `read`
+   * consumes the body of the final answer while the slot is held; an unread body is dropped.
+   */
+  private async exchange(url: string, method: 'GET' | 'HEAD', timeoutMs: number, read?: BodyReader): Promise<Exchange> {
+    const host = new URL(url).host;
+    for (let attempt = 0; ; attempt++) {
+      let release: (signal: HostSignal) => void;
+      try {
+        release = await this.deps.throttle.acquire(host, this.signal);
+      } catch (err) {
+        if (err instanceof HostNotAnsweringError) return { error: { kind: 'not_answering', code: 'ETIMEDOUT', message: err.message } };
+        throw err;
+      }
+      const started = performance.now();
+      let res: SafeResponse;
+      try {
+        res = await this.deps.http.fetch(url, { method, maxRedirects: MAX_REDIRECTS, timeoutMs, maxBodyBytes: this.deps.maxPageBytes, signal: this.signal });
+      } catch (err) {
+        release(err instanceof OutboundError && err.kind === 'timeout' ? 'timeout' : 'failed');
+        if (this.signal.aborted) throw this.signal.reason;
+        if (err instanceof OutboundError) return { error: { kind: err.kind, code: err.code, message: err.message } };
+        throw err;
+      }
+      const elapsed = performance.now() - started;
+      const health: HostSignal = res.status === 429 || res.status === 503 ? 'overloaded' : elapsed > this.deps.slowMs ? 'slow' : 'fast';
+      if (res.status !== 429) return this.finish({ res }, read, release, health);
+      const waitMs = retryAfterMs(header(res.headers, 'retry-after')) ?? DEFAULT_429_PAUSE_MS * 2 ** attempt;
+      const fits = waitMs <= this.deps.maxRetryAfterMs && Date.now() + waitMs + timeoutMs < this.deadline;
+      if (attempt >= MAX_429_RETRIES || !fits) return this.finish({ res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health);
+      await res.dump();
+      release(health);
+      this.deps.throttle.pause(host, waitMs);
+    }
+  }
+
+  private async finish(exchange: Exchange, read: BodyReader | undefined, release: (s: HostSignal) => void, health: HostSignal): Promise<Exchange> {
+    const res = exchange.res as SafeResponse;
+    try {
+      if (read && !this.signal.aborted) Object.assign(exchange, await read(res));
+    } catch (err) {
+      if (this.signal.aborted) throw this.signal.reason;
+      // A body that breaks off still leaves the status standing.
+      if (!(err instanceof OutboundError)) throw err;
+    } finally {
+      await res.dump();
+      release(health);
+    }
+    return exchange;
+  }
+}
+
+/** HEAD answers that do not settle a link: any error status, or a connection HEAD upset. */
+function headNotTrusted(exchange: Exchange): boolean {
+  if (exchange.error) return exchange.error.kind === 'protocol' || exchange.error.code === 'ECONNRESET' || exchange.error.code === 'UND_ERR_SOCKET';
+  const res = exchange.res as SafeResponse;
+  if (res.redirectLimitReached) return false;
+  return res.status < 200 || res.status >= 300;
+}
+
+function isHtml(res: SafeResponse): boolean {
+  const type = header(res.headers, 'content-type');
+  return type === undefined || HTML_TYPES.test(type.trim());
+}
+
+/** The first SAMPLE_BYTES of a body as text; the rest is dropped. */
+async function readSample(res: SafeResponse): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= SAMPLE_BYTES) break;
+  }
+  return Buffer.concat(chunks).subarray(0, SAMPLE_BYTES).toString('utf8');
+}
+
+async function readAll(res: SafeResponse): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res.body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+const sampleOf: BodyReader = async (res) => ({ sample: await readSample(res) });
+
+/** Reads an HTML page for its ids and anchor names (and a sample for recognition). */
+async function readTargets(res: SafeResponse, maxBytes: number): Promise<BodyFacts> {
+  if (!isHtml(res)) return sampleOf(res);
+  const collector = new TargetCollector();
+  const decoder = new TextDecoder();
+  let sample = '';
+  let size = 0;
+  for await (const chunk of res.body) {
+    const text = decoder.decode(chunk, { stream: true });
+    if (sample.length < SAMPLE_BYTES) sample += text.slice(0, SAMPLE_BYTES - sample.length);
+    collector.write(text);
+    size += chunk.length;
+    if (size >= maxBytes) break;
+  }
+  collector.end();
+  return { sample, targets: collector.targets };
+}
+
+/** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,34 @@
+import { checkableFragment } from './fragments.js';
+import { normalizePageUrl } from './frontier.js';
+import { gradeLink, type CheckOutcome, type FragmentCheck, type Graded } from './grade.js';
+import type { FoundLink } from './link-extractor.js';
+
+/** Where a verdict gets its facts; a single-page scan and a crawl answer these differently. */
+export interface VerdictSources {
+  /** Normalised URL of the page the link is on, and that page's ids and anchor names. */
+  page: string;
+  pageTargets: ReadonlySet<string>;
+  /** The HTTP outcome of a URL (its fragment ignored). */
+  outcomeOf(url: string): Promise<CheckOutcome>;
+  /** Fragment targets of an internal page; undefined when it could not be read as HTML. */
+  targetsOf(url: string): Promise<ReadonlySet<string> | undefined>;
+}
+
+/**
+ * Checks and grades one link. Fragments are checked for in-page anchors and internal links
+ * (another site's anchors are its own business, and reading every external page would be slow).
+ */
+export async function verdictFor(link: FoundLink, sources: VerdictSources): Promise<Graded> {
+  if (link.type === 'mailto' || link.type === 'tel' || link.type === 'other') return gradeLink(link, undefined);
+  const name = checkableFragment(link.url);
+  const fragment = async (): Promise<FragmentCheck | undefined> => {
+    if (name === undefined) return undefined;
+    const target = normalizePageUrl(link.url);
+    const targets = target === sources.page ? sources.pageTargets : await sources.targetsOf(target);
+    return targets ? { name, found: targets.has(name) } : undefined;
+  };
+  if (link.type === 'anchor') return gradeLink(link, undefined, await fragment());
+  const outcome = await sources.outcomeOf(link.url);
+  const answered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
+  return gradeLink(link, outcome, answered && link.type === 'internal' ? await fragment() : undefined);
+}
