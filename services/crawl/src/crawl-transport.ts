@@ -1,0 +1,60 @@
+import type { CrawlKind, CrawlProgress } from './crawler.js';
+import type { JobError } from './job-store.js';
+
+/**
+ * How crawl jobs reach workers and how workers' events reach the job recorder: NATS JetStream in
+ * a cluster (nats-transport.ts), an in-process queue and bus on one machine (memory-transport.ts).
+ */
+
+/** A job as handed to a worker. */
+export interface JobTicket {
+  id: string;
+  kind: CrawlKind;
+  url: string;
+  /** Tries made before this ticket was queued (a job handed back after a restart). */
+  priorAttempts?: number;
+}
+
+interface EventBase {
+  jobId: string;
+  kind: CrawlKind;
+  /** Which try of the job, and the event's number within it (for ordering). */
+  attempt: number;
+  seq: number;
+  progress: CrawlProgress;
+}
+
+export type CrawlEvent =
+  | (EventBase & { type: 'progress' })
+  | (EventBase & { type: 'done'; result: unknown })
+  | (EventBase & { type: 'failed'; error: JobError });
+
+/** A worker's hold on a job. */
+export interface Lease {
+  /** 1 on the first try of the job. */
+  attempt: number;
+  /** Tells the queue the job is still being worked on (call well within the ack wait). */
+  keepAlive(): void;
+  /** Aborts when this worker shuts down; the job then goes back to the queue. */
+  signal: AbortSignal;
+}
+
+/** Resolving finishes the job's delivery; throwing hands the job back for another try. */
+export type JobHandler = (ticket: JobTicket, lease: Lease) => Promise<void>;
+export type EventHandler = (event: CrawlEvent) => Promise<void>;
+
+export interface CrawlTransport {
+  enqueue(ticket: JobTicket): Promise<void>;
+  publish(event: CrawlEvent): Promise<void>;
+  /** Starts taking jobs, at most `concurrency` at once. */
+  work(concurrency: number, handler: JobHandler): void;
+  /** Starts recording events. */
+  record(handler: EventHandler): void;
+  /** Stops taking jobs and events; running jobs are aborted and handed back. */
+  close(): Promise<void>;
+}
+
+/** The subject an event travels on: `<prefix>.crawl.<kind>.<jobId>.progress|done|failed`. */
+export function eventSubject(prefix: string, event: Pick<CrawlEvent, 'kind' | 'jobId' | 'type'>): string {
+  return `${prefix}.crawl.${event.kind}.${event.jobId}.${event.type}`;
+}

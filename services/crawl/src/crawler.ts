@@ -1,0 +1,396 @@
+import { setMaxListeners } from 'node:events';
+import type { BrokenLinkCrawlProgress, BrokenLinkCrawlResult, CrawledPage, ExtractResult, LinkRecord } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage } from './frontier.js';
+import { gradeLink, scoreCard, type CheckOutcome, type Graded } from './grade.js';
+import { LinkChecker, SAMPLE_BYTES, type CheckerDeps } from './link-checker.js';
+import { countLinks, LinkCollector, sameSite, type FoundLink } from './link-extractor.js';
+import { verdictFor } from './link-verdict.js';
+import { parseStream } from './link-extract.js';
+import { discoverSitemaps } from './sitemap.js';
+
+export type CrawlKind = 'broken-links' | 'link-extract';
+
+export interface CrawlLimits {
+  /** Pages fetched at most (spec: 250). */
+  pages: number;
+  /** Unique links checked at most in a broken-link crawl (spec: 1,500). */
+  checkedLinks: number;
+  /** Unique links reported at most in a link-extract crawl (spec: 3,000). */
+  reportedLinks: number;
+  /** Wall time of a crawl (spec: 6 minutes). */
+  timeBudgetMs: number;
+  /** Sample source pages kept per link (spec: 25). */
+  sources: number;
+  /** Links read from one page at most. */
+  linksPerPage: number;
+  /** Same-shape page chains longer than this are not followed (crawler traps). */
+  maxShapeChain: number;
+  sitemapFiles: number;
+  sitemapUrls: number;
+}
+
+export interface CrawlDeps extends CheckerDeps {
+  limits: CrawlLimits;
+  /** Pages fetched at once (the host throttle bounds them further). */
+  pageConcurrency: number;
+}
+
+/** Broken-link progress is the superset; the extract shape is derived from it. */
+export type CrawlProgress = BrokenLinkCrawlProgress;
+
+export type CrawlResult = { kind: 'broken-links'; result: BrokenLinkCrawlResult } | { kind: 'link-extract'; result: ExtractResult };
+
+/** A crawl that cannot produce a result at all (the entry page never answered). */
+export class CrawlFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CrawlFailure';
+  }
+}
+
+interface LinkEntry {
+  link: FoundLink;
+  /** Page it was first found on, and that page's fragment targets (for in-page anchors). */
+  page: string;
+  pageTargets: ReadonlySet<string>;
+  sources: string[];
+  sourceCount: number;
+  verdict?: Promise<Graded | undefined>;
+}
+
+interface PageVisit {
+  queued: QueuedPage;
+  outcome: CheckOutcome;
+  /** Links in document order, when the page was parsed. */
+  links: FoundLink[];
+  targets: ReadonlySet<string>;
+  /** Read as HTML (so `targets` is complete up to the page size cap). */
+  html: boolean;
+  /** Listed in `pages`: parsed, or answered with an error. Non-HTML files are links only. */
+  isPage: boolean;
+}
+
+/**
+ * One site crawl: robots.txt and sitemaps, then the site breadth first from the entry URL,
+ * level by level, up to the page cap and the time budget. A broken-link crawl checks each
+ * unique link once as soon as its level is read (crawled pages answer for themselves); an
+ * extract crawl only collects. Reaching a cap or the budget ends the crawl with a result.
+ */
+export async function crawlSite(kind: CrawlKind, entry: URL, deps: CrawlDeps, onProgress: (progress: CrawlProgress) => void, signal: AbortSignal): Promise<CrawlResult> {
+  return new SiteCrawl(kind, entry, deps, onProgress, signal).run();
+}
+
+class SiteCrawl {
+  private readonly limits: CrawlLimits;
+  private readonly budget: AbortSignal;
+  private readonly scan: AbortSignal;
+  private readonly checker: LinkChecker;
+  private readonly frontier: Frontier;
+  private readonly links = new Map<string, LinkEntry>();
+  /** Links seen beyond the link cap: counted, not kept. */
+  private readonly uncounted = new Set<string>();
+  private readonly pages: CrawledPage[] = [];
+  /** Pages the crawl plans to fetch: their link checks wait for the fetch instead of asking again. */
+  private readonly planned = new Map<string, Deferred<PageVisit | undefined>>();
+  private readonly checking: boolean;
+  private site: URL;
+  private progress: CrawlProgress;
+  private linksChecked = 0;
+  private pagesCrawled = 0;
+
+  constructor(
+    private readonly kind: CrawlKind,
+    private readonly entry: URL,
+    private readonly deps: CrawlDeps,
+    private readonly onProgress: (progress: CrawlProgress) => void,
+    private readonly signal: AbortSignal,
+  ) {
+    this.limits = deps.limits;
+    this.checking = kind === 'broken-links';
+    this.budget = AbortSignal.timeout(this.limits.timeBudgetMs);
+    this.scan = AbortSignal.any([signal, this.budget]);
+    setMaxListeners(0, this.scan); // every request in flight listens to it
+    this.checker = new LinkChecker(deps, this.scan, Date.now() + this.limits.timeBudgetMs, { soft404: this.checking });
+    this.frontier = new Frontier({ maxShapeChain: this.limits.maxShapeChain });
+    this.site = entry;
+    this.progress = {
+      phase: 'sitemap',
+      message: 'Reading robots.txt and sitemaps',
+      sitemapFound: false,
+      sitemapUrlCount: 0,
+      pagesCrawled: 0,
+      pagesDiscovered: 0,
+      pagesCap: this.limits.pages,
+      linksFound: 0,
+      linksChecked: 0,
+      linksTotal: 0,
+    };
+  }
+
+  async run(): Promise<CrawlResult> {
+    this.report({});
+    const entryUrl = normalizePageUrl(this.entry);
+    const sitemaps = discoverSitemaps(this.entry.origin, (url) => this.checker.fetchFile(url), {
+      maxFiles: this.limits.sitemapFiles,
+      maxUrls: this.limits.sitemapUrls,
+      maxBytes: this.deps.maxPageBytes,
+    }).catch(() => ({ found: false, urls: [] as string[] }));
+    this.frontier.seed(entryUrl);
+    let level = this.frontier.nextLevel(1);
+    let visits = await this.visitLevel(level);
+    const first = visits[0];
+    if (!first || !first.isPage) await this.failOnEntry(first);
+    if (first?.outcome.finalUrl) this.site = new URL(first.outcome.finalUrl);
+    this.absorb(visits);
+    const sitemap = await this.untilBudget(sitemaps);
+    if (sitemap) {
+      const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
+      this.frontier.addFromSitemap(onSite);
+      this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length });
+    }
+    this.report({ phase: 'crawling', message: this.crawlMessage() });
+    while (!this.scan.aborted && this.pagesCrawled < this.limits.pages) {
+      level = this.frontier.nextLevel(this.limits.pages - this.pagesCrawled);
+      if (level.length === 0) break;
+      visits = await this.visitLevel(level);
+      this.absorb(visits);
+    }
+    if (this.signal.aborted) throw this.signal.reason;
+    // Pages that will not be fetched now: links to them are checked like any other.
+    for (const deferred of this.planned.values()) deferred.resolve(undefined);
+    if (this.checking) this.report({ phase: 'checking', message: `All ${this.pagesCrawled} pages read; checking the remaining links` });
+    return this.finish();
+  }
+
+  /** Fetches the pages of one level, at most pageConcurrency at once. */
+  private async visitLevel(level: QueuedPage[]): Promise<PageVisit[]> {
+    const visits: (PageVisit | undefined)[] = new Array(level.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < level.length && !this.scan.aborted) {
+        const at = next++;
+        visits[at] = await this.visit(level[at] as QueuedPage).catch((err: unknown) => {
+          if (this.scan.aborted) return undefined;
+          throw err;
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.deps.pageConcurrency, level.length) }, worker));
+    return visits.filter((v): v is PageVisit => v !== undefined);
+  }
+
+  private async visit(queued: QueuedPage): Promise<PageVisit> {
+    let collector: LinkCollector | undefined;
+    const outcome = await this.checker.fetchPage(queued.url, async (res) => {
+      const final = new URL(res.url);
+      if (queued.depth > 0) {
+        // A redirect elsewhere: off the site, or to a page the crawl reads anyway, is not read here.
+        const landed = this.asPage(res.url);
+        if (!landed || (landed !== queued.url && this.frontier.has(landed))) return '';
+        this.frontier.claim(landed);
+      }
+      const links = new LinkCollector(final, this.limits.linksPerPage);
+      collector = links;
+      let sample = '';
+      await parseStream(res, {
+        write: (chunk) => {
+          if (sample.length < SAMPLE_BYTES) sample += chunk.slice(0, SAMPLE_BYTES - sample.length);
+          links.write(chunk);
+        },
+        end: () => links.end(),
+        get full() {
+          return links.full;
+        },
+      });
+      return sample;
+    });
+    const html = collector !== undefined;
+    const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
+    const visit: PageVisit = { queued, outcome, links: collector?.links ?? [], targets: collector?.targets ?? new Set(), html, isPage };
+    if (visit.isPage) {
+      this.pagesCrawled++;
+      const graded = gradeLink({ url: queued.url, originalHref: queued.url, text: '', rel: undefined, type: 'internal', scheme: this.entry.protocol.slice(0, -1) }, outcome);
+      this.pages.push({
+        url: queued.url,
+        statusCode: outcome.status,
+        statusText: graded.record.statusText,
+        severity: graded.record.severity,
+        linksOnPage: visit.links.length,
+        depth: queued.depth,
+        fromSitemap: queued.fromSitemap,
+      });
+    }
+    this.planned.get(queued.url)?.resolve(visit);
+    this.report({ message: this.crawlMessage() });
+    return visit;
+  }
+
+  /** The entry page gave nothing to crawl: a network failure fails the job; anything else is a result. */
+  private async failOnEntry(visit: PageVisit | undefined): Promise<void> {
+    if (this.signal.aborted) throw this.signal.reason;
+    const error = visit?.outcome.error;
+    if (!visit) throw new CrawlFailure('crawl_timeout', 'the time budget ended before the entry page answered');
+    if (error?.kind === 'blocked') throw new CrawlFailure('target_blocked', `refused: ${error.message}; private and internal addresses are not fetched`);
+    if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message} (${error.code})`);
+  }
+
+  /** Takes a level's links in page order and link order: queues pages, counts and checks links. */
+  private absorb(visits: PageVisit[]): void {
+    for (const visit of visits) {
+      for (const link of visit.links) {
+        if (link.type === 'internal' && link.scheme.startsWith('http')) {
+          const page = this.asPage(link.url);
+          if (page && this.frontier.addLink(page, visit.queued)) this.planned.set(page, deferred());
+        }
+        this.count(link, visit);
+      }
+    }
+    this.report({ pagesDiscovered: this.frontier.discovered, message: this.crawlMessage() });
+  }
+
+  private count(link: FoundLink, visit: PageVisit): void {
+    const key = `${link.type} ${link.url}`;
+    const known = this.links.get(key);
+    if (known) {
+      known.sourceCount++;
+      if (known.sources.length < this.limits.sources) known.sources.push(visit.queued.url);
+      return;
+    }
+    const cap = this.checking ? this.limits.checkedLinks : this.limits.reportedLinks;
+    if (this.links.size >= cap) {
+      this.uncounted.add(key);
+      return;
+    }
+    const entry: LinkEntry = { link, page: visit.queued.url, pageTargets: visit.targets, sources: [visit.queued.url], sourceCount: 1 };
+    this.links.set(key, entry);
+    if (this.checking) entry.verdict = this.judge(entry);
+  }
+
+  private async judge(entry: LinkEntry): Promise<Graded | undefined> {
+    try {
+      return await verdictFor(entry.link, {
+        page: entry.page,
+        pageTargets: entry.pageTargets,
+        outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
+        targetsOf: async (url) => {
+          const visit = await this.crawled(url);
+          return visit ? (visit.html ? visit.targets : undefined) : (await this.checker.checkWithTargets(url)).targets;
+        },
+      });
+    } catch (err) {
+      if (this.scan.aborted) return undefined; // out of time: not checked, so not reported
+      throw err;
+    } finally {
+      this.linksChecked++;
+      this.report({ linksChecked: this.linksChecked });
+    }
+  }
+
+  /** The visit of a page this crawl fetches (waiting for it), or undefined when it is not fetched. */
+  private async crawled(url: string): Promise<PageVisit | undefined> {
+    const page = this.asPage(url);
+    const planned = page === undefined ? undefined : this.planned.get(page);
+    return planned ? planned.promise : undefined;
+  }
+
+  /** The normalised URL when `url` is a page of this site the crawl may fetch. */
+  private asPage(url: string): string | undefined {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return undefined;
+    }
+    if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !sameSite(parsed, this.site) || !looksLikePage(parsed)) return undefined;
+    return normalizePageUrl(parsed);
+  }
+
+  private async untilBudget<T>(promise: Promise<T>): Promise<T | undefined> {
+    if (this.scan.aborted) return undefined;
+    return new Promise<T | undefined>((resolve, reject) => {
+      const stop = () => resolve(undefined);
+      this.scan.addEventListener('abort', stop, { once: true });
+      promise.then(resolve, reject).finally(() => this.scan.removeEventListener('abort', stop));
+    });
+  }
+
+  private async finish(): Promise<CrawlResult> {
+    const truncatedPages = this.frontier.queued > 0;
+    const totalUnique = this.links.size + this.uncounted.size;
+    const common = { url: this.entry.href, scannedAt: new Date().toISOString() };
+    if (!this.checking) {
+      const entries = [...this.links.values()];
+      const counts = countLinks(entries.map((e) => e.link));
+      this.report({ phase: 'done', message: `Done: ${this.pagesCrawled} pages, ${totalUnique} unique links` });
+      return {
+        kind: 'link-extract',
+        result: {
+          ...common,
+          totalLinks: counts.total,
+          truncated: this.uncounted.size > 0,
+          counts,
+          links: entries.map((e) => ({ ...e.link, sources: e.sources, sourceCount: e.sourceCount })),
+        },
+      };
+    }
+    const entries = [...this.links.values()];
+    const verdicts = await Promise.all(entries.map((e) => e.verdict));
+    if (this.signal.aborted) throw this.signal.reason;
+    const graded: Graded[] = [];
+    const records: LinkRecord[] = [];
+    entries.forEach((entry, i) => {
+      const verdict = verdicts[i];
+      if (!verdict) return;
+      graded.push(verdict);
+      records.push({ ...verdict.record, sources: entry.sources, sourceCount: entry.sourceCount });
+    });
+    const card = scoreCard(graded);
+    this.report({ phase: 'done', message: `Done: ${this.pagesCrawled} pages, ${records.length} links checked` });
+    return {
+      kind: 'broken-links',
+      result: {
+        ...common,
+        ...card,
+        pagesCrawled: this.pagesCrawled,
+        pagesDiscovered: this.frontier.discovered,
+        totalUniqueLinks: totalUnique,
+        truncatedPages,
+        truncatedLinks: this.uncounted.size > 0 || records.length < entries.length,
+        links: records,
+        pages: this.pages,
+      },
+    };
+  }
+
+  private crawlMessage(): string {
+    const pages = `Crawled ${this.pagesCrawled} of ${Math.min(this.frontier.discovered, this.limits.pages)} pages`;
+    return this.checking ? `${pages}, checked ${this.linksChecked} of ${this.links.size} links` : `${pages}, found ${this.links.size + this.uncounted.size} links`;
+  }
+
+  private report(change: Partial<CrawlProgress>): void {
+    this.progress = {
+      ...this.progress,
+      ...change,
+      pagesCrawled: this.pagesCrawled,
+      pagesDiscovered: this.frontier.discovered,
+      linksFound: this.links.size + this.uncounted.size,
+      linksChecked: this.linksChecked,
+      linksTotal: this.checking ? this.links.size : 0,
+    };
+    this.onProgress(this.progress);
+  }
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}

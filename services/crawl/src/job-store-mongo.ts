@@ -1,0 +1,124 @@
+import mongoose, { type Connection, type Model } from 'mongoose';
+import type { CrawlKind, CrawlProgress } from './crawler.js';
+import { packResult, unpackResult, type CrawlJob, type JobError, type JobStatus, type JobStore, type JobUpdate, type NewJob } from './job-store.js';
+
+interface JobDoc {
+  _id: string;
+  kind: string;
+  url: string;
+  status: string;
+  progress: CrawlProgress;
+  result?: Buffer;
+  error?: JobError;
+  attempt: number;
+  seq: number;
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date;
+}
+
+const schema = new mongoose.Schema<JobDoc>(
+  {
+    _id: String,
+    kind: { type: String, required: true },
+    url: { type: String, required: true },
+    status: { type: String, required: true },
+    progress: { type: mongoose.Schema.Types.Mixed, required: true },
+    result: Buffer,
+    error: { type: mongoose.Schema.Types.Mixed },
+    attempt: { type: Number, default: 0 },
+    seq: { type: Number, default: 0 },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    expiresAt: { type: Date, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+// MongoDB deletes expired jobs itself; reads also check expiresAt, so expiry holds before that
+// (and on servers without a TTL monitor).
+schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+
+const newer = (update: JobUpdate) => ({ $or: [{ attempt: { $lt: update.attempt } }, { attempt: update.attempt, seq: { $lt: update.seq } }] });
+
+/**
+ * The cluster job store on MongoDB through mongoose. Only operations every MongoDB-wire server
+ * here supports: guarded findOneAndUpdate/updateOne with $set, unique _id, a TTL index created
+ * with createIndexes (collections are created on first write: no `create` command).
+ */
+export class MongoJobStore implements JobStore {
+  private constructor(
+    private readonly connection: Connection,
+    private readonly jobs: Model<JobDoc>,
+  ) {}
+
+  static async connect(url: string, collection = 'crawl_jobs'): Promise<MongoJobStore> {
+    const connection = await mongoose.createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 }).asPromise();
+    const jobs = connection.model<JobDoc>('CrawlJob', schema, collection);
+    await jobs.createIndexes();
+    return new MongoJobStore(connection, jobs);
+  }
+
+  async create(job: NewJob): Promise<void> {
+    const { id, ...rest } = job;
+    await this.jobs.collection.insertOne({ _id: id, ...rest, status: 'crawling', attempt: 0, seq: 0, updatedAt: job.createdAt } as never);
+  }
+
+  async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
+    const doc = await this.jobs.findOne({ _id: id, expiresAt: { $gt: now } }).lean<JobDoc>();
+    return doc ? toJob(doc) : undefined;
+  }
+
+  async recordProgress(id: string, update: JobUpdate): Promise<boolean> {
+    const res = await this.jobs.updateOne({ _id: id, status: 'crawling', ...newer(update) }, { $set: { ...update, updatedAt: new Date() } });
+    return res.modifiedCount > 0;
+  }
+
+  async finish(id: string, update: JobUpdate & { result: unknown }): Promise<boolean> {
+    const { result, ...rest } = update;
+    const res = await this.jobs.updateOne({ _id: id, status: 'crawling' }, { $set: { ...rest, status: 'done', result: packResult(result), updatedAt: new Date() } });
+    return res.modifiedCount > 0;
+  }
+
+  async fail(id: string, error: JobError, update?: JobUpdate): Promise<boolean> {
+    const res = await this.jobs.updateOne({ _id: id, status: 'crawling' }, { $set: { ...update, status: 'failed', error, updatedAt: new Date() } });
+    return res.modifiedCount > 0;
+  }
+
+  async crawling(now = new Date()): Promise<CrawlJob[]> {
+    const docs = await this.jobs.find({ status: 'crawling', expiresAt: { $gt: now } }).lean<JobDoc[]>();
+    return docs.map(toJob);
+  }
+
+  async sweep(now = new Date()): Promise<number> {
+    const res = await this.jobs.deleteMany({ expiresAt: { $lte: now } });
+    return res.deletedCount;
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}
+
+function toJob(doc: JobDoc): CrawlJob {
+  return {
+    id: doc._id,
+    kind: doc.kind as CrawlKind,
+    url: doc.url,
+    status: doc.status as JobStatus,
+    progress: doc.progress,
+    result: doc.result ? unpackResult(asBytes(doc.result)) : undefined,
+    error: doc.error ? { code: doc.error.code, message: doc.error.message } : undefined,
+    attempt: doc.attempt,
+    seq: doc.seq,
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+    expiresAt: doc.expiresAt,
+  };
+}
+
+/** lean() hands binary fields back as BSON Binary, not Buffer. */
+function asBytes(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  const binary = value as { buffer?: Uint8Array; value?: () => Uint8Array };
+  return binary.buffer instanceof Uint8Array ? binary.buffer : (binary.value?.() ?? new Uint8Array());
+}

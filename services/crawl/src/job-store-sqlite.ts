@@ -1,0 +1,131 @@
+import Database from 'better-sqlite3';
+import type { CrawlKind, CrawlProgress } from './crawler.js';
+import { packResult, unpackResult, type CrawlJob, type JobError, type JobStatus, type JobStore, type JobUpdate, type NewJob } from './job-store.js';
+
+interface Row {
+  id: string;
+  kind: string;
+  url: string;
+  status: string;
+  progress: string;
+  result: Buffer | null;
+  error: string | null;
+  attempt: number;
+  seq: number;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+}
+
+/** "(attempt, seq) is newer than the stored pair", as SQL. */
+const NEWER = '(attempt < @attempt OR (attempt = @attempt AND seq < @seq))';
+
+/** The embedded job store: one SQLite file under DATA_DIR (WAL, so polls never wait on writes). */
+export class SqliteJobStore implements JobStore {
+  private readonly db: Database.Database;
+  private readonly statements;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS crawl_jobs (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        url TEXT NOT NULL,
+        status TEXT NOT NULL,
+        progress TEXT NOT NULL,
+        result BLOB,
+        error TEXT,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        seq INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS crawl_jobs_expires_at ON crawl_jobs (expires_at);
+    `);
+    this.statements = {
+      insert: this.db.prepare(
+        `INSERT INTO crawl_jobs (id, kind, url, status, progress, created_at, updated_at, expires_at)
+         VALUES (@id, @kind, @url, 'crawling', @progress, @createdAt, @createdAt, @expiresAt)`,
+      ),
+      get: this.db.prepare<[string, number], Row>('SELECT * FROM crawl_jobs WHERE id = ? AND expires_at > ?'),
+      progress: this.db.prepare(
+        `UPDATE crawl_jobs SET progress = @progress, attempt = @attempt, seq = @seq, updated_at = @now
+         WHERE id = @id AND status = 'crawling' AND ${NEWER}`,
+      ),
+      finish: this.db.prepare(
+        `UPDATE crawl_jobs SET status = 'done', progress = @progress, result = @result, attempt = @attempt, seq = @seq, updated_at = @now
+         WHERE id = @id AND status = 'crawling'`,
+      ),
+      fail: this.db.prepare(
+        `UPDATE crawl_jobs SET status = 'failed', error = @error, progress = coalesce(@progress, progress),
+           attempt = coalesce(@attempt, attempt), seq = coalesce(@seq, seq), updated_at = @now
+         WHERE id = @id AND status = 'crawling'`,
+      ),
+      crawling: this.db.prepare<[number], Row>(`SELECT * FROM crawl_jobs WHERE status = 'crawling' AND expires_at > ?`),
+      sweep: this.db.prepare('DELETE FROM crawl_jobs WHERE expires_at <= ?'),
+    };
+  }
+
+  async create(job: NewJob): Promise<void> {
+    this.statements.insert.run({ ...job, progress: JSON.stringify(job.progress), createdAt: job.createdAt.getTime(), expiresAt: job.expiresAt.getTime() });
+  }
+
+  async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
+    const row = this.statements.get.get(id, now.getTime());
+    return row && toJob(row);
+  }
+
+  async recordProgress(id: string, update: JobUpdate): Promise<boolean> {
+    return this.statements.progress.run({ id, ...update, progress: JSON.stringify(update.progress), now: Date.now() }).changes > 0;
+  }
+
+  async finish(id: string, update: JobUpdate & { result: unknown }): Promise<boolean> {
+    const row = { id, attempt: update.attempt, seq: update.seq, progress: JSON.stringify(update.progress), result: packResult(update.result), now: Date.now() };
+    return this.statements.finish.run(row).changes > 0;
+  }
+
+  async fail(id: string, error: JobError, update?: JobUpdate): Promise<boolean> {
+    const row = {
+      id,
+      error: JSON.stringify(error),
+      progress: update ? JSON.stringify(update.progress) : null,
+      attempt: update?.attempt ?? null,
+      seq: update?.seq ?? null,
+      now: Date.now(),
+    };
+    return this.statements.fail.run(row).changes > 0;
+  }
+
+  async crawling(now = new Date()): Promise<CrawlJob[]> {
+    return this.statements.crawling.all(now.getTime()).map(toJob);
+  }
+
+  async sweep(now = new Date()): Promise<number> {
+    return this.statements.sweep.run(now.getTime()).changes;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+function toJob(row: Row): CrawlJob {
+  return {
+    id: row.id,
+    kind: row.kind as CrawlKind,
+    url: row.url,
+    status: row.status as JobStatus,
+    progress: JSON.parse(row.progress) as CrawlProgress,
+    result: row.result ? unpackResult(row.result) : undefined,
+    error: row.error ? (JSON.parse(row.error) as JobError) : undefined,
+    attempt: row.attempt,
+    seq: row.seq,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+    expiresAt: new Date(row.expires_at),
+  };
+}

@@ -1,0 +1,237 @@
+import type { Logger } from '@webutil/kit';
+import {
+  AckPolicy,
+  connect,
+  DeliverPolicy,
+  nanos,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+  type ObjectStore,
+  type StreamConfig,
+} from 'nats';
+import { eventSubject, type CrawlEvent, type CrawlTransport, type EventHandler, type JobHandler, type JobTicket } from './crawl-transport.js';
+import { packResult, unpackResult } from './job-store.js';
+
+export interface NatsTransportOptions {
+  url: string;
+  /** First subject token; stream, consumer and bucket names derive from it, so stacks can share a server. */
+  prefix: string;
+  /** A job not kept alive for this long goes to another worker (the replica is presumed dead). */
+  ackWaitMs: number;
+  /** How long queued jobs, events and results are kept (the job retention). */
+  retentionMs: number;
+  log: Logger;
+}
+
+/** Names of the JetStream resources for a prefix (tests use them to clean up). */
+export function natsResourceNames(prefix: string) {
+  const base = prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+  return {
+    jobsStream: `${base}_CRAWL_JOBS`,
+    eventsStream: `${base}_CRAWL_EVENTS`,
+    resultsBucket: `${base.toLowerCase()}_crawl_results`,
+    workers: 'crawl-workers',
+    recorder: 'crawl-recorder',
+  };
+}
+
+/** A done event on the wire: the result travels in the object store (it can exceed max_payload). */
+type WireEvent = CrawlEvent & { resultObject?: string };
+
+const RETRY_PAUSE_MS = 1_000;
+
+/**
+ * Jobs on a JetStream work queue with one durable pull consumer shared by every crawl replica:
+ * a job whose worker stops sending keep-alives is delivered again after the ack wait, so a crawl
+ * started on a replica that died is picked up by another. Events go on a second work-queue stream
+ * that the job recorder (every replica, one durable consumer) drains into the job store.
+ */
+export class NatsTransport implements CrawlTransport {
+  private readonly names: ReturnType<typeof natsResourceNames>;
+  private readonly shutdown = new AbortController();
+  private readonly loops: Promise<void>[] = [];
+  /** Jobs this process runs, with their latest delivery (a redelivery replaces it). */
+  private readonly running = new Map<string, { msg: JsMsg }>();
+  private recorderMessages: ConsumerMessages | undefined;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly results: ObjectStore,
+    private readonly options: NatsTransportOptions,
+  ) {
+    this.names = natsResourceNames(options.prefix);
+  }
+
+  static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(options.prefix)) throw new Error(`CRAWL_NATS_PREFIX must be 1-32 letters, digits, _ or -: ${options.prefix}`);
+    const nc = await connect({ servers: options.url, name: 'webutil-crawl', maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true });
+    const names = natsResourceNames(options.prefix);
+    const jsm = await nc.jetstreamManager();
+    const common = { retention: RetentionPolicy.Workqueue, storage: StorageType.File, max_age: nanos(options.retentionMs) };
+    await ensureStream(jsm, { ...common, name: names.jobsStream, subjects: [`${options.prefix}.crawl-jobs.>`], duplicate_window: nanos(120_000) });
+    await ensureStream(jsm, { ...common, name: names.eventsStream, subjects: [`${options.prefix}.crawl.*.*.*`] });
+    const consumer = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: -1 };
+    await ensureConsumer(jsm, names.jobsStream, { ...consumer, durable_name: names.workers, ack_wait: nanos(options.ackWaitMs) });
+    await ensureConsumer(jsm, names.eventsStream, { ...consumer, durable_name: names.recorder, ack_wait: nanos(30_000) });
+    const js = nc.jetstream();
+    const results = await js.views.os(names.resultsBucket, { storage: StorageType.File, ttl: nanos(options.retentionMs) });
+    return new NatsTransport(nc, js, results, options);
+  }
+
+  async enqueue(ticket: JobTicket): Promise<void> {
+    await this.js.publish(`${this.options.prefix}.crawl-jobs.${ticket.kind}`, JSON.stringify(ticket), { msgID: ticket.id });
+  }
+
+  async publish(event: CrawlEvent): Promise<void> {
+    let wire: WireEvent = event;
+    if (event.type === 'done') {
+      const name = `${event.jobId}-${event.attempt}`;
+      await this.results.putBlob({ name }, packResult(event.result));
+      wire = { ...event, result: undefined, resultObject: name };
+    }
+    const msgID = event.type === 'progress' ? undefined : `${event.jobId}-${event.type}-${event.attempt}`;
+    await this.js.publish(eventSubject(this.options.prefix, event), JSON.stringify(wire), { msgID, timeout: 5_000 });
+  }
+
+  work(concurrency: number, handler: JobHandler): void {
+    for (let i = 0; i < concurrency; i++) this.loops.push(this.workLoop(handler));
+  }
+
+  record(handler: EventHandler): void {
+    this.loops.push(this.recordLoop(handler));
+  }
+
+  async close(): Promise<void> {
+    this.shutdown.abort(new Error('shutting down'));
+    await this.recorderMessages?.close();
+    // Running jobs see the abort and hand their delivery back (nak) before the connection drains.
+    while (this.running.size > 0) await sleep(50);
+    await this.nc.drain().catch(() => undefined);
+    await Promise.allSettled(this.loops);
+  }
+
+  private get closing(): boolean {
+    return this.shutdown.signal.aborted;
+  }
+
+  private async workLoop(handler: JobHandler): Promise<void> {
+    while (!this.closing) {
+      let msg: JsMsg | null;
+      try {
+        const consumer = await this.js.consumers.get(this.names.jobsStream, this.names.workers);
+        msg = await consumer.next({ expires: 5_000 });
+      } catch (err) {
+        if (this.closing) break;
+        this.options.log.debug({ err }, 'waiting for the job queue');
+        await sleep(RETRY_PAUSE_MS);
+        continue;
+      }
+      if (!msg) continue;
+      if (this.closing) {
+        msg.nak();
+        break;
+      }
+      await this.runDelivery(msg, handler);
+    }
+  }
+
+  private async runDelivery(msg: JsMsg, handler: JobHandler): Promise<void> {
+    let ticket: JobTicket;
+    try {
+      ticket = JSON.parse(new TextDecoder().decode(msg.data)) as JobTicket;
+    } catch {
+      msg.term('unreadable job');
+      return;
+    }
+    const current = this.running.get(ticket.id);
+    if (current) {
+      // Redelivered (our keep-alives were lost, e.g. while NATS restarted) but still running here.
+      current.msg = msg;
+      return;
+    }
+    const delivery = { msg };
+    this.running.set(ticket.id, delivery);
+    const lease = {
+      attempt: (ticket.priorAttempts ?? 0) + msg.info.deliveryCount,
+      keepAlive: () => delivery.msg.working(),
+      signal: this.shutdown.signal,
+    };
+    try {
+      await handler(ticket, lease);
+      delivery.msg.ack();
+    } catch (err) {
+      if (!this.closing) this.options.log.warn({ err, jobId: ticket.id }, 'crawl job handed back for another try');
+      delivery.msg.nak(this.closing ? undefined : 5_000);
+    } finally {
+      this.running.delete(ticket.id);
+    }
+  }
+
+  private async recordLoop(handler: EventHandler): Promise<void> {
+    while (!this.closing) {
+      try {
+        const consumer = await this.js.consumers.get(this.names.eventsStream, this.names.recorder);
+        this.recorderMessages = await consumer.consume({ max_messages: 256 });
+        for await (const msg of this.recorderMessages) await this.recordOne(msg, handler);
+      } catch (err) {
+        if (this.closing) break;
+        this.options.log.debug({ err }, 'event recorder waiting for NATS');
+      }
+      if (!this.closing) await sleep(RETRY_PAUSE_MS);
+    }
+  }
+
+  private async recordOne(msg: JsMsg, handler: EventHandler): Promise<void> {
+    let wire: WireEvent;
+    try {
+      wire = JSON.parse(new TextDecoder().decode(msg.data)) as WireEvent;
+    } catch {
+      msg.term('unreadable event');
+      return;
+    }
+    try {
+      const { resultObject, ...event } = wire;
+      if (event.type === 'done' && resultObject) {
+        const packed = await this.results.getBlob(resultObject);
+        if (!packed) {
+          msg.ack(); // recorded by an earlier delivery of this event
+          return;
+        }
+        event.result = unpackResult(packed);
+      }
+      await handler(event as CrawlEvent);
+      if (resultObject) await this.results.delete(resultObject);
+      msg.ack();
+    } catch (err) {
+      this.options.log.warn({ err, subject: msg.subject }, 'could not record a crawl event; retrying');
+      msg.nak(RETRY_PAUSE_MS);
+    }
+  }
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.add(config);
+  } catch {
+    await jsm.streams.update(config.name, config);
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+  try {
+    await jsm.consumers.add(stream, config);
+  } catch {
+    await jsm.consumers.update(stream, config.durable_name, config);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
