@@ -3,7 +3,7 @@
  * it calls, how the reply is presented, and the per-route reason -> HTTP status exceptions.
  * Each route is served under both /v1 and /api/v1.
  */
-import type { ExtractedLink, ExtractResult } from '@webutil/proto/webutil/crawl/v1/crawl';
+import type { BrokenLinkCrawlResult, ExtractedLink, ExtractResult, JobError, LinkRecord } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { z } from 'zod';
 import { NO_STORE, presentChallenge, presentKey, presentQuota, presentSession } from './billing-presenters.js';
 import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from './caller.js';
@@ -20,6 +20,7 @@ const required = (name: string) =>
     .max(4096, `${name} is too long`);
 
 const urlInput = z.object({ url: required('url') });
+const jobInput = z.object({ job_id: required('job_id') });
 
 const noInput = z.object({});
 /** Passwords are taken as typed: no trimming. */
@@ -60,6 +61,73 @@ export const routes: RouteSpec[] = [
     timeoutMs: 45_000,
     call: (c, input, options) => c.crawl.extractLinks({ url: input.url }, options),
     present: (r) => ({ body: dataEnvelope(presentExtractResult(r.result, false)) }),
+  }),
+
+  // Link checking and site crawls: a crawl start answers 202 with the job id at once; polls are
+  // free and read the job store. A job that ended in failure is a 200 with status `failed`.
+  route({
+    method: 'POST',
+    path: '/broken-links',
+    operation: 'broken-links',
+    credits: 2,
+    input: urlInput,
+    timeoutMs: 90_000,
+    call: (c, input, options) => c.crawl.checkLinks({ url: input.url }, options),
+    present: (r) =>
+      ({
+        body: dataEnvelope({
+          url: r.url,
+          scannedAt: r.scannedAt,
+          totalLinks: r.totalLinks,
+          checkedLinks: r.checkedLinks,
+          truncated: r.truncated,
+          healthScore: r.healthScore,
+          grade: r.grade,
+          summary: r.summary,
+          statusBreakdown: r.statusBreakdown,
+          links: r.links.map((link) => presentLinkRecord(link, false)),
+        }),
+      }),
+  }),
+  route({
+    method: 'POST',
+    path: '/broken-links/crawl',
+    operation: 'broken-links-crawl',
+    credits: 2,
+    input: urlInput,
+    timeoutMs: 15_000,
+    call: (c, input, options) => c.crawl.startBrokenLinkCrawl({ url: input.url }, options),
+    present: (r) => ({ status: 202, body: dataEnvelope({ jobId: r.jobId }) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/broken-links/crawl/:job_id',
+    operation: 'broken-links-crawl-status',
+    credits: 0,
+    input: jobInput,
+    timeoutMs: 15_000,
+    call: (c, input, options) => c.crawl.getBrokenLinkCrawl({ jobId: input.job_id }, options),
+    present: (r) => ({ body: dataEnvelope(presentJob(r, r.result && presentBrokenLinkCrawl(r.result))), headers: NO_STORE }),
+  }),
+  route({
+    method: 'POST',
+    path: '/link-extract/crawl',
+    operation: 'link-extract-crawl',
+    credits: 1,
+    input: urlInput,
+    timeoutMs: 15_000,
+    call: (c, input, options) => c.crawl.startLinkExtractCrawl({ url: input.url }, options),
+    present: (r) => ({ status: 202, body: dataEnvelope({ jobId: r.jobId }) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/link-extract/crawl/:job_id',
+    operation: 'link-extract-crawl-status',
+    credits: 0,
+    input: jobInput,
+    timeoutMs: 15_000,
+    call: (c, input, options) => c.crawl.getLinkExtractCrawl({ jobId: input.job_id }, options),
+    present: (r) => ({ body: dataEnvelope(presentJob(r, r.result && presentExtractResult(r.result, true))), headers: NO_STORE }),
   }),
 
   // Quota, the bot challenge, sessions and API keys: free, rate-limited like every route.
@@ -205,4 +273,54 @@ function presentExtractResult(result: ExtractResult | undefined, crawl: boolean)
 function presentExtractedLink(link: ExtractedLink, crawl: boolean) {
   const item = { url: link.url, originalHref: link.originalHref, text: link.text, rel: link.rel ?? null, type: link.type, scheme: link.scheme };
   return crawl ? { ...item, sources: link.sources, sourceCount: link.sourceCount ?? link.sources.length } : item;
+}
+
+/** The crawl job envelope: `result` once done, `error` once failed, neither while crawling. */
+function presentJob(job: { jobId: string; status: string; progress?: object; error?: JobError }, result: object | undefined) {
+  return {
+    jobId: job.jobId,
+    status: job.status,
+    progress: job.progress ?? {},
+    ...(job.status === 'done' && result ? { result } : {}),
+    ...(job.status === 'failed' && job.error ? { error: { code: job.error.code, message: job.error.message } } : {}),
+  };
+}
+
+function presentBrokenLinkCrawl(result: BrokenLinkCrawlResult) {
+  return {
+    url: result.url,
+    scannedAt: result.scannedAt,
+    healthScore: result.healthScore,
+    grade: result.grade,
+    summary: result.summary,
+    statusBreakdown: result.statusBreakdown,
+    pagesCrawled: result.pagesCrawled,
+    pagesDiscovered: result.pagesDiscovered,
+    totalUniqueLinks: result.totalUniqueLinks,
+    truncatedPages: result.truncatedPages,
+    truncatedLinks: result.truncatedLinks,
+    links: result.links.map((link) => presentLinkRecord(link, true)),
+    pages: result.pages.map((page) => ({ ...page, statusCode: page.statusCode ?? null })),
+  };
+}
+
+/** A link record: statusCode and rel are null when absent; finalUrl, responseTimeMs and errorCode are omitted. */
+function presentLinkRecord(link: LinkRecord, crawl: boolean) {
+  return {
+    url: link.url,
+    originalHref: link.originalHref,
+    text: link.text,
+    type: link.type,
+    rel: link.rel ?? null,
+    statusCode: link.statusCode ?? null,
+    statusText: link.statusText,
+    severity: link.severity,
+    reason: link.reason,
+    category: link.category,
+    redirected: link.redirected,
+    ...(link.redirected && link.finalUrl !== undefined ? { finalUrl: link.finalUrl } : {}),
+    ...(link.responseTimeMs !== undefined ? { responseTimeMs: link.responseTimeMs } : {}),
+    ...(link.errorCode !== undefined ? { errorCode: link.errorCode } : {}),
+    ...(crawl ? { sources: link.sources, sourceCount: link.sourceCount ?? link.sources.length } : {}),
+  };
 }
