@@ -10,7 +10,7 @@
 export function normalizePageUrl(input: URL | string): string {
   const url = new URL(input);
   url.hash = '';
-  if (url.search === '?') url.search = '';
+  if (!url.search) url.search = ''; // drops a bare '?'
   return url.href;
 }
 

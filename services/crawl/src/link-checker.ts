@@ -225,11 +225,15 @@ export class LinkChecker {
   }
 }
 
-/** HEAD answers that do not settle a link: any error status, or a connection HEAD upset. */
+/**
+ * HEAD answers that do not settle a link: an error status (servers that refuse or mishandle HEAD,
+ * and bot walls, whose page tells who they are), or a connection HEAD upset. A 429 already had its
+ * retries: asking again at once would only be rude.
+ */
 function headNotTrusted(exchange: Exchange): boolean {
   if (exchange.error) return exchange.error.kind === 'protocol' || exchange.error.code === 'ECONNRESET' || exchange.error.code === 'UND_ERR_SOCKET';
   const res = exchange.res as SafeResponse;
-  if (res.redirectLimitReached) return false;
+  if (res.redirectLimitReached || res.status === 429) return false;
   return res.status < 200 || res.status >= 300;
 }
 

@@ -75,7 +75,7 @@ export class NatsTransport implements CrawlTransport {
     const names = natsResourceNames(options.prefix);
     const jsm = await nc.jetstreamManager();
     const common = { retention: RetentionPolicy.Workqueue, storage: StorageType.File, max_age: nanos(options.retentionMs) };
-    await ensureStream(jsm, { ...common, name: names.jobsStream, subjects: [`${options.prefix}.crawl-jobs.>`], duplicate_window: nanos(120_000) });
+    await ensureStream(jsm, { ...common, name: names.jobsStream, subjects: [`${options.prefix}.crawl-jobs.>`], duplicate_window: nanos(Math.min(120_000, options.retentionMs)) });
     await ensureStream(jsm, { ...common, name: names.eventsStream, subjects: [`${options.prefix}.crawl.*.*.*`] });
     const consumer = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: -1 };
     await ensureConsumer(jsm, names.jobsStream, { ...consumer, durable_name: names.workers, ack_wait: nanos(options.ackWaitMs) });
@@ -216,20 +216,17 @@ export class NatsTransport implements CrawlTransport {
   }
 }
 
+/** Creates the stream, or brings an existing one (an older configuration) up to this one. */
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
-  try {
-    await jsm.streams.add(config);
-  } catch {
-    await jsm.streams.update(config.name, config);
-  }
+  const exists = await jsm.streams.info(config.name).then(() => true, () => false);
+  if (exists) await jsm.streams.update(config.name, config);
+  else await jsm.streams.add(config);
 }
 
 async function ensureConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
-  try {
-    await jsm.consumers.add(stream, config);
-  } catch {
-    await jsm.consumers.update(stream, config.durable_name, config);
-  }
+  const exists = await jsm.consumers.info(stream, config.durable_name).then(() => true, () => false);
+  if (exists) await jsm.consumers.update(stream, config.durable_name, config);
+  else await jsm.consumers.add(stream, config);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { startMongo, type MongoUnderTest } from '../../billing/test/jongodb.js';
+import { initialProgress } from '../src/jobs.js';
+import { MongoJobStore } from '../src/job-store-mongo.js';
+import { SqliteJobStore } from '../src/job-store-sqlite.js';
+import type { JobStore, NewJob } from '../src/job-store.js';
+
+interface Adapter {
+  name: string;
+  open(): Promise<JobStore>;
+  cleanup(): Promise<void>;
+}
+
+function sqlite(): Adapter {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-jobs-'));
+  return {
+    name: 'SQLite (embedded)',
+    open: async () => new SqliteJobStore(path.join(dir, 'jobs.sqlite')),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function mongo(): Adapter {
+  let server: MongoUnderTest | undefined;
+  return {
+    name: `mongoose on ${process.env.MONGO_URL ? 'MONGO_URL' : 'jongodb'}`,
+    open: async () => {
+      server ??= await startMongo();
+      return MongoJobStore.connect(server.url, `crawl_jobs_${randomUUID().slice(0, 8)}`);
+    },
+    cleanup: async () => server?.stop(),
+  };
+}
+
+const job = (over: Partial<NewJob> = {}): NewJob => {
+  const now = new Date();
+  return { id: randomUUID(), kind: 'broken-links', url: 'https://a.test/', progress: initialProgress(250), createdAt: now, expiresAt: new Date(now.getTime() + 60_000), ...over };
+};
+const progress = (pagesCrawled: number) => ({ ...initialProgress(250), phase: 'crawling', pagesCrawled });
+
+/** One conformance suite; every job store adapter must pass it. */
+for (const adapter of [sqlite(), mongo()]) {
+  describe(`job store conformance: ${adapter.name}`, function () {
+    this.timeout(30_000);
+    let store: JobStore;
+
+    before(async () => {
+      store = await adapter.open();
+    });
+    after(async () => {
+      await store.close();
+      await adapter.cleanup();
+    });
+
+    it('creates a crawling job and reads it back; unknown ids are undefined', async () => {
+      const j = job({ kind: 'link-extract' });
+      await store.create(j);
+      const got = await store.get(j.id);
+      expect(got).to.deep.include({ id: j.id, kind: 'link-extract', url: j.url, status: 'crawling', attempt: 0, seq: 0, progress: j.progress });
+      expect(got?.createdAt.getTime()).to.equal(j.createdAt.getTime());
+      expect(got?.result).to.equal(undefined);
+      expect(await store.get(randomUUID())).to.equal(undefined);
+    });
+
+    it('refuses a second job with the same id', async () => {
+      const j = job();
+      await store.create(j);
+      const err = await store.create(j).then(() => undefined, (e: unknown) => e);
+      expect(err).to.be.instanceOf(Error);
+    });
+
+    it('keeps only progress newer by (attempt, seq)', async () => {
+      const j = job();
+      await store.create(j);
+      expect(await store.recordProgress(j.id, { attempt: 1, seq: 2, progress: progress(2) })).to.equal(true);
+      expect(await store.recordProgress(j.id, { attempt: 1, seq: 1, progress: progress(1) })).to.equal(false);
+      expect(await store.recordProgress(j.id, { attempt: 1, seq: 2, progress: progress(9) })).to.equal(false);
+      expect((await store.get(j.id))?.progress.pagesCrawled).to.equal(2);
+      // A new attempt starts its numbering again and still wins.
+      expect(await store.recordProgress(j.id, { attempt: 2, seq: 1, progress: progress(0) })).to.equal(true);
+      expect(await store.recordProgress(j.id, { attempt: 1, seq: 50, progress: progress(50) })).to.equal(false);
+      expect(await store.get(j.id)).to.deep.include({ attempt: 2, seq: 1 });
+    });
+
+    it('ends a job once: done with its result; later events change nothing', async () => {
+      const j = job();
+      await store.create(j);
+      const result = { pagesCrawled: 3, links: [{ url: 'https://a.test/x', sources: ['https://a.test/'] }] };
+      expect(await store.finish(j.id, { attempt: 1, seq: 9, progress: { ...progress(3), phase: 'done' }, result })).to.equal(true);
+      expect(await store.finish(j.id, { attempt: 2, seq: 1, progress: progress(0), result: { other: true } })).to.equal(false);
+      expect(await store.fail(j.id, { code: 'x', message: 'late' })).to.equal(false);
+      expect(await store.recordProgress(j.id, { attempt: 9, seq: 9, progress: progress(1) })).to.equal(false);
+      const got = await store.get(j.id);
+      expect(got).to.deep.include({ status: 'done', result });
+      expect(got?.progress.phase).to.equal('done');
+      expect(got?.error).to.equal(undefined);
+    });
+
+    it('fails a crawling job with an error, with or without a last progress', async () => {
+      const a = job();
+      const b = job();
+      await store.create(a);
+      await store.create(b);
+      expect(await store.fail(a.id, { code: 'target_unreachable', message: 'down' }, { attempt: 1, seq: 3, progress: { ...progress(0), phase: 'failed' } })).to.equal(true);
+      expect(await store.fail(b.id, { code: 'crawl_lost', message: 'gone' })).to.equal(true);
+      expect(await store.get(a.id)).to.deep.include({ status: 'failed', error: { code: 'target_unreachable', message: 'down' }, attempt: 1, seq: 3 });
+      expect((await store.get(b.id))?.progress.phase).to.equal('queued');
+      expect(await store.finish(a.id, { attempt: 2, seq: 1, progress: progress(1), result: {} })).to.equal(false);
+    });
+
+    it('round-trips a large result (1,500 links with 25 sources each)', async () => {
+      const j = job();
+      await store.create(j);
+      const links = Array.from({ length: 1_500 }, (_, i) => ({ url: `https://a.test/page/${i}`, sources: Array.from({ length: 25 }, (_, k) => `https://a.test/s/${k}`), sourceCount: 40 }));
+      await store.finish(j.id, { attempt: 1, seq: 1, progress: progress(250), result: { links } });
+      const got = (await store.get(j.id))?.result as { links: unknown[] };
+      expect(got.links).to.have.length(1_500);
+      expect(got.links[1_499]).to.deep.equal(links[1_499]);
+    });
+
+    it('applies concurrent progress updates so the newest one stays', async () => {
+      const j = job();
+      await store.create(j);
+      await Promise.all(Array.from({ length: 30 }, (_, i) => store.recordProgress(j.id, { attempt: 1, seq: i + 1, progress: progress(i + 1) })));
+      expect((await store.get(j.id))?.progress.pagesCrawled).to.equal(30);
+    });
+
+    it('treats an expired job as gone at once, lists and sweeps only what is due', async () => {
+      const expired = job({ expiresAt: new Date(Date.now() - 1) });
+      const live = job();
+      const done = job();
+      await store.create(expired);
+      await store.create(live);
+      await store.create(done);
+      await store.finish(done.id, { attempt: 1, seq: 1, progress: progress(1), result: {} });
+      expect(await store.get(expired.id)).to.equal(undefined);
+      const crawling = (await store.crawling()).map((c) => c.id);
+      expect(crawling).to.include(live.id).and.not.include(expired.id).and.not.include(done.id);
+      expect(await store.sweep()).to.be.at.least(1);
+      expect(await store.get(live.id)).to.not.equal(undefined);
+      // A job expires between two reads, whether or not the database has deleted it yet.
+      expect(await store.get(live.id, new Date(Date.now() + 120_000))).to.equal(undefined);
+    });
+  });
+}

@@ -1,0 +1,182 @@
+import http from 'node:http';
+import net from 'node:net';
+import { AddressPolicy, SafeHttp } from '@webutil/kit';
+import { expect } from 'chai';
+import { HostThrottle } from '../src/host-throttle.js';
+import { LinkChecker, retryAfterMs, type CheckerDeps } from '../src/link-checker.js';
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** A real server on 127.0.0.1 with a route table, counting requests and connections. */
+async function server(routes: Record<string, Handler>, fallback?: Handler) {
+  const requests: string[] = [];
+  let connections = 0;
+  const srv = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const route = routes[req.url ?? ''] ?? fallback;
+    if (route) route(req, res);
+    else res.writeHead(404, { 'content-type': 'text/html' }).end('<title>404</title>not here');
+  });
+  srv.on('connection', () => connections++);
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}`;
+  return {
+    origin,
+    requests,
+    get connections() {
+      return connections;
+    },
+    close: () => new Promise<void>((resolve) => (srv.closeAllConnections(), srv.close(() => resolve()))),
+  };
+}
+
+/** An HTML answer with its length (without one, no client keeps a HEAD's connection alive). */
+const html = (body: string, title = 'Page') => (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  const page = `<html><head><title>${title}</title></head><body>${body}</body></html>`;
+  res.writeHead(200, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page) }).end(page);
+};
+
+describe('link checker (against real local servers)', () => {
+  let http_: SafeHttp;
+  const deps = (over: Partial<CheckerDeps> = {}): CheckerDeps => ({
+    http: http_,
+    throttle: new HostThrottle({ globalLimit: 64, initialPerHost: 4, maxPerHost: 16, slowMs: 1000, timeoutsToGiveUp: 3, downForMs: 60_000 }),
+    requestTimeoutMs: 2_000,
+    pageTimeoutMs: 2_000,
+    maxPageBytes: 1024 * 1024,
+    maxRetryAfterMs: 5_000,
+    slowMs: 1_000,
+    ...over,
+  });
+  const checker = (over: Partial<CheckerDeps> = {}, budgetMs = 20_000) => new LinkChecker(deps(over), new AbortController().signal, Date.now() + budgetMs);
+
+  before(() => {
+    http_ = new SafeHttp({ policy: new AddressPolicy(['127.0.0.1/32']), connectionsPerOrigin: 16 });
+  });
+  after(async () => {
+    await http_.close();
+  });
+
+  it('checks each URL once, fragments ignored, with HEAD on kept-alive connections', async () => {
+    const pages = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/p${i}`, html(`page ${i}`)]));
+    const site = await server(pages);
+    const c = checker();
+    const urls = Array.from({ length: 40 }, (_, i) => `${site.origin}/p${i % 20}#frag${i}`);
+    const outcomes = await Promise.all(urls.map((u) => c.check(u)));
+    expect(outcomes.every((o) => o.status === 200)).to.equal(true);
+    expect(site.requests).to.have.length(20 + 1); // + the soft-404 probe of the host
+    expect(site.requests.filter((r) => r.startsWith('HEAD'))).to.have.length(20);
+    expect(site.connections).to.be.at.most(16);
+    await site.close();
+  });
+
+  it('falls back to GET when HEAD is refused (405) or answers an error', async () => {
+    const site = await server({
+      '/hostile': (req, res) => (req.method === 'HEAD' ? res.writeHead(405).end() : html('fine')(req, res)),
+    });
+    const c = checker();
+    expect((await c.check(`${site.origin}/hostile`)).status).to.equal(200);
+    expect((await c.check(`${site.origin}/missing`)).status).to.equal(404);
+    expect(site.requests.filter((r) => r.endsWith('/hostile') || r.endsWith('/missing'))).to.deep.equal(['HEAD /hostile', 'GET /hostile', 'HEAD /missing', 'GET /missing']);
+    await site.close();
+  });
+
+  it('waits out a 429 Retry-After that fits the budget, and reports one that does not', async () => {
+    let calls = 0;
+    const site = await server({
+      '/busy': (_req, res) => (calls++ === 0 ? res.writeHead(429, { 'retry-after': '1' }).end() : res.writeHead(200).end()),
+      '/closed': (_req, res) => res.writeHead(429, { 'retry-after': '3600' }).end(),
+    });
+    const c = checker();
+    const busy = await c.check(`${site.origin}/busy`);
+    expect(busy.status).to.equal(200);
+    expect(calls).to.equal(2);
+    const closed = await c.check(`${site.origin}/closed`);
+    expect(closed).to.include({ status: 429, retryAfterSeconds: 3600 });
+    expect(site.requests.filter((r) => r.endsWith('/closed'))).to.have.length(1);
+    await site.close();
+  });
+
+  it('follows redirect chains and recognises loops', async () => {
+    const site = await server({
+      '/r2': (_req, res) => res.writeHead(301, { location: '/r1' }).end(),
+      '/r1': (_req, res) => res.writeHead(302, { location: '/end' }).end(),
+      '/end': html('end'),
+      '/loop-a': (_req, res) => res.writeHead(302, { location: '/loop-b' }).end(),
+      '/loop-b': (_req, res) => res.writeHead(302, { location: '/loop-a' }).end(),
+    });
+    const c = checker();
+    expect(await c.check(`${site.origin}/r2`)).to.include({ status: 200, firstStatus: 301, redirects: 2, finalUrl: `${site.origin}/end` });
+    const loop = await c.check(`${site.origin}/loop-a`);
+    expect(loop.redirectTrouble).to.equal('loop');
+    expect(loop.status).to.equal(302);
+    await site.close();
+  });
+
+  it('times out on a host that never answers, then stops asking it', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((s) => void sockets.add(s.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    const throttle = new HostThrottle({ globalLimit: 64, initialPerHost: 1, maxPerHost: 4, slowMs: 1000, timeoutsToGiveUp: 3, downForMs: 60_000 });
+    const c = checker({ throttle, requestTimeoutMs: 300 });
+    const outcomes = await Promise.all([0, 1, 2, 3, 4].map((i) => c.check(`${origin}/n${i}`)));
+    expect(outcomes.map((o) => o.error?.kind)).to.deep.equal(['timeout', 'timeout', 'timeout', 'not_answering', 'not_answering']);
+    expect(outcomes.every((o) => o.error?.code === 'ETIMEDOUT')).to.equal(true);
+    for (const s of sockets) s.destroy();
+    silent.close();
+  });
+
+  it('reports refused connections and refuses addresses the policy blocks', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(p));
+      });
+    });
+    const c = checker();
+    expect((await c.check(`http://127.0.0.1:${port}/`)).error).to.include({ kind: 'connect', code: 'ECONNREFUSED' });
+    expect((await c.check('http://127.0.0.2:9/')).error).to.include({ kind: 'blocked', code: 'ETARGETBLOCKED' });
+  });
+
+  it('recognises a bot wall', async () => {
+    const site = await server({
+      '/wall': (_req, res) => res.writeHead(403, { server: 'cloudflare', 'content-type': 'text/html' }).end('<title>Just a moment...</title><div id="challenge-platform"></div>'),
+    });
+    expect((await checker().check(`${site.origin}/wall`)).botWall).to.equal('Cloudflare');
+    await site.close();
+  });
+
+  it('recognises soft 404s against one probe per host', async () => {
+    const site = await server({ '/real': html('<h1>Anvils</h1><p>Heavy and reliable anvils, shipped fast.</p>', 'Anvils') }, (req, res) =>
+      html(`<h1>Oops</h1><p>We could not find ${req.url}; try the home page.</p>`, 'Not found')(req, res),
+    );
+    const c = checker();
+    expect((await c.check(`${site.origin}/gone-product`)).soft404).to.equal(true);
+    expect((await c.check(`${site.origin}/real`)).soft404).to.equal(false);
+    expect(site.requests.filter((r) => r.includes('webutil-probe'))).to.have.length(1);
+    await site.close();
+  });
+
+  it('reads a page for its fragment targets when asked', async () => {
+    const site = await server({ '/doc': html('<h2 id="install">Install</h2><a name="legacy"></a>') });
+    const outcome = await checker().checkWithTargets(`${site.origin}/doc#install`);
+    expect([...(outcome.targets ?? [])].sort()).to.deep.equal(['install', 'legacy']);
+    await site.close();
+  });
+
+  it('backs a host off when it answers 503', async () => {
+    const site = await server({}, (_req, res) => res.writeHead(503).end());
+    const throttle = new HostThrottle({ globalLimit: 64, initialPerHost: 8, maxPerHost: 16, slowMs: 1000, timeoutsToGiveUp: 3, downForMs: 60_000 });
+    await checker({ throttle }).check(`${site.origin}/down`);
+    expect(throttle.limitOf(new URL(site.origin).host)).to.be.below(8);
+    await site.close();
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    expect(retryAfterMs('120')).to.equal(120_000);
+    expect(retryAfterMs(new Date(Date.now() + 5_000).toUTCString())).to.be.within(3_000, 5_000);
+    expect(retryAfterMs('soon')).to.equal(undefined);
+    expect(retryAfterMs(undefined)).to.equal(undefined);
+  });
+});

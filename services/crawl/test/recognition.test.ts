@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { botWallVendor } from '../src/bot-wall.js';
+import { checkableFragment, TargetCollector } from '../src/fragments.js';
+import { fingerprint, probePath, sameNotFoundPage } from '../src/soft-404.js';
+
+const page = (title: string, body: string) => `<html><head><title>${title}</title><script>var x = "noise";</script></head><body>${body}</body></html>`;
+
+describe('soft 404 fingerprints', () => {
+  const notFound = (path: string) => page(`Not found: ${path}`, `<nav>Home Shop About</nav><h1>Sorry</h1><p>We could not find ${path}. Try the search.</p>`);
+
+  it('match the same not-found page however the requested path is echoed', () => {
+    const probe = fingerprint(notFound('/webutil-probe-123'), 'https://a.test/webutil-probe-123', undefined);
+    const link = fingerprint(notFound('/old/product-7'), 'https://a.test/old/product-7', undefined);
+    expect(sameNotFoundPage(link, probe)).to.equal(true);
+  });
+
+  it('tell a real page from the not-found page', () => {
+    const probe = fingerprint(notFound('/webutil-probe-123'), 'https://a.test/webutil-probe-123', undefined);
+    const real = fingerprint(page('Anvil 3000', '<nav>Home Shop About</nav><h1>Anvil 3000</h1><p>Heavy, reliable, ships in two days.</p>'), 'https://a.test/anvil', undefined);
+    expect(sameNotFoundPage(real, probe)).to.equal(false);
+  });
+
+  it('match redirects to where unknown paths are sent, but not that page itself', () => {
+    const probe = fingerprint(page('Home', 'welcome'), 'https://a.test/x', 'https://a.test/');
+    expect(sameNotFoundPage(fingerprint(page('Home', 'welcome'), 'https://a.test/gone', 'https://a.test/'), probe)).to.equal(true);
+    expect(sameNotFoundPage(fingerprint(page('Home', 'welcome'), 'https://a.test/', undefined), probe)).to.equal(false);
+  });
+
+  it('probe paths differ every time', () => {
+    expect(probePath()).to.match(/^\/webutil-probe-\d+$/);
+    expect(probePath()).to.not.equal(probePath());
+  });
+});
+
+describe('bot walls', () => {
+  it('recognise a Cloudflare challenge by header or by page', () => {
+    expect(botWallVendor(403, { 'cf-mitigated': 'challenge' }, '')).to.equal('Cloudflare');
+    expect(botWallVendor(503, { server: 'cloudflare' }, '<title>Just a moment...</title>')).to.equal('Cloudflare');
+  });
+
+  it('recognise other vendors', () => {
+    expect(botWallVendor(403, { 'x-datadome': 'protected' }, '')).to.equal('DataDome');
+    expect(botWallVendor(403, { server: 'AkamaiGHost' }, '<h1>Access Denied</h1>')).to.equal('Akamai');
+  });
+
+  it('leave ordinary errors and successes alone', () => {
+    expect(botWallVendor(403, { server: 'nginx' }, '<h1>Forbidden</h1>')).to.equal(undefined);
+    expect(botWallVendor(404, { 'cf-mitigated': 'challenge' }, '')).to.equal(undefined);
+    expect(botWallVendor(200, { server: 'cloudflare' }, 'Just a moment')).to.equal(undefined);
+  });
+});
+
+describe('fragment targets', () => {
+  it('are ids of any element and names of anchors', () => {
+    const collector = new TargetCollector();
+    collector.write('<h2 id="intro">Intro</h2><a name="legacy">x</a><div na');
+    collector.write('me="not-a-target" id="sec-2"></div>');
+    collector.end();
+    expect([...collector.targets].sort()).to.deep.equal(['intro', 'legacy', 'sec-2']);
+  });
+
+  it('worth checking: decoded, not empty, not #top, not a text fragment', () => {
+    expect(checkableFragment('https://a.test/p#caf%C3%A9')).to.equal('café');
+    expect(checkableFragment('https://a.test/p')).to.equal(undefined);
+    expect(checkableFragment('https://a.test/p#')).to.equal(undefined);
+    expect(checkableFragment('https://a.test/p#top')).to.equal(undefined);
+    expect(checkableFragment('https://a.test/p#:~:text=hello')).to.equal(undefined);
+  });
+});
