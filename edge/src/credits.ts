@@ -1,7 +1,7 @@
 import { readGrpcError, type Logger } from '@webutil/kit';
 import { CallerPolicy, Refusal, type BillingServiceService, type Credential, type Denial, type Quota } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
-import { cookie, credentialOf, SESSION_COOKIE } from './caller.js';
+import { CLEARANCE_COOKIE, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
 import { HttpError } from './envelope.js';
 import type { CallOptions, ServiceClient } from './grpc-clients.js';
 import { httpErrorFromCall, type RouteSpec } from './pipeline.js';
@@ -48,7 +48,8 @@ export function setCredits(ctx: Context, remaining: number): void {
  */
 export async function authorize(billing: BillingClient, spec: RouteSpec, ctx: Context, requestId: string, log: Logger): Promise<Hold> {
   const callers = spec.callers ?? 'any';
-  const credential = callers === 'ip' ? { clientIp: String(ctx.state.clientIp ?? '') } : credentialOf(ctx);
+  // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
+  const credential = callers === 'ip' ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) } : credentialOf(ctx);
   let outcome;
   try {
     ({ outcome } = await billing.authorize(
