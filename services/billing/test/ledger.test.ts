@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { Accounts } from '../src/accounts.js';
+import { anonymousSubject } from '../src/gate.js';
+import { Ledger } from '../src/ledger.js';
+import { hashPassword, verifyPassword } from '../src/passwords.js';
+import { addMonths, cycleEndAfter } from '../src/plans.js';
+import { RateLimiter } from '../src/rate-limit.js';
+import { SqliteStore } from '../src/stores/sqlite.js';
+
+const DAY = 86_400_000;
+
+describe('billing domain (embedded store, injected clock)', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let now: number;
+  const clock = () => now;
+  let ledger: Ledger;
+  let accounts: Accounts;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'billing-domain-'));
+    store = new SqliteStore(path.join(dir, 'billing.sqlite'));
+    now = Date.UTC(2026, 0, 31, 10);
+    ledger = new Ledger(store, clock, { anonymous: { creditsPerDay: 3, requestsPerMinute: 10 }, reservationGraceMs: 1_000 });
+    accounts = new Accounts(store, clock);
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('monthly cycles', () => {
+    it('renew on the anchor’s day of month, clamped to short months', () => {
+      const anchor = Date.UTC(2026, 0, 31, 10);
+      expect(new Date(addMonths(anchor, 1)).toISOString()).to.equal('2026-02-28T10:00:00.000Z');
+      expect(new Date(addMonths(anchor, 2)).toISOString()).to.equal('2026-03-31T10:00:00.000Z');
+      expect(new Date(addMonths(Date.UTC(2027, 11, 31), 2)).toISOString()).to.equal('2028-02-29T00:00:00.000Z');
+      expect(new Date(cycleEndAfter(anchor, Date.UTC(2026, 4, 1))).toISOString()).to.equal('2026-05-31T10:00:00.000Z');
+    });
+
+    it('a new cycle restores the plan’s credits (skipping missed months); top-ups persist and are spent after cycle credits', async () => {
+      let account = await accounts.create({ email: 'a@example.test', plan: 'STARTER' });
+      account = await accounts.changePlan(account, 'STARTER', { creditsPerCycle: 3 });
+      account = await accounts.addTopUp(account, 5);
+      const payer = { kind: 'account' as const, account };
+      for (let i = 0; i < 4; i++) expect(await ledger.reserve(payer, 1, 0)).to.have.property('reservationId');
+      expect(await store.accountById(account.id)).to.include({ cycleCredits: 0, topUpCredits: 4 });
+      now += 95 * DAY;
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3, remaining: 7 });
+      const renewed = (await store.accountById(account.id))!;
+      expect(renewed.cycleEnd).to.be.above(now);
+      expect(renewed.cycleEnd - now).to.be.below(31 * DAY);
+    });
+
+    it('a hold that runs short says how much is left', async () => {
+      const account = await accounts.changePlan(await accounts.create({ email: 'b@example.test', plan: 'STARTER' }), 'STARTER', { creditsPerCycle: 1 });
+      expect(await ledger.reserve({ kind: 'account', account }, 2, 0)).to.deep.equal({ short: { limit: 1, remaining: 1 } });
+    });
+  });
+
+  describe('the anonymous allowance', () => {
+    it('is per subject per UTC day', async () => {
+      const payer = { kind: 'anonymous' as const, subject: '203.0.113.1' };
+      for (let i = 0; i < 3; i++) expect(await ledger.reserve(payer, 1, 0)).to.have.property('reservationId');
+      expect(await ledger.reserve(payer, 1, 0)).to.deep.equal({ short: { limit: 3, remaining: 0 } });
+      expect(await ledger.balance({ kind: 'anonymous', subject: '203.0.113.2' })).to.deep.equal({ limit: 3, remaining: 3 });
+      now = Date.UTC(2026, 1, 1); // midnight UTC
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3, remaining: 3 });
+    });
+
+    it('groups IPv6 callers by /64 and maps IPv4-mapped addresses to IPv4', () => {
+      expect(anonymousSubject('203.0.113.9')).to.equal('203.0.113.9');
+      expect(anonymousSubject('2001:db8:1:2:aaaa::1')).to.equal('2001:db8:1:2::/64');
+      expect(anonymousSubject('2001:db8:1:2:bbbb:cccc:dddd:eeee')).to.equal('2001:db8:1:2::/64');
+      expect(anonymousSubject('2001:db8::5')).to.equal('2001:db8:0:0::/64');
+      expect(anonymousSubject('::ffff:198.51.100.4')).to.equal('198.51.100.4');
+    });
+  });
+
+  describe('holds', () => {
+    it('are settled once; unsettled ones expire after the route deadline plus grace and return their credits', async () => {
+      const account = await accounts.create({ email: 'c@example.test', plan: 'STARTER' });
+      const payer = { kind: 'account' as const, account };
+      const spent = await ledger.reserve(payer, 2, 5_000);
+      const lost = await ledger.reserve(payer, 3, 5_000);
+      if (!('reservationId' in spent) || !('reservationId' in lost)) throw new Error('holds refused');
+      expect(await ledger.settle(spent.reservationId, 'spend')).to.deep.equal({ limit: 3000, remaining: 2995 });
+      expect(await ledger.settle(spent.reservationId, 'refund')).to.equal(undefined);
+      now += 5_999;
+      expect(await ledger.expireHolds()).to.equal(0);
+      now += 2;
+      expect(await ledger.expireHolds()).to.equal(1);
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2998 });
+      expect(await ledger.settle(lost.reservationId, 'spend')).to.equal(undefined);
+    });
+  });
+
+  it('rate limits count per minute and say when the window ends', async () => {
+    const limiter = new RateLimiter(store, clock);
+    now = Date.UTC(2026, 0, 31, 10, 0, 45);
+    for (let i = 0; i < 2; i++) expect(await limiter.hit('s', 2)).to.equal(undefined);
+    expect(await limiter.hit('s', 2)).to.deep.equal({ retryAfterSeconds: 15 });
+    now += 15_000;
+    expect(await limiter.hit('s', 2)).to.equal(undefined);
+  });
+
+  it('passwords are stored as salted scrypt hashes', async () => {
+    const stored = await hashPassword('correct horse battery');
+    expect(stored).to.match(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    expect(await hashPassword('correct horse battery')).to.not.equal(stored);
+    expect(await verifyPassword('correct horse battery', stored)).to.equal(true);
+    expect(await verifyPassword('correct horse batterY', stored)).to.equal(false);
+  });
+});
