@@ -100,6 +100,8 @@ class SiteCrawl {
   private progress: CrawlProgress;
   private linksChecked = 0;
   private pagesCrawled = 0;
+  /** Pages handed out for fetching that the time budget cut off. */
+  private pagesCutOff = 0;
 
   constructor(
     private readonly kind: CrawlKind,
@@ -179,7 +181,9 @@ class SiteCrawl {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.deps.pageConcurrency, level.length) }, worker));
-    return visits.filter((v): v is PageVisit => v !== undefined);
+    const done = visits.filter((v): v is PageVisit => v !== undefined);
+    this.pagesCutOff += level.length - done.length;
+    return done;
   }
 
   private async visit(queued: QueuedPage): Promise<PageVisit> {
@@ -318,13 +322,13 @@ class SiteCrawl {
   }
 
   private async finish(): Promise<CrawlResult> {
-    const truncatedPages = this.frontier.queued > 0;
+    const truncatedPages = this.frontier.queued > 0 || this.pagesCutOff > 0;
     const totalUnique = this.links.size + this.uncounted.size;
     const common = { url: this.entry.href, scannedAt: new Date().toISOString() };
     if (!this.checking) {
       const entries = [...this.links.values()];
       const counts = countLinks(entries.map((e) => e.link));
-      this.report({ phase: 'done', message: `Done: ${this.pagesCrawled} pages, ${totalUnique} unique links` });
+      this.report({ phase: 'done', message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${totalUnique} unique links` });
       return {
         kind: 'link-extract',
         result: {
@@ -348,7 +352,7 @@ class SiteCrawl {
       records.push({ ...verdict.record, sources: entry.sources, sourceCount: entry.sourceCount });
     });
     const card = scoreCard(graded);
-    this.report({ phase: 'done', message: `Done: ${this.pagesCrawled} pages, ${records.length} links checked` });
+    this.report({ phase: 'done', message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${records.length} links checked` });
     return {
       kind: 'broken-links',
       result: {
@@ -363,6 +367,10 @@ class SiteCrawl {
         pages: this.pages,
       },
     };
+  }
+
+  private doneMessage(): string {
+    return this.budget.aborted ? `Stopped at the ${Math.round(this.limits.timeBudgetMs / 1000)} s time budget` : 'Done';
   }
 
   private crawlMessage(): string {

@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import type { TestStack } from '../../scripts/src/test-stack.js';
+import { json } from './billing-helpers.js';
+
+export type CrawlRoute = 'broken-links' | 'link-extract';
+
+/** A JSON POST. */
+export const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+/** Starts a crawl and returns its job id (the start must answer 202 at once). */
+export async function startCrawl(stack: TestStack, route: CrawlRoute, url: string): Promise<string> {
+  const res = await stack.api(`/v1/${route}/crawl`, post({ url }));
+  const body = await json(res);
+  expect(res.status, JSON.stringify(body)).to.equal(202);
+  expect(body.data.jobId).to.be.a('string');
+  return body.data.jobId as string;
+}
+
+export interface Polled {
+  /** The last envelope (`data`), once status is no longer `crawling`. */
+  job: any;
+  /** Every progress object seen while crawling, in order. */
+  progress: any[];
+}
+
+/** Polls a job until it leaves `crawling`; 503s while the crawl service restarts are waited out. */
+export async function pollJob(stack: TestStack, route: CrawlRoute, jobId: string, timeoutMs = 60_000): Promise<Polled> {
+  const deadline = Date.now() + timeoutMs;
+  const progress: any[] = [];
+  for (;;) {
+    const res = await stack.api(`/v1/${route}/crawl/${jobId}`);
+    if (res.status !== 503) {
+      const body = await json(res);
+      expect(res.status, JSON.stringify(body)).to.equal(200);
+      if (body.data.status !== 'crawling') return { job: body.data, progress };
+      progress.push(body.data.progress);
+    }
+    if (Date.now() > deadline) throw new Error(`job ${jobId} still crawling after ${timeoutMs} ms: ${JSON.stringify(progress.at(-1))}`);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+/** Link records by URL. */
+export function byUrl<T extends { url: string }>(links: T[]): Map<string, T> {
+  return new Map(links.map((link) => [link.url, link]));
+}
