@@ -6,3 +6,4 @@ bash scripts/install-deps.sh
 bash scripts/ensure-nats.sh
 npm run build --silent
 node --import tsx scripts/bench/foundation.ts
+node --import tsx scripts/bench/quota.ts
