@@ -28,7 +28,7 @@ export class ApiKeys {
 
   /** Creates a key; the full secret is returned once and only its hash is stored. */
   async mint(account: Account, name: string): Promise<{ key: ApiKeyRecord; secret: string }> {
-    if (!PLANS[account.plan].apiKeys) throw new ServiceError(status.PERMISSION_DENIED, 'PLAN_REQUIRED', 'API keys need the Starter plan or higher');
+    if (!keyAllowed(account)) throw new ServiceError(status.PERMISSION_DENIED, 'PLAN_REQUIRED', 'API keys need the Starter plan or higher');
     const label = name.trim();
     if (!label) throw invalidArgument('INVALID_NAME', 'name is required');
     if (label.length > MAX_NAME_LENGTH) throw invalidArgument('INVALID_NAME', `name must have at most ${MAX_NAME_LENGTH} characters`);
@@ -82,7 +82,7 @@ export function keyMessage(key: ApiKeyRecord): ApiKey {
   };
 }
 
-/** Used by the gate: a key whose account fell back to the Free plan stops working. */
+/** Keys need Starter or higher; a key whose account fell back to Free stops working. */
 export function keyAllowed(account: Account): boolean {
   return PLANS[account.plan].apiKeys;
 }

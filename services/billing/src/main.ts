@@ -23,13 +23,18 @@ const config = loadConfig({
   CHALLENGE_TTL_MS: env.int(5 * 60_000, 1_000),
   CLEARANCE_TTL_MS: env.int(15 * 60_000, 1_000),
   TURNSTILE_SECRET: env.optionalString(),
-  TURNSTILE_SITE_KEY: env.string('unset'),
+  TURNSTILE_SITE_KEY: env.optionalString(),
   TURNSTILE_VERIFY_URL: env.string('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   ANONYMOUS_DAILY_CREDITS: env.int(10),
   ANONYMOUS_REQUESTS_PER_MINUTE: env.int(30, 1),
   RESERVATION_GRACE_MS: env.int(60_000),
   RESERVATION_SWEEP_MS: env.int(5_000, 10),
 });
+
+if (config.TURNSTILE_SECRET && !config.TURNSTILE_SITE_KEY) {
+  process.stderr.write('config error: TURNSTILE_SITE_KEY is required with TURNSTILE_SECRET\n');
+  process.exit(78); // EX_CONFIG
+}
 
 const log = createLogger('billing', config.LOG_LEVEL);
 const clock = clockFrom(config.CLOCK_OFFSET_FILE);
@@ -45,7 +50,10 @@ const challenges = new Challenges(
     maxNumber: config.CHALLENGE_MAX_NUMBER,
     challengeTtlMs: config.CHALLENGE_TTL_MS,
     clearanceTtlMs: config.CLEARANCE_TTL_MS,
-    turnstile: config.TURNSTILE_SECRET ? { secret: config.TURNSTILE_SECRET, siteKey: config.TURNSTILE_SITE_KEY, verifyUrl: config.TURNSTILE_VERIFY_URL } : undefined,
+    turnstile:
+      config.TURNSTILE_SECRET && config.TURNSTILE_SITE_KEY
+        ? { secret: config.TURNSTILE_SECRET, siteKey: config.TURNSTILE_SITE_KEY, verifyUrl: config.TURNSTILE_VERIFY_URL }
+        : undefined,
   },
   store,
   clock,

@@ -73,14 +73,8 @@ export interface Account {
   createdAt: number;
 }
 
-export interface PlanChange {
-  plan: PlanName;
-  creditsPerCycle: number | null;
-  requestsPerMinute: number | null;
-  cycleAnchor: number;
-  cycleEnd: number;
-  cycleCredits: number;
-}
+/** A plan change replaces these fields together: a new plan starts a new cycle. */
+export type PlanChange = Pick<Account, 'plan' | 'creditsPerCycle' | 'requestsPerMinute' | 'cycleAnchor' | 'cycleEnd' | 'cycleCredits'>;
 
 export interface Hold {
   id: string;
