@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { CREDITS_HEADER, peekCredits, type BillingClient } from '../credits.js';
+import { CREDITS_HEADER, peekCredits, setCredits, type BillingClient } from '../credits.js';
 
 /**
  * X-Credits-Remaining on every response. Routes set it from their billing call; anything else
@@ -10,5 +10,5 @@ export const creditsHeader =
   (billing: BillingClient): Middleware =>
   async (ctx, next) => {
     await next();
-    if (ctx.path !== '/healthz' && !ctx.response.get(CREDITS_HEADER)) ctx.set(CREDITS_HEADER, String(await peekCredits(billing, ctx)));
+    if (ctx.path !== '/healthz' && !ctx.response.get(CREDITS_HEADER)) setCredits(ctx, await peekCredits(billing, ctx));
   };
