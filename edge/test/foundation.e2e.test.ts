@@ -282,9 +282,11 @@ describe('foundation, through the REST edge', function () {
       const id = `trace-${Date.now()}`;
       const res = await open.api(`/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, { headers: { 'x-request-id': id } });
       expect(res.headers.get('x-request-id')).to.equal(id);
-      const lines = open.logs.filter((l) => l.includes(id));
-      expect(lines.some((l) => l.startsWith('[edge]'))).to.equal(true);
-      expect(lines.some((l) => l.startsWith('[meta-scan]'))).to.equal(true);
+      // Each process's log lines reach the harness over their own pipe: wait for both.
+      const logged = (name: string) => open.logs.some((l) => l.startsWith(`[${name}]`) && l.includes(id));
+      for (let i = 0; i < 50 && !(logged('edge') && logged('meta-scan')); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(logged('edge'), 'edge log line').to.equal(true);
+      expect(logged('meta-scan'), 'meta-scan log line').to.equal(true);
     });
   });
 });
