@@ -8,6 +8,6 @@ bash scripts/ensure-nats.sh
 npm run build --silent
 npx tsc -p tsconfig.tests.json
 if [ "$#" -eq 0 ]; then
-  set -- "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts" "scripts/test/**/*.test.ts"
+  set -- "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts"
 fi
 npx mocha "$@"

@@ -1,28 +1,36 @@
 import http from 'node:http';
-import { collectDefaultMetrics, Histogram, register } from 'prom-client';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
-collectDefaultMetrics();
+// The kit's own registry, not prom-client's global one: two copies of the kit in one process
+// (a test runner loading sources and builds) must not collide on metric names.
+const registry = new Registry();
+let defaultsCollected = false;
 
 const rpcDuration = new Histogram({
   name: 'webutil_rpc_duration_seconds',
   help: 'Duration of gRPC calls handled, by method and status code',
   labelNames: ['rpc', 'code'],
   buckets: [0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60],
+  registers: [registry],
 });
 
 export function observeRpc(rpc: string, code: string, ms: number): void {
   rpcDuration.observe({ rpc, code }, ms / 1000);
 }
 
-/** Prometheus text exposition on GET /metrics. */
+/** Prometheus text exposition on GET /metrics, with the process's default metrics. */
 export async function serveMetrics(port: number): Promise<http.Server> {
+  if (!defaultsCollected) {
+    collectDefaultMetrics({ register: registry });
+    defaultsCollected = true;
+  }
   const server = http.createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
       return;
     }
-    register.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': register.contentType }).end(text),
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
       () => res.writeHead(500).end(),
     );
   });
