@@ -128,3 +128,29 @@ describe('runService and bind', () => {
     expect(names).to.include('webutil.metascan.v1.MetaScanService');
   });
 });
+
+describe('metrics', () => {
+  it('exposes RPC durations by method and code on /metrics', async () => {
+    const { freePort } = await import('../../../scripts/src/local-stack.js');
+    const metricsPort = await freePort();
+    const service = await runService({
+      name: 'kit-metrics-test',
+      host: '127.0.0.1',
+      port: 0,
+      metricsPort,
+      protoFiles: ['webutil/metascan/v1/metascan.proto'],
+      log,
+      bindings: [bind(MetaScanServiceService, { downCheck: async ({ url }) => ({ url, testedFrom: 'test' }) }, log)],
+    });
+    const client = new MetaScanServiceClient(`127.0.0.1:${service.port}`, grpc.credentials.createInsecure());
+    try {
+      await call(client, 'x');
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(text).to.match(/webutil_rpc_duration_seconds_count\{rpc="DownCheck",code="OK"\} 1/);
+      expect(text).to.include('process_cpu_user_seconds_total');
+    } finally {
+      client.close();
+      await service.stop();
+    }
+  });
+});
