@@ -144,9 +144,12 @@ describe('metrics', () => {
     });
     const client = new MetaScanServiceClient(`127.0.0.1:${service.port}`, grpc.credentials.createInsecure());
     try {
+      const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const okCount = (text: string) => Number(/webutil_rpc_duration_seconds_count\{rpc="DownCheck",code="OK"\} (\d+)/.exec(text)?.[1] ?? 0);
+      const before = okCount(await scrape());
       await call(client, 'x');
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      expect(text).to.match(/webutil_rpc_duration_seconds_count\{rpc="DownCheck",code="OK"\} 1/);
+      const text = await scrape();
+      expect(okCount(text)).to.equal(before + 1);
       expect(text).to.include('process_cpu_user_seconds_total');
     } finally {
       client.close();
