@@ -7,3 +7,4 @@ bash scripts/ensure-nats.sh
 npm run build --silent
 node --import tsx scripts/bench/foundation.ts
 node --import tsx scripts/bench/quota.ts
+node --import tsx scripts/bench/crawl.ts

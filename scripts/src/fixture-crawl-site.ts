@@ -9,9 +9,11 @@
  *                        missing), fragment links to other pages (one missing), redirect chain and
  *                        loop, 404/410/500, a HEAD-hostile endpoint (405 on HEAD, 200 on GET), a
  *                        PDF and an extension-less binary, and optionally a 429 with Retry-After
- *                        and a calendar-style crawler trap (/calendar?month=YYYY-MM, endless).
+ *                        and a calendar-style crawler trap (/calendar?month=YYYY-MM, endless);
+ *                        /all.html, linked from nowhere, links every doc page and external URL.
  *   external  127.0.0.2  /ext/<n> (every 50th from 7 answers 404), /protected: a Cloudflare-style
- *                        bot challenge (403).
+ *                        bot challenge (403); with `externalHosts` > 1 the /ext/<n> URLs are spread
+ *                        round robin over 127.0.0.2, .5, .6, ... (a site links to many hosts).
  *   soft      127.0.0.3  a shop whose unknown paths answer 200 with its "not found" page.
  *   silent    127.0.0.4  accepts connections and never answers (optional).
  *
@@ -27,6 +29,8 @@ export interface CrawlSiteOptions {
   pages?: number;
   /** Distinct external URLs on each doc page (default 6). */
   externalPerPage?: number;
+  /** Hosts the external URLs are spread over (default 1). */
+  externalHosts?: number;
   /** Added to every generated answer (default 0). */
   latencyMs?: number;
   /** The endless calendar (default true; the benchmark leaves it out: linkinator would never end). */
@@ -40,7 +44,9 @@ export interface CrawlSiteOptions {
 export interface CrawlSite {
   entryUrl: string;
   main: FixtureSite;
+  /** The first external host (the bot wall is there). */
   external: FixtureSite;
+  externals: FixtureSite[];
   /** URLs with a known verdict, and other facts tests check. */
   expected: ReturnType<typeof expectations>;
   close(): Promise<void>;
@@ -52,11 +58,14 @@ const SITEMAP_DOCS = 50;
 const HTML = 'text/html; charset=utf-8';
 
 export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<CrawlSite> {
-  const o = { pages: 300, externalPerPage: 6, latencyMs: 0, trap: true, silentHost: true, rateLimited: true, ...options };
-  const [main, external] = await Promise.all([startFixtureSite({ host: '127.0.0.1' }), startFixtureSite({ host: '127.0.0.2' })]);
+  const o = { pages: 300, externalPerPage: 6, externalHosts: 1, latencyMs: 0, trap: true, silentHost: true, rateLimited: true, ...options };
+  const externalAddresses = ['127.0.0.2', ...range(o.externalHosts - 1).map((k) => `127.0.0.${k + 5}`)];
+  const [main, ...externals] = await Promise.all([startFixtureSite({ host: '127.0.0.1' }), ...externalAddresses.map((host) => startFixtureSite({ host }))]);
+  const external = externals[0] as FixtureSite;
   const soft = await startSoftNotFoundHost();
   const silent = o.silentHost ? await startSilentHost() : undefined;
-  const expected = expectations(main.origin, external.origin, soft.origin, silent?.origin, o);
+  const externalUrl = (n: number) => `${(externals[n % externals.length] as FixtureSite).origin}/ext/${n}`;
+  const expected = expectations(main.origin, externalUrl, external.origin, soft.origin, silent?.origin, o);
   const delay = (handler: FixtureHandler): FixtureHandler => async (req, res, url) => {
     if (o.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, o.latencyMs));
     await handler(req, res, url);
@@ -69,8 +78,9 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
   main.route('/sitemap-hidden.xml.gz', delay((_req, res) => send(res, 200, 'application/gzip', zlib.gzipSync(urlset(expected.hiddenPages)))));
   main.route('/sitemap-docs.xml', delay((_req, res) => send(res, 200, 'application/xml', urlset(range(Math.min(SITEMAP_DOCS, o.pages)).map((i) => `${main.origin}/docs/${i}.html`)))));
   for (let s = 0; s < SECTIONS; s++) main.route(`/section/${s}/`, page(`Section ${s}`, sectionBody(s, o.pages)));
-  for (let i = 0; i < o.pages; i++) main.route(`/docs/${i}.html`, page(`Doc ${i}`, docBody(i, o, external.origin)));
+  for (let i = 0; i < o.pages; i++) main.route(`/docs/${i}.html`, page(`Doc ${i}`, docBody(i, o, externalUrl)));
   for (const [j, url] of expected.hiddenPages.entries()) main.route(new URL(url).pathname, page(`Hidden ${j}`, `<p>Only the sitemap lists this page.</p><a href="/">Home</a> <a href="/docs/${j}.html">Doc ${j}</a>`));
+  main.route('/all.html', page('Everything', [...range(o.pages).map((i) => `/docs/${i}.html`), ...range(o.pages * o.externalPerPage).map(externalUrl)].map((u) => `<a href="${u}">${u}</a>`).join('\n')));
   main.route('/base/', page('Base href', '<p><a href="4.html">Doc 4 through base</a> <a href="../section/0/">Section 0</a></p>', '<base href="/docs/">'));
   main.route('/moved', delay((_req, res) => redirect(res, 301, '/docs/0.html')));
   main.route('/head-hostile', delay((req, res) => (req.method === 'HEAD' ? send(res, 405, HTML, '') : send(res, 200, HTML, document('GET only', '<p>fine</p>')))));
@@ -88,7 +98,7 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
   main.route('/calendar', delay((_req, res, url) => send(res, 200, HTML, document('Calendar', calendarBody(url.searchParams.get('month'))))));
 
   for (let n = 0; n < o.pages * o.externalPerPage; n++) {
-    external.route(`/ext/${n}`, delay((_req, res) => (n % 50 === 7 ? send(res, 404, HTML, document('Not found', 'gone')) : send(res, 200, HTML, document(`External ${n}`, `<p>external ${n}</p>`)))));
+    (externals[n % externals.length] as FixtureSite).route(`/ext/${n}`, delay((_req, res) => (n % 50 === 7 ? send(res, 404, HTML, document('Not found', 'gone')) : send(res, 200, HTML, document(`External ${n}`, `<p>external ${n}</p>`)))));
   }
   external.route('/protected', (_req, res) => {
     const body = document('Just a moment...', '<div id="challenge-platform">Checking your browser before accessing the site.</div>');
@@ -100,20 +110,23 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
     entryUrl: `${main.origin}/`,
     main,
     external,
+    externals,
     expected,
     close: async () => {
-      await Promise.all([main.close(), external.close(), soft.close(), silent?.close()]);
+      await Promise.all([main.close(), ...externals.map((x) => x.close()), soft.close(), silent?.close()]);
     },
   };
 }
 
 /** The URLs whose verdicts tests assert, and the site's shape. */
-function expectations(main: string, external: string, soft: string, silent: string | undefined, o: Required<CrawlSiteOptions>) {
+function expectations(main: string, externalUrl: (n: number) => string, external: string, soft: string, silent: string | undefined, o: Required<CrawlSiteOptions>) {
   const brokenExternal = range(o.pages * o.externalPerPage)
     .filter((n) => n % 50 === 7)
-    .map((n) => `${external}/ext/${n}`);
+    .map(externalUrl);
   return {
     pages: o.pages,
+    /** One page linking to every doc page and every external URL (for single-page checks). */
+    everything: `${main}/all.html`,
     hiddenPages: range(HIDDEN_PAGES).map((j) => `${main}/hidden/${j}.html`),
     brokenExternal,
     notFound: `${main}/status/404`,
@@ -179,13 +192,13 @@ function sectionBody(s: number, pages: number): string {
   return `<p><a href="../../">Home</a></p>\n<ul>\n${docs.map((i) => `<li><a href="../../docs/${i}.html">Doc ${i}</a></li>`).join('\n')}\n</ul>`;
 }
 
-function docBody(i: number, o: Required<CrawlSiteOptions>, external: string): string {
+function docBody(i: number, o: Required<CrawlSiteOptions>, externalUrl: (n: number) => string): string {
   const links = [
     '<a href="/">Home</a>',
     `<a href="/section/${i % SECTIONS}/">Section</a>`,
     ...(i > 0 ? [`<a href="${i - 1}.html" rel="prev">Previous</a>`] : []),
     ...(i + 1 < o.pages ? [`<a href="${i + 1}.html" rel="next">Next</a>`] : []),
-    ...range(o.externalPerPage).map((k) => `<a href="${external}/ext/${i * o.externalPerPage + k}" rel="nofollow">Reference ${k}</a>`),
+    ...range(o.externalPerPage).map((k) => `<a href="${externalUrl(i * o.externalPerPage + k)}" rel="nofollow">Reference ${k}</a>`),
   ];
   return `<h1>Doc ${i}</h1>\n<h2 id="section-2">Section 2</h2>\n<p>${links.join(' | ')}</p>`;
 }

@@ -76,8 +76,8 @@ interface PageVisit {
 /**
  * One site crawl: robots.txt and sitemaps, then the site breadth first from the entry URL,
  * level by level, up to the page cap and the time budget. A broken-link crawl checks each
- * unique link once as soon as its level is read (crawled pages answer for themselves); an
- * extract crawl only collects. Reaching a cap or the budget ends the crawl with a result.
+ * unique link once as soon as the page it is on is read (crawled pages answer for themselves);
+ * an extract crawl only collects. Reaching a cap or the budget ends the crawl with a result.
  */
 export async function crawlSite(kind: CrawlKind, entry: URL, deps: CrawlDeps, onProgress: (progress: CrawlProgress) => void, signal: AbortSignal): Promise<CrawlResult> {
   return new SiteCrawl(kind, entry, deps, onProgress, signal).run();
@@ -141,12 +141,8 @@ class SiteCrawl {
       maxBytes: this.deps.maxPageBytes,
     }).catch(() => ({ found: false, urls: [] as string[] }));
     this.frontier.seed(entryUrl);
-    let level = this.frontier.nextLevel(1);
-    let visits = await this.visitLevel(level);
-    const first = visits[0];
+    const [first] = await this.visitLevel(this.frontier.nextLevel(1));
     if (!first || !first.isPage) await this.failOnEntry(first);
-    if (first?.outcome.finalUrl) this.site = new URL(first.outcome.finalUrl);
-    this.absorb(visits);
     const sitemap = await this.untilBudget(sitemaps);
     if (sitemap) {
       const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
@@ -155,10 +151,9 @@ class SiteCrawl {
     }
     this.report({ phase: 'crawling', message: this.crawlMessage() });
     while (!this.scan.aborted && this.pagesCrawled < this.limits.pages) {
-      level = this.frontier.nextLevel(this.limits.pages - this.pagesCrawled);
+      const level = this.frontier.nextLevel(this.limits.pages - this.pagesCrawled);
       if (level.length === 0) break;
-      visits = await this.visitLevel(level);
-      this.absorb(visits);
+      await this.visitLevel(level);
     }
     if (this.signal.aborted) throw this.signal.reason;
     // Pages that will not be fetched now: links to them are checked like any other.
@@ -167,7 +162,11 @@ class SiteCrawl {
     return this.finish();
   }
 
-  /** Fetches the pages of one level, at most pageConcurrency at once. */
+  /**
+   * Fetches the pages of one level, at most pageConcurrency at once. Each page's links are taken
+   * as soon as it is read (their checks start at once); the next level waits for this one, so
+   * every page's depth is its true breadth-first depth.
+   */
   private async visitLevel(level: QueuedPage[]): Promise<PageVisit[]> {
     const visits: (PageVisit | undefined)[] = new Array(level.length);
     let next = 0;
@@ -227,8 +226,10 @@ class SiteCrawl {
         fromSitemap: queued.fromSitemap,
       });
     }
+    // The site is where the entry page landed (http -> https, a www. host, another domain).
+    if (queued.depth === 0 && visit.isPage && outcome.finalUrl) this.site = new URL(outcome.finalUrl);
     this.planned.get(queued.url)?.resolve(visit);
-    this.report({ message: this.crawlMessage() });
+    this.absorb(visit);
     return visit;
   }
 
@@ -241,18 +242,16 @@ class SiteCrawl {
     if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message} (${error.code})`);
   }
 
-  /** Takes a level's links in page order and link order: queues pages, counts and checks links. */
-  private absorb(visits: PageVisit[]): void {
-    for (const visit of visits) {
-      for (const link of visit.links) {
-        if (link.type === 'internal' && link.scheme.startsWith('http')) {
-          const page = this.asPage(link.url);
-          if (page && this.frontier.addLink(page, visit.queued)) this.planned.set(page, deferred());
-        }
-        this.count(link, visit);
+  /** Takes a page's links in document order: queues pages for the next level, counts and checks links. */
+  private absorb(visit: PageVisit): void {
+    for (const link of visit.links) {
+      if (link.type === 'internal' && link.scheme.startsWith('http')) {
+        const page = this.asPage(link.url);
+        if (page && this.frontier.addLink(page, visit.queued)) this.planned.set(page, deferred());
       }
+      this.count(link, visit);
     }
-    this.report({ pagesDiscovered: this.frontier.discovered, message: this.crawlMessage() });
+    this.report({ message: this.crawlMessage() });
   }
 
   private count(link: FoundLink, visit: PageVisit): void {

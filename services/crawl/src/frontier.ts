@@ -46,9 +46,8 @@ export interface FrontierOptions {
 }
 
 /**
- * Level-by-level BFS: `nextLevel()` hands out every page of the next depth, in discovery order
- * (parents in the order they were crawled, links in document order), so depths are exact and
- * which pages fall under the page cap does not depend on response timing.
+ * Level-by-level BFS: `nextLevel()` hands out the queued pages of the lowest depth, in discovery
+ * order. A crawler that takes a level only once the previous one is read gets exact depths.
  */
 export class Frontier {
   private readonly known = new Map<string, QueuedPage>();

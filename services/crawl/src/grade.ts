@@ -47,92 +47,116 @@ export interface Graded {
 const CLIENT = '4xx Client error';
 const SERVER = '5xx Server error';
 
+/** What the rules say about one link, before it becomes a record. */
+interface Verdict {
+  severity: Severity;
+  reason: string;
+  category: string;
+  statusText: string;
+  /** Breakdown row. */
+  code: string;
+  label: string;
+  /** Overrides the network error code (a redirect loop has none of its own). */
+  errorCode?: string;
+}
+
 /** Grades a link from what its check found (no outcome for non-HTTP links). */
 export function gradeLink(link: FoundLink, outcome: CheckOutcome | undefined, fragment?: FragmentCheck): Graded {
-  const base = { url: link.url, originalHref: link.originalHref, text: link.text, type: link.type, rel: link.rel, redirected: false, sources: [] };
+  const v = verdictOf(link, outcome, fragment);
+  const redirected = outcome !== undefined && outcome.redirects > 0;
+  // One literal with every field in one order: records are made by the thousand.
+  const record: LinkRecord = {
+    url: link.url,
+    originalHref: link.originalHref,
+    text: link.text,
+    type: link.type,
+    rel: link.rel,
+    statusCode: outcome?.status,
+    statusText: v.statusText,
+    severity: v.severity,
+    reason: v.reason,
+    category: v.category,
+    redirected,
+    finalUrl: redirected ? outcome.finalUrl : undefined,
+    responseTimeMs: outcome?.responseTimeMs,
+    errorCode: v.errorCode ?? outcome?.error?.code,
+    sources: [],
+    sourceCount: undefined,
+  };
+  return { record, bucket: { code: v.code, label: v.label } };
+}
+
+const verdict = (severity: Severity, reason: string, category: string, statusText: string, code: string, label: string): Verdict => ({
+  severity,
+  reason,
+  category,
+  statusText,
+  code,
+  label,
+});
+
+function verdictOf(link: FoundLink, outcome: CheckOutcome | undefined, fragment: FragmentCheck | undefined): Verdict {
   if (link.type === 'anchor') {
     if (fragment && !fragment.found) {
-      return graded(base, 'warning', `no element with id or name "${fragment.name}" on the page`, 'Missing anchor', 'In-page anchor', ['MISSING_ANCHOR', 'Missing anchor target']);
+      return verdict('warning', `no element with id or name "${fragment.name}" on the page`, 'Missing anchor', 'In-page anchor', 'MISSING_ANCHOR', 'Missing anchor target');
     }
-    return graded(base, 'info', fragment ? `in-page anchor; #${fragment.name} exists` : 'in-page anchor', 'In-page anchor', 'In-page anchor', ['anchor', 'In-page anchor']);
+    return verdict('info', fragment ? `in-page anchor; #${fragment.name} exists` : 'in-page anchor', 'In-page anchor', 'In-page anchor', 'anchor', 'In-page anchor');
   }
   if (link.type === 'mailto' || link.type === 'tel') {
     const what = link.type === 'mailto' ? 'Email' : 'Phone';
-    return graded(base, 'info', `${what.toLowerCase()} link; not checked`, 'Non-HTTP link', `${what} link`, [link.type, `${what} link (not checked)`]);
+    return verdict('info', `${what.toLowerCase()} link; not checked`, 'Non-HTTP link', `${what} link`, link.type, `${what} link (not checked)`);
   }
   if (link.type === 'other') {
     if (link.scheme === 'http' || link.scheme === 'https') {
-      return graded(base, 'broken', `malformed URL: ${link.originalHref.slice(0, 200)}`, 'Invalid URL', 'Invalid URL', ['INVALID_URL', 'Malformed URL']);
+      return verdict('broken', `malformed URL: ${link.originalHref.slice(0, 200)}`, 'Invalid URL', 'Invalid URL', 'INVALID_URL', 'Malformed URL');
     }
     const scheme = link.scheme || 'unknown';
-    return graded(base, 'info', `${scheme}: link; not checked`, 'Non-HTTP link', `${scheme}: link`, [scheme, `${scheme}: link (not checked)`]);
+    return verdict('info', `${scheme}: link; not checked`, 'Non-HTTP link', `${scheme}: link`, scheme, `${scheme}: link (not checked)`);
   }
   if (!outcome) throw new Error(`no check outcome for ${link.url}`);
-  return gradeHttp(base, outcome, fragment);
+  return outcome.error ? failureVerdict(outcome.error) : httpVerdict(outcome, fragment);
 }
 
-type Base = Omit<LinkRecord, 'severity' | 'reason' | 'category' | 'statusText'>;
-
-function graded(base: Base, severity: Severity, reason: string, category: string, statusText: string, [code, label]: [string, string]): Graded {
-  return { record: { ...base, severity, reason, category, statusText }, bucket: { code, label } };
-}
-
-function gradeHttp(base: Base, outcome: CheckOutcome, fragment: FragmentCheck | undefined): Graded {
-  const redirected = outcome.redirects > 0;
-  const record: Base = {
-    ...base,
-    statusCode: outcome.status,
-    redirected,
-    finalUrl: redirected ? outcome.finalUrl : undefined,
-    responseTimeMs: outcome.responseTimeMs,
-    errorCode: outcome.error?.code,
-  };
-  const error = outcome.error;
-  if (error) return gradeFailure(record, error);
+function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined): Verdict {
   const status = outcome.status ?? 0;
   const label = STATUS_CODES[status] ?? 'Non-standard status';
   const code = String(status);
-  const verdict = (severity: Severity, reason: string, category: string, bucket: [string, string]) => graded(record, severity, reason, category, label, bucket);
-
+  const answer = (severity: Severity, reason: string, category: string, rowCode = code, rowLabel = label) => verdict(severity, reason, category, label, rowCode, rowLabel);
   if (outcome.redirectTrouble) {
     const what = outcome.redirectTrouble === 'loop' ? 'redirect loop' : `more than ${outcome.redirects} redirects`;
-    return graded({ ...record, errorCode: 'ERR_TOO_MANY_REDIRECTS' }, 'broken', `${what}; the chain never reaches a page`, 'Redirect loop', label, [
-      'ERR_TOO_MANY_REDIRECTS',
-      'Redirect loop or too many redirects',
-    ]);
+    const loop = answer('broken', `${what}; the chain never reaches a page`, 'Redirect loop', 'ERR_TOO_MANY_REDIRECTS', 'Redirect loop or too many redirects');
+    return { ...loop, errorCode: 'ERR_TOO_MANY_REDIRECTS' };
   }
   if (outcome.botWall) {
-    return verdict('warning', `${outcome.botWall} bot protection answered ${status} with a challenge; the link likely works in a browser`, 'Bot protection', [
-      'BOT_WALL',
-      'Bot protection challenge',
-    ]);
+    return answer('warning', `${outcome.botWall} bot protection answered ${status} with a challenge; the link likely works in a browser`, 'Bot protection', 'BOT_WALL', 'Bot protection challenge');
   }
+  const redirected = outcome.redirects > 0;
   if (status >= 200 && status < 300) {
     if (outcome.soft404) {
-      return verdict('broken', `soft 404: answers ${status} but shows the same page as a path that does not exist`, 'Soft 404', ['SOFT_404', 'Soft 404 (not-found page answering 200)']);
+      return answer('broken', `soft 404: answers ${status} but shows the same page as a path that does not exist`, 'Soft 404', 'SOFT_404', 'Soft 404 (not-found page answering 200)');
     }
     if (fragment && !fragment.found) {
-      return verdict('warning', `the page exists but has no element with id or name "${fragment.name}"`, 'Missing anchor', ['MISSING_ANCHOR', 'Missing anchor target']);
+      return answer('warning', `the page exists but has no element with id or name "${fragment.name}"`, 'Missing anchor', 'MISSING_ANCHOR', 'Missing anchor target');
     }
     if (redirected) {
       const first = outcome.firstStatus ?? 302;
       const hops = outcome.redirects === 1 ? '' : `, ${outcome.redirects} hops`;
-      return verdict('warning', `redirects (${first}${hops}) to ${outcome.finalUrl}; link to the final URL instead`, '3xx Redirect', [String(first), STATUS_CODES[first] ?? 'Redirect']);
+      return answer('warning', `redirects (${first}${hops}) to ${outcome.finalUrl}; link to the final URL instead`, '3xx Redirect', String(first), STATUS_CODES[first] ?? 'Redirect');
     }
-    return verdict('ok', `answered ${status} ${label}`, '2xx Success', [code, label]);
+    return answer('ok', `answered ${status} ${label}`, '2xx Success');
   }
   const via = redirected ? ` after redirecting to ${outcome.finalUrl}` : '';
-  if (status === 401 || status === 407) return verdict('warning', `needs authentication (${status})${via}; it may work for signed-in users`, CLIENT, [code, label]);
-  if (status === 403) return verdict('warning', `access forbidden (403)${via}; it may work in a browser or for signed-in users`, CLIENT, [code, label]);
+  if (status === 401 || status === 407) return answer('warning', `needs authentication (${status})${via}; it may work for signed-in users`, CLIENT);
+  if (status === 403) return answer('warning', `access forbidden (403)${via}; it may work in a browser or for signed-in users`, CLIENT);
   if (status === 429) {
     const wait = outcome.retryAfterSeconds === undefined ? '' : `; it asked for a ${outcome.retryAfterSeconds} s pause, more than the scan could wait`;
-    return verdict('warning', `rate limited (429)${via}${wait}`, CLIENT, [code, label]);
+    return answer('warning', `rate limited (429)${via}${wait}`, CLIENT);
   }
-  if (status === 404) return verdict('broken', `not found (404)${via}: the page does not exist`, CLIENT, [code, label]);
-  if (status === 410) return verdict('broken', `gone (410)${via}: the page was removed on purpose`, CLIENT, [code, label]);
-  if (status >= 400 && status < 500) return verdict('broken', `client error (${status} ${label})${via}`, CLIENT, [code, label]);
-  if (status >= 500 && status < 600) return verdict('broken', `server error (${status} ${label})${via}`, SERVER, [code, label]);
-  return verdict('warning', `unexpected status ${status}${via}; browsers may not show a page`, 'Unexpected status', [code, label]);
+  if (status === 404) return answer('broken', `not found (404)${via}: the page does not exist`, CLIENT);
+  if (status === 410) return answer('broken', `gone (410)${via}: the page was removed on purpose`, CLIENT);
+  if (status >= 400 && status < 500) return answer('broken', `client error (${status} ${label})${via}`, CLIENT);
+  if (status >= 500 && status < 600) return answer('broken', `server error (${status} ${label})${via}`, SERVER);
+  return answer('warning', `unexpected status ${status}${via}; browsers may not show a page`, 'Unexpected status');
 }
 
 const FAILURES: Record<string, [category: string, label: string]> = {
@@ -146,10 +170,10 @@ const FAILURES: Record<string, [category: string, label: string]> = {
 };
 
 /** No response: the status text is the network error's label. */
-function gradeFailure(record: Base, error: NonNullable<CheckOutcome['error']>): Graded {
+function failureVerdict(error: NonNullable<CheckOutcome['error']>): Verdict {
   if (error.kind === 'blocked') {
     const what = error.code === 'EUNSUPPORTEDSCHEME' ? 'redirects to a non-HTTP URL' : 'points to a private or internal address';
-    return graded(record, 'info', `not checked: ${what}`, 'Not checked', 'Not checked', [error.code, 'Not checked (blocked target)']);
+    return verdict('info', `not checked: ${what}`, 'Not checked', 'Not checked', error.code, 'Not checked (blocked target)');
   }
   const [category, label] = FAILURES[error.kind] ?? ['Network error', 'Network error'];
   const reason =
@@ -162,7 +186,7 @@ function gradeFailure(record: Base, error: NonNullable<CheckOutcome['error']>): 
           : error.kind === 'tls'
             ? `TLS error: ${error.message} (${error.code})`
             : `${label.toLowerCase()}: ${error.message} (${error.code})`;
-  return graded(record, 'broken', reason, category, label, [error.code, label]);
+  return verdict('broken', reason, category, label, error.code, label);
 }
 
 export interface ScoreCard {

@@ -51,7 +51,7 @@ interface Waiter {
   grant: (release: Release) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
-  onAbort: () => void;
+  host: HostState;
 }
 
 /** A host idle this long loses its learned limit (and its memory). */
@@ -59,6 +59,8 @@ const FORGET_IDLE_MS = 5 * 60_000;
 
 export class HostThrottle {
   private readonly hosts = new Map<string, HostState>();
+  /** Waiters by the signal that may cancel them: one abort listener per scan, not per request. */
+  private readonly bySignal = new WeakMap<AbortSignal, Set<Waiter>>();
   private active = 0;
   private lastSweep = Date.now();
   private pumpTimer: NodeJS.Timeout | undefined;
@@ -77,20 +79,36 @@ export class HostThrottle {
     const state = this.state(host);
     if (state.downUntil > Date.now()) return Promise.reject(new HostNotAnsweringError(host));
     return new Promise<Release>((resolve, reject) => {
-      const waiter: Waiter = {
-        grant: resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          const at = state.waiters.indexOf(waiter);
-          if (at >= 0) state.waiters.splice(at, 1);
-          reject(signal?.reason);
-        },
-      };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      const waiter: Waiter = { grant: resolve, reject, signal, host: state };
+      if (signal) this.watch(signal).add(waiter);
       state.waiters.push(waiter);
       this.pump();
     });
+  }
+
+  private watch(signal: AbortSignal): Set<Waiter> {
+    let waiters = this.bySignal.get(signal);
+    if (!waiters) {
+      const watched = new Set<Waiter>();
+      waiters = watched;
+      this.bySignal.set(signal, watched);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const waiter of watched) {
+            waiter.host.waiters.splice(waiter.host.waiters.indexOf(waiter), 1);
+            waiter.reject(signal.reason);
+          }
+          watched.clear();
+        },
+        { once: true },
+      );
+    }
+    return waiters;
+  }
+
+  private unwatch(waiter: Waiter): void {
+    if (waiter.signal) this.bySignal.get(waiter.signal)?.delete(waiter);
   }
 
   /** Holds every new request to `host` back for `ms` (Retry-After). */
@@ -137,7 +155,7 @@ export class HostThrottle {
           continue;
         }
         const waiter = state.waiters.shift() as Waiter;
-        waiter.signal?.removeEventListener('abort', waiter.onAbort);
+        this.unwatch(waiter);
         state.active++;
         this.active++;
         granted = true;
@@ -170,7 +188,7 @@ export class HostThrottle {
       this.adapt(state, signal);
       if (state.downUntil > Date.now()) {
         for (const waiter of state.waiters.splice(0)) {
-          waiter.signal?.removeEventListener('abort', waiter.onAbort);
+          this.unwatch(waiter);
           waiter.reject(new HostNotAnsweringError(host));
         }
       }
