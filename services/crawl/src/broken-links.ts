@@ -3,9 +3,8 @@ import { parseTargetUrl } from '@webutil/kit';
 import type { CheckLinksResponse } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { normalizePageUrl } from './frontier.js';
 import { scoreCard, type Graded } from './grade.js';
-import { asTargetError, fetchPage, parseStream } from './link-extract.js';
+import { readPageLinks } from './link-extract.js';
 import { LinkChecker, type CheckerDeps } from './link-checker.js';
-import { LinkCollector } from './link-extractor.js';
 import { verdictFor } from './link-verdict.js';
 
 export interface PageCheckDeps extends CheckerDeps {
@@ -20,21 +19,14 @@ export interface PageCheckDeps extends CheckerDeps {
 /** POST /v1/broken-links: every link of one page checked and graded. */
 export async function checkPageLinks(rawUrl: string, deps: PageCheckDeps, signal: AbortSignal): Promise<CheckLinksResponse> {
   const url = parseTargetUrl(rawUrl);
-  const res = await fetchPage(url, { http: deps.http, timeoutMs: deps.pageTimeoutMs, maxPageBytes: deps.maxPageBytes }, signal);
-  const page = new URL(res.url);
-  const collector = new LinkCollector(page, deps.linkCap);
-  try {
-    await parseStream(res, collector);
-  } catch (err) {
-    throw asTargetError(err, signal);
-  }
+  const { res, collector } = await readPageLinks(url, { ...deps, timeoutMs: deps.pageTimeoutMs }, signal);
   const found = collector.links;
   const budget = AbortSignal.timeout(deps.budgetMs);
   const scan = AbortSignal.any([signal, budget]);
   setMaxListeners(0, scan); // every request in flight listens to it
   const checker = new LinkChecker(deps, scan, Date.now() + deps.budgetMs);
   const sources = {
-    page: normalizePageUrl(page),
+    page: normalizePageUrl(res.url),
     pageTargets: collector.targets,
     outcomeOf: (link: string) => checker.check(link),
     targetsOf: async (link: string) => (await checker.checkWithTargets(link)).targets,

@@ -16,14 +16,7 @@ const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
 /** GET /v1/link-extract: every link of one page, typed and resolved, no status checked. */
 export async function extractLinks(rawUrl: string, deps: ExtractDeps, signal: AbortSignal): Promise<ExtractResult> {
   const url = parseTargetUrl(rawUrl);
-  const res = await fetchPage(url, deps, signal);
-  const page = new URL(res.url);
-  const collector = new LinkCollector(page, deps.linkCap);
-  try {
-    await parseStream(res, collector);
-  } catch (err) {
-    throw asTargetError(err, signal);
-  }
+  const { res, collector } = await readPageLinks(url, deps, signal);
   const counts = countLinks(collector.links);
   return {
     url: url.href,
@@ -35,8 +28,20 @@ export async function extractLinks(rawUrl: string, deps: ExtractDeps, signal: Ab
   };
 }
 
+/** Fetches a page and collects its links (and fragment targets), up to `linkCap` links. */
+export async function readPageLinks(url: URL, deps: Pick<ExtractDeps, 'http' | 'timeoutMs' | 'maxPageBytes' | 'linkCap'>, signal: AbortSignal) {
+  const res = await fetchPage(url, deps, signal);
+  const collector = new LinkCollector(new URL(res.url), deps.linkCap);
+  try {
+    await parseStream(res, collector);
+  } catch (err) {
+    throw asTargetError(err, signal);
+  }
+  return { res, collector };
+}
+
 /** Fetches an HTML page or fails with the reason the caller needs to see. */
-export async function fetchPage(url: URL, deps: Pick<ExtractDeps, 'http' | 'timeoutMs' | 'maxPageBytes'>, signal: AbortSignal): Promise<SafeResponse> {
+async function fetchPage(url: URL, deps: Pick<ExtractDeps, 'http' | 'timeoutMs' | 'maxPageBytes'>, signal: AbortSignal): Promise<SafeResponse> {
   let res: SafeResponse;
   try {
     res = await deps.http.fetch(url, { timeoutMs: deps.timeoutMs, maxRedirects: 10, maxBodyBytes: deps.maxPageBytes, signal });
@@ -91,7 +96,7 @@ function charsetOf(contentType: string | undefined): string {
 }
 
 /** Network failures of the target become 400s naming the cause; a blocked address says so. */
-export function asTargetError(err: unknown, signal: AbortSignal): unknown {
+function asTargetError(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
   if (!(err instanceof OutboundError)) return err;
   if (err.kind === 'blocked') return invalidArgument('TARGET_BLOCKED', `refused: ${err.message}; private and internal addresses are not fetched`);

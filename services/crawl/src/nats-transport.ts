@@ -143,13 +143,8 @@ export class NatsTransport implements CrawlTransport {
   }
 
   private async runDelivery(msg: JsMsg, handler: JobHandler): Promise<void> {
-    let ticket: JobTicket;
-    try {
-      ticket = JSON.parse(new TextDecoder().decode(msg.data)) as JobTicket;
-    } catch {
-      msg.term('unreadable job');
-      return;
-    }
+    const ticket = readOrDrop<JobTicket>(msg);
+    if (!ticket) return;
     const current = this.running.get(ticket.id);
     if (current) {
       // Redelivered (our keep-alives were lost, e.g. while NATS restarted) but still running here.
@@ -189,13 +184,8 @@ export class NatsTransport implements CrawlTransport {
   }
 
   private async recordOne(msg: JsMsg, handler: EventHandler): Promise<void> {
-    let wire: WireEvent;
-    try {
-      wire = JSON.parse(new TextDecoder().decode(msg.data)) as WireEvent;
-    } catch {
-      msg.term('unreadable event');
-      return;
-    }
+    const wire = readOrDrop<WireEvent>(msg);
+    if (!wire) return;
     try {
       const { resultObject, ...event } = wire;
       if (event.type === 'done' && resultObject) {
@@ -213,6 +203,16 @@ export class NatsTransport implements CrawlTransport {
       this.options.log.warn({ err, subject: msg.subject }, 'could not record a crawl event; retrying');
       msg.nak(RETRY_PAUSE_MS);
     }
+  }
+}
+
+/** A message's JSON, or undefined after dropping a message nobody could ever read (no redelivery). */
+function readOrDrop<T>(msg: JsMsg): T | undefined {
+  try {
+    return JSON.parse(new TextDecoder().decode(msg.data)) as T;
+  } catch {
+    msg.term('unreadable');
+    return undefined;
   }
 }
 
