@@ -134,6 +134,27 @@ describe('link checking and crawls through the edge (NATS)', function () {
   });
 
   describe('crawl jobs', () => {
+    it('spends 2 credits per check or broken-link crawl, 1 per extract crawl, none per poll', async () => {
+      let before = creditsHeader(await stack.api('/v1/quota'));
+      const spent = async (res: Response) => {
+        await res.arrayBuffer();
+        const after = creditsHeader(res);
+        const cost = before - after;
+        before = after;
+        return cost;
+      };
+      expect(await spent(await stack.api('/v1/broken-links', post({ url: small.entryUrl })))).to.equal(2);
+      const started = await stack.api('/v1/broken-links/crawl', post({ url: small.entryUrl }));
+      const jobId = (await json(started.clone())).data.jobId as string;
+      expect(await spent(started)).to.equal(2);
+      expect(await spent(await stack.api(`/v1/broken-links/crawl/${jobId}`))).to.equal(0);
+      const extract = await stack.api('/v1/link-extract/crawl', post({ url: small.entryUrl }));
+      const extractId = (await json(extract.clone())).data.jobId as string;
+      expect(await spent(extract)).to.equal(1);
+      expect(await spent(await stack.api(`/v1/link-extract/crawl/${extractId}`))).to.equal(0);
+      await Promise.all([pollJob(stack, 'broken-links', jobId), pollJob(stack, 'link-extract', extractId)]);
+    });
+
     it('answers 404 for unknown, malformed and other-kind job ids', async () => {
       const id = await startCrawl(stack, 'link-extract', small.entryUrl);
       for (const path of [
