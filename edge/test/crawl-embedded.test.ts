@@ -8,66 +8,66 @@ import { pollJob, startCrawl } from './crawl-helpers.js';
 const RETENTION_MS = 8_000;
 
 /**
- * Crawls without NATS (the in-process queue and bus) and with the job store on the mongoose
- * adapter (jongodb, or MONGO_URL); a short job retention and time budget so expiry and the
- * budget can be watched.
+ * Crawls without NATS (the in-process queue and bus), with the job store on the embedded SQLite
+ * file (`npm start`'s default) and on the mongoose adapter (jongodb, or MONGO_URL); a short job
+ * retention and time budget so expiry and the budget can be watched.
  */
-describe('crawls on the in-process bus, job store on mongoose', function () {
-  this.timeout(90_000);
-  let mongo: MongoUnderTest;
-  let stack: TestStack;
-  let small: CrawlSite;
-  let slow: CrawlSite;
+for (const store of ['SQLite', 'mongoose'] as const) {
+  describe(`crawls on the in-process bus, job store on ${store}`, function () {
+    this.timeout(90_000);
+    let mongo: MongoUnderTest | undefined;
+    let stack: TestStack;
+    let small: CrawlSite;
+    let slow: CrawlSite;
 
-  before(async () => {
-    [mongo, small, slow] = await Promise.all([
-      startMongo(),
-      startCrawlSite({ pages: 5, silentHost: false, rateLimited: false }),
-      startCrawlSite({ pages: 200, latencyMs: 300, silentHost: false, rateLimited: false }),
-    ]);
-    stack = await startTestStack({
-      allowTargets: '127.0.0.0/8',
-      envFor: { crawl: { MONGO_URL: mongo.url, CRAWL_JOB_RETENTION_MS: String(RETENTION_MS), CRAWL_TIME_BUDGET_MS: '2000' } },
+    before(async () => {
+      [mongo, small, slow] = await Promise.all([
+        store === 'mongoose' ? startMongo() : undefined,
+        startCrawlSite({ pages: 5, silentHost: false, rateLimited: false }),
+        startCrawlSite({ pages: 200, latencyMs: 300, silentHost: false, rateLimited: false }),
+      ]);
+      const crawlEnv = { CRAWL_JOB_RETENTION_MS: String(RETENTION_MS), CRAWL_TIME_BUDGET_MS: '2000' };
+      stack = await startTestStack({ allowTargets: '127.0.0.0/8', envFor: { crawl: mongo ? { ...crawlEnv, MONGO_URL: mongo.url } : crawlEnv } });
+    });
+    after(async () => {
+      await stack?.stop();
+      await Promise.all([small?.close(), slow?.close(), mongo?.stop()]);
+    });
+
+    it('finishes a crawl, and the job is gone (404) once its retention has passed', async () => {
+      const started = Date.now();
+      const jobId = await startCrawl(stack, 'broken-links', small.entryUrl);
+      const { job } = await pollJob(stack, 'broken-links', jobId);
+      expect(job.status).to.equal('done');
+      expect(job.result.pagesCrawled).to.be.above(5);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + RETENTION_MS + 500 - Date.now())));
+      await expectFailure(await stack.api(`/v1/broken-links/crawl/${jobId}`), 404, 'job_not_found');
+    });
+
+    it('ends a crawl at its time budget as done, with what it found', async () => {
+      const jobId = await startCrawl(stack, 'broken-links', slow.entryUrl);
+      const { job } = await pollJob(stack, 'broken-links', jobId);
+      expect(job.status).to.equal('done');
+      expect(job.progress.message).to.match(/^Stopped at the 2 s time budget/);
+      expect(job.result.truncatedPages).to.equal(true);
+      expect(job.result.pagesCrawled).to.be.within(1, 199);
+      expect(job.result.pages).to.have.length(job.result.pagesCrawled);
+      expect(job.result.links.length).to.be.above(0);
+    });
+
+    it('hands a crawl killed with its service back to the restarted service', async () => {
+      const jobId = await startCrawl(stack, 'link-extract', slow.entryUrl);
+      for (;;) {
+        const { data } = await json(await stack.api(`/v1/link-extract/crawl/${jobId}`));
+        expect(data.status).to.equal('crawling');
+        if (data.progress.pagesScanned > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await stack.kill('crawl');
+      await stack.start('crawl');
+      const { job } = await pollJob(stack, 'link-extract', jobId);
+      expect(job.status).to.equal('done');
+      expect(stack.logs.some((l) => l.includes('handed back to workers'))).to.equal(true);
     });
   });
-  after(async () => {
-    await stack?.stop();
-    await Promise.all([small?.close(), slow?.close(), mongo?.stop()]);
-  });
-
-  it('finishes a crawl, and the job is gone (404) once its retention has passed', async () => {
-    const started = Date.now();
-    const jobId = await startCrawl(stack, 'broken-links', small.entryUrl);
-    const { job } = await pollJob(stack, 'broken-links', jobId);
-    expect(job.status).to.equal('done');
-    expect(job.result.pagesCrawled).to.be.above(5);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + RETENTION_MS + 500 - Date.now())));
-    await expectFailure(await stack.api(`/v1/broken-links/crawl/${jobId}`), 404, 'job_not_found');
-  });
-
-  it('ends a crawl at its time budget as done, with what it found', async () => {
-    const jobId = await startCrawl(stack, 'broken-links', slow.entryUrl);
-    const { job } = await pollJob(stack, 'broken-links', jobId);
-    expect(job.status).to.equal('done');
-    expect(job.progress.message).to.match(/^Stopped at the 2 s time budget/);
-    expect(job.result.truncatedPages).to.equal(true);
-    expect(job.result.pagesCrawled).to.be.within(1, 199);
-    expect(job.result.pages).to.have.length(job.result.pagesCrawled);
-    expect(job.result.links.length).to.be.above(0);
-  });
-
-  it('hands a crawl killed with its service back to the restarted service', async () => {
-    const jobId = await startCrawl(stack, 'link-extract', slow.entryUrl);
-    for (;;) {
-      const { data } = await json(await stack.api(`/v1/link-extract/crawl/${jobId}`));
-      expect(data.status).to.equal('crawling');
-      if (data.progress.pagesScanned > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await stack.kill('crawl');
-    await stack.start('crawl');
-    const { job } = await pollJob(stack, 'link-extract', jobId);
-    expect(job.status).to.equal('done');
-    expect(stack.logs.some((l) => l.includes('handed back to workers'))).to.equal(true);
-  });
-});
+}
