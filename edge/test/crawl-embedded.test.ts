@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startCrawlSite, type CrawlSite } from '../../scripts/src/fixture-crawl-site.js';
 import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
-import { startMongo, type MongoUnderTest } from '../../services/billing/test/jongodb.js';
+import { startMongo, type MongoUnderTest } from '../../scripts/src/mongo-under-test.js';
 import { expectFailure, json } from './billing-helpers.js';
 import { pollJob, startCrawl } from './crawl-helpers.js';
 

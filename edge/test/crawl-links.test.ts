@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { startCrawlSite, type CrawlSite } from '../../scripts/src/fixture-crawl-site.js';
 import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
-import { removeCrawlStreams, SHARED_NATS_URL, uniquePrefix } from '../../services/crawl/test/nats-server.js';
+import { SHARED_NATS_URL } from '../../scripts/src/nats-under-test.js';
+import { removeCrawlStreams, uniquePrefix } from '../../services/crawl/test/crawl-streams.js';
 import { creditsHeader, expectFailure, json } from './billing-helpers.js';
 import { byUrl, pollJob, post, startCrawl } from './crawl-helpers.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startCrawlSite, type CrawlSite } from '../../scripts/src/fixture-crawl-site.js';
 import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
-import { startOwnNats, type OwnNats } from '../../services/crawl/test/nats-server.js';
+import { startOwnNats, type OwnNats } from '../../scripts/src/nats-under-test.js';
 import { json } from './billing-helpers.js';
 import { pollJob, startCrawl } from './crawl-helpers.js';
 

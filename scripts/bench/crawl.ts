@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { startCrawlSite } from '../src/fixture-crawl-site.js';
 import { startTestStack, type TestStack } from '../src/test-stack.js';
-import { removeCrawlStreams, uniquePrefix } from '../../services/crawl/test/nats-server.js';
+import { removeCrawlStreams, uniquePrefix } from '../../services/crawl/test/crawl-streams.js';
 import { fmt } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { MongoStore } from '../src/stores/mongo.js';
 import { SqliteStore } from '../src/stores/sqlite.js';
 import { EmailTakenError, type Account, type ApiKeyRecord, type BillingStore } from '../src/stores/store.js';
-import { startMongo, type MongoUnderTest } from './jongodb.js';
+import { startMongo, type MongoUnderTest } from '../../../scripts/src/mongo-under-test.js';
 
 /** How one adapter is opened fresh for a test, and reopened on the same data (a restart). */
 interface Harness {

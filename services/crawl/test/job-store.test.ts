@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startMongo, type MongoUnderTest } from '../../billing/test/jongodb.js';
+import { startMongo, type MongoUnderTest } from '../../../scripts/src/mongo-under-test.js';
 import { initialProgress } from '../src/jobs.js';
 import { MongoJobStore } from '../src/job-store-mongo.js';
 import { SqliteJobStore } from '../src/job-store-sqlite.js';

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import type { CrawlEvent, JobTicket, Lease } from '../src/crawl-transport.js';
 import { initialProgress } from '../src/jobs.js';
 import { NatsTransport } from '../src/nats-transport.js';
-import { removeCrawlStreams, SHARED_NATS_URL, uniquePrefix } from './nats-server.js';
+import { SHARED_NATS_URL } from '../../../scripts/src/nats-under-test.js';
+import { removeCrawlStreams, uniquePrefix } from './crawl-streams.js';
 
 const log = createLogger('test', 'silent');
 const ticket = (): JobTicket => ({ id: randomUUID(), kind: 'broken-links', url: 'https://a.test/' });

@@ -4,30 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from 'nats';
-import { natsResourceNames } from '../src/nats-transport.js';
+import { freePort } from './local-stack.js';
 
 /** The shared NATS the test suite uses (scripts/ensure-nats.sh starts it). */
 export const SHARED_NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-
-/** A prefix no other test run uses, so parallel runs never see each other's jobs. */
-export function uniquePrefix(): string {
-  return `t${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** Deletes the streams (and so the consumers and the result bucket) a prefix created. */
-export async function removeCrawlStreams(url: string, prefix: string): Promise<void> {
-  const names = natsResourceNames(prefix);
-  const nc = await connect({ servers: url });
-  try {
-    const jsm = await nc.jetstreamManager();
-    for (const stream of [names.jobsStream, names.eventsStream, `OBJ_${names.resultsBucket}`]) {
-      await jsm.streams.delete(stream).catch(() => false);
-    }
-  } finally {
-    await nc.close();
-  }
-}
 
 /** A private nats-server (JetStream, file store) that a test may stop and start again on the same port. */
 export interface OwnNats {
@@ -66,15 +46,6 @@ export async function startOwnNats(): Promise<OwnNats> {
       rmSync(store, { recursive: true, force: true });
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 function accepts(port: number): Promise<boolean> {
