@@ -1,6 +1,5 @@
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
-import http, { STATUS_CODES } from 'node:http';
-import https from 'node:https';
+import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
 import { pipeline, type Duplex, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -78,8 +77,6 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  */
 export class SafeHttp {
   private readonly agent: Agent;
-  /** undici closes the connection after every HEAD; node:http keeps it, so HEADs go through these. */
-  private readonly headAgents: Record<string, http.Agent>;
   private readonly userAgent: string;
 
   constructor(private readonly options: SafeHttpOptions) {
@@ -89,8 +86,6 @@ export class SafeHttp {
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy),
     } as buildConnector.BuildOptions);
-    const headPool = { keepAlive: true, maxSockets: options.connectionsPerOrigin ?? 16, lookup: guardedLookup(policy) };
-    this.headAgents = { 'http:': new http.Agent(headPool), 'https:': new https.Agent(headPool) };
     this.agent = new Agent({
       connect: (opts, callback) => {
         const host = opts.hostname.replace(/^\[|\]$/g, '');
@@ -125,7 +120,9 @@ export class SafeHttp {
         ...opts.headers,
       };
       try {
-        res = method === 'HEAD' ? await this.head(url, headers, signal) : await request(url, { method, dispatcher: this.agent, signal, headers });
+        // undici closes the connection after a HEAD unless told not to (for servers that wrongly
+        // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
+        res = await request(url, { method, dispatcher: this.agent, signal, headers, reset: method === 'HEAD' ? false : undefined });
       } catch (err) {
         done();
         throw classify(err, url.href, signal, opts.signal);
@@ -150,25 +147,7 @@ export class SafeHttp {
   }
 
   async close(): Promise<void> {
-    for (const agent of Object.values(this.headAgents)) agent.destroy();
     await this.agent.close();
-  }
-
-  /** A HEAD on a keep-alive node:http agent; IP literals are checked here, names in the agent's lookup. */
-  private head(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const refusal = net.isIP(host) ? this.options.policy.refusal(host) : undefined;
-    if (refusal) return Promise.reject(blockedError(host, refusal));
-    return new Promise((resolve, reject) => {
-      const client = url.protocol === 'https:' ? https : http;
-      const req = client.request(url, { method: 'HEAD', agent: this.headAgents[url.protocol], headers, signal }, (res) => {
-        res.resume(); // no body; ending it returns the socket to the pool
-        const body = Object.assign(res, { dump: async () => undefined });
-        resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body } as unknown as Dispatcher.ResponseData);
-      });
-      req.on('error', reject);
-      req.end();
-    });
   }
 
   private wrap(
