@@ -63,14 +63,24 @@ interface Proc {
   health: () => Promise<boolean>;
 }
 
+/**
+ * A port that is free now and stays free until a child binds it: chosen below the kernel's
+ * ephemeral range (32768+ on Linux), where outbound connections and other port-0 binds take
+ * their ports, so nothing else in the suite can grab it in between.
+ */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = net.createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    server.close();
+    await once(server, 'close');
+    return port;
+  }
 }
 
 const require = createRequire(import.meta.url);
