@@ -64,6 +64,16 @@ const run = promisify(execFile);
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'webutil-test-'));
+  try {
+    return await startIn(dataDir, options);
+  } catch (err) {
+    // A stack that never came up leaves nothing behind either.
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function startIn(dataDir: string, options: TestStackOptions): Promise<TestStack> {
   const logs: string[] = [];
   const echo = process.env.WEBUTIL_TEST_LOGS === '1';
   const clockFile = path.join(dataDir, 'clock-offset-ms');
