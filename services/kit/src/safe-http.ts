@@ -108,29 +108,29 @@ export class SafeHttp {
     const maxRedirects = opts.maxRedirects ?? 5;
     const redirects: RedirectHop[] = [];
     const started = performance.now();
+    const headers = {
+      'user-agent': this.userAgent,
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'accept-encoding': 'gzip, deflate, br',
+      ...opts.headers,
+    };
     let url = new URL(input);
     let method = opts.method ?? 'GET';
-    for (;;) {
-      assertWebScheme(url);
-      let res: Dispatcher.ResponseData;
-      const headers = {
-        'user-agent': this.userAgent,
-        accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
-        'accept-encoding': 'gzip, deflate, br',
-        ...opts.headers,
-      };
-      try {
-        // undici closes the connection after a HEAD unless told not to (for servers that wrongly
-        // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
-        res = await request(url, { method, dispatcher: this.agent, signal, headers, reset: method === 'HEAD' ? false : undefined });
-      } catch (err) {
-        done();
-        throw classify(err, url.href, signal, opts.signal);
-      }
-      const location = header(res.headers, 'location');
-      if (REDIRECT_STATUSES.has(res.statusCode) && location) {
-        if (redirects.length >= maxRedirects) {
-          return this.wrap(url, res, redirects, true, started, opts, signal, done);
+    try {
+      for (;;) {
+        assertWebScheme(url);
+        let res: Dispatcher.ResponseData;
+        try {
+          // undici closes the connection after a HEAD unless told not to (for servers that wrongly
+          // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
+          res = await request(url, { method, dispatcher: this.agent, signal, headers, reset: method === 'HEAD' ? false : undefined });
+        } catch (err) {
+          throw classify(err, url.href, signal, opts.signal);
+        }
+        const location = header(res.headers, 'location');
+        if (!REDIRECT_STATUSES.has(res.statusCode) || !location || redirects.length >= maxRedirects) {
+          // The exchange stays open until its body is read or dropped (see wrap).
+          return this.wrap(url, res, redirects, REDIRECT_STATUSES.has(res.statusCode) && !!location, started, opts, signal, done);
         }
         await res.body.dump().catch(() => undefined);
         redirects.push({ url: url.href, status: res.statusCode });
@@ -140,9 +140,11 @@ export class SafeHttp {
           throw new OutboundError('protocol', 'EBADREDIRECT', `invalid redirect location: ${location}`, url.href);
         }
         if (res.statusCode === 303 && method !== 'HEAD') method = 'GET';
-        continue;
       }
-      return this.wrap(url, res, redirects, false, started, opts, signal, done);
+    } catch (err) {
+      // Every failure ends the exchange: its timer, and its listener on the caller's signal.
+      done();
+      throw err;
     }
   }
 

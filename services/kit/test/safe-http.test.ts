@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
@@ -190,6 +191,19 @@ describe('SafeHttp', () => {
 
     it('blocks a redirect to a file: URL', async () => {
       await expectOutbound(client.fetch(site.url(`/redirect-to?url=${encodeURIComponent('file:///etc/passwd')}`)), 'blocked', 'EUNSUPPORTEDSCHEME');
+    });
+
+    it('leaves no listener on the caller signal after a failure, whichever hop it happens on', async () => {
+      // A crawl hands one long-lived signal to thousands of fetches: a leaked listener per failure adds up.
+      const scan = new AbortController();
+      const failures: [string, OutboundFailureKind][] = [
+        [site.url(`/redirect-to?url=${encodeURIComponent('file:///etc/passwd')}`), 'blocked'],
+        [site.url(`/redirect-to?url=${encodeURIComponent('http://169.254.169.254/')}`), 'blocked'],
+        [site.url('/redirect-to?url=http%3A%2F%2F%5B%3A%3A1'), 'protocol'],
+        [`http://127.0.0.1:${await refusedPort()}/`, 'connect'],
+      ];
+      for (const [url, kind] of failures) await expectOutbound(client.fetch(url, { signal: scan.signal }), kind);
+      expect(getEventListeners(scan.signal, 'abort')).to.have.length(0);
     });
 
     it('times out promptly when headers never come', async () => {
