@@ -195,20 +195,8 @@ class SiteCrawl {
         if (!landed || (landed !== queued.url && this.frontier.has(landed))) return '';
         this.frontier.claim(landed);
       }
-      const links = new LinkCollector(final, this.limits.linksPerPage);
-      collector = links;
-      let sample = '';
-      await parseStream(res, {
-        write: (chunk) => {
-          if (sample.length < SAMPLE_BYTES) sample += chunk.slice(0, SAMPLE_BYTES - sample.length);
-          links.write(chunk);
-        },
-        end: () => links.end(),
-        get full() {
-          return links.full;
-        },
-      });
-      return sample;
+      collector = new LinkCollector(final, this.limits.linksPerPage);
+      return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;

@@ -1,5 +1,6 @@
 import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
 import { botWallVendor } from './bot-wall.js';
+import { isHtml, parseStream } from './link-extract.js';
 import { TargetCollector } from './fragments.js';
 import { normalizePageUrl } from './frontier.js';
 import type { CheckOutcome } from './grade.js';
@@ -46,7 +47,6 @@ const MAX_429_RETRIES = 2;
 const DEFAULT_429_PAUSE_MS = 1_000;
 /** Body read from an answer for bot-wall and soft-404 recognition. */
 export const SAMPLE_BYTES = 64 * 1024;
-const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
 
 /**
  * Checks the links of one scan: every URL once (fragment ignored), HEAD first and GET when HEAD
@@ -110,7 +110,7 @@ export class LinkChecker {
     const timeout = this.deps.requestTimeoutMs;
     let exchange: Exchange;
     if (wantTargets) {
-      exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, (res) => readTargets(res, this.deps.maxPageBytes));
+      exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, readTargets);
     } else {
       exchange = await this.exchange(url, 'HEAD', timeout);
       if (headNotTrusted(exchange)) exchange = await this.exchange(url, 'GET', timeout, sampleOf);
@@ -237,11 +237,6 @@ function headNotTrusted(exchange: Exchange): boolean {
   return res.status < 200 || res.status >= 300;
 }
 
-function isHtml(res: SafeResponse): boolean {
-  const type = header(res.headers, 'content-type');
-  return type === undefined || HTML_TYPES.test(type.trim());
-}
-
 /** The first SAMPLE_BYTES of a body as text; the rest is dropped. */
 async function readSample(res: SafeResponse): Promise<string> {
   const chunks: Buffer[] = [];
@@ -263,20 +258,10 @@ async function readAll(res: SafeResponse): Promise<Buffer> {
 const sampleOf: BodyReader = async (res) => ({ sample: await readSample(res) });
 
 /** Reads an HTML page for its ids and anchor names (and a sample for recognition). */
-async function readTargets(res: SafeResponse, maxBytes: number): Promise<BodyFacts> {
+async function readTargets(res: SafeResponse): Promise<BodyFacts> {
   if (!isHtml(res)) return sampleOf(res);
   const collector = new TargetCollector();
-  const decoder = new TextDecoder();
-  let sample = '';
-  let size = 0;
-  for await (const chunk of res.body) {
-    const text = decoder.decode(chunk, { stream: true });
-    if (sample.length < SAMPLE_BYTES) sample += text.slice(0, SAMPLE_BYTES - sample.length);
-    collector.write(text);
-    size += chunk.length;
-    if (size >= maxBytes) break;
-  }
-  collector.end();
+  const sample = await parseStream(res, collector, SAMPLE_BYTES);
   return { sample, targets: collector.targets };
 }
 

@@ -56,33 +56,47 @@ async function fetchPage(url: URL, deps: Pick<ExtractDeps, 'http' | 'timeoutMs' 
     await res.dump();
     throw invalidArgument('TARGET_HTTP_ERROR', `the page answered ${res.status} ${res.statusText}`);
   }
-  const type = header(res.headers, 'content-type');
-  if (type !== undefined && !HTML_TYPES.test(type.trim())) {
+  if (!isHtml(res)) {
     await res.dump();
-    throw invalidArgument('NOT_HTML', `the page is ${type.split(';')[0]}, not HTML`);
+    throw invalidArgument('NOT_HTML', `the page is ${header(res.headers, 'content-type')?.split(';')[0]}, not HTML`);
   }
   return res;
+}
+
+/** An HTML content type, or none at all (then the body is given a chance). */
+export function isHtml(res: SafeResponse): boolean {
+  const type = header(res.headers, 'content-type');
+  return type === undefined || HTML_TYPES.test(type.trim());
 }
 
 /** What a page body is fed to: decoded text chunks, until it is full. */
 export interface TextSink {
   write(chunk: string): void;
   end(): void;
-  readonly full: boolean;
+  readonly full?: boolean;
 }
 
-/** Feeds the body through the sink, stopping as soon as it is full. */
-export async function parseStream(res: SafeResponse, collector: TextSink): Promise<void> {
+/**
+ * Feeds the decoded body through the sink, stopping as soon as it is full, and returns the first
+ * `sampleChars` characters of the text (what soft-404 and bot-wall recognition look at).
+ */
+export async function parseStream(res: SafeResponse, sink: TextSink, sampleChars = 0): Promise<string> {
   const decoder = new TextDecoder(charsetOf(header(res.headers, 'content-type')));
+  let sample = '';
+  const feed = (text: string) => {
+    if (sample.length < sampleChars) sample += text.slice(0, sampleChars - sample.length);
+    sink.write(text);
+  };
   for await (const chunk of res.body) {
-    collector.write(decoder.decode(chunk, { stream: true }));
-    if (collector.full) {
+    feed(decoder.decode(chunk, { stream: true }));
+    if (sink.full) {
       await res.dump();
       break;
     }
   }
-  collector.write(decoder.decode());
-  collector.end();
+  feed(decoder.decode());
+  sink.end();
+  return sample;
 }
 
 function charsetOf(contentType: string | undefined): string {
