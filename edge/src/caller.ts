@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import { canonicalIp, CidrList } from '@webutil/kit';
 import type { Credential } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from './envelope.js';
@@ -12,22 +12,6 @@ export const CSRF_HEADER = 'x-csrf-token';
 /** RFC 6750 `Bearer <b64token>`; anything else in Authorization is refused, not ignored. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-function trustedList(cidrs: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const [address = '', bits] = cidr.split('/');
-    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    list.addSubnet(address, Number(bits ?? (type === 'ipv6' ? 128 : 32)), type);
-  }
-  return list;
-}
-
-/** IPv4-mapped IPv6 (::ffff:a.b.c.d, how a dual-stack socket reports IPv4 peers) as plain IPv4. */
-function plainIp(address: string): string {
-  const text = address.trim().replace(/^\[(.*)\]$/, '$1');
-  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(text) ? text.slice(7) : text;
-}
-
 /**
  * Sets ctx.state.clientIp and ctx.state.https. The client is the socket's peer, unless that peer
  * is a trusted proxy: then X-Forwarded-For is read from the right, skipping trusted proxies, and
@@ -35,22 +19,18 @@ function plainIp(address: string): string {
  * a spoofed X-Forwarded-For gets its sender nothing.
  */
 export function clientAddress(trustedProxies: readonly string[]): Middleware {
-  const trusted = trustedList(trustedProxies);
-  const isTrusted = (ip: string) => {
-    const family = isIP(ip);
-    return family !== 0 && trusted.check(ip, family === 6 ? 'ipv6' : 'ipv4');
-  };
+  const trusted = new CidrList(trustedProxies);
   return async (ctx, next) => {
-    const peer = plainIp(ctx.req.socket.remoteAddress ?? '');
+    const peer = canonicalIp(ctx.req.socket.remoteAddress ?? '') ?? '';
     let client = peer;
     let https = ctx.protocol === 'https';
-    if (isTrusted(peer)) {
-      const hops = ctx.get('x-forwarded-for').split(',').map(plainIp).filter(Boolean);
+    if (trusted.has(peer)) {
+      const hops = ctx.get('x-forwarded-for').split(',').filter((hop) => hop.trim());
       for (let i = hops.length - 1; i >= 0; i--) {
-        const hop = hops[i]!;
-        if (isIP(hop) === 0) break; // garbage from a client: the last good hop stands
+        const hop = canonicalIp(hops[i]!);
+        if (!hop) break; // garbage from a client: the last good hop stands
         client = hop;
-        if (!isTrusted(hop)) break;
+        if (!trusted.has(hop)) break;
       }
       https ||= ctx.get('x-forwarded-proto').split(',')[0]?.trim() === 'https';
     }

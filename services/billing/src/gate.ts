@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isIPv6 } from 'node:net';
-import { unauthenticated as unauthenticatedError } from '@webutil/kit';
+import ipaddr from 'ipaddr.js';
+import { canonicalIp, unauthenticated as unauthenticatedError } from '@webutil/kit';
 import { CallerPolicy, type AuthorizeRequest, type AuthorizeResponse, type Credential, type Denial, type Quota } from '@webutil/proto/webutil/billing/v1/billing';
 import { keyAllowed, type ApiKeys } from './api-keys.js';
 import type { Challenges } from './challenge.js';
@@ -130,15 +131,7 @@ function sameSecret(given: string | undefined, expected: string): boolean {
  * allocation, which it can rotate addresses within at will).
  */
 export function anonymousSubject(ip: string): string {
-  if (!isIPv6(ip)) return ip;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  const [head = '', tail] = ip.split('::');
-  const headGroups = head ? head.split(':') : [];
-  const tailGroups = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(':')}::/64`;
+  const canonical = canonicalIp(ip);
+  if (!canonical || !isIPv6(canonical)) return canonical ?? ip;
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${canonical}/64`).toString()}/64`;
 }

@@ -75,7 +75,8 @@ describe('billing domain (embedded store, injected clock)', () => {
       expect(anonymousSubject('203.0.113.9')).to.equal('203.0.113.9');
       expect(anonymousSubject('2001:db8:1:2:aaaa::1')).to.equal('2001:db8:1:2::/64');
       expect(anonymousSubject('2001:db8:1:2:bbbb:cccc:dddd:eeee')).to.equal('2001:db8:1:2::/64');
-      expect(anonymousSubject('2001:db8::5')).to.equal('2001:db8:0:0::/64');
+      expect(anonymousSubject('2001:db8::5')).to.equal('2001:db8::/64');
+      expect(anonymousSubject('2001:DB8:0:0:ffff::9')).to.equal(anonymousSubject('2001:db8::5'));
       expect(anonymousSubject('::ffff:198.51.100.4')).to.equal('198.51.100.4');
     });
   });

@@ -1,4 +1,4 @@
-export { AddressPolicy } from './address-policy.js';
+export { AddressPolicy, canonicalIp, CidrList } from './address-policy.js';
 export { env, loadConfig, serviceEnv } from './config.js';
 export {
   deadlineExceeded,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AddressPolicy } from '../src/address-policy.js';
+import { AddressPolicy, canonicalIp, CidrList } from '../src/address-policy.js';
 
 describe('AddressPolicy', () => {
   const strict = new AddressPolicy();
@@ -24,4 +24,26 @@ describe('AddressPolicy', () => {
   });
 
   it('refuses what is not an address', () => expect(strict.allows('example.com')).to.equal(false));
+});
+
+describe('CidrList and canonicalIp', () => {
+  it('matches IPv4, IPv6 and IPv4-mapped addresses against their ranges', () => {
+    const list = new CidrList(['10.0.0.0/8', '2001:db8::/32', '::ffff:192.0.2.0/120']);
+    expect(list.has('10.1.2.3')).to.equal(true);
+    expect(list.has('::ffff:10.1.2.3')).to.equal(true);
+    expect(list.has('[2001:db8::1]')).to.equal(true);
+    expect(list.has('192.0.2.7')).to.equal(true);
+    expect(list.has('11.0.0.1')).to.equal(false);
+    expect(list.has('2001:db9::1')).to.equal(false);
+    expect(list.has('not-an-ip')).to.equal(false);
+    expect(new CidrList([]).has('10.1.2.3')).to.equal(false);
+  });
+
+  it('writes an address one way: mapped IPv6 as IPv4, IPv6 compressed, garbage as undefined', () => {
+    expect(canonicalIp('::ffff:198.51.100.4')).to.equal('198.51.100.4');
+    expect(canonicalIp(' [2001:DB8:0:0::1] ')).to.equal('2001:db8::1');
+    expect(canonicalIp('203.0.113.9')).to.equal('203.0.113.9');
+    expect(canonicalIp('203.0.113.9, 10.0.0.1')).to.equal(undefined);
+    expect(canonicalIp('')).to.equal(undefined);
+  });
 });
