@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Installs the npm dependencies when node_modules is missing or older than the lock file.
+# Installs the npm dependencies when node_modules is missing or older than the lock file, and the
+# Debian packages the render service needs (Chromium and fonts for CJK and emoji) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 20 ]; then echo "Node 20 or newer is required (found $(node -v))" >&2; exit 1; fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  # The registry here lacks some platforms' optional packages (biome's darwin/win32/musl builds), so the
+  # lock cannot list them and `npm ci` refuses it; `npm install` installs from the same lock.
+  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+fi
+missing=$(for p in chromium fonts-noto-cjk fonts-noto-color-emoji; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$missing" ]; then
+  echo "installing $(echo $missing) (Debian packages)" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
