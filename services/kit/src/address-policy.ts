@@ -16,6 +16,18 @@ export function canonicalIp(text: string): string | undefined {
   return parse(text)?.toString();
 }
 
+/**
+ * The unit per-client limits count by: an IPv4 address, or the /64 of an IPv6 address (one
+ * subscriber's usual allocation, which it can rotate addresses within at will). Text that is
+ * not an address is returned as it is.
+ */
+export function clientNetwork(ip: string): string {
+  const addr = parse(ip);
+  if (!addr) return ip;
+  if (addr.kind() === 'ipv4') return addr.toString();
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${addr.toString()}/64`).toString()}/64`;
+}
+
 /** A set of CIDR ranges; an IPv4-mapped IPv6 address matches as the IPv4 address it carries. */
 export class CidrList {
   private readonly ranges: [Address, number][];
@@ -23,7 +35,9 @@ export class CidrList {
   constructor(cidrs: readonly string[]) {
     this.ranges = cidrs.map((cidr) => {
       const [addr, bits] = ipaddr.parseCIDR(cidr);
-      return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96] : [addr, bits];
+      return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
+        ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96]
+        : [addr, bits];
     });
   }
 

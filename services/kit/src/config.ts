@@ -5,13 +5,18 @@ import { z } from 'zod';
  * Reads and validates environment variables against a zod shape. A bad value stops the
  * process with one line naming the variable, so a misconfigured pod fails at start, not later.
  */
-export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.ProcessEnv = process.env): z.infer<z.ZodObject<S>> {
+export function loadConfig<S extends z.ZodRawShape>(
+  shape: S,
+  env: NodeJS.ProcessEnv = process.env,
+): z.infer<z.ZodObject<S>> {
   const parsed = z.object(shape).safeParse(env);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const name = issue ? String(issue.path[0] ?? '?') : '?';
   const value = env[name];
-  process.stderr.write(`config error: ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue?.message ?? 'invalid'}\n`);
+  process.stderr.write(
+    `config error: ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue?.message ?? 'invalid'}\n`,
+  );
   process.exit(78); // EX_CONFIG
 }
 
@@ -22,14 +27,20 @@ export const env = {
   string: (fallback: string) => z.string().min(1).default(fallback),
   optionalString: () => z.string().min(1).optional(),
   bool: (fallback: boolean) =>
-    z.enum(['true', 'false', '1', '0']).default(fallback ? 'true' : 'false').transform((v) => v === 'true' || v === '1'),
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1'),
   /** Comma-separated CIDR list, validated here so a typo stops the process at start. */
   cidrList: () =>
     z
       .string()
       .default('')
       .transform((value, ctx) => {
-        const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+        const list = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         for (const cidr of list) {
           if (!isCidr(cidr)) ctx.addIssue({ code: 'custom', message: `not a CIDR: ${cidr}` });
         }

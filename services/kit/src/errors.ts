@@ -1,10 +1,11 @@
-import { Metadata, status, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
-import { Status } from '@webutil/proto/google/rpc/status';
+import { type ServiceError as GrpcServiceError, Metadata, status } from '@grpc/grpc-js';
 import { ErrorInfo } from '@webutil/proto/google/rpc/error_details';
+import { Status } from '@webutil/proto/google/rpc/status';
 
 const DETAILS_KEY = 'grpc-status-details-bin';
 const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
 const DOMAIN = 'webutil';
+const RETRY_AFTER = 'retry_after_seconds';
 
 /**
  * A failure a handler means to report: a gRPC status code plus a machine reason
@@ -15,24 +16,33 @@ export class ServiceError extends Error {
     readonly code: status,
     readonly reason: string,
     message: string,
+    /** When the caller may try again (a full queue): the edge's Retry-After. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ServiceError';
   }
 }
 
-export const invalidArgument = (reason: string, message: string) => new ServiceError(status.INVALID_ARGUMENT, reason, message);
+export const invalidArgument = (reason: string, message: string) =>
+  new ServiceError(status.INVALID_ARGUMENT, reason, message);
 export const notFound = (reason: string, message: string) => new ServiceError(status.NOT_FOUND, reason, message);
-export const failedPrecondition = (reason: string, message: string) => new ServiceError(status.FAILED_PRECONDITION, reason, message);
-export const deadlineExceeded = (reason: string, message: string) => new ServiceError(status.DEADLINE_EXCEEDED, reason, message);
-export const resourceExhausted = (reason: string, message: string) => new ServiceError(status.RESOURCE_EXHAUSTED, reason, message);
-export const unauthenticated = (reason: string, message: string) => new ServiceError(status.UNAUTHENTICATED, reason, message);
+export const failedPrecondition = (reason: string, message: string) =>
+  new ServiceError(status.FAILED_PRECONDITION, reason, message);
+export const deadlineExceeded = (reason: string, message: string) =>
+  new ServiceError(status.DEADLINE_EXCEEDED, reason, message);
+export const resourceExhausted = (reason: string, message: string, retryAfterSeconds?: number) =>
+  new ServiceError(status.RESOURCE_EXHAUSTED, reason, message, retryAfterSeconds);
+export const unauthenticated = (reason: string, message: string) =>
+  new ServiceError(status.UNAUTHENTICATED, reason, message);
 export const unavailable = (reason: string, message: string) => new ServiceError(status.UNAVAILABLE, reason, message);
 
 /** Converts any thrown value into what grpc-js sends: code, message, and ErrorInfo details. */
 export function toGrpcError(err: unknown): Partial<GrpcServiceError> {
   const e = err instanceof ServiceError ? err : new ServiceError(status.INTERNAL, 'INTERNAL', 'internal error');
-  const info = ErrorInfo.encode({ reason: e.reason, domain: DOMAIN, metadata: {} }).finish();
+  const facts: Record<string, string> = {};
+  if (e.retryAfterSeconds !== undefined) facts[RETRY_AFTER] = String(e.retryAfterSeconds);
+  const info = ErrorInfo.encode({ reason: e.reason, domain: DOMAIN, metadata: facts }).finish();
   const details = Status.encode({
     code: e.code,
     message: e.message,
@@ -48,6 +58,7 @@ export interface CallFailure {
   code: status;
   message: string;
   reason?: string;
+  retryAfterSeconds?: number;
 }
 
 export function readGrpcError(err: unknown): CallFailure {
@@ -59,7 +70,12 @@ export function readGrpcError(err: unknown): CallFailure {
     try {
       const decoded = Status.decode(raw);
       const info = decoded.details.find((d) => d.typeUrl === ERROR_INFO_TYPE);
-      if (info) failure.reason = ErrorInfo.decode(info.value).reason;
+      if (info) {
+        const errorInfo = ErrorInfo.decode(info.value);
+        failure.reason = errorInfo.reason;
+        const retryAfter = Number(errorInfo.metadata[RETRY_AFTER]);
+        if (Number.isInteger(retryAfter) && retryAfter >= 0) failure.retryAfterSeconds = retryAfter;
+      }
     } catch {
       // Undecodable details: the code and message still stand.
     }

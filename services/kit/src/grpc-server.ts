@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
-import { toGrpcError, ServiceError } from './errors.js';
+import { ServiceError, toGrpcError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { observeRpc, serveMetrics } from './metrics.js';
 
@@ -21,7 +21,11 @@ export interface CallContext {
 }
 
 export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
-export type StreamHandler<Req, Res> = (request: Req, ctx: CallContext, send: (message: Res) => Promise<void>) => Promise<void>;
+export type StreamHandler<Req, Res> = (
+  request: Req,
+  ctx: CallContext,
+  send: (message: Res) => Promise<void>,
+) => Promise<void>;
 
 /** The shape ts-proto emits for one method of a grpc-js service definition. */
 export interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
@@ -34,13 +38,16 @@ export interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
   responseDeserialize: (value: Buffer) => Res;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: serializers take their message as a parameter, so only `any` admits every method's types
 export type AnyDefinition = Record<string, MethodDefinition<any, any>>;
-export type RequestOf<M> = M extends MethodDefinition<infer Q, any> ? Q : never;
-export type ResponseOf<M> = M extends MethodDefinition<any, infer R> ? R : never;
+export type RequestOf<M> = M extends MethodDefinition<infer Q, infer _R> ? Q : never;
+export type ResponseOf<M> = M extends MethodDefinition<infer _Q, infer R> ? R : never;
 
 /** One handler per RPC: unary RPCs return the response, server-streaming RPCs send messages. */
 export type Handlers<D extends AnyDefinition> = {
-  [K in keyof D]: D[K]['responseStream'] extends true ? StreamHandler<RequestOf<D[K]>, ResponseOf<D[K]>> : UnaryHandler<RequestOf<D[K]>, ResponseOf<D[K]>>;
+  [K in keyof D]: D[K]['responseStream'] extends true
+    ? StreamHandler<RequestOf<D[K]>, ResponseOf<D[K]>>
+    : UnaryHandler<RequestOf<D[K]>, ResponseOf<D[K]>>;
 };
 
 export interface ServiceBinding {
@@ -76,10 +83,16 @@ export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
  * Binds handlers to a ts-proto service definition, with deadlines, cancellation, logs and error
  * mapping. An RPC without a handler (its issue not built yet) answers UNIMPLEMENTED.
  */
-export function bind<D extends AnyDefinition>(definition: D, handlers: Partial<Handlers<D>>, log: Logger): ServiceBinding {
+export function bind<D extends AnyDefinition>(
+  definition: D,
+  handlers: Partial<Handlers<D>>,
+  log: Logger,
+): ServiceBinding {
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const [method, def] of Object.entries(definition)) {
-    const handler = (handlers[method as keyof D] ?? unimplemented) as UnaryHandler<unknown, unknown> | StreamHandler<unknown, unknown>;
+    const handler = (handlers[method as keyof D] ?? unimplemented) as
+      | UnaryHandler<unknown, unknown>
+      | StreamHandler<unknown, unknown>;
     const rpc = def.path.split('/').pop() ?? method;
     implementation[method] = def.responseStream
       ? streamCall(rpc, handler as StreamHandler<unknown, unknown>, log)
@@ -92,16 +105,25 @@ const unimplemented = async (): Promise<never> => {
   throw new ServiceError(grpc.status.UNIMPLEMENTED, 'NOT_IMPLEMENTED', 'this operation is not available yet');
 };
 
-function contextOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>, rpc: string, log: Logger) {
+function contextOf(
+  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+  rpc: string,
+  log: Logger,
+) {
   const requestId = String(call.metadata.get('x-request-id')[0] ?? randomUUID());
   const controller = new AbortController();
   const rawDeadline = call.getDeadline();
   const deadline = rawDeadline instanceof Date ? rawDeadline.getTime() : rawDeadline;
   let timer: NodeJS.Timeout | undefined;
   if (Number.isFinite(deadline)) {
-    timer = setTimeout(() => controller.abort(new ServiceError(grpc.status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'deadline exceeded')), Math.max(0, deadline - Date.now()));
+    timer = setTimeout(
+      () => controller.abort(new ServiceError(grpc.status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'deadline exceeded')),
+      Math.max(0, deadline - Date.now()),
+    );
   }
-  call.on('cancelled', () => controller.abort(new ServiceError(grpc.status.CANCELLED, 'CANCELLED', 'cancelled by caller')));
+  call.on('cancelled', () =>
+    controller.abort(new ServiceError(grpc.status.CANCELLED, 'CANCELLED', 'cancelled by caller')),
+  );
   const ctx: CallContext = { requestId, log: log.child({ requestId, rpc }), signal: controller.signal, deadline };
   return { ctx, done: () => clearTimeout(timer) };
 }
@@ -116,12 +138,17 @@ function finish(ctx: CallContext, rpc: string, started: number, err: unknown): P
   const failure = toGrpcError(err);
   const codeName = grpc.status[failure.code ?? grpc.status.UNKNOWN] ?? 'UNKNOWN';
   observeRpc(rpc, codeName, ms);
-  if (err instanceof ServiceError) ctx.log.info({ ms: Math.round(ms), code: codeName, reason: err.reason }, 'rpc failed');
+  if (err instanceof ServiceError)
+    ctx.log.info({ ms: Math.round(ms), code: codeName, reason: err.reason }, 'rpc failed');
   else ctx.log.error({ ms: Math.round(ms), code: codeName, err }, 'rpc crashed');
   return failure;
 }
 
-function unaryCall(rpc: string, handler: UnaryHandler<unknown, unknown>, log: Logger): grpc.handleUnaryCall<unknown, unknown> {
+function unaryCall(
+  rpc: string,
+  handler: UnaryHandler<unknown, unknown>,
+  log: Logger,
+): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
     const started = performance.now();
     const { ctx, done } = contextOf(call, rpc, log);
@@ -139,14 +166,27 @@ function unaryCall(rpc: string, handler: UnaryHandler<unknown, unknown>, log: Lo
   };
 }
 
-function streamCall(rpc: string, handler: StreamHandler<unknown, unknown>, log: Logger): grpc.handleServerStreamingCall<unknown, unknown> {
+function streamCall(
+  rpc: string,
+  handler: StreamHandler<unknown, unknown>,
+  log: Logger,
+): grpc.handleServerStreamingCall<unknown, unknown> {
   return (call) => {
     const started = performance.now();
     const { ctx, done } = contextOf(call, rpc, log);
+    // A cancelled call never drains: the send that waits for it fails with the cancellation instead.
     const send = (message: unknown) =>
-      new Promise<void>((resolve) => {
-        if (call.write(message)) resolve();
-        else call.once('drain', resolve);
+      new Promise<void>((resolve, reject) => {
+        if (ctx.signal.aborted) return reject(ctx.signal.reason);
+        if (call.write(message)) return resolve();
+        const settle = () => {
+          call.off('drain', settle);
+          ctx.signal.removeEventListener('abort', settle);
+          if (ctx.signal.aborted) reject(ctx.signal.reason);
+          else resolve();
+        };
+        call.once('drain', settle);
+        ctx.signal.addEventListener('abort', settle, { once: true });
       });
     handler(call.request, ctx, send).then(
       () => {
@@ -179,14 +219,27 @@ export async function runService(opts: RunServiceOptions): Promise<RunningServic
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
   const serviceNames = opts.bindings.map((b) => Object.values(b.definition)[0]?.path.split('/')[1] ?? '');
-  const health = new HealthImplementation({ '': 'SERVING', liveness: 'SERVING', readiness: 'SERVING', ...Object.fromEntries(serviceNames.map((s) => [s, 'SERVING'])) });
+  const health = new HealthImplementation({
+    '': 'SERVING',
+    liveness: 'SERVING',
+    readiness: 'SERVING',
+    ...Object.fromEntries(serviceNames.map((s) => [s, 'SERVING'])),
+  });
   health.addToServer(server);
-  const definitions = protoLoader.loadSync(opts.protoFiles, { includeDirs: [protoRoot()], keepCase: false, longs: String, enums: String, defaults: true });
+  const definitions = protoLoader.loadSync(opts.protoFiles, {
+    includeDirs: [protoRoot()],
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+  });
   new ReflectionService(definitions).addToServer(server);
   for (const b of opts.bindings) server.addService(b.definition, b.implementation);
 
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${opts.host ?? '0.0.0.0'}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    server.bindAsync(`${opts.host ?? '0.0.0.0'}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    ),
   );
   const metrics = opts.metricsPort !== undefined ? await serveMetrics(opts.metricsPort) : undefined;
   log.info({ port, services: serviceNames }, 'listening');

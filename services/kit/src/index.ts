@@ -1,6 +1,7 @@
-export { AddressPolicy, canonicalIp, CidrList } from './address-policy.js';
+export { AddressPolicy, CidrList, canonicalIp, clientNetwork } from './address-policy.js';
 export { env, loadConfig, serviceEnv } from './config.js';
 export {
+  type CallFailure,
   deadlineExceeded,
   failedPrecondition,
   invalidArgument,
@@ -11,22 +12,32 @@ export {
   toGrpcError,
   unauthenticated,
   unavailable,
-  type CallFailure,
 } from './errors.js';
 export {
-  bind,
-  MAX_MESSAGE_BYTES,
-  protoRoot,
-  runService,
   type AnyDefinition,
+  bind,
   type CallContext,
   type Handlers,
+  MAX_MESSAGE_BYTES,
   type MethodDefinition,
+  protoRoot,
   type RequestOf,
   type ResponseOf,
   type RunningService,
+  runService,
   type ServiceBinding,
 } from './grpc-server.js';
+export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
-export { header, OutboundError, SafeHttp, type FetchOptions, type OutboundFailureKind, type SafeResponse } from './safe-http.js';
+export { counter, gauge } from './metrics.js';
+export { resolveTarget, targetFailure } from './resolve-target.js';
+export {
+  type FetchOptions,
+  header,
+  OutboundError,
+  type OutboundFailureKind,
+  SafeHttp,
+  type SafeResponse,
+} from './safe-http.js';
+export { parseTargetHost, type TargetHost } from './target-host.js';
 export { parseTargetUrl } from './target-url.js';

@@ -1,5 +1,13 @@
 import http from 'node:http';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  collectDefaultMetrics,
+  Gauge,
+  type GaugeConfiguration,
+  Histogram,
+  Registry,
+} from 'prom-client';
 
 // The kit's own registry, not prom-client's global one: two copies of the kit in one process
 // (a test runner loading sources and builds) must not collide on metric names.
@@ -16,6 +24,16 @@ const rpcDuration = new Histogram({
 
 export function observeRpc(rpc: string, code: string, ms: number): void {
   rpcDuration.observe({ rpc, code }, ms / 1000);
+}
+
+/** A service's own gauge, exposed with the kit's metrics; `collect` may read the value when scraped. */
+export function gauge<L extends string = string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L> {
+  return new Gauge({ ...config, registers: [registry] });
+}
+
+/** A service's own counter, exposed with the kit's metrics. */
+export function counter<L extends string = string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
+  return new Counter({ ...config, registers: [registry] });
 }
 
 /** Prometheus text exposition on GET /metrics, with the process's default metrics. */

@@ -1,13 +1,21 @@
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
-import { pipeline, type Duplex, type Readable } from 'node:stream';
+import { type Duplex, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
 
 /** Why an outbound request failed, in terms callers map to reasons and error codes. */
-export type OutboundFailureKind = 'blocked' | 'dns' | 'connect' | 'timeout' | 'tls' | 'protocol' | 'too_large' | 'cancelled';
+export type OutboundFailureKind =
+  | 'blocked'
+  | 'dns'
+  | 'connect'
+  | 'timeout'
+  | 'tls'
+  | 'protocol'
+  | 'too_large'
+  | 'cancelled';
 
 export class OutboundError extends Error {
   constructor(
@@ -79,7 +87,7 @@ export class SafeHttp {
   private readonly agent: Agent;
   private readonly userAgent: string;
 
-  constructor(private readonly options: SafeHttpOptions) {
+  constructor(options: SafeHttpOptions) {
     this.userAgent = options.userAgent ?? DEFAULT_UA;
     const policy = options.policy;
     const connector = buildConnector({
@@ -89,9 +97,8 @@ export class SafeHttp {
     this.agent = new Agent({
       connect: (opts, callback) => {
         const host = opts.hostname.replace(/^\[|\]$/g, '');
-        const refusal = net.isIP(host) ? policy.refusal(host) : undefined;
-        if (refusal) {
-          callback(blockedError(host, refusal), null);
+        if (net.isIP(host) && !policy.allows(host)) {
+          callback(blockedError(host, false), null);
           return;
         }
         connector(opts, callback);
@@ -123,21 +130,41 @@ export class SafeHttp {
         try {
           // undici closes the connection after a HEAD unless told not to (for servers that wrongly
           // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
-          res = await request(url, { method, dispatcher: this.agent, signal, headers, reset: method === 'HEAD' ? false : undefined });
+          res = await request(url, {
+            method,
+            dispatcher: this.agent,
+            signal,
+            headers,
+            reset: method === 'HEAD' ? false : undefined,
+          });
         } catch (err) {
           throw classify(err, url.href, signal, opts.signal);
         }
         const location = header(res.headers, 'location');
         if (!REDIRECT_STATUSES.has(res.statusCode) || !location || redirects.length >= maxRedirects) {
           // The exchange stays open until its body is read or dropped (see wrap).
-          return this.wrap(url, res, redirects, REDIRECT_STATUSES.has(res.statusCode) && !!location, started, opts, signal, done);
+          return this.wrap(
+            url,
+            res,
+            redirects,
+            REDIRECT_STATUSES.has(res.statusCode) && !!location,
+            started,
+            opts,
+            signal,
+            done,
+          );
         }
         await res.body.dump().catch(() => undefined);
         redirects.push({ url: url.href, status: res.statusCode });
         try {
           url = new URL(location, url);
         } catch {
-          throw new OutboundError('protocol', 'EBADREDIRECT', `invalid redirect location: ${location}`, url.href);
+          throw outboundError(
+            'protocol',
+            'EBADREDIRECT',
+            `invalid redirect location ${location.slice(0, 200)}`,
+            url.href,
+          );
         }
         if (res.statusCode === 303 && method !== 'HEAD') method = 'GET';
       }
@@ -252,7 +279,7 @@ export function header(headers: Record<string, string | string[] | undefined>, n
 
 function assertWebScheme(url: URL): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OutboundError('blocked', 'EUNSUPPORTEDSCHEME', `refusing to fetch a ${url.protocol} URL`, url.href);
+    throw outboundError('blocked', 'EUNSUPPORTEDSCHEME', `a ${url.protocol} URL is not fetched`, url.href);
   }
 }
 
@@ -289,8 +316,15 @@ function discard(body: Readable): void {
   body.destroy();
 }
 
-function blockedError(host: string, refusal: string): Error {
-  return Object.assign(new Error(`target address ${host} is not allowed (${refusal})`), { code: 'ETARGETBLOCKED' });
+/**
+ * A refused target. The message names what the caller gave (a host name or an IP literal), never
+ * the address a name resolved to: that would tell callers what lies inside our network.
+ */
+export function blockedError(host: string, resolved: boolean): Error {
+  const what = resolved
+    ? `${host} resolves to a private or reserved address`
+    : `${host} is a private or reserved address`;
+  return Object.assign(new Error(`${what}, which is not fetched`), { code: 'ETARGETBLOCKED' });
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -302,10 +336,7 @@ function guardedLookup(policy: AddressPolicy) {
       if (err) return callback(err, []);
       const allowed = addresses.filter((a) => policy.allows(a.address));
       const first = allowed[0];
-      if (!first) {
-        const seen = addresses[0]?.address ?? hostname;
-        return callback(blockedError(`${hostname} (${seen})`, policy.refusal(seen) ?? 'refused') as NodeJS.ErrnoException, []);
-      }
+      if (!first) return callback(blockedError(hostname, true) as NodeJS.ErrnoException, []);
       if (options.all) callback(null, allowed);
       else callback(null, first.address, first.family);
     });
@@ -316,19 +347,75 @@ const TLS_CODES = /^(CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_TLS|ERR_SSL|HOS
 
 function classify(err: unknown, url: string, signal: AbortSignal, callerSignal?: AbortSignal): OutboundError {
   if (err instanceof OutboundError) return err;
-  if (callerSignal?.aborted) return new OutboundError('cancelled', 'ECANCELLED', 'request cancelled', url);
-  if (signal.aborted) return new OutboundError('timeout', 'ETIMEDOUT', 'request timed out', url);
+  if (callerSignal?.aborted) return outboundError('cancelled', 'ECANCELLED', undefined, url);
+  if (signal.aborted) return outboundError('timeout', 'ETIMEDOUT', undefined, url);
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e.code ?? e.cause?.code ?? 'EUNKNOWN';
-  const message = e.message || String(err);
-  if (code === 'ETARGETBLOCKED') return new OutboundError('blocked', code, message, url);
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return new OutboundError('dns', code, `could not resolve host (${code})`, url);
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') {
-    return new OutboundError('timeout', code, message, url);
-  }
-  if (TLS_CODES.test(code)) return new OutboundError('tls', code, message, url);
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') {
-    return new OutboundError('connect', code, message, url);
-  }
-  return new OutboundError('protocol', code, message, url);
+  return outboundError(kindOf(code), code, e.message || String(err), url);
+}
+
+function kindOf(code: string): OutboundFailureKind {
+  if (code === 'ETARGETBLOCKED') return 'blocked';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return 'dns';
+  if (
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'ETIMEDOUT'
+  )
+    return 'timeout';
+  if (TLS_CODES.test(code)) return 'tls';
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENETUNREACH' ||
+    code === 'EPIPE' ||
+    code === 'UND_ERR_SOCKET'
+  )
+    return 'connect';
+  return 'protocol';
+}
+
+const CONNECT_WORDING: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was reset',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  EPIPE: 'the connection broke',
+  UND_ERR_SOCKET: 'the connection closed unexpectedly',
+};
+
+/**
+ * The one wording of each network failure, used by every route that reports one: what happened,
+ * then the low-level code once, in parentheses. `detail` is the system's own text, kept where it
+ * says more than the code (TLS and protocol errors).
+ */
+export function outboundError(
+  kind: OutboundFailureKind,
+  code: string,
+  detail: string | undefined,
+  url: string,
+): OutboundError {
+  const what = (() => {
+    switch (kind) {
+      case 'blocked':
+        return detail ?? 'the target is a private or reserved address';
+      case 'dns':
+        return 'the host name does not resolve';
+      case 'timeout':
+        return 'no answer in time';
+      case 'cancelled':
+        return 'the request was cancelled';
+      case 'connect':
+        return CONNECT_WORDING[code] ?? 'the connection failed';
+      case 'tls':
+        return `TLS error: ${detail ?? 'handshake failed'}`;
+      case 'too_large':
+        return 'the answer is too large';
+      case 'protocol':
+        return `invalid HTTP answer${detail ? `: ${detail}` : ''}`;
+    }
+  })();
+  return new OutboundError(kind, code, `${what} (${code})`, url);
 }

@@ -1,10 +1,30 @@
 import { expect } from 'chai';
-import { AddressPolicy, canonicalIp, CidrList } from '../src/address-policy.js';
+import { AddressPolicy, CidrList, canonicalIp, clientNetwork } from '../src/address-policy.js';
 
 describe('AddressPolicy', () => {
   const strict = new AddressPolicy();
 
-  for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '2002:7f00:1::']) {
+  for (const ip of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::',
+  ]) {
     it(`refuses ${ip} by default`, () => {
       expect(strict.allows(ip)).to.equal(false);
       expect(strict.refusal(ip)).to.be.a('string');
@@ -26,7 +46,7 @@ describe('AddressPolicy', () => {
   it('refuses what is not an address', () => expect(strict.allows('example.com')).to.equal(false));
 });
 
-describe('CidrList and canonicalIp', () => {
+describe('CidrList, canonicalIp and clientNetwork', () => {
   it('matches IPv4, IPv6 and IPv4-mapped addresses against their ranges', () => {
     const list = new CidrList(['10.0.0.0/8', '2001:db8::/32', '::ffff:192.0.2.0/120']);
     expect(list.has('10.1.2.3')).to.equal(true);
@@ -45,5 +65,14 @@ describe('CidrList and canonicalIp', () => {
     expect(canonicalIp('203.0.113.9')).to.equal('203.0.113.9');
     expect(canonicalIp('203.0.113.9, 10.0.0.1')).to.equal(undefined);
     expect(canonicalIp('')).to.equal(undefined);
+  });
+
+  it('groups IPv6 clients by /64 and maps IPv4-mapped addresses to IPv4', () => {
+    expect(clientNetwork('203.0.113.9')).to.equal('203.0.113.9');
+    expect(clientNetwork('2001:db8:1:2:aaaa::1')).to.equal('2001:db8:1:2::/64');
+    expect(clientNetwork('2001:db8:1:2:bbbb:cccc:dddd:eeee')).to.equal('2001:db8:1:2::/64');
+    expect(clientNetwork('2001:db8::5')).to.equal('2001:db8::/64');
+    expect(clientNetwork('2001:DB8:0:0:ffff::9')).to.equal(clientNetwork('2001:db8::5'));
+    expect(clientNetwork('::ffff:198.51.100.4')).to.equal('198.51.100.4');
   });
 });

@@ -7,7 +7,7 @@ import {
   notFound,
   readGrpcError,
   resourceExhausted,
-  ServiceError,
+  type ServiceError,
   toGrpcError,
   unavailable,
 } from '../src/errors.js';
@@ -42,6 +42,17 @@ describe('toGrpcError / readGrpcError', () => {
     });
   }
 
+  it('carries a retry-after hint when the service gives one', () => {
+    const sent = toGrpcError(resourceExhausted('RENDER_BUSY', 'every browser is busy', 3));
+    const received = readGrpcError({ code: sent.code, details: sent.details, metadata: overTheWire(sent.metadata!) });
+    expect(received).to.deep.equal({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      message: 'every browser is busy',
+      reason: 'RENDER_BUSY',
+      retryAfterSeconds: 3,
+    });
+  });
+
   it('encodes the trailer as base64 binary metadata on the wire', () => {
     const headers = toGrpcError(notFound('JOB_NOT_FOUND', 'x')).metadata!.toHttp2Headers();
     const value = headers[DETAILS_KEY];
@@ -74,7 +85,13 @@ describe('toGrpcError / readGrpcError', () => {
   }
 
   it('reads a failure without details as code and message only', () => {
-    expect(readGrpcError({ code: grpc.status.UNAVAILABLE, details: 'No connection established', metadata: new grpc.Metadata() })).to.deep.equal({
+    expect(
+      readGrpcError({
+        code: grpc.status.UNAVAILABLE,
+        details: 'No connection established',
+        metadata: new grpc.Metadata(),
+      }),
+    ).to.deep.equal({
       code: grpc.status.UNAVAILABLE,
       message: 'No connection established',
     });
@@ -90,7 +107,10 @@ describe('toGrpcError / readGrpcError', () => {
   });
 
   it('reads something that is not a gRPC error as UNKNOWN', () => {
-    expect(readGrpcError(new Error('socket hang up'))).to.deep.equal({ code: grpc.status.UNKNOWN, message: 'socket hang up' });
+    expect(readGrpcError(new Error('socket hang up'))).to.deep.equal({
+      code: grpc.status.UNKNOWN,
+      message: 'socket hang up',
+    });
     expect(readGrpcError(undefined)).to.deep.equal({ code: grpc.status.UNKNOWN, message: 'call failed' });
     expect(readGrpcError(null).code).to.equal(grpc.status.UNKNOWN);
     expect(readGrpcError({ code: grpc.status.INTERNAL, details: 'x', metadata: { not: 'metadata' } })).to.deep.equal({
@@ -120,11 +140,17 @@ describe('toGrpcError / readGrpcError', () => {
       server.addService(definition, {
         fail: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
           const which = call.request.toString();
-          callback(toGrpcError(which === 'plain' ? new Error('stack trace with secrets') : notFound('JOB_NOT_FOUND', 'no such job')));
+          callback(
+            toGrpcError(
+              which === 'plain' ? new Error('stack trace with secrets') : notFound('JOB_NOT_FOUND', 'no such job'),
+            ),
+          );
         },
       });
       const port = await new Promise<number>((resolve, reject) =>
-        server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+        server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+          err ? reject(err) : resolve(p),
+        ),
       );
       const Client = grpc.makeGenericClientConstructor(definition, 'Errors');
       client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as typeof client;
@@ -136,12 +162,18 @@ describe('toGrpcError / readGrpcError', () => {
 
     const call = (body: string) =>
       new Promise<grpc.ServiceError>((resolve, reject) =>
-        client.fail!(Buffer.from(body), (err) => (err ? resolve(err) : reject(new Error('the call should have failed')))),
+        client.fail!(Buffer.from(body), (err) =>
+          err ? resolve(err) : reject(new Error('the call should have failed')),
+        ),
       );
 
     it('delivers the reason of a ServiceError to the client', async () => {
       const err = await call('typed');
-      expect(readGrpcError(err)).to.deep.equal({ code: grpc.status.NOT_FOUND, message: 'no such job', reason: 'JOB_NOT_FOUND' });
+      expect(readGrpcError(err)).to.deep.equal({
+        code: grpc.status.NOT_FOUND,
+        message: 'no such job',
+        reason: 'JOB_NOT_FOUND',
+      });
     });
 
     it('delivers INTERNAL without the message of a plain Error', async () => {

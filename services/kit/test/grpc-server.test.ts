@@ -2,24 +2,36 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { MetaScanServiceClient, MetaScanServiceService, type DownCheckResponse } from '@webutil/proto/webutil/metascan/v1/metascan';
+import {
+  type DownCheckResponse,
+  MetaScanServiceClient,
+  MetaScanServiceService,
+} from '@webutil/proto/webutil/metascan/v1/metascan';
 import { expect } from 'chai';
 import { invalidArgument, readGrpcError } from '../src/errors.js';
-import { bind, runService, type RunningService } from '../src/grpc-server.js';
+import { bind, type RunningService, runService } from '../src/grpc-server.js';
 import { createLogger } from '../src/logger.js';
 
 const require = createRequire(import.meta.url);
 const log = createLogger('kit-test', 'silent');
 
 function load(file: string, pkgDir: string, options: protoLoader.Options = {}) {
-  return grpc.loadPackageDefinition(protoLoader.loadSync(path.join(path.dirname(require.resolve(`${pkgDir}/package.json`)), file), options)) as any;
+  return grpc.loadPackageDefinition(
+    protoLoader.loadSync(path.join(path.dirname(require.resolve(`${pkgDir}/package.json`)), file), options),
+  ) as any;
 }
 const health = load('proto/health/v1/health.proto', 'grpc-health-check', { enums: String }).grpc.health.v1;
 const reflection = load('build/proto/grpc/reflection/v1/reflection.proto', '@grpc/reflection').grpc.reflection.v1;
 
-function call(client: InstanceType<typeof MetaScanServiceClient>, url: string, deadlineMs = 5000): Promise<DownCheckResponse> {
+function call(
+  client: InstanceType<typeof MetaScanServiceClient>,
+  url: string,
+  deadlineMs = 5000,
+): Promise<DownCheckResponse> {
   return new Promise((resolve, reject) =>
-    client.downCheck({ url }, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(err) : resolve(res))),
+    client.downCheck({ url }, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    ),
   );
 }
 
@@ -70,7 +82,9 @@ describe('runService and bind', () => {
   it('serves a bound handler and passes the caller request id', async () => {
     const metadata = new grpc.Metadata();
     metadata.set('x-request-id', 'abc-123');
-    const res = await new Promise<DownCheckResponse>((resolve, reject) => client.downCheck({ url: 'x' }, metadata, (err, r) => (err ? reject(err) : resolve(r))));
+    const res = await new Promise<DownCheckResponse>((resolve, reject) =>
+      client.downCheck({ url: 'x' }, metadata, (err, r) => (err ? reject(err) : resolve(r))),
+    );
     expect(res).to.include({ url: 'x', testedFrom: 'test' });
     expect(res.httpsStatus).to.equal(undefined);
     expect(seen[0]?.requestId).to.equal('abc-123');
@@ -78,7 +92,11 @@ describe('runService and bind', () => {
 
   it('sends the machine reason in the status details, and hides crash messages', async () => {
     const failed = readGrpcError(await call(client, 'fail').catch((e) => e));
-    expect(failed).to.deep.equal({ code: grpc.status.INVALID_ARGUMENT, message: 'blocked for the test', reason: 'TARGET_BLOCKED' });
+    expect(failed).to.deep.equal({
+      code: grpc.status.INVALID_ARGUMENT,
+      message: 'blocked for the test',
+      reason: 'TARGET_BLOCKED',
+    });
     const crashed = readGrpcError(await call(client, 'crash').catch((e) => e));
     expect(crashed.code).to.equal(grpc.status.INTERNAL);
     expect(crashed.reason).to.equal('INTERNAL');
@@ -99,7 +117,12 @@ describe('runService and bind', () => {
 
   it('drains in-flight calls on stop, refuses new ones, and turns readiness NOT_SERVING', async () => {
     const healthClient = new health.Health(`127.0.0.1:${service.port}`, grpc.credentials.createInsecure());
-    const check = (svc: string) => new Promise<string>((resolve) => healthClient.check({ service: svc }, (e: Error | null, r: { status: string }) => resolve(e ? 'ERROR' : r.status)));
+    const check = (svc: string) =>
+      new Promise<string>((resolve) =>
+        healthClient.check({ service: svc }, (e: Error | null, r: { status: string }) =>
+          resolve(e ? 'ERROR' : r.status),
+        ),
+      );
     expect(await check('readiness')).to.equal('SERVING');
     expect(await check('liveness')).to.equal('SERVING');
     expect(await check('webutil.metascan.v1.MetaScanService')).to.equal('SERVING');
@@ -114,7 +137,10 @@ describe('runService and bind', () => {
   });
 
   it('lists its services through server reflection', async () => {
-    const reflectionClient = new reflection.ServerReflection(`127.0.0.1:${service.port}`, grpc.credentials.createInsecure());
+    const reflectionClient = new reflection.ServerReflection(
+      `127.0.0.1:${service.port}`,
+      grpc.credentials.createInsecure(),
+    );
     const stream = reflectionClient.ServerReflectionInfo();
     const names = await new Promise<string[]>((resolve, reject) => {
       stream.on('data', (msg: { listServicesResponse?: { service: { name: string }[] } }) => {
@@ -145,7 +171,8 @@ describe('metrics', () => {
     const client = new MetaScanServiceClient(`127.0.0.1:${service.port}`, grpc.credentials.createInsecure());
     try {
       const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const okCount = (text: string) => Number(/webutil_rpc_duration_seconds_count\{rpc="DownCheck",code="OK"\} (\d+)/.exec(text)?.[1] ?? 0);
+      const okCount = (text: string) =>
+        Number(/webutil_rpc_duration_seconds_count\{rpc="DownCheck",code="OK"\} (\d+)/.exec(text)?.[1] ?? 0);
       const before = okCount(await scrape());
       await call(client, 'x');
       const text = await scrape();

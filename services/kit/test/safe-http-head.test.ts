@@ -48,7 +48,10 @@ describe('SafeHttp HEAD', () => {
     const client = new SafeHttp({ policy: new AddressPolicy([]) });
     const port = new URL(origin).port;
     for (const url of [`${origin}/page`, `http://localhost:${port}/page`]) {
-      const err = await client.fetch(url, { method: 'HEAD' }).then(() => undefined, (e: unknown) => e);
+      const err = await client.fetch(url, { method: 'HEAD' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(OutboundError);
       expect((err as OutboundError).kind).to.equal('blocked');
     }
@@ -58,14 +61,20 @@ describe('SafeHttp HEAD', () => {
 
   it('checks every redirect hop', async () => {
     const client = new SafeHttp({ policy: new AddressPolicy(['127.0.0.0/8']) });
-    const err = await client.fetch(`${origin}/hop`, { method: 'HEAD' }).then(() => undefined, (e: unknown) => e);
+    const err = await client.fetch(`${origin}/hop`, { method: 'HEAD' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await client.close();
     expect((err as OutboundError).kind).to.equal('blocked');
   });
 
   it('times out when the answer never comes', async () => {
     const client = new SafeHttp({ policy: new AddressPolicy(['127.0.0.0/8']) });
-    const err = await client.fetch(`${origin}/hang`, { method: 'HEAD', timeoutMs: 300 }).then(() => undefined, (e: unknown) => e);
+    const err = await client.fetch(`${origin}/hang`, { method: 'HEAD', timeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await client.close();
     expect((err as OutboundError).kind).to.equal('timeout');
   });

@@ -31,7 +31,12 @@ describe('parseTargetUrl', () => {
   });
 
   describe('http and https are accepted as given', () => {
-    for (const input of ['http://example.com/', 'https://example.com/a?b=c', 'HTTP://example.com:8080/', 'https://[2606:4700:4700::1111]/']) {
+    for (const input of [
+      'http://example.com/',
+      'https://example.com/a?b=c',
+      'HTTP://example.com:8080/',
+      'https://[2606:4700:4700::1111]/',
+    ]) {
       it(input, () => {
         const url = parseTargetUrl(input);
         expect(url.protocol).to.be.oneOf(['http:', 'https:']);
@@ -61,13 +66,59 @@ describe('parseTargetUrl', () => {
   });
 
   describe('empty and garbage input is rejected as INVALID_URL', () => {
-    for (const input of ['', '   ', 'http://', 'https://', 'http:// example.com', 'http://exa mple.com/', '://', 'http://[::1', 'http://%zz/']) {
+    for (const input of [
+      '',
+      '   ',
+      'http://',
+      'https://',
+      'http:// example.com',
+      'http://exa mple.com/',
+      '://',
+      'http://[::1',
+      'http://%zz/',
+    ]) {
       it(JSON.stringify(input), () => expect(rejection(input).reason).to.equal('INVALID_URL'));
     }
   });
 
+  describe('a host that is neither a DNS name nor an IP literal is rejected as INVALID_URL', () => {
+    for (const input of [
+      'ht!tp://%%%',
+      'https://exa!mple.com/',
+      'http://*.example.com/',
+      'http://-example.com/',
+      'http://example-.com/',
+      'http://a..b/',
+      `http://${'a'.repeat(64)}.com/`,
+      `http://${'a.'.repeat(127)}com/`,
+      'http://%2A%2A/',
+      'http://exa"mple.com/',
+    ]) {
+      it(JSON.stringify(input), () => expect(rejection(input).message).to.match(/not a valid (host name|URL)/));
+    }
+  });
+
+  describe('real host names pass', () => {
+    for (const input of [
+      'https://example.com./',
+      'http://my_host.example/',
+      'https://xn--bcher-kva.example/',
+      'https://bücher.example/',
+      'http://a-b.c-d.example:8080/',
+      'http://10.0.0.1/',
+      `http://${'a'.repeat(63)}.com/`,
+    ]) {
+      it(input, () => expect(parseTargetUrl(input).protocol).to.match(/^https?:$/));
+    }
+  });
+
   describe('credentials are rejected', () => {
-    for (const input of ['https://user:pass@example.com/', 'http://user@example.com/', 'user:pass@example.com', 'https://:secret@example.com/']) {
+    for (const input of [
+      'https://user:pass@example.com/',
+      'http://user@example.com/',
+      'user:pass@example.com',
+      'https://:secret@example.com/',
+    ]) {
       it(input, () => {
         const err = rejection(input);
         expect(err.reason).to.equal('INVALID_URL');

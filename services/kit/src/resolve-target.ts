@@ -1,0 +1,46 @@
+import dns from 'node:dns/promises';
+import net from 'node:net';
+import type { AddressPolicy } from './address-policy.js';
+import { invalidArgument, type ServiceError } from './errors.js';
+import { blockedError, OutboundError, outboundError } from './safe-http.js';
+
+/**
+ * Resolves a target's host (a name or an IP literal, bracketed or not) and applies the outbound
+ * policy before any connection is made, so a route can answer at once (and spend nothing) for a
+ * name that does not resolve or a private target. Returns the addresses the policy allows, IPv4
+ * first: a caller that connects itself (the SSL scan) dials one of them, so a name that resolves
+ * differently later cannot move it inside; SafeHttp checks again at connect time. Throws an
+ * OutboundError of kind `dns` or `blocked` in the kit's one wording.
+ */
+export async function resolveTarget(hostname: string, policy: AddressPolicy): Promise<[string, ...string[]]> {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (net.isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await dns.lookup(host, { all: true })).map((a) => a.address);
+    } catch (err) {
+      throw outboundError('dns', (err as NodeJS.ErrnoException).code ?? 'ENOTFOUND', undefined, host);
+    }
+    if (addresses.length === 0) throw outboundError('dns', 'ENODATA', undefined, host);
+  }
+  const allowed = addresses
+    .filter((a) => policy.allows(a))
+    .sort((a, b) => Number(net.isIPv6(a)) - Number(net.isIPv6(b)));
+  const [first, ...rest] = allowed;
+  if (first === undefined) {
+    const refused = blockedError(host, !net.isIP(host));
+    throw outboundError('blocked', 'ETARGETBLOCKED', refused.message, host);
+  }
+  return [first, ...rest];
+}
+
+/**
+ * A failure to reach the target as the service error callers get: TARGET_BLOCKED for a private or
+ * reserved target, TARGET_UNREACHABLE for every other network failure, in the kit's wording.
+ * Anything that is not an OutboundError is returned unchanged.
+ */
+export function targetFailure(err: unknown): ServiceError | unknown {
+  if (!(err instanceof OutboundError)) return err;
+  return invalidArgument(err.kind === 'blocked' ? 'TARGET_BLOCKED' : 'TARGET_UNREACHABLE', err.message);
+}
