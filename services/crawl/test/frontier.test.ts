@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Frontier, looksLikePage, normalizePageUrl, urlShape } from '../src/frontier.js';
+import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage, urlShape } from '../src/site-crawl/frontier.js';
 
 describe('frontier: URLs', () => {
   it('normalises: fragment and empty query dropped, default port and host case by WHATWG', () => {
@@ -9,9 +9,13 @@ describe('frontier: URLs', () => {
   });
 
   it('gives calendar pages one shape and different sections different shapes', () => {
-    expect(urlShape(new URL('https://a.test/calendar?month=2024-01'))).to.equal(urlShape(new URL('https://a.test/calendar?month=1999-12')));
+    expect(urlShape(new URL('https://a.test/calendar?month=2024-01'))).to.equal(
+      urlShape(new URL('https://a.test/calendar?month=1999-12')),
+    );
     expect(urlShape(new URL('https://a.test/events/2024/03/'))).to.equal('/events/#/#/?');
-    expect(urlShape(new URL('https://a.test/docs/1.html'))).to.not.equal(urlShape(new URL('https://a.test/section/1/')));
+    expect(urlShape(new URL('https://a.test/docs/1.html'))).to.not.equal(
+      urlShape(new URL('https://a.test/section/1/')),
+    );
   });
 
   it('fetches files by extension only as links', () => {
@@ -26,7 +30,7 @@ describe('frontier: breadth first', () => {
   const root = 'https://a.test/';
 
   it('hands out levels in discovery order with exact depths, each URL once', () => {
-    const f = new Frontier({ maxShapeChain: 8 });
+    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
     f.seed(root);
     const [entry] = f.nextLevel(10);
     expect(entry).to.include({ url: root, depth: 0 });
@@ -44,7 +48,7 @@ describe('frontier: breadth first', () => {
   });
 
   it('treats sitemap URLs as linked from the entry page and marks every listed page', () => {
-    const f = new Frontier({ maxShapeChain: 8 });
+    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
     f.seed(root);
     const [entry] = f.nextLevel(1);
     f.addLink('https://a.test/linked', entry!);
@@ -57,7 +61,7 @@ describe('frontier: breadth first', () => {
   });
 
   it('caps a level and keeps the rest queued', () => {
-    const f = new Frontier({ maxShapeChain: 8 });
+    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
     f.seed(root);
     const [entry] = f.nextLevel(1);
     for (let i = 0; i < 5; i++) f.addLink(`https://a.test/p${i}`, entry!);
@@ -66,7 +70,7 @@ describe('frontier: breadth first', () => {
   });
 
   it('stops following a chain of same-shape pages (a calendar trap) after maxShapeChain hops', () => {
-    const f = new Frontier({ maxShapeChain: 3 });
+    const f = new Frontier({ maxShapeChain: 3, maxKnown: 1_000 });
     f.seed(root);
     let [page] = f.nextLevel(1);
     let month = 0;
@@ -80,12 +84,24 @@ describe('frontier: breadth first', () => {
   });
 
   it('knows where redirects landed without queuing them', () => {
-    const f = new Frontier({ maxShapeChain: 8 });
+    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
     f.seed(root);
     const [entry] = f.nextLevel(1);
     f.claim('https://a.test/landed');
     expect(f.has('https://a.test/landed')).to.equal(true);
     expect(f.addLink('https://a.test/landed', entry!)).to.equal(false);
     expect(f.queued).to.equal(0);
+  });
+
+  it('hands out a level of 130,000 queued pages (no spread of the whole queue) and keeps at most maxKnown', () => {
+    const f = new Frontier({ maxShapeChain: 8, maxKnown: 140_000 });
+    f.seed('https://a.test/');
+    const [entry] = f.nextLevel(1);
+    for (let i = 0; i < 150_000; i++) f.addLink(`https://a.test/p/${i}`, entry as QueuedPage);
+    expect(f.discovered).to.equal(140_000);
+    expect(f.overflowed).to.equal(10_001);
+    const level = f.nextLevel(10);
+    expect(level.map((p) => p.depth)).to.deep.equal(new Array(10).fill(1));
+    expect(f.queued).to.equal(139_989);
   });
 });

@@ -1,6 +1,7 @@
+import { letterGrade } from '@webutil/kit';
 import { expect } from 'chai';
-import { gradeLink, letterGrade, scoreCard, scoreOf, type CheckOutcome } from '../src/grade.js';
-import type { FoundLink } from '../src/link-extractor.js';
+import { type CheckOutcome, gradeLink, scoreCard, scoreOf } from '../src/checking/grade.js';
+import type { FoundLink } from '../src/model.js';
 
 const link = (over: Partial<FoundLink> = {}): FoundLink => ({
   url: 'https://site.test/a',
@@ -11,7 +12,13 @@ const link = (over: Partial<FoundLink> = {}): FoundLink => ({
   scheme: 'https',
   ...over,
 });
-const answered = (status: number, over: Partial<CheckOutcome> = {}): CheckOutcome => ({ status, firstStatus: status, redirects: 0, responseTimeMs: 12, ...over });
+const answered = (status: number, over: Partial<CheckOutcome> = {}): CheckOutcome => ({
+  status,
+  firstStatus: status,
+  redirects: 0,
+  responseTimeMs: 12,
+  ...over,
+});
 
 describe('grade: one link', () => {
   const cases: [string, CheckOutcome, string, string, string][] = [
@@ -28,14 +35,62 @@ describe('grade: one link', () => {
     ['999', answered(999), 'warning', 'Unexpected status', '999'],
     ['a soft 404', answered(200, { soft404: true }), 'broken', 'Soft 404', 'SOFT_404'],
     ['a bot wall', answered(403, { botWall: 'Cloudflare' }), 'warning', 'Bot protection', 'BOT_WALL'],
-    ['a redirect to a 200', answered(200, { firstStatus: 301, redirects: 2, finalUrl: 'https://site.test/b' }), 'warning', '3xx Redirect', '301'],
-    ['a redirect to a 404', answered(404, { firstStatus: 302, redirects: 1, finalUrl: 'https://site.test/b' }), 'broken', '4xx Client error', '404'],
-    ['a redirect loop', answered(302, { redirects: 10, finalUrl: 'https://site.test/a', redirectTrouble: 'loop' }), 'broken', 'Redirect loop', 'ERR_TOO_MANY_REDIRECTS'],
-    ['DNS failure', { redirects: 0, error: { kind: 'dns', code: 'ENOTFOUND', message: 'nope' } }, 'broken', 'DNS error', 'ENOTFOUND'],
-    ['refused', { redirects: 0, error: { kind: 'connect', code: 'ECONNREFUSED', message: 'refused' } }, 'broken', 'Connection error', 'ECONNREFUSED'],
-    ['time-out', { redirects: 0, error: { kind: 'timeout', code: 'ETIMEDOUT', message: 'slow' } }, 'broken', 'Timeout', 'ETIMEDOUT'],
-    ['an expired certificate', { redirects: 0, error: { kind: 'tls', code: 'CERT_HAS_EXPIRED', message: 'certificate has expired' } }, 'broken', 'TLS error', 'CERT_HAS_EXPIRED'],
-    ['a private address', { redirects: 0, error: { kind: 'blocked', code: 'ETARGETBLOCKED', message: 'no' } }, 'info', 'Not checked', 'ETARGETBLOCKED'],
+    [
+      'a redirect to a 200',
+      answered(200, { firstStatus: 301, redirects: 2, finalUrl: 'https://site.test/b' }),
+      'warning',
+      '3xx Redirect',
+      '301',
+    ],
+    [
+      'a redirect to a 404',
+      answered(404, { firstStatus: 302, redirects: 1, finalUrl: 'https://site.test/b' }),
+      'broken',
+      '4xx Client error',
+      '404',
+    ],
+    [
+      'a redirect loop',
+      answered(302, { redirects: 10, finalUrl: 'https://site.test/a', redirectTrouble: 'loop' }),
+      'broken',
+      'Redirect loop',
+      'ERR_TOO_MANY_REDIRECTS',
+    ],
+    [
+      'DNS failure',
+      { redirects: 0, error: { kind: 'dns', code: 'ENOTFOUND', message: 'nope' } },
+      'broken',
+      'DNS error',
+      'ENOTFOUND',
+    ],
+    [
+      'refused',
+      { redirects: 0, error: { kind: 'connect', code: 'ECONNREFUSED', message: 'refused' } },
+      'broken',
+      'Connection error',
+      'ECONNREFUSED',
+    ],
+    [
+      'time-out',
+      { redirects: 0, error: { kind: 'timeout', code: 'ETIMEDOUT', message: 'slow' } },
+      'broken',
+      'Timeout',
+      'ETIMEDOUT',
+    ],
+    [
+      'an expired certificate',
+      { redirects: 0, error: { kind: 'tls', code: 'CERT_HAS_EXPIRED', message: 'certificate has expired' } },
+      'broken',
+      'TLS error',
+      'CERT_HAS_EXPIRED',
+    ],
+    [
+      'a private address',
+      { redirects: 0, error: { kind: 'blocked', code: 'ETARGETBLOCKED', message: 'no' } },
+      'info',
+      'Not checked',
+      'ETARGETBLOCKED',
+    ],
   ];
   for (const [label, outcome, severity, category, code] of cases) {
     it(`${label}: ${severity}, ${category}, breakdown code ${code}`, () => {
@@ -48,8 +103,17 @@ describe('grade: one link', () => {
   }
 
   it('records the response facts: status, redirect target, time, error code', () => {
-    const redirected = gradeLink(link(), answered(200, { firstStatus: 301, redirects: 1, finalUrl: 'https://site.test/b' })).record;
-    expect(redirected).to.include({ statusCode: 200, statusText: 'OK', redirected: true, finalUrl: 'https://site.test/b', responseTimeMs: 12 });
+    const redirected = gradeLink(
+      link(),
+      answered(200, { firstStatus: 301, redirects: 1, finalUrl: 'https://site.test/b' }),
+    ).record;
+    expect(redirected).to.include({
+      statusCode: 200,
+      statusText: 'OK',
+      redirected: true,
+      finalUrl: 'https://site.test/b',
+      responseTimeMs: 12,
+    });
     expect(redirected.reason).to.contain('https://site.test/b');
     const failed = gradeLink(link(), { redirects: 0, error: { kind: 'dns', code: 'ENOTFOUND', message: 'x' } }).record;
     expect(failed.statusCode).to.equal(undefined);
@@ -58,10 +122,16 @@ describe('grade: one link', () => {
   });
 
   it('non-HTTP links are info and need no outcome; a malformed http URL is broken', () => {
-    expect(gradeLink(link({ type: 'mailto', scheme: 'mailto', url: 'mailto:a@b.c' }), undefined).record.severity).to.equal('info');
+    expect(
+      gradeLink(link({ type: 'mailto', scheme: 'mailto', url: 'mailto:a@b.c' }), undefined).record.severity,
+    ).to.equal('info');
     expect(gradeLink(link({ type: 'tel', scheme: 'tel', url: 'tel:1' }), undefined).bucket.code).to.equal('tel');
-    expect(gradeLink(link({ type: 'other', scheme: 'javascript', url: 'javascript:void(0)' }), undefined).bucket.code).to.equal('javascript');
-    expect(gradeLink(link({ type: 'other', scheme: 'http', url: 'http://[bad' }), undefined).record.severity).to.equal('broken');
+    expect(
+      gradeLink(link({ type: 'other', scheme: 'javascript', url: 'javascript:void(0)' }), undefined).bucket.code,
+    ).to.equal('javascript');
+    expect(gradeLink(link({ type: 'other', scheme: 'http', url: 'http://[bad' }), undefined).record.severity).to.equal(
+      'broken',
+    );
   });
 
   it('an in-page anchor is info when its target exists and a warning when it does not', () => {

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
-import { startMongo, type MongoUnderTest } from '../../../scripts/src/mongo-under-test.js';
-import { initialProgress } from '../src/jobs.js';
-import { MongoJobStore } from '../src/job-store-mongo.js';
-import { SqliteJobStore } from '../src/job-store-sqlite.js';
-import type { JobStore, NewJob } from '../src/job-store.js';
+import { initialProgress } from '../src/jobs/events.js';
+import { type JobStore, type NewJob, packResult } from '../src/jobs/store.js';
+import { MongoJobStore } from '../src/jobs/store-mongo.js';
+import { SqliteJobStore } from '../src/jobs/store-sqlite.js';
+import type { CrawlResult, FoundLink, Sourced } from '../src/model.js';
 
 interface Adapter {
   name: string;
@@ -38,7 +39,15 @@ function mongo(): Adapter {
 
 const job = (over: Partial<NewJob> = {}): NewJob => {
   const now = new Date();
-  return { id: randomUUID(), kind: 'broken-links', url: 'https://a.test/', progress: initialProgress(250), createdAt: now, expiresAt: new Date(now.getTime() + 60_000), ...over };
+  return {
+    id: randomUUID(),
+    kind: 'broken-links',
+    url: 'https://a.test/',
+    progress: initialProgress(250),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + 60_000),
+    ...over,
+  };
 };
 const progress = (pagesCrawled: number) => ({ ...initialProgress(250), phase: 'crawling', pagesCrawled });
 
@@ -60,7 +69,15 @@ for (const adapter of [sqlite(), mongo()]) {
       const j = job({ kind: 'link-extract' });
       await store.create(j);
       const got = await store.get(j.id);
-      expect(got).to.deep.include({ id: j.id, kind: 'link-extract', url: j.url, status: 'crawling', attempt: 0, seq: 0, progress: j.progress });
+      expect(got).to.deep.include({
+        id: j.id,
+        kind: 'link-extract',
+        url: j.url,
+        status: 'crawling',
+        attempt: 0,
+        seq: 0,
+        progress: j.progress,
+      });
       expect(got?.createdAt.getTime()).to.equal(j.createdAt.getTime());
       expect(got?.result).to.equal(undefined);
       expect(await store.get(randomUUID())).to.equal(undefined);
@@ -69,7 +86,10 @@ for (const adapter of [sqlite(), mongo()]) {
     it('refuses a second job with the same id', async () => {
       const j = job();
       await store.create(j);
-      const err = await store.create(j).then(() => undefined, (e: unknown) => e);
+      const err = await store.create(j).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(Error);
     });
 
@@ -89,9 +109,18 @@ for (const adapter of [sqlite(), mongo()]) {
     it('ends a job once: done with its result; later events change nothing', async () => {
       const j = job();
       await store.create(j);
-      const result = { pagesCrawled: 3, links: [{ url: 'https://a.test/x', sources: ['https://a.test/'] }] };
-      expect(await store.finish(j.id, { attempt: 1, seq: 9, progress: { ...progress(3), phase: 'done' }, result })).to.equal(true);
-      expect(await store.finish(j.id, { attempt: 2, seq: 1, progress: progress(0), result: { other: true } })).to.equal(false);
+      const result = extractResult([link('https://a.test/x', ['https://a.test/'])]);
+      expect(
+        await store.finish(j.id, {
+          attempt: 1,
+          seq: 9,
+          progress: { ...progress(3), phase: 'done' },
+          result: packResult(result),
+        }),
+      ).to.equal(true);
+      expect(
+        await store.finish(j.id, { attempt: 2, seq: 1, progress: progress(0), result: packResult(extractResult([])) }),
+      ).to.equal(false);
       expect(await store.fail(j.id, { code: 'x', message: 'late' })).to.equal(false);
       expect(await store.recordProgress(j.id, { attempt: 9, seq: 9, progress: progress(1) })).to.equal(false);
       const got = await store.get(j.id);
@@ -105,27 +134,55 @@ for (const adapter of [sqlite(), mongo()]) {
       const b = job();
       await store.create(a);
       await store.create(b);
-      expect(await store.fail(a.id, { code: 'target_unreachable', message: 'down' }, { attempt: 1, seq: 3, progress: { ...progress(0), phase: 'failed' } })).to.equal(true);
+      expect(
+        await store.fail(
+          a.id,
+          { code: 'target_unreachable', message: 'down' },
+          { attempt: 1, seq: 3, progress: { ...progress(0), phase: 'failed' } },
+        ),
+      ).to.equal(true);
       expect(await store.fail(b.id, { code: 'crawl_lost', message: 'gone' })).to.equal(true);
-      expect(await store.get(a.id)).to.deep.include({ status: 'failed', error: { code: 'target_unreachable', message: 'down' }, attempt: 1, seq: 3 });
+      expect(await store.get(a.id)).to.deep.include({
+        status: 'failed',
+        error: { code: 'target_unreachable', message: 'down' },
+        attempt: 1,
+        seq: 3,
+      });
       expect((await store.get(b.id))?.progress.phase).to.equal('queued');
-      expect(await store.finish(a.id, { attempt: 2, seq: 1, progress: progress(1), result: {} })).to.equal(false);
+      expect(
+        await store.finish(a.id, { attempt: 2, seq: 1, progress: progress(1), result: packResult(extractResult([])) }),
+      ).to.equal(false);
     });
 
     it('round-trips a large result (1,500 links with 25 sources each)', async () => {
       const j = job();
       await store.create(j);
-      const links = Array.from({ length: 1_500 }, (_, i) => ({ url: `https://a.test/page/${i}`, sources: Array.from({ length: 25 }, (_, k) => `https://a.test/s/${k}`), sourceCount: 40 }));
-      await store.finish(j.id, { attempt: 1, seq: 1, progress: progress(250), result: { links } });
-      const got = (await store.get(j.id))?.result as { links: unknown[] };
-      expect(got.links).to.have.length(1_500);
-      expect(got.links[1_499]).to.deep.equal(links[1_499]);
+      const links = Array.from({ length: 1_500 }, (_, i) =>
+        link(
+          `https://a.test/page/${i}`,
+          Array.from({ length: 25 }, (_, k) => `https://a.test/s/${k}`),
+        ),
+      );
+      await store.finish(j.id, {
+        attempt: 1,
+        seq: 1,
+        progress: progress(250),
+        result: packResult(extractResult(links)),
+      });
+      const got = (await store.get(j.id))?.result;
+      if (got?.kind !== 'link-extract') throw new Error('not an extract result');
+      expect(got.result.links).to.have.length(1_500);
+      expect(got.result.links[1_499]).to.deep.equal(links[1_499]);
     });
 
     it('applies concurrent progress updates so the newest one stays', async () => {
       const j = job();
       await store.create(j);
-      await Promise.all(Array.from({ length: 30 }, (_, i) => store.recordProgress(j.id, { attempt: 1, seq: i + 1, progress: progress(i + 1) })));
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          store.recordProgress(j.id, { attempt: 1, seq: i + 1, progress: progress(i + 1) }),
+        ),
+      );
       expect((await store.get(j.id))?.progress.pagesCrawled).to.equal(30);
     });
 
@@ -136,7 +193,7 @@ for (const adapter of [sqlite(), mongo()]) {
       await store.create(expired);
       await store.create(live);
       await store.create(done);
-      await store.finish(done.id, { attempt: 1, seq: 1, progress: progress(1), result: {} });
+      await store.finish(done.id, { attempt: 1, seq: 1, progress: progress(1), result: packResult(extractResult([])) });
       expect(await store.get(expired.id)).to.equal(undefined);
       const crawling = (await store.crawling()).map((c) => c.id);
       expect(crawling).to.include(live.id).and.not.include(expired.id).and.not.include(done.id);
@@ -146,4 +203,32 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(await store.get(live.id, new Date(Date.now() + 120_000))).to.equal(undefined);
     });
   });
+}
+
+function link(url: string, sources: string[]): FoundLink & Sourced {
+  return {
+    url,
+    originalHref: url,
+    text: '',
+    rel: 'nofollow',
+    type: 'internal',
+    scheme: 'https',
+    sources,
+    sourceCount: 40,
+  };
+}
+
+function extractResult(links: (FoundLink & Sourced)[]): CrawlResult {
+  const counts = { total: links.length, internal: links.length, external: 0, mailto: 0, tel: 0 };
+  return {
+    kind: 'link-extract',
+    result: {
+      url: 'https://a.test/',
+      scannedAt: '2025-01-01T00:00:00.000Z',
+      totalLinks: links.length,
+      truncated: false,
+      counts,
+      links,
+    },
+  };
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@webutil/kit';
+import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import { expect } from 'chai';
-import type { CrawlEvent, JobTicket, Lease } from '../src/crawl-transport.js';
-import { initialProgress } from '../src/jobs.js';
-import { NatsTransport } from '../src/nats-transport.js';
-import { SHARED_NATS_URL } from '../../../scripts/src/nats-under-test.js';
-import { removeCrawlStreams, uniquePrefix } from './crawl-streams.js';
+import { initialProgress } from '../src/jobs/events.js';
+import { NatsTransport } from '../src/jobs/nats-transport.js';
+import { packResult, unpackResult } from '../src/jobs/store.js';
+import type { CrawlEvent, JobTicket, Lease } from '../src/jobs/transport.js';
+import type { CrawlResult } from '../src/model.js';
 
 const log = createLogger('test', 'silent');
 const ticket = (): JobTicket => ({ id: randomUUID(), kind: 'broken-links', url: 'https://a.test/' });
@@ -34,7 +35,7 @@ describe('NATS transport (JetStream, real server)', function () {
     await Promise.all(open.splice(0).map((t) => t.close()));
   });
   after(async () => {
-    await removeCrawlStreams(SHARED_NATS_URL, prefix);
+    await removeStreams(SHARED_NATS_URL, prefix);
   });
 
   it('delivers a job to one worker, and every event (a result over 1 MB included) to the recorder', async () => {
@@ -42,20 +43,49 @@ describe('NATS transport (JetStream, real server)', function () {
     const taken: [JobTicket, number][] = [];
     const recorded: CrawlEvent[] = [];
     const job = ticket();
-    const bigResult = { links: Array.from({ length: 20_000 }, (_, i) => ({ url: `https://a.test/${i}/${randomUUID()}` })) };
+    const links = Array.from({ length: 40_000 }, (_, i) => {
+      const url = `https://a.test/${i}/${randomUUID()}`;
+      return {
+        url,
+        originalHref: url,
+        text: randomUUID(),
+        rel: 'nofollow',
+        type: 'internal' as const,
+        scheme: 'https',
+      };
+    });
+    const bigResult: CrawlResult = {
+      kind: 'link-extract',
+      result: {
+        url: 'https://a.test/',
+        scannedAt: new Date().toISOString(),
+        totalLinks: links.length,
+        truncated: false,
+        counts: { total: links.length, internal: links.length, external: 0, mailto: 0, tel: 0 },
+        links: links.map((l) => ({ ...l, sources: ['https://a.test/'], sourceCount: 1 })),
+      },
+    };
     t.record(async (event) => void recorded.push(event));
     t.work(2, async (tk, lease) => {
       taken.push([tk, lease.attempt]);
       await t.publish({ type: 'progress', jobId: tk.id, kind: tk.kind, attempt: lease.attempt, seq: 1, progress });
-      await t.publish({ type: 'done', jobId: tk.id, kind: tk.kind, attempt: lease.attempt, seq: 2, progress, result: bigResult });
+      await t.publish({
+        type: 'done',
+        jobId: tk.id,
+        kind: tk.kind,
+        attempt: lease.attempt,
+        seq: 2,
+        progress,
+        result: packResult(bigResult),
+      });
     });
     await t.enqueue(job);
     await until(() => recorded.length === 2);
     expect(taken).to.deep.equal([[job, 1]]);
     expect(recorded.map((e) => e.type)).to.deep.equal(['progress', 'done']);
     const done = recorded[1] as Extract<CrawlEvent, { type: 'done' }>;
-    expect(JSON.stringify(done.result).length).to.be.above(1024 * 1024);
-    expect(done.result).to.deep.equal(bigResult);
+    expect(done.result.length).to.be.above(1024 * 1024);
+    expect(unpackResult(done.result)).to.deep.equal(bigResult);
   });
 
   it('hands a job whose worker went silent to another worker after the ack wait', async () => {
@@ -102,7 +132,9 @@ describe('NATS transport (JetStream, real server)', function () {
     const attempts: string[] = [];
     leaving.work(1, async (_tk, lease) => {
       attempts.push(`leaving:${lease.attempt}`);
-      await new Promise((_resolve, reject) => lease.signal.addEventListener('abort', () => reject(lease.signal.reason)));
+      await new Promise((_resolve, reject) =>
+        lease.signal.addEventListener('abort', () => reject(lease.signal.reason)),
+      );
     });
     await leaving.enqueue(ticket());
     await until(() => attempts.length === 1);

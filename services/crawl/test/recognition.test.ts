@@ -1,12 +1,17 @@
 import { expect } from 'chai';
-import { botWallVendor } from '../src/bot-wall.js';
-import { checkableFragment, TargetCollector } from '../src/fragments.js';
-import { fingerprint, probePath, sameNotFoundPage } from '../src/soft-404.js';
+import { botWallVendor } from '../src/checking/bot-wall.js';
+import { fingerprint, probePath, sameNotFoundPage } from '../src/checking/soft-404.js';
+import { checkableFragment, MAX_TARGETS_PER_PAGE, TargetCollector } from '../src/page/fragments.js';
 
-const page = (title: string, body: string) => `<html><head><title>${title}</title><script>var x = "noise";</script></head><body>${body}</body></html>`;
+const page = (title: string, body: string) =>
+  `<html><head><title>${title}</title><script>var x = "noise";</script></head><body>${body}</body></html>`;
 
 describe('soft 404 fingerprints', () => {
-  const notFound = (path: string) => page(`Not found: ${path}`, `<nav>Home Shop About</nav><h1>Sorry</h1><p>We could not find ${path}. Try the search.</p>`);
+  const notFound = (path: string) =>
+    page(
+      `Not found: ${path}`,
+      `<nav>Home Shop About</nav><h1>Sorry</h1><p>We could not find ${path}. Try the search.</p>`,
+    );
 
   it('match the same not-found page however the requested path is echoed', () => {
     const probe = fingerprint(notFound('/webutil-probe-123'), 'https://a.test/webutil-probe-123', undefined);
@@ -16,13 +21,19 @@ describe('soft 404 fingerprints', () => {
 
   it('tell a real page from the not-found page', () => {
     const probe = fingerprint(notFound('/webutil-probe-123'), 'https://a.test/webutil-probe-123', undefined);
-    const real = fingerprint(page('Anvil 3000', '<nav>Home Shop About</nav><h1>Anvil 3000</h1><p>Heavy, reliable, ships in two days.</p>'), 'https://a.test/anvil', undefined);
+    const real = fingerprint(
+      page('Anvil 3000', '<nav>Home Shop About</nav><h1>Anvil 3000</h1><p>Heavy, reliable, ships in two days.</p>'),
+      'https://a.test/anvil',
+      undefined,
+    );
     expect(sameNotFoundPage(real, probe)).to.equal(false);
   });
 
   it('match redirects to where unknown paths are sent, but not that page itself', () => {
     const probe = fingerprint(page('Home', 'welcome'), 'https://a.test/x', 'https://a.test/');
-    expect(sameNotFoundPage(fingerprint(page('Home', 'welcome'), 'https://a.test/gone', 'https://a.test/'), probe)).to.equal(true);
+    expect(
+      sameNotFoundPage(fingerprint(page('Home', 'welcome'), 'https://a.test/gone', 'https://a.test/'), probe),
+    ).to.equal(true);
     expect(sameNotFoundPage(fingerprint(page('Home', 'welcome'), 'https://a.test/', undefined), probe)).to.equal(false);
   });
 
@@ -56,7 +67,18 @@ describe('fragment targets', () => {
     collector.write('<h2 id="intro">Intro</h2><a name="legacy">x</a><div na');
     collector.write('me="not-a-target" id="sec-2"></div>');
     collector.end();
-    expect([...collector.targets].sort()).to.deep.equal(['intro', 'legacy', 'sec-2']);
+    for (const name of ['intro', 'legacy', 'sec-2']) expect(collector.targets.has(name), name).to.equal(true);
+    expect(collector.targets.has('not-a-target')).to.equal(false);
+    expect(collector.targets.size).to.equal(3);
+  });
+
+  it('keep at most MAX_TARGETS_PER_PAGE per page; past it a name not kept is unknown, not missing', () => {
+    const collector = new TargetCollector();
+    for (let i = 0; i <= MAX_TARGETS_PER_PAGE; i++) collector.write(`<p id="id-${i}"></p>`);
+    collector.end();
+    expect(collector.targets.size).to.equal(MAX_TARGETS_PER_PAGE);
+    expect(collector.targets.has('id-0')).to.equal(true);
+    expect(collector.targets.has(`id-${MAX_TARGETS_PER_PAGE}`)).to.equal(undefined);
   });
 
   it('worth checking: decoded, not empty, not #top, not a text fragment', () => {

@@ -1,44 +1,21 @@
 import { setMaxListeners } from 'node:events';
-import type { BrokenLinkCrawlProgress, BrokenLinkCrawlResult, CrawledPage, ExtractResult, LinkRecord } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
+import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
+import { verdictFor } from '../checking/verdict.js';
+import type { CheckedLink, CrawledPage, CrawlKind, CrawlProgress, CrawlResult, FoundLink, Sourced } from '../model.js';
+import { PageTargets } from '../page/fragments.js';
+import { hash53 } from '../page/hash.js';
+import { countLinks, isCounted, LinkCollector, sameSite } from '../page/links.js';
+import { nextTurn, parseStream } from '../page/parse-stream.js';
+import type { CrawlLimits } from '../settings.js';
 import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage } from './frontier.js';
-import { gradeLink, scoreCard, type CheckOutcome, type Graded } from './grade.js';
-import { LinkChecker, SAMPLE_BYTES, type CheckerDeps } from './link-checker.js';
-import { countLinks, LinkCollector, sameSite, type FoundLink } from './link-extractor.js';
-import { verdictFor } from './link-verdict.js';
-import { parseStream } from './link-extract.js';
 import { discoverSitemaps } from './sitemap.js';
-
-export type CrawlKind = 'broken-links' | 'link-extract';
-
-export interface CrawlLimits {
-  /** Pages fetched at most (spec: 250). */
-  pages: number;
-  /** Unique links checked at most in a broken-link crawl (spec: 1,500). */
-  checkedLinks: number;
-  /** Unique links reported at most in a link-extract crawl (spec: 3,000). */
-  reportedLinks: number;
-  /** Wall time of a crawl (spec: 6 minutes). */
-  timeBudgetMs: number;
-  /** Sample source pages kept per link (spec: 25). */
-  sources: number;
-  /** Links read from one page at most. */
-  linksPerPage: number;
-  /** Same-shape page chains longer than this are not followed (crawler traps). */
-  maxShapeChain: number;
-  sitemapFiles: number;
-  sitemapUrls: number;
-}
 
 export interface CrawlDeps extends CheckerDeps {
   limits: CrawlLimits;
-  /** Pages fetched at once (the host throttle bounds them further). */
-  pageConcurrency: number;
+  /** Links read from one page at most. */
+  linksPerPage: number;
 }
-
-/** Broken-link progress is the superset; the extract shape is derived from it. */
-export type CrawlProgress = BrokenLinkCrawlProgress;
-
-export type CrawlResult = { kind: 'broken-links'; result: BrokenLinkCrawlResult } | { kind: 'link-extract'; result: ExtractResult };
 
 /** A crawl that cannot produce a result at all (the entry page never answered). */
 export class CrawlFailure extends Error {
@@ -51,22 +28,24 @@ export class CrawlFailure extends Error {
   }
 }
 
+/** Links taken from a page between two turns of the event loop. */
+const ABSORB_SLICE = 500;
+
 interface LinkEntry {
   link: FoundLink;
   /** Page it was first found on, and that page's fragment targets (for in-page anchors). */
   page: string;
-  pageTargets: ReadonlySet<string>;
+  pageTargets: PageTargets;
   sources: string[];
   sourceCount: number;
   verdict?: Promise<Graded | undefined>;
 }
 
+/** What the crawl keeps of a page it fetched (its links are taken at once, not kept). */
 interface PageVisit {
   queued: QueuedPage;
   outcome: CheckOutcome;
-  /** Links in document order, when the page was parsed. */
-  links: FoundLink[];
-  targets: ReadonlySet<string>;
+  targets: PageTargets;
   /** Read as HTML (so `targets` is complete up to the page size cap). */
   html: boolean;
   /** Listed in `pages`: parsed, or answered with an error. Non-HTML files are links only. */
@@ -79,7 +58,13 @@ interface PageVisit {
  * unique link once as soon as the page it is on is read (crawled pages answer for themselves);
  * an extract crawl only collects. Reaching a cap or the budget ends the crawl with a result.
  */
-export async function crawlSite(kind: CrawlKind, entry: URL, deps: CrawlDeps, onProgress: (progress: CrawlProgress) => void, signal: AbortSignal): Promise<CrawlResult> {
+export async function crawlSite(
+  kind: CrawlKind,
+  entry: URL,
+  deps: CrawlDeps,
+  onProgress: (progress: CrawlProgress) => void,
+  signal: AbortSignal,
+): Promise<CrawlResult> {
   return new SiteCrawl(kind, entry, deps, onProgress, signal).run();
 }
 
@@ -87,14 +72,25 @@ class SiteCrawl {
   private readonly limits: CrawlLimits;
   private readonly budget: AbortSignal;
   private readonly scan: AbortSignal;
+  /** Aborted when the crawl ends either way, so nothing it started (sitemap reads) outlives it. */
+  private readonly ended = new AbortController();
   private readonly checker: LinkChecker;
   private readonly frontier: Frontier;
   private readonly links = new Map<string, LinkEntry>();
-  /** Links seen beyond the link cap: counted, not kept. */
-  private readonly uncounted = new Set<string>();
+  /** Links seen beyond the link cap: counted (as hashes, to bound memory), not kept. */
+  private readonly uncounted = new Set<number>();
+  /** Unique links found, by the rule of the kind's result (see CrawlProgress.linksFound). */
+  private linksFound = 0;
   private readonly pages: CrawledPage[] = [];
-  /** Pages the crawl plans to fetch: their link checks wait for the fetch instead of asking again. */
-  private readonly planned = new Map<string, Deferred<PageVisit | undefined>>();
+  /**
+   * Pages the crawl plans to fetch (found as links): their link checks wait for the fetch instead
+   * of asking again. A waiter is made only when a check asks (at most one per checked link), not
+   * one per queued page, which would be a promise and two closures for each of 150,000 URLs.
+   */
+  private readonly planned = new Set<string>();
+  private readonly visits = new Map<string, PageVisit>();
+  private readonly waiting = new Map<string, Deferred<PageVisit | undefined>>();
+  private planning = true;
   private readonly checking: boolean;
   private site: URL;
   private progress: CrawlProgress;
@@ -113,10 +109,10 @@ class SiteCrawl {
     this.limits = deps.limits;
     this.checking = kind === 'broken-links';
     this.budget = AbortSignal.timeout(this.limits.timeBudgetMs);
-    this.scan = AbortSignal.any([signal, this.budget]);
+    this.scan = AbortSignal.any([signal, this.budget, this.ended.signal]);
     setMaxListeners(0, this.scan); // every request in flight listens to it
     this.checker = new LinkChecker(deps, this.scan, Date.now() + this.limits.timeBudgetMs, { soft404: this.checking });
-    this.frontier = new Frontier({ maxShapeChain: this.limits.maxShapeChain });
+    this.frontier = new Frontier({ maxShapeChain: this.limits.maxShapeChain, maxKnown: this.limits.frontierPages });
     this.site = entry;
     this.progress = {
       phase: 'sitemap',
@@ -133,16 +129,24 @@ class SiteCrawl {
   }
 
   async run(): Promise<CrawlResult> {
+    try {
+      return await this.crawl();
+    } finally {
+      this.ended.abort();
+    }
+  }
+
+  private async crawl(): Promise<CrawlResult> {
     this.report({});
     const entryUrl = normalizePageUrl(this.entry);
-    const sitemaps = discoverSitemaps(this.entry.origin, (url) => this.checker.fetchFile(url), {
+    const sitemaps = discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
       maxFiles: this.limits.sitemapFiles,
       maxUrls: this.limits.sitemapUrls,
       maxBytes: this.deps.maxPageBytes,
     }).catch(() => ({ found: false, urls: [] as string[] }));
     this.frontier.seed(entryUrl);
     const [first] = await this.visitLevel(this.frontier.nextLevel(1));
-    if (!first || !first.isPage) await this.failOnEntry(first);
+    this.failOnEntry(first);
     const sitemap = await this.untilBudget(sitemaps);
     if (sitemap) {
       const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
@@ -157,8 +161,10 @@ class SiteCrawl {
     }
     if (this.signal.aborted) throw this.signal.reason;
     // Pages that will not be fetched now: links to them are checked like any other.
-    for (const deferred of this.planned.values()) deferred.resolve(undefined);
-    if (this.checking) this.report({ phase: 'checking', message: `All ${this.pagesCrawled} pages read; checking the remaining links` });
+    this.planning = false;
+    for (const deferred of this.waiting.values()) deferred.resolve(undefined);
+    if (this.checking)
+      this.report({ phase: 'checking', message: `All ${this.pagesCrawled} pages read; checking the remaining links` });
     return this.finish();
   }
 
@@ -179,7 +185,7 @@ class SiteCrawl {
         });
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.deps.pageConcurrency, level.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.limits.pageConcurrency, level.length) }, worker));
     const done = visits.filter((v): v is PageVisit => v !== undefined);
     this.pagesCutOff += level.length - done.length;
     return done;
@@ -195,47 +201,69 @@ class SiteCrawl {
         if (!landed || (landed !== queued.url && this.frontier.has(landed))) return '';
         this.frontier.claim(landed);
       }
-      collector = new LinkCollector(final, this.limits.linksPerPage);
+      collector = new LinkCollector(final, this.deps.linksPerPage);
       return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
-    const visit: PageVisit = { queued, outcome, links: collector?.links ?? [], targets: collector?.targets ?? new Set(), html, isPage };
+    const links = collector?.links ?? [];
+    const visit: PageVisit = { queued, outcome, targets: collector?.targets ?? new PageTargets(), html, isPage };
     if (visit.isPage) {
       this.pagesCrawled++;
-      const graded = gradeLink({ url: queued.url, originalHref: queued.url, text: '', rel: undefined, type: 'internal', scheme: this.entry.protocol.slice(0, -1) }, outcome);
+      const graded = gradeLink(
+        {
+          url: queued.url,
+          originalHref: queued.url,
+          text: '',
+          rel: undefined,
+          type: 'internal',
+          scheme: this.entry.protocol.slice(0, -1),
+        },
+        outcome,
+      );
       this.pages.push({
         url: queued.url,
         statusCode: outcome.status,
         statusText: graded.record.statusText,
         severity: graded.record.severity,
-        linksOnPage: visit.links.length,
+        linksOnPage: links.length,
         depth: queued.depth,
         fromSitemap: queued.fromSitemap,
       });
     }
     // The site is where the entry page landed (http -> https, a www. host, another domain).
     if (queued.depth === 0 && visit.isPage && outcome.finalUrl) this.site = new URL(outcome.finalUrl);
-    this.planned.get(queued.url)?.resolve(visit);
-    this.absorb(visit);
+    if (this.planned.has(queued.url)) this.visits.set(queued.url, visit);
+    this.waiting.get(queued.url)?.resolve(visit);
+    await this.absorb(visit, links);
     return visit;
   }
 
-  /** The entry page gave nothing to crawl: a network failure fails the job; anything else is a result. */
-  private async failOnEntry(visit: PageVisit | undefined): Promise<void> {
+  /**
+   * The entry page must be a page to crawl: one that never answered (network error, time-out),
+   * was blocked, answered an error status, or is not HTML ends the job failed, naming why.
+   */
+  private failOnEntry(visit: PageVisit | undefined): void {
     if (this.signal.aborted) throw this.signal.reason;
-    const error = visit?.outcome.error;
     if (!visit) throw new CrawlFailure('crawl_timeout', 'the time budget ended before the entry page answered');
-    if (error?.kind === 'blocked') throw new CrawlFailure('target_blocked', `refused: ${error.message}; private and internal addresses are not fetched`);
-    if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message} (${error.code})`);
+    if (visit.html) return;
+    const { error, status, redirectTrouble } = visit.outcome;
+    if (error?.kind === 'blocked') throw new CrawlFailure('target_blocked', error.message);
+    if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message}`);
+    if (redirectTrouble)
+      throw new CrawlFailure('target_unreachable', 'the entry page redirects in a loop or too many times');
+    if (status !== undefined && status >= 400)
+      throw new CrawlFailure('target_http_error', `the entry page answered ${status}`);
+    throw new CrawlFailure('not_html', `the entry page is not HTML (status ${status})`);
   }
 
   /** Takes a page's links in document order: queues pages for the next level, counts and checks links. */
-  private absorb(visit: PageVisit): void {
-    for (const link of visit.links) {
+  private async absorb(visit: PageVisit, links: readonly FoundLink[]): Promise<void> {
+    for (const [i, link] of links.entries()) {
+      if (i > 0 && i % ABSORB_SLICE === 0) await nextTurn();
       if (link.type === 'internal' && link.scheme.startsWith('http')) {
         const page = this.asPage(link.url);
-        if (page && this.frontier.addLink(page, visit.queued)) this.planned.set(page, deferred());
+        if (page && this.frontier.addLink(page, visit.queued)) this.planned.add(page);
       }
       this.count(link, visit);
     }
@@ -252,10 +280,20 @@ class SiteCrawl {
     }
     const cap = this.checking ? this.limits.checkedLinks : this.limits.reportedLinks;
     if (this.links.size >= cap) {
-      this.uncounted.add(key);
+      const hash = hash53(key);
+      if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
+      this.uncounted.add(hash);
+      if (this.checking || isCounted(link.type)) this.linksFound++;
       return;
     }
-    const entry: LinkEntry = { link, page: visit.queued.url, pageTargets: visit.targets, sources: [visit.queued.url], sourceCount: 1 };
+    if (this.checking || isCounted(link.type)) this.linksFound++;
+    const entry: LinkEntry = {
+      link,
+      page: visit.queued.url,
+      pageTargets: visit.targets,
+      sources: [visit.queued.url],
+      sourceCount: 1,
+    };
     this.links.set(key, entry);
     if (this.checking) entry.verdict = this.judge(entry);
   }
@@ -283,8 +321,15 @@ class SiteCrawl {
   /** The visit of a page this crawl fetches (waiting for it), or undefined when it is not fetched. */
   private async crawled(url: string): Promise<PageVisit | undefined> {
     const page = this.asPage(url);
-    const planned = page === undefined ? undefined : this.planned.get(page);
-    return planned ? planned.promise : undefined;
+    if (page === undefined || !this.planned.has(page)) return undefined;
+    const visited = this.visits.get(page);
+    if (visited || !this.planning) return visited;
+    let waiter = this.waiting.get(page);
+    if (!waiter) {
+      waiter = deferred();
+      this.waiting.set(page, waiter);
+    }
+    return waiter.promise;
   }
 
   /** The normalised URL when `url` is a page of this site the crawl may fetch. */
@@ -295,7 +340,12 @@ class SiteCrawl {
     } catch {
       return undefined;
     }
-    if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !sameSite(parsed, this.site) || !looksLikePage(parsed)) return undefined;
+    if (
+      (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
+      !sameSite(parsed, this.site) ||
+      !looksLikePage(parsed)
+    )
+      return undefined;
     return normalizePageUrl(parsed);
   }
 
@@ -315,7 +365,10 @@ class SiteCrawl {
     if (!this.checking) {
       const entries = [...this.links.values()];
       const counts = countLinks(entries.map((e) => e.link));
-      this.report({ phase: 'done', message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${totalUnique} unique links` });
+      this.report({
+        phase: 'done',
+        message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${this.linksFound} links`,
+      });
       return {
         kind: 'link-extract',
         result: {
@@ -331,7 +384,7 @@ class SiteCrawl {
     const verdicts = await Promise.all(entries.map((e) => e.verdict));
     if (this.signal.aborted) throw this.signal.reason;
     const graded: Graded[] = [];
-    const records: LinkRecord[] = [];
+    const records: (CheckedLink & Sourced)[] = [];
     entries.forEach((entry, i) => {
       const verdict = verdicts[i];
       if (!verdict) return;
@@ -339,7 +392,10 @@ class SiteCrawl {
       records.push({ ...verdict.record, sources: entry.sources, sourceCount: entry.sourceCount });
     });
     const card = scoreCard(graded);
-    this.report({ phase: 'done', message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${records.length} links checked` });
+    this.report({
+      phase: 'done',
+      message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${records.length} links checked`,
+    });
     return {
       kind: 'broken-links',
       result: {
@@ -362,7 +418,9 @@ class SiteCrawl {
 
   private crawlMessage(): string {
     const pages = `Crawled ${this.pagesCrawled} of ${Math.min(this.frontier.discovered, this.limits.pages)} pages`;
-    return this.checking ? `${pages}, checked ${this.linksChecked} of ${this.links.size} links` : `${pages}, found ${this.links.size + this.uncounted.size} links`;
+    return this.checking
+      ? `${pages}, checked ${this.linksChecked} of ${this.links.size} links`
+      : `${pages}, found ${this.linksFound} links`;
   }
 
   private report(change: Partial<CrawlProgress>): void {
@@ -371,7 +429,7 @@ class SiteCrawl {
       ...change,
       pagesCrawled: this.pagesCrawled,
       pagesDiscovered: this.frontier.discovered,
-      linksFound: this.links.size + this.uncounted.size,
+      linksFound: this.linksFound,
       linksChecked: this.linksChecked,
       linksTotal: this.checking ? this.links.size : 0,
     };

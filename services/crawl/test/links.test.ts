@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { classifyHref, countLinks, LinkCollector, sameSite } from '../src/link-extractor.js';
+import { classifyHref, countLinks, LinkCollector, sameSite } from '../src/page/links.js';
 
 const page = new URL('https://www.example.com/dir/page.html');
 
@@ -31,7 +31,8 @@ describe('classifyHref', () => {
     });
   }
   it('skips an empty href', () => expect(classifyHref('   ', page, page)).to.equal(undefined));
-  it('treats www and the bare host as one site', () => expect(sameSite(new URL('https://example.com'), page)).to.equal(true));
+  it('treats www and the bare host as one site', () =>
+    expect(sameSite(new URL('https://example.com'), page)).to.equal(true));
 });
 
 describe('LinkCollector', () => {
@@ -47,7 +48,9 @@ describe('LinkCollector', () => {
   });
 
   it('resolves against <base href> and keeps the page host for internal/external', () => {
-    const c = collect(`<head><base href="https://static.test/assets/"></head><a href="one">1</a><a href="https://www.example.com/two">2</a>`);
+    const c = collect(
+      `<head><base href="https://static.test/assets/"></head><a href="one">1</a><a href="https://www.example.com/two">2</a>`,
+    );
     expect(c.links.map((l) => [l.url, l.type])).to.deep.equal([
       ['https://static.test/assets/one', 'external'],
       ['https://www.example.com/two', 'internal'],
@@ -61,22 +64,26 @@ describe('LinkCollector', () => {
   });
 
   it('ignores anchors inside script and template, and reads <area>', () => {
-    const c = collect(`<script>document.write('<a href="/no">x</a>')</script><template><a href="/no2">y</a></template><map><area href="/map" alt="Map"></map>`);
+    const c = collect(
+      `<script>document.write('<a href="/no">x</a>')</script><template><a href="/no2">y</a></template><map><area href="/map" alt="Map"></map>`,
+    );
     expect(c.links.map((l) => [l.url, l.text])).to.deep.equal([['https://www.example.com/map', 'Map']]);
   });
 
   it('counts internal, external, mailto and tel, not anchors or other schemes', () => {
-    const c = collect(`<a href="/i">i</a><a href="https://o.test/">o</a><a href="mailto:x@y.test">m</a><a href="tel:1">t</a><a href="#h">h</a><a href="javascript:x()">j</a>`);
+    const c = collect(
+      `<a href="/i">i</a><a href="https://o.test/">o</a><a href="mailto:x@y.test">m</a><a href="tel:1">t</a><a href="#h">h</a><a href="javascript:x()">j</a>`,
+    );
     expect(countLinks(c.links)).to.deep.equal({ total: 4, internal: 1, external: 1, mailto: 1, tel: 1 });
     expect(c.links).to.have.length(6);
   });
 
-  it('stops at the cap and says it is full', () => {
+  it('stops at the cap and says it is truncated', () => {
     const html = Array.from({ length: 20 }, (_, i) => `<a href="/p${i}">${i}</a>`).join('');
     const c = collect(html, 10);
     expect(c.links).to.have.length(10);
-    expect(c.full).to.equal(true);
+    expect(c.truncated).to.equal(true);
     const exact = collect(Array.from({ length: 10 }, (_, i) => `<a href="/p${i}">${i}</a>`).join(''), 10);
-    expect(exact.full).to.equal(false);
+    expect(exact.truncated).to.equal(false);
   });
 });

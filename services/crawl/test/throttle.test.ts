@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HostNotAnsweringError, HostThrottle, type Release, type ThrottleOptions } from '../src/host-throttle.js';
+import { HostNotAnsweringError, HostThrottle, type Release, type ThrottleOptions } from '../src/checking/throttle.js';
 
 const options = (over: Partial<ThrottleOptions> = {}): ThrottleOptions => ({
   globalLimit: 100,
@@ -14,7 +14,9 @@ const options = (over: Partial<ThrottleOptions> = {}): ThrottleOptions => ({
 /** Starts n acquisitions and reports which were granted once the event loop settles. */
 async function attempt(throttle: HostThrottle, host: string, n: number, signal?: AbortSignal) {
   const granted: Release[] = [];
-  const pending = Array.from({ length: n }, () => throttle.acquire(host, signal).then((release) => void granted.push(release)));
+  const pending = Array.from({ length: n }, () =>
+    throttle.acquire(host, signal).then((release) => void granted.push(release)),
+  );
   await new Promise((resolve) => setImmediate(resolve));
   return { granted, pending };
 }
@@ -75,11 +77,19 @@ describe('host throttle', () => {
   it('gives up on a host after time-outs in a row: waiters and newcomers are refused at once', async () => {
     const throttle = new HostThrottle(options({ initialPerHost: 3 }));
     const { granted, pending } = await attempt(throttle, 'dead.test', 4);
-    const refusals = pending.map((p) => p.then(() => undefined, (err: unknown) => err));
+    const refusals = pending.map((p) =>
+      p.then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    );
     for (const release of granted) release('timeout');
     const waiter = await refusals[3];
     expect(waiter).to.be.instanceOf(HostNotAnsweringError);
-    const late = await throttle.acquire('dead.test').then(() => undefined, (err: unknown) => err);
+    const late = await throttle.acquire('dead.test').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(late).to.be.instanceOf(HostNotAnsweringError);
   });
 
@@ -89,7 +99,10 @@ describe('host throttle', () => {
     const controller = new AbortController();
     const waiting = throttle.acquire('x.test', controller.signal);
     controller.abort(new Error('stop'));
-    const err = await waiting.then(() => undefined, (e: unknown) => e);
+    const err = await waiting.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((err as Error).message).to.equal('stop');
     first('fast');
     const next = await throttle.acquire('x.test');

@@ -1,6 +1,14 @@
 import mongoose, { type Connection, type Model } from 'mongoose';
-import type { CrawlKind, CrawlProgress } from './crawler.js';
-import { packResult, unpackResult, type CrawlJob, type JobError, type JobStatus, type JobStore, type JobUpdate, type NewJob } from './job-store.js';
+import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
+import {
+  asPacked,
+  type CrawlJob,
+  type JobStore,
+  type JobUpdate,
+  type NewJob,
+  type PackedResult,
+  unpackResult,
+} from './store.js';
 
 interface JobDoc {
   _id: string;
@@ -38,7 +46,9 @@ const schema = new mongoose.Schema<JobDoc>(
 // (and on servers without a TTL monitor).
 schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
-const newer = (update: JobUpdate) => ({ $or: [{ attempt: { $lt: update.attempt } }, { attempt: update.attempt, seq: { $lt: update.seq } }] });
+const newer = (update: JobUpdate) => ({
+  $or: [{ attempt: { $lt: update.attempt } }, { attempt: update.attempt, seq: { $lt: update.seq } }],
+});
 
 /**
  * The cluster job store on MongoDB through mongoose. Only operations every MongoDB-wire server
@@ -52,7 +62,9 @@ export class MongoJobStore implements JobStore {
   ) {}
 
   static async connect(url: string, collection = 'crawl_jobs'): Promise<MongoJobStore> {
-    const connection = await mongoose.createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 }).asPromise();
+    const connection = await mongoose
+      .createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 })
+      .asPromise();
     const jobs = connection.model<JobDoc>('CrawlJob', schema, collection);
     await jobs.createIndexes();
     return new MongoJobStore(connection, jobs);
@@ -60,7 +72,14 @@ export class MongoJobStore implements JobStore {
 
   async create(job: NewJob): Promise<void> {
     const { id, ...rest } = job;
-    await this.jobs.collection.insertOne({ _id: id, ...rest, status: 'crawling', attempt: 0, seq: 0, updatedAt: job.createdAt } as never);
+    await this.jobs.collection.insertOne({
+      _id: id,
+      ...rest,
+      status: 'crawling',
+      attempt: 0,
+      seq: 0,
+      updatedAt: job.createdAt,
+    } as never);
   }
 
   async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
@@ -69,18 +88,27 @@ export class MongoJobStore implements JobStore {
   }
 
   async recordProgress(id: string, update: JobUpdate): Promise<boolean> {
-    const res = await this.jobs.updateOne({ _id: id, status: 'crawling', ...newer(update) }, { $set: { ...update, updatedAt: new Date() } });
+    const res = await this.jobs.updateOne(
+      { _id: id, status: 'crawling', ...newer(update) },
+      { $set: { ...update, updatedAt: new Date() } },
+    );
     return res.modifiedCount > 0;
   }
 
-  async finish(id: string, update: JobUpdate & { result: unknown }): Promise<boolean> {
+  async finish(id: string, update: JobUpdate & { result: PackedResult }): Promise<boolean> {
     const { result, ...rest } = update;
-    const res = await this.jobs.updateOne({ _id: id, status: 'crawling' }, { $set: { ...rest, status: 'done', result: packResult(result), updatedAt: new Date() } });
+    const res = await this.jobs.updateOne(
+      { _id: id, status: 'crawling' },
+      { $set: { ...rest, status: 'done', result, updatedAt: new Date() } },
+    );
     return res.modifiedCount > 0;
   }
 
   async fail(id: string, error: JobError, update?: JobUpdate): Promise<boolean> {
-    const res = await this.jobs.updateOne({ _id: id, status: 'crawling' }, { $set: { ...update, status: 'failed', error, updatedAt: new Date() } });
+    const res = await this.jobs.updateOne(
+      { _id: id, status: 'crawling' },
+      { $set: { ...update, status: 'failed', error, updatedAt: new Date() } },
+    );
     return res.modifiedCount > 0;
   }
 
@@ -106,7 +134,7 @@ function toJob(doc: JobDoc): CrawlJob {
     url: doc.url,
     status: doc.status as JobStatus,
     progress: doc.progress,
-    result: doc.result ? unpackResult(asBytes(doc.result)) : undefined,
+    result: doc.result ? unpackResult(asPacked(asBytes(doc.result))) : undefined,
     error: doc.error ? { code: doc.error.code, message: doc.error.message } : undefined,
     attempt: doc.attempt,
     seq: doc.seq,

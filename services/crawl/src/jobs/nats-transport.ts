@@ -1,22 +1,29 @@
 import type { Logger } from '@webutil/kit';
 import {
   AckPolicy,
-  connect,
-  DeliverPolicy,
-  nanos,
-  RetentionPolicy,
-  StorageType,
   type ConsumerConfig,
   type ConsumerMessages,
+  connect,
+  DeliverPolicy,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
   type NatsConnection,
+  nanos,
   type ObjectStore,
+  RetentionPolicy,
+  StorageType,
   type StreamConfig,
 } from 'nats';
-import { eventSubject, type CrawlEvent, type CrawlTransport, type EventHandler, type JobHandler, type JobTicket } from './crawl-transport.js';
-import { packResult, unpackResult } from './job-store.js';
+import { asPacked } from './store.js';
+import {
+  type CrawlEvent,
+  type CrawlTransport,
+  type EventHandler,
+  eventSubject,
+  type JobHandler,
+  type JobTicket,
+} from './transport.js';
 
 export interface NatsTransportOptions {
   url: string;
@@ -42,7 +49,9 @@ export function natsResourceNames(prefix: string) {
 }
 
 /** A done event on the wire: the result travels in the object store (it can exceed max_payload). */
-type WireEvent = CrawlEvent & { resultObject?: string };
+type WireEvent =
+  | Exclude<CrawlEvent, { type: 'done' }>
+  | (Omit<Extract<CrawlEvent, { type: 'done' }>, 'result'> & { resultObject: string });
 
 const RETRY_PAUSE_MS = 1_000;
 
@@ -70,32 +79,62 @@ export class NatsTransport implements CrawlTransport {
   }
 
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
-    if (!/^[A-Za-z0-9_-]{1,32}$/.test(options.prefix)) throw new Error(`CRAWL_NATS_PREFIX must be 1-32 letters, digits, _ or -: ${options.prefix}`);
-    const nc = await connect({ servers: options.url, name: 'webutil-crawl', maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true });
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(options.prefix))
+      throw new Error(`CRAWL_NATS_PREFIX must be 1-32 letters, digits, _ or -: ${options.prefix}`);
+    const nc = await connect({
+      servers: options.url,
+      name: 'webutil-crawl',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      waitOnFirstConnect: true,
+    });
     const names = natsResourceNames(options.prefix);
     const jsm = await nc.jetstreamManager();
-    const common = { retention: RetentionPolicy.Workqueue, storage: StorageType.File, max_age: nanos(options.retentionMs) };
-    await ensureStream(jsm, { ...common, name: names.jobsStream, subjects: [`${options.prefix}.crawl-jobs.>`], duplicate_window: nanos(Math.min(120_000, options.retentionMs)) });
+    const common = {
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      max_age: nanos(options.retentionMs),
+    };
+    await ensureStream(jsm, {
+      ...common,
+      name: names.jobsStream,
+      subjects: [`${options.prefix}.crawl-jobs.>`],
+      duplicate_window: nanos(Math.min(120_000, options.retentionMs)),
+    });
     await ensureStream(jsm, { ...common, name: names.eventsStream, subjects: [`${options.prefix}.crawl.*.*.*`] });
     const consumer = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: -1 };
-    await ensureConsumer(jsm, names.jobsStream, { ...consumer, durable_name: names.workers, ack_wait: nanos(options.ackWaitMs) });
-    await ensureConsumer(jsm, names.eventsStream, { ...consumer, durable_name: names.recorder, ack_wait: nanos(30_000) });
+    await ensureConsumer(jsm, names.jobsStream, {
+      ...consumer,
+      durable_name: names.workers,
+      ack_wait: nanos(options.ackWaitMs),
+    });
+    await ensureConsumer(jsm, names.eventsStream, {
+      ...consumer,
+      durable_name: names.recorder,
+      ack_wait: nanos(30_000),
+    });
     const js = nc.jetstream();
-    const results = await js.views.os(names.resultsBucket, { storage: StorageType.File, ttl: nanos(options.retentionMs) });
+    const results = await js.views.os(names.resultsBucket, {
+      storage: StorageType.File,
+      ttl: nanos(options.retentionMs),
+    });
     return new NatsTransport(nc, js, results, options);
   }
 
   async enqueue(ticket: JobTicket): Promise<void> {
-    await this.js.publish(`${this.options.prefix}.crawl-jobs.${ticket.kind}`, JSON.stringify(ticket), { msgID: ticket.id });
+    await this.js.publish(`${this.options.prefix}.crawl-jobs.${ticket.kind}`, JSON.stringify(ticket), {
+      msgID: ticket.id,
+    });
   }
 
   async publish(event: CrawlEvent): Promise<void> {
-    let wire: WireEvent = event;
+    let wire: WireEvent;
     if (event.type === 'done') {
       const name = `${event.jobId}-${event.attempt}`;
-      await this.results.putBlob({ name }, packResult(event.result));
-      wire = { ...event, result: undefined, resultObject: name };
-    }
+      await this.results.putBlob({ name }, event.result);
+      const { result: _inBucket, ...rest } = event;
+      wire = { ...rest, resultObject: name };
+    } else wire = event;
     const msgID = event.type === 'progress' ? undefined : `${event.jobId}-${event.type}-${event.attempt}`;
     await this.js.publish(eventSubject(this.options.prefix, event), JSON.stringify(wire), { msgID, timeout: 5_000 });
   }
@@ -187,17 +226,16 @@ export class NatsTransport implements CrawlTransport {
     const wire = readOrDrop<WireEvent>(msg);
     if (!wire) return;
     try {
-      const { resultObject, ...event } = wire;
-      if (event.type === 'done' && resultObject) {
+      if (wire.type === 'done') {
+        const { resultObject, ...rest } = wire;
         const packed = await this.results.getBlob(resultObject);
         if (!packed) {
           msg.ack(); // recorded by an earlier delivery of this event
           return;
         }
-        event.result = unpackResult(packed);
-      }
-      await handler(event as CrawlEvent);
-      if (resultObject) await this.results.delete(resultObject);
+        await handler({ ...rest, result: asPacked(packed) });
+        await this.results.delete(resultObject);
+      } else await handler(wire);
       msg.ack();
     } catch (err) {
       this.options.log.warn({ err, subject: msg.subject }, 'could not record a crawl event; retrying');
@@ -218,13 +256,23 @@ function readOrDrop<T>(msg: JsMsg): T | undefined {
 
 /** Creates the stream, or brings an existing one (an older configuration) up to this one. */
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
-  const exists = await jsm.streams.info(config.name).then(() => true, () => false);
+  const exists = await jsm.streams.info(config.name).then(
+    () => true,
+    () => false,
+  );
   if (exists) await jsm.streams.update(config.name, config);
   else await jsm.streams.add(config);
 }
 
-async function ensureConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
-  const exists = await jsm.consumers.info(stream, config.durable_name).then(() => true, () => false);
+async function ensureConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  config: Partial<ConsumerConfig> & { durable_name: string },
+): Promise<void> {
+  const exists = await jsm.consumers.info(stream, config.durable_name).then(
+    () => true,
+    () => false,
+  );
   if (exists) await jsm.consumers.update(stream, config.durable_name, config);
   else await jsm.consumers.add(stream, config);
 }

@@ -1,25 +1,21 @@
 import { setMaxListeners } from 'node:events';
-import { parseTargetUrl } from '@webutil/kit';
-import type { CheckLinksResponse } from '@webutil/proto/webutil/crawl/v1/crawl';
-import { normalizePageUrl } from './frontier.js';
-import { scoreCard, type Graded } from './grade.js';
-import { readPageLinks } from './link-extract.js';
-import { LinkChecker, type CheckerDeps } from './link-checker.js';
-import { verdictFor } from './link-verdict.js';
+import { type CheckerDeps, LinkChecker } from './checking/checker.js';
+import { type Graded, scoreCard } from './checking/grade.js';
+import { verdictFor } from './checking/verdict.js';
+import type { PageCheck } from './model.js';
+import { type PageReadDeps, readPageLinks } from './page/fetch.js';
+import { normalizePageUrl } from './site-crawl/frontier.js';
 
-export interface PageCheckDeps extends CheckerDeps {
-  /** Most links read from the page (as link-extract: 5,000). */
-  linkCap: number;
+export interface PageCheckDeps extends CheckerDeps, PageReadDeps {
   /** Links checked at most, in document order; `truncated` says when there were more. */
   checkCap: number;
   /** Time for checking the links; what is unfinished then is dropped and `truncated` set. */
   budgetMs: number;
 }
 
-/** POST /v1/broken-links: every link of one page checked and graded. */
-export async function checkPageLinks(rawUrl: string, deps: PageCheckDeps, signal: AbortSignal): Promise<CheckLinksResponse> {
-  const url = parseTargetUrl(rawUrl);
-  const { res, collector } = await readPageLinks(url, { ...deps, timeoutMs: deps.pageTimeoutMs }, signal);
+/** CheckLinks (POST /v1/broken-links): every link of one page checked and graded. */
+export async function checkLinks(rawUrl: string, deps: PageCheckDeps, signal: AbortSignal): Promise<PageCheck> {
+  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal);
   const found = collector.links;
   const budget = AbortSignal.timeout(deps.budgetMs);
   const scan = AbortSignal.any([signal, budget]);
@@ -39,15 +35,15 @@ export async function checkPageLinks(rawUrl: string, deps: PageCheckDeps, signal
       }),
     ),
   );
+  if (signal.aborted) throw signal.reason;
   const links = verdicts.filter((v): v is Graded => v !== undefined);
-  const card = scoreCard(links);
   return {
     url: url.href,
     scannedAt: new Date().toISOString(),
     totalLinks: found.length,
     checkedLinks: links.length,
-    truncated: links.length < found.length || collector.full || res.truncated,
-    ...card,
+    truncated: links.length < found.length || collector.truncated || res.truncated,
+    ...scoreCard(links),
     links: links.map((l) => l.record),
   };
 }

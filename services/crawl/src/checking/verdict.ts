@@ -1,17 +1,17 @@
-import { checkableFragment } from './fragments.js';
-import { normalizePageUrl } from './frontier.js';
-import { gradeLink, type CheckOutcome, type FragmentCheck, type Graded } from './grade.js';
-import type { FoundLink } from './link-extractor.js';
+import type { FoundLink } from '../model.js';
+import { checkableFragment, type PageTargets } from '../page/fragments.js';
+import { normalizePageUrl } from '../site-crawl/frontier.js';
+import { type CheckOutcome, type FragmentCheck, type Graded, gradeLink } from './grade.js';
 
 /** Where a verdict gets its facts; a single-page scan and a crawl answer these differently. */
 export interface VerdictSources {
   /** Normalised URL of the page the link is on, and that page's ids and anchor names. */
   page: string;
-  pageTargets: ReadonlySet<string>;
+  pageTargets: PageTargets;
   /** The HTTP outcome of a URL (its fragment ignored). */
   outcomeOf(url: string): Promise<CheckOutcome>;
   /** Fragment targets of an internal page; undefined when it could not be read as HTML. */
-  targetsOf(url: string): Promise<ReadonlySet<string> | undefined>;
+  targetsOf(url: string): Promise<PageTargets | undefined>;
 }
 
 /**
@@ -25,7 +25,8 @@ export async function verdictFor(link: FoundLink, sources: VerdictSources): Prom
     if (name === undefined) return undefined;
     const target = normalizePageUrl(link.url);
     const targets = target === sources.page ? sources.pageTargets : await sources.targetsOf(target);
-    return targets ? { name, found: targets.has(name) } : undefined;
+    const found = targets?.has(name);
+    return found === undefined ? undefined : { name, found };
   };
   if (link.type === 'anchor') return gradeLink(link, undefined, await fragment());
   const outcome = await sources.outcomeOf(link.url);

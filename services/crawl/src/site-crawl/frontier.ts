@@ -25,7 +25,8 @@ export function urlShape(url: URL): string {
 }
 
 /** Extensions of files that are checked as links but never fetched as pages to parse. */
-const NOT_A_PAGE = /\.(?:pdf|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|iso|msi|apk|png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4[av]|mov|avi|mkv|webm|ogg|wav|flac|woff2?|ttf|otf|eot|css|js|mjs|json|xml|rss|atom|csv|xlsx?|docx?|pptx?|txt)$/i;
+const NOT_A_PAGE =
+  /\.(?:pdf|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|iso|msi|apk|png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4[av]|mov|avi|mkv|webm|ogg|wav|flac|woff2?|ttf|otf|eot|css|js|mjs|json|xml|rss|atom|csv|xlsx?|docx?|pptx?|txt)$/i;
 
 export function looksLikePage(url: URL): boolean {
   return !NOT_A_PAGE.test(url.pathname);
@@ -43,6 +44,8 @@ export interface QueuedPage {
 export interface FrontierOptions {
   /** Same-shape chains longer than this are not followed (crawler-trap guard). */
   maxShapeChain: number;
+  /** Pages known at most (crawled, claimed and queued); past it new URLs are not kept. */
+  maxKnown: number;
 }
 
 /**
@@ -57,6 +60,8 @@ export class Frontier {
   private pending: QueuedPage[] = [];
   /** URLs refused as a crawler trap. */
   trapped = 0;
+  /** URLs not kept because the frontier was full. */
+  overflowed = 0;
 
   constructor(private readonly options: FrontierOptions) {}
 
@@ -76,7 +81,13 @@ export class Frontier {
 
   /** The entry page, depth 0. */
   seed(url: string): void {
-    this.push({ url, depth: 0, fromSitemap: this.sitemapListed.has(url), shapeChain: 0, shape: urlShape(new URL(url)) });
+    this.push({
+      url,
+      depth: 0,
+      fromSitemap: this.sitemapListed.has(url),
+      shapeChain: 0,
+      shape: urlShape(new URL(url)),
+    });
   }
 
   /**
@@ -84,7 +95,7 @@ export class Frontier {
    * The URL must already be normalised.
    */
   addLink(url: string, parent: QueuedPage): boolean {
-    if (this.has(url)) return false;
+    if (this.has(url) || this.full()) return false;
     const shape = urlShape(new URL(url));
     const shapeChain = shape === parent.shape ? parent.shapeChain + 1 : 0;
     if (shapeChain > this.options.maxShapeChain) {
@@ -104,19 +115,22 @@ export class Frontier {
       this.sitemapListed.add(url);
       const page = this.known.get(url);
       if (page) page.fromSitemap = true;
-      else if (!this.claimed.has(url)) this.push({ url, depth: 1, fromSitemap: true, shapeChain: 0, shape: urlShape(new URL(url)) });
+      else if (!this.claimed.has(url) && !this.full())
+        this.push({ url, depth: 1, fromSitemap: true, shapeChain: 0, shape: urlShape(new URL(url)) });
     }
   }
 
   /** Marks a URL as known without queuing it (where a crawled page's redirect landed). */
   claim(url: string): void {
-    if (!this.has(url)) this.claimed.add(url);
+    if (!this.has(url) && !this.full()) this.claimed.add(url);
   }
 
   /** Removes and returns the queued pages of the lowest depth, at most `limit` of them. */
   nextLevel(limit: number): QueuedPage[] {
     if (this.pending.length === 0 || limit <= 0) return [];
-    const depth = Math.min(...this.pending.map((p) => p.depth));
+    // A loop, not Math.min(...depths): spreading 125,000+ arguments overflows the stack.
+    let depth = Number.POSITIVE_INFINITY;
+    for (const page of this.pending) if (page.depth < depth) depth = page.depth;
     const level: QueuedPage[] = [];
     const rest: QueuedPage[] = [];
     for (const page of this.pending) {
@@ -125,6 +139,13 @@ export class Frontier {
     }
     this.pending = rest;
     return level;
+  }
+
+  /** Counts a URL refused for room; true when there is none. */
+  private full(): boolean {
+    if (this.discovered < this.options.maxKnown) return false;
+    this.overflowed++;
+    return true;
   }
 
   private push(page: QueuedPage): void {

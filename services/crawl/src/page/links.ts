@@ -1,22 +1,6 @@
-import { Parser } from 'htmlparser2';
-import { addTargets } from './fragments.js';
-
-/** Link types of the spec's link records and link items. */
-export type LinkType = 'internal' | 'external' | 'mailto' | 'tel' | 'anchor' | 'other';
-
-export interface FoundLink {
-  /** Resolved absolute URL; the raw href for non-HTTP schemes. */
-  url: string;
-  originalHref: string;
-  text: string;
-  rel: string | undefined;
-  type: LinkType;
-  /** URL scheme without the colon. */
-  scheme: string;
-}
-
-/** Counted types; in-page anchors and non-HTTP schemes (script, data, ...) are found but not counted. */
-export const COUNTED_TYPES: readonly LinkType[] = ['internal', 'external', 'mailto', 'tel'];
+import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
+import type { FoundLink, LinkCounts, LinkType } from '../model.js';
+import { addTargets, PageTargets } from './fragments.js';
 
 const MAX_TEXT = 500;
 
@@ -27,10 +11,15 @@ export function sameSite(a: URL, b: URL): boolean {
 }
 
 /** Resolves and types one href as authored; undefined for an empty href (it names nothing). */
-export function classifyHref(href: string, base: URL, page: URL): Omit<FoundLink, 'text' | 'rel' | 'originalHref'> | undefined {
+export function classifyHref(
+  href: string,
+  base: URL,
+  page: URL,
+): Omit<FoundLink, 'text' | 'rel' | 'originalHref'> | undefined {
   const trimmed = href.trim();
   if (!trimmed) return undefined;
-  if (trimmed.startsWith('#')) return { url: new URL(trimmed, base).href, type: 'anchor', scheme: base.protocol.slice(0, -1) };
+  if (trimmed.startsWith('#'))
+    return { url: new URL(trimmed, base).href, type: 'anchor', scheme: base.protocol.slice(0, -1) };
   let resolved: URL;
   try {
     resolved = new URL(trimmed, base);
@@ -38,7 +27,8 @@ export function classifyHref(href: string, base: URL, page: URL): Omit<FoundLink
     return { url: trimmed, type: 'other', scheme: /^([a-z][a-z0-9+.-]*):/i.exec(trimmed)?.[1]?.toLowerCase() ?? '' };
   }
   const scheme = resolved.protocol.slice(0, -1);
-  if (scheme === 'http' || scheme === 'https') return { url: resolved.href, type: sameSite(resolved, page) ? 'internal' : 'external', scheme };
+  if (scheme === 'http' || scheme === 'https')
+    return { url: resolved.href, type: sameSite(resolved, page) ? 'internal' : 'external', scheme };
   if (scheme === 'mailto' || scheme === 'tel') return { url: trimmed, type: scheme, scheme };
   return { url: trimmed, type: 'other', scheme };
 }
@@ -47,6 +37,8 @@ interface OpenAnchor {
   href: string;
   rel: string | undefined;
   text: string[];
+  /** Characters in `text`; collection stops past what a record keeps. */
+  textLength: number;
   /** Alt text of the first image inside, used when the anchor has no text. */
   imageAlt: string | undefined;
   /** aria-label or title, the last resort for a name. */
@@ -57,16 +49,17 @@ interface OpenAnchor {
  * Streaming link collector over htmlparser2: feed decoded chunks, read `links` at any time.
  * Links are de-duplicated by type and resolved URL (the first anchor's text and rel are kept);
  * `<base href>` applies to the links after it, as it does in the document's head. Once more than
- * `cap` distinct links are seen, `full` turns true and the caller can stop reading. Element ids
- * and anchor names are collected on the way, for checking `#fragment` links.
+ * `cap` distinct links are seen, or the markup nests too deep to parse further, `truncated` turns
+ * true and the caller can stop reading. Element ids and anchor names are collected on the way, for
+ * checking `#fragment` links.
  */
 export class LinkCollector {
   readonly links: FoundLink[] = [];
-  readonly targets = new Set<string>();
-  /** Whether a link beyond the cap was seen. */
+  readonly targets = new PageTargets();
+  /** Whether a link beyond the cap was seen (the rest of the page is not read). */
   full = false;
   private readonly seen = new Set<string>();
-  private readonly parser: Parser;
+  private readonly parser: BoundedParser;
   private base: URL;
   private baseSet = false;
   private anchor: OpenAnchor | undefined;
@@ -77,24 +70,37 @@ export class LinkCollector {
     private readonly cap: number,
   ) {
     this.base = page;
-    this.parser = new Parser(
+    this.parser = new BoundedParser(
       {
         onopentag: (name, attrs) => this.open(name, attrs),
         onclosetag: (name) => this.close(name),
         ontext: (text) => {
-          if (this.anchor && this.skipDepth === 0) this.anchor.text.push(text);
+          const anchor = this.anchor;
+          if (!anchor || this.skipDepth > 0 || anchor.textLength > MAX_TEXT * 2) return;
+          anchor.text.push(text.slice(0, MAX_TEXT * 2));
+          anchor.textLength += text.length;
         },
       },
-      { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+      HTML_OPTIONS,
     );
   }
 
+  /** The page was not read to its end: the link cap was reached, or it nested too deep. */
+  get truncated(): boolean {
+    return this.full || this.parser.tooDeep;
+  }
+
+  get done(): boolean {
+    return this.truncated;
+  }
+
   write(chunk: string): void {
-    if (!this.full) this.parser.write(chunk);
+    if (!this.truncated) this.parser.write(chunk);
   }
 
   end(): void {
-    if (!this.full) this.parser.end();
+    if (!this.truncated) this.parser.end();
+    if (this.truncated) this.targets.complete = false;
     if (this.anchor) this.finishAnchor();
   }
 
@@ -114,10 +120,19 @@ export class LinkCollector {
       case 'a':
         if (this.skipDepth > 0) break;
         if (this.anchor) this.finishAnchor(); // <a> cannot nest: a new one closes the open one
-        if (attrs.href !== undefined) this.anchor = { href: attrs.href, rel: attrs.rel, text: [], imageAlt: undefined, label: attrs['aria-label'] ?? attrs.title };
+        if (attrs.href !== undefined)
+          this.anchor = {
+            href: attrs.href,
+            rel: attrs.rel,
+            text: [],
+            textLength: 0,
+            imageAlt: undefined,
+            label: attrs['aria-label'] ?? attrs.title,
+          };
         break;
       case 'area':
-        if (this.skipDepth === 0 && attrs.href !== undefined) this.add(attrs.href, attrs.rel, attrs.alt ?? attrs['aria-label'] ?? '');
+        if (this.skipDepth === 0 && attrs.href !== undefined)
+          this.add(attrs.href, attrs.rel, attrs.alt ?? attrs['aria-label'] ?? '');
         break;
       case 'img':
         if (this.anchor && this.anchor.imageAlt === undefined && attrs.alt) this.anchor.imageAlt = attrs.alt;
@@ -154,7 +169,12 @@ export class LinkCollector {
       return;
     }
     this.seen.add(key);
-    this.links.push({ ...classified, originalHref: href, text: text.slice(0, MAX_TEXT), rel: rel === undefined ? undefined : collapse(rel) });
+    this.links.push({
+      ...classified,
+      originalHref: href,
+      text: text.slice(0, MAX_TEXT),
+      rel: rel === undefined ? undefined : collapse(rel),
+    });
   }
 }
 
@@ -162,10 +182,15 @@ function collapse(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-export function countLinks(links: readonly FoundLink[]) {
+/** Whether a link counts in `counts` (the spec: in-page anchors and non-HTTP schemes do not). */
+export function isCounted(type: LinkType): type is keyof Omit<LinkCounts, 'total'> {
+  return type !== 'anchor' && type !== 'other';
+}
+
+export function countLinks(links: readonly FoundLink[]): LinkCounts {
   const counts = { total: 0, internal: 0, external: 0, mailto: 0, tel: 0 };
   for (const link of links) {
-    if (link.type === 'anchor' || link.type === 'other') continue;
+    if (!isCounted(link.type)) continue;
     counts[link.type]++;
     counts.total++;
   }

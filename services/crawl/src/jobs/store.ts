@@ -1,28 +1,15 @@
 import zlib from 'node:zlib';
-import type { CrawlKind, CrawlProgress } from './crawler.js';
+import type { CrawlJobView, CrawlProgress, CrawlResult, JobError } from '../model.js';
 
 /**
  * Where crawl jobs live between the start call, the worker's events and the polls: the port, and
  * what both adapters (embedded SQLite, mongoose) share. One conformance suite tests them both.
  */
 
-export type JobStatus = 'crawling' | 'done' | 'failed';
-
-export interface JobError {
-  code: string;
-  message: string;
-}
-
-export interface CrawlJob {
-  id: string;
-  kind: CrawlKind;
+/** A stored job: what a poll sees, and the bookkeeping of its tries. */
+export interface CrawlJob extends CrawlJobView {
   /** The entry URL, normalised. */
   url: string;
-  status: JobStatus;
-  progress: CrawlProgress;
-  /** The crawl result, once done (BrokenLinkCrawlResult or ExtractResult by kind). */
-  result?: unknown;
-  error?: JobError;
   /** Which try of the job the stored progress belongs to, and its event number within it. */
   attempt: number;
   seq: number;
@@ -48,8 +35,8 @@ export interface JobStore {
   get(id: string, now?: Date): Promise<CrawlJob | undefined>;
   /** Stores progress of a crawling job when (attempt, seq) is newer than the stored one. */
   recordProgress(id: string, update: JobUpdate): Promise<boolean>;
-  /** crawling -> done with the result; false when the job is not crawling (first end wins). */
-  finish(id: string, update: JobUpdate & { result: unknown }): Promise<boolean>;
+  /** crawling -> done with the result (as packed by the worker); false when the job is not crawling (first end wins). */
+  finish(id: string, update: JobUpdate & { result: PackedResult }): Promise<boolean>;
   /** crawling -> failed; false when the job is not crawling. */
   fail(id: string, error: JobError, update?: JobUpdate): Promise<boolean>;
   /** Jobs still crawling and not expired (to hand back to workers after a restart). */
@@ -59,11 +46,23 @@ export interface JobStore {
   close(): Promise<void>;
 }
 
-/** Results are kept as gzip'd JSON: a crawl result compresses ten-fold and is read whole. */
-export function packResult(result: unknown): Buffer {
-  return zlib.gzipSync(JSON.stringify(result));
+/**
+ * A crawl result as it travels and rests: gzip'd JSON (a result compresses ten-fold and is read
+ * whole). The worker packs it once; the transport and the store carry the bytes as they are; a
+ * poll unpacks it once.
+ */
+export type PackedResult = Buffer & { readonly __packed: 'CrawlResult' };
+
+export function packResult(result: CrawlResult): PackedResult {
+  return zlib.gzipSync(JSON.stringify(result)) as PackedResult;
 }
 
-export function unpackResult(packed: Buffer | Uint8Array): unknown {
-  return JSON.parse(zlib.gunzipSync(packed).toString('utf8'));
+export function asPacked(bytes: Buffer | Uint8Array): PackedResult {
+  return (
+    Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  ) as PackedResult;
+}
+
+export function unpackResult(packed: PackedResult): CrawlResult {
+  return JSON.parse(zlib.gunzipSync(packed).toString('utf8')) as CrawlResult;
 }

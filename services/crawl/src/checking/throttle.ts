@@ -123,7 +123,17 @@ export class HostThrottle {
     let state = this.hosts.get(host);
     if (!state) {
       this.sweep(now);
-      state = { limit: this.options.initialPerHost, active: 0, slowStart: true, streak: 0, pausedUntil: 0, timeoutsInARow: 0, downUntil: 0, lastUsed: now, waiters: [] };
+      state = {
+        limit: this.options.initialPerHost,
+        active: 0,
+        slowStart: true,
+        streak: 0,
+        pausedUntil: 0,
+        timeoutsInARow: 0,
+        downUntil: 0,
+        lastUsed: now,
+        waiters: [],
+      };
       this.hosts.set(host, state);
     }
     state.lastUsed = now;
@@ -134,7 +144,12 @@ export class HostThrottle {
     if (now - this.lastSweep < FORGET_IDLE_MS) return;
     this.lastSweep = now;
     for (const [host, state] of this.hosts) {
-      if (state.active === 0 && state.waiters.length === 0 && now - state.lastUsed > FORGET_IDLE_MS && Math.max(state.pausedUntil, state.downUntil) <= now) {
+      if (
+        state.active === 0 &&
+        state.waiters.length === 0 &&
+        now - state.lastUsed > FORGET_IDLE_MS &&
+        Math.max(state.pausedUntil, state.downUntil) <= now
+      ) {
         this.hosts.delete(host);
       }
     }
@@ -169,11 +184,14 @@ export class HostThrottle {
     if (this.pumpTimer && this.pumpAt <= at) return;
     clearTimeout(this.pumpTimer);
     this.pumpAt = at;
-    this.pumpTimer = setTimeout(() => {
-      this.pumpTimer = undefined;
-      this.pumpAt = Infinity;
-      this.pump();
-    }, Math.max(0, at - Date.now()));
+    this.pumpTimer = setTimeout(
+      () => {
+        this.pumpTimer = undefined;
+        this.pumpAt = Infinity;
+        this.pump();
+      },
+      Math.max(0, at - Date.now()),
+    );
     this.pumpTimer.unref();
   }
 

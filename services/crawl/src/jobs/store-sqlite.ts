@@ -1,6 +1,14 @@
 import Database from 'better-sqlite3';
-import type { CrawlKind, CrawlProgress } from './crawler.js';
-import { packResult, unpackResult, type CrawlJob, type JobError, type JobStatus, type JobStore, type JobUpdate, type NewJob } from './job-store.js';
+import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
+import {
+  asPacked,
+  type CrawlJob,
+  type JobStore,
+  type JobUpdate,
+  type NewJob,
+  type PackedResult,
+  unpackResult,
+} from './store.js';
 
 interface Row {
   id: string;
@@ -71,7 +79,12 @@ export class SqliteJobStore implements JobStore {
   }
 
   async create(job: NewJob): Promise<void> {
-    this.statements.insert.run({ ...job, progress: JSON.stringify(job.progress), createdAt: job.createdAt.getTime(), expiresAt: job.expiresAt.getTime() });
+    this.statements.insert.run({
+      ...job,
+      progress: JSON.stringify(job.progress),
+      createdAt: job.createdAt.getTime(),
+      expiresAt: job.expiresAt.getTime(),
+    });
   }
 
   async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
@@ -80,11 +93,21 @@ export class SqliteJobStore implements JobStore {
   }
 
   async recordProgress(id: string, update: JobUpdate): Promise<boolean> {
-    return this.statements.progress.run({ id, ...update, progress: JSON.stringify(update.progress), now: Date.now() }).changes > 0;
+    return (
+      this.statements.progress.run({ id, ...update, progress: JSON.stringify(update.progress), now: Date.now() })
+        .changes > 0
+    );
   }
 
-  async finish(id: string, update: JobUpdate & { result: unknown }): Promise<boolean> {
-    const row = { id, attempt: update.attempt, seq: update.seq, progress: JSON.stringify(update.progress), result: packResult(update.result), now: Date.now() };
+  async finish(id: string, update: JobUpdate & { result: PackedResult }): Promise<boolean> {
+    const row = {
+      id,
+      attempt: update.attempt,
+      seq: update.seq,
+      progress: JSON.stringify(update.progress),
+      result: update.result,
+      now: Date.now(),
+    };
     return this.statements.finish.run(row).changes > 0;
   }
 
@@ -120,7 +143,7 @@ function toJob(row: Row): CrawlJob {
     url: row.url,
     status: row.status as JobStatus,
     progress: JSON.parse(row.progress) as CrawlProgress,
-    result: row.result ? unpackResult(row.result) : undefined,
+    result: row.result ? unpackResult(asPacked(row.result)) : undefined,
     error: row.error ? (JSON.parse(row.error) as JobError) : undefined,
     attempt: row.attempt,
     seq: row.seq,

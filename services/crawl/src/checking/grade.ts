@@ -4,10 +4,9 @@
  * the only place that applies them.
  */
 import { STATUS_CODES } from 'node:http';
-import type { LinkRecord, LinkSummary, StatusBreakdownRow } from '@webutil/proto/webutil/crawl/v1/crawl';
-import type { FoundLink } from './link-extractor.js';
-
-export type Severity = 'ok' | 'warning' | 'broken' | 'info';
+import { letterGrade } from '@webutil/kit';
+import type { BreakdownRow, CheckedLink, FoundLink, LinkSummary, ScoreCard, Severity } from '../model.js';
+import type { PageTargets } from '../page/fragments.js';
 
 /** What checking one URL found out. */
 export interface CheckOutcome {
@@ -29,7 +28,7 @@ export interface CheckOutcome {
   /** Seconds a 429 asked us to wait when that did not fit the scan's budget or our retries. */
   retryAfterSeconds?: number;
   /** Ids and anchor names of the page, when it was read as HTML. */
-  targets?: ReadonlySet<string>;
+  targets?: PageTargets;
 }
 
 /** A fragment checked against its page: the decoded name and whether the page has it. */
@@ -39,7 +38,7 @@ export interface FragmentCheck {
 }
 
 export interface Graded {
-  record: LinkRecord;
+  record: CheckedLink;
   /** Row of the status breakdown this link counts in. */
   bucket: { code: string; label: string };
 }
@@ -65,7 +64,7 @@ export function gradeLink(link: FoundLink, outcome: CheckOutcome | undefined, fr
   const v = verdictOf(link, outcome, fragment);
   const redirected = outcome !== undefined && outcome.redirects > 0;
   // One literal with every field in one order: records are made by the thousand.
-  const record: LinkRecord = {
+  const record: CheckedLink = {
     url: link.url,
     originalHref: link.originalHref,
     text: link.text,
@@ -80,13 +79,18 @@ export function gradeLink(link: FoundLink, outcome: CheckOutcome | undefined, fr
     finalUrl: redirected ? outcome.finalUrl : undefined,
     responseTimeMs: outcome?.responseTimeMs,
     errorCode: v.errorCode ?? outcome?.error?.code,
-    sources: [],
-    sourceCount: undefined,
   };
   return { record, bucket: { code: v.code, label: v.label } };
 }
 
-const verdict = (severity: Severity, reason: string, category: string, statusText: string, code: string, label: string): Verdict => ({
+const verdict = (
+  severity: Severity,
+  reason: string,
+  category: string,
+  statusText: string,
+  code: string,
+  label: string,
+): Verdict => ({
   severity,
   reason,
   category,
@@ -98,20 +102,55 @@ const verdict = (severity: Severity, reason: string, category: string, statusTex
 function verdictOf(link: FoundLink, outcome: CheckOutcome | undefined, fragment: FragmentCheck | undefined): Verdict {
   if (link.type === 'anchor') {
     if (fragment && !fragment.found) {
-      return verdict('warning', `no element with id or name "${fragment.name}" on the page`, 'Missing anchor', 'In-page anchor', 'MISSING_ANCHOR', 'Missing anchor target');
+      return verdict(
+        'warning',
+        `no element with id or name "${fragment.name}" on the page`,
+        'Missing anchor',
+        'In-page anchor',
+        'MISSING_ANCHOR',
+        'Missing anchor target',
+      );
     }
-    return verdict('info', fragment ? `in-page anchor; #${fragment.name} exists` : 'in-page anchor', 'In-page anchor', 'In-page anchor', 'anchor', 'In-page anchor');
+    return verdict(
+      'info',
+      fragment ? `in-page anchor; #${fragment.name} exists` : 'in-page anchor',
+      'In-page anchor',
+      'In-page anchor',
+      'anchor',
+      'In-page anchor',
+    );
   }
   if (link.type === 'mailto' || link.type === 'tel') {
     const what = link.type === 'mailto' ? 'Email' : 'Phone';
-    return verdict('info', `${what.toLowerCase()} link; not checked`, 'Non-HTTP link', `${what} link`, link.type, `${what} link (not checked)`);
+    return verdict(
+      'info',
+      `${what.toLowerCase()} link; not checked`,
+      'Non-HTTP link',
+      `${what} link`,
+      link.type,
+      `${what} link (not checked)`,
+    );
   }
   if (link.type === 'other') {
     if (link.scheme === 'http' || link.scheme === 'https') {
-      return verdict('broken', `malformed URL: ${link.originalHref.slice(0, 200)}`, 'Invalid URL', 'Invalid URL', 'INVALID_URL', 'Malformed URL');
+      return verdict(
+        'broken',
+        `malformed URL: ${link.originalHref.slice(0, 200)}`,
+        'Invalid URL',
+        'Invalid URL',
+        'INVALID_URL',
+        'Malformed URL',
+      );
     }
     const scheme = link.scheme || 'unknown';
-    return verdict('info', `${scheme}: link; not checked`, 'Non-HTTP link', `${scheme}: link`, scheme, `${scheme}: link (not checked)`);
+    return verdict(
+      'info',
+      `${scheme}: link; not checked`,
+      'Non-HTTP link',
+      `${scheme}: link`,
+      scheme,
+      `${scheme}: link (not checked)`,
+    );
   }
   if (!outcome) throw new Error(`no check outcome for ${link.url}`);
   return outcome.error ? failureVerdict(outcome.error) : httpVerdict(outcome, fragment);
@@ -121,35 +160,71 @@ function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined)
   const status = outcome.status ?? 0;
   const label = STATUS_CODES[status] ?? 'Non-standard status';
   const code = String(status);
-  const answer = (severity: Severity, reason: string, category: string, rowCode = code, rowLabel = label) => verdict(severity, reason, category, label, rowCode, rowLabel);
+  const answer = (severity: Severity, reason: string, category: string, rowCode = code, rowLabel = label) =>
+    verdict(severity, reason, category, label, rowCode, rowLabel);
   if (outcome.redirectTrouble) {
     const what = outcome.redirectTrouble === 'loop' ? 'redirect loop' : `more than ${outcome.redirects} redirects`;
-    const loop = answer('broken', `${what}; the chain never reaches a page`, 'Redirect loop', 'ERR_TOO_MANY_REDIRECTS', 'Redirect loop or too many redirects');
+    const loop = answer(
+      'broken',
+      `${what}; the chain never reaches a page`,
+      'Redirect loop',
+      'ERR_TOO_MANY_REDIRECTS',
+      'Redirect loop or too many redirects',
+    );
     return { ...loop, errorCode: 'ERR_TOO_MANY_REDIRECTS' };
   }
   if (outcome.botWall) {
-    return answer('warning', `${outcome.botWall} bot protection answered ${status} with a challenge; the link likely works in a browser`, 'Bot protection', 'BOT_WALL', 'Bot protection challenge');
+    return answer(
+      'warning',
+      `${outcome.botWall} bot protection answered ${status} with a challenge; the link likely works in a browser`,
+      'Bot protection',
+      'BOT_WALL',
+      'Bot protection challenge',
+    );
   }
   const redirected = outcome.redirects > 0;
   if (status >= 200 && status < 300) {
     if (outcome.soft404) {
-      return answer('broken', `soft 404: answers ${status} but shows the same page as a path that does not exist`, 'Soft 404', 'SOFT_404', 'Soft 404 (not-found page answering 200)');
+      return answer(
+        'broken',
+        `soft 404: answers ${status} but shows the same page as a path that does not exist`,
+        'Soft 404',
+        'SOFT_404',
+        'Soft 404 (not-found page answering 200)',
+      );
     }
     if (fragment && !fragment.found) {
-      return answer('warning', `the page exists but has no element with id or name "${fragment.name}"`, 'Missing anchor', 'MISSING_ANCHOR', 'Missing anchor target');
+      return answer(
+        'warning',
+        `the page exists but has no element with id or name "${fragment.name}"`,
+        'Missing anchor',
+        'MISSING_ANCHOR',
+        'Missing anchor target',
+      );
     }
     if (redirected) {
       const first = outcome.firstStatus ?? 302;
       const hops = outcome.redirects === 1 ? '' : `, ${outcome.redirects} hops`;
-      return answer('warning', `redirects (${first}${hops}) to ${outcome.finalUrl}; link to the final URL instead`, '3xx Redirect', String(first), STATUS_CODES[first] ?? 'Redirect');
+      return answer(
+        'warning',
+        `redirects (${first}${hops}) to ${outcome.finalUrl}; link to the final URL instead`,
+        '3xx Redirect',
+        String(first),
+        STATUS_CODES[first] ?? 'Redirect',
+      );
     }
     return answer('ok', `answered ${status} ${label}`, '2xx Success');
   }
   const via = redirected ? ` after redirecting to ${outcome.finalUrl}` : '';
-  if (status === 401 || status === 407) return answer('warning', `needs authentication (${status})${via}; it may work for signed-in users`, CLIENT);
-  if (status === 403) return answer('warning', `access forbidden (403)${via}; it may work in a browser or for signed-in users`, CLIENT);
+  if (status === 401 || status === 407)
+    return answer('warning', `needs authentication (${status})${via}; it may work for signed-in users`, CLIENT);
+  if (status === 403)
+    return answer('warning', `access forbidden (403)${via}; it may work in a browser or for signed-in users`, CLIENT);
   if (status === 429) {
-    const wait = outcome.retryAfterSeconds === undefined ? '' : `; it asked for a ${outcome.retryAfterSeconds} s pause, more than the scan could wait`;
+    const wait =
+      outcome.retryAfterSeconds === undefined
+        ? ''
+        : `; it asked for a ${outcome.retryAfterSeconds} s pause, more than the scan could wait`;
     return answer('warning', `rate limited (429)${via}${wait}`, CLIENT);
   }
   if (status === 404) return answer('broken', `not found (404)${via}: the page does not exist`, CLIENT);
@@ -172,28 +247,20 @@ const FAILURES: Record<string, [category: string, label: string]> = {
 /** No response: the status text is the network error's label. */
 function failureVerdict(error: NonNullable<CheckOutcome['error']>): Verdict {
   if (error.kind === 'blocked') {
-    const what = error.code === 'EUNSUPPORTEDSCHEME' ? 'redirects to a non-HTTP URL' : 'points to a private or internal address';
-    return verdict('info', `not checked: ${what}`, 'Not checked', 'Not checked', error.code, 'Not checked (blocked target)');
+    const what =
+      error.code === 'EUNSUPPORTEDSCHEME' ? 'redirects to a non-HTTP URL' : 'points to a private or internal address';
+    return verdict(
+      'info',
+      `not checked: ${what}`,
+      'Not checked',
+      'Not checked',
+      error.code,
+      'Not checked (blocked target)',
+    );
   }
   const [category, label] = FAILURES[error.kind] ?? ['Network error', 'Network error'];
-  const reason =
-    error.kind === 'dns'
-      ? `the host name does not resolve (${error.code})`
-      : error.kind === 'timeout'
-        ? `no answer in time (${error.code})`
-        : error.kind === 'not_answering'
-          ? 'not tried: the host did not answer several requests in a row'
-          : error.kind === 'tls'
-            ? `TLS error: ${error.message} (${error.code})`
-            : `${label.toLowerCase()}: ${error.message} (${error.code})`;
-  return verdict('broken', reason, category, label, error.code, label);
-}
-
-export interface ScoreCard {
-  summary: LinkSummary;
-  statusBreakdown: StatusBreakdownRow[];
-  healthScore: number;
-  grade: string;
+  // The kit words every network failure once (cause and code); the reason is that wording.
+  return verdict('broken', error.message, category, label, error.code, label);
 }
 
 const SEVERITY_ORDER: Severity[] = ['info', 'ok', 'warning', 'broken'];
@@ -204,9 +271,9 @@ const SEVERITY_ORDER: Severity[] = ['info', 'ok', 'warning', 'broken'];
  */
 export function scoreCard(links: readonly Graded[]): ScoreCard {
   const summary: LinkSummary = { ok: 0, warnings: 0, broken: 0, info: 0, internal: 0, external: 0 };
-  const rows = new Map<string, StatusBreakdownRow>();
+  const rows = new Map<string, BreakdownRow>();
   for (const { record, bucket } of links) {
-    const severity = record.severity as Severity;
+    const severity = record.severity;
     if (severity === 'ok') summary.ok++;
     else if (severity === 'warning') summary.warnings++;
     else if (severity === 'broken') summary.broken++;
@@ -217,7 +284,7 @@ export function scoreCard(links: readonly Graded[]): ScoreCard {
     if (!row) rows.set(bucket.code, { code: bucket.code, label: bucket.label, severity, count: 1 });
     else {
       row.count++;
-      if (SEVERITY_ORDER.indexOf(severity) > SEVERITY_ORDER.indexOf(row.severity as Severity)) row.severity = severity;
+      if (SEVERITY_ORDER.indexOf(severity) > SEVERITY_ORDER.indexOf(row.severity)) row.severity = severity;
     }
   }
   const statusBreakdown = [...rows.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
@@ -236,14 +303,4 @@ export function scoreOf(summary: Pick<LinkSummary, 'ok' | 'warnings' | 'broken'>
   const score = Math.round(100 - (250 * summary.broken + 40 * summary.warnings) / scored);
   const bounded = Math.min(100, Math.max(0, score));
   return summary.broken > 0 ? Math.min(99, bounded) : bounded;
-}
-
-/** A+ 97-100, A 90-96, B 80-89, C 70-79, D 60-69, F below 60. */
-export function letterGrade(score: number): string {
-  if (score >= 97) return 'A+';
-  if (score >= 90) return 'A';
-  if (score >= 80) return 'B';
-  if (score >= 70) return 'C';
-  if (score >= 60) return 'D';
-  return 'F';
 }

@@ -22,11 +22,18 @@ const VENDORS: Vendor[] = [
     name: 'Cloudflare',
     matches: (h, body) =>
       headerText(h, 'cf-mitigated') === 'challenge' ||
-      (headerText(h, 'server').includes('cloudflare') && /just a moment|cf-chl|challenge-platform|attention required/i.test(body)),
+      (headerText(h, 'server').includes('cloudflare') &&
+        /just a moment|cf-chl|challenge-platform|attention required/i.test(body)),
   },
   { name: 'DataDome', matches: (h, body) => headerText(h, 'x-datadome') !== '' || /captcha-delivery\.com/i.test(body) },
-  { name: 'Sucuri', matches: (h, body) => headerText(h, 'x-sucuri-id') !== '' && /sucuri website firewall/i.test(body) },
-  { name: 'Akamai', matches: (h, body) => headerText(h, 'server').includes('akamaighost') && /access denied/i.test(body) },
+  {
+    name: 'Sucuri',
+    matches: (h, body) => headerText(h, 'x-sucuri-id') !== '' && /sucuri website firewall/i.test(body),
+  },
+  {
+    name: 'Akamai',
+    matches: (h, body) => headerText(h, 'server').includes('akamaighost') && /access denied/i.test(body),
+  },
   { name: 'PerimeterX', matches: (_h, body) => /_pxcaptcha|px-captcha|perimeterx/i.test(body) },
   { name: 'AWS WAF', matches: (h) => headerText(h, 'x-amzn-waf-action') !== '' },
 ];

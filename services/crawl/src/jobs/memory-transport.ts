@@ -1,5 +1,5 @@
 import type { Logger } from '@webutil/kit';
-import type { CrawlEvent, CrawlTransport, EventHandler, JobHandler, JobTicket } from './crawl-transport.js';
+import type { CrawlEvent, CrawlTransport, EventHandler, JobHandler, JobTicket } from './transport.js';
 
 /**
  * The one-machine transport: a queue and a bus inside the process. Nothing survives the process;
@@ -44,7 +44,11 @@ export class MemoryTransport implements CrawlTransport {
     const handler = this.handler;
     while (handler && !this.shutdown.signal.aborted && this.running.size < this.concurrency && this.queue.length > 0) {
       const ticket = this.queue.shift() as JobTicket;
-      const lease = { attempt: (ticket.priorAttempts ?? 0) + 1, keepAlive: () => undefined, signal: this.shutdown.signal };
+      const lease = {
+        attempt: (ticket.priorAttempts ?? 0) + 1,
+        keepAlive: () => undefined,
+        signal: this.shutdown.signal,
+      };
       const run: Promise<void> = handler(ticket, lease)
         .catch((err: unknown) => {
           if (this.shutdown.signal.aborted) return;

@@ -1,9 +1,10 @@
-import type { CrawlKind, CrawlProgress } from './crawler.js';
-import type { JobError } from './job-store.js';
+import type { CrawlKind, CrawlProgress, JobError } from '../model.js';
+import type { PackedResult } from './store.js';
 
 /**
  * How crawl jobs reach workers and how workers' events reach the job recorder: NATS JetStream in
- * a cluster (nats-transport.ts), an in-process queue and bus on one machine (memory-transport.ts).
+ * a cluster (nats-transport.ts), an in-process queue and bus on one machine (memory-transport.ts). A done
+event carries the result packed once by the worker; neither transport nor store re-encodes it.
  */
 
 /** A job as handed to a worker. */
@@ -26,7 +27,7 @@ interface EventBase {
 
 export type CrawlEvent =
   | (EventBase & { type: 'progress' })
-  | (EventBase & { type: 'done'; result: unknown })
+  | (EventBase & { type: 'done'; result: PackedResult })
   | (EventBase & { type: 'failed'; error: JobError });
 
 /** A worker's hold on a job. */

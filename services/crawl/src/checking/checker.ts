@@ -1,36 +1,27 @@
 import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
+import { isHtml } from '../page/fetch.js';
+import { type PageTargets, TargetCollector } from '../page/fragments.js';
+import { parseStream } from '../page/parse-stream.js';
+import type { FetchSettings } from '../settings.js';
+import { normalizePageUrl } from '../site-crawl/frontier.js';
 import { botWallVendor } from './bot-wall.js';
-import { isHtml, parseStream } from './link-extract.js';
-import { TargetCollector } from './fragments.js';
-import { normalizePageUrl } from './frontier.js';
 import type { CheckOutcome } from './grade.js';
-import { HostNotAnsweringError, type HostSignal, type HostThrottle } from './host-throttle.js';
-import type { FetchedFile } from './sitemap.js';
-import { fingerprint, probePath, sameNotFoundPage, type PageFingerprint } from './soft-404.js';
+import { fingerprint, type PageFingerprint, probePath, sameNotFoundPage } from './soft-404.js';
+import { HostNotAnsweringError, type HostSignal, type HostThrottle } from './throttle.js';
 
-export interface CheckerDeps {
+export interface CheckerDeps
+  extends Pick<FetchSettings, 'pageTimeoutMs' | 'linkTimeoutMs' | 'maxPageBytes' | 'maxRetryAfterMs' | 'slowAnswerMs'> {
   http: SafeHttp;
   throttle: HostThrottle;
-  /** Budget of one link check request, redirects included. */
-  requestTimeoutMs: number;
-  /** Budget of one page fetch, body included. */
-  pageTimeoutMs: number;
-  /** Most decoded bytes read from a page. */
-  maxPageBytes: number;
-  /** Longest Retry-After a 429 may ask for and still be waited for. */
-  maxRetryAfterMs: number;
-  /** An answer slower than this does not let the host's concurrency grow. */
-  slowMs: number;
 }
 
 /** Reads a crawled page's HTML body while its request slot is held; returns the start of its text. */
 export type PageReader = (res: SafeResponse) => Promise<string>;
 
-/** What reading a body yields: the start of its text, the page's fragment targets, or all of it. */
+/** What reading a body yields: the start of its text, or the page's fragment targets. */
 interface BodyFacts {
   sample?: string;
-  targets?: Set<string>;
-  body?: Buffer;
+  targets?: PageTargets;
 }
 
 type BodyReader = (res: SafeResponse) => Promise<BodyFacts>;
@@ -91,13 +82,20 @@ export class LinkChecker {
     return outcome;
   }
 
-  /** GETs a file (robots.txt, a sitemap) through the throttle; undefined when nothing answered. */
-  async fetchFile(url: string): Promise<FetchedFile | undefined> {
-    const { res, body } = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (r) => ({ body: await readAll(r) }));
-    return res && body ? { status: res.status, body } : undefined;
+  /** GETs a file (robots.txt, a sitemap) through the throttle, streaming a 2xx body to `read`. */
+  readFile<T>(url: string, read: (body: AsyncIterable<Buffer>) => Promise<T>): Promise<T | undefined> {
+    let value: T | undefined;
+    return this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (res) => {
+      if (res.status < 300) value = await read(res.body);
+      return {};
+    }).then(() => value);
   }
 
-  private memo(map: Map<string, Promise<CheckOutcome>>, key: string, run: () => Promise<CheckOutcome>): Promise<CheckOutcome> {
+  private memo(
+    map: Map<string, Promise<CheckOutcome>>,
+    key: string,
+    run: () => Promise<CheckOutcome>,
+  ): Promise<CheckOutcome> {
     let pending = map.get(key);
     if (!pending) {
       pending = run();
@@ -107,7 +105,7 @@ export class LinkChecker {
   }
 
   private async run(url: string, wantTargets: boolean): Promise<CheckOutcome> {
-    const timeout = this.deps.requestTimeoutMs;
+    const timeout = this.deps.linkTimeoutMs;
     let exchange: Exchange;
     if (wantTargets) {
       exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, readTargets);
@@ -138,7 +136,8 @@ export class LinkChecker {
       return outcome;
     }
     if (res.status >= 400) outcome.botWall = botWallVendor(res.status, res.headers, exchange.sample ?? '');
-    if (res.status >= 200 && res.status < 300 && this.options.soft404) outcome.soft404 = await this.soft404(url, exchange);
+    if (res.status >= 200 && res.status < 300 && this.options.soft404)
+      outcome.soft404 = await this.soft404(url, exchange);
     return outcome;
   }
 
@@ -152,7 +151,7 @@ export class LinkChecker {
     let sample = exchange.sample;
     if (sample === undefined) {
       // HEAD told us nothing about the page, and this host does serve soft 404s: look at it.
-      const got = await this.exchange(url, 'GET', this.deps.requestTimeoutMs, sampleOf);
+      const got = await this.exchange(url, 'GET', this.deps.linkTimeoutMs, sampleOf);
       if (!got.res || got.res.status >= 300) return false;
       sample = got.sample;
     }
@@ -164,7 +163,7 @@ export class LinkChecker {
     let pending = this.notFoundPages.get(origin);
     if (!pending) {
       const probeUrl = new URL(probePath(), origin).href;
-      pending = this.exchange(probeUrl, 'GET', this.deps.requestTimeoutMs, sampleOf).then(({ res, sample }) => {
+      pending = this.exchange(probeUrl, 'GET', this.deps.linkTimeoutMs, sampleOf).then(({ res, sample }) => {
         if (!res || res.status < 200 || res.status >= 300) return undefined;
         return fingerprint(sample ?? '', probeUrl, res.redirects.length > 0 ? res.url : undefined);
       });
@@ -184,13 +183,26 @@ export class LinkChecker {
       try {
         release = await this.deps.throttle.acquire(host, this.signal);
       } catch (err) {
-        if (err instanceof HostNotAnsweringError) return { error: { kind: 'not_answering', code: 'ETIMEDOUT', message: err.message } };
+        if (err instanceof HostNotAnsweringError)
+          return {
+            error: {
+              kind: 'not_answering',
+              code: 'ETIMEDOUT',
+              message: 'not tried: the host did not answer several requests in a row (ETIMEDOUT)',
+            },
+          };
         throw err;
       }
       const started = performance.now();
       let res: SafeResponse;
       try {
-        res = await this.deps.http.fetch(url, { method, maxRedirects: MAX_REDIRECTS, timeoutMs, maxBodyBytes: this.deps.maxPageBytes, signal: this.signal });
+        res = await this.deps.http.fetch(url, {
+          method,
+          maxRedirects: MAX_REDIRECTS,
+          timeoutMs,
+          maxBodyBytes: this.deps.maxPageBytes,
+          signal: this.signal,
+        });
       } catch (err) {
         release(err instanceof OutboundError && err.kind === 'timeout' ? 'timeout' : 'failed');
         if (this.signal.aborted) throw this.signal.reason;
@@ -198,18 +210,25 @@ export class LinkChecker {
         throw err;
       }
       const elapsed = performance.now() - started;
-      const health: HostSignal = res.status === 429 || res.status === 503 ? 'overloaded' : elapsed > this.deps.slowMs ? 'slow' : 'fast';
+      const health: HostSignal =
+        res.status === 429 || res.status === 503 ? 'overloaded' : elapsed > this.deps.slowAnswerMs ? 'slow' : 'fast';
       if (res.status !== 429) return this.finish({ res }, read, release, health);
       const waitMs = retryAfterMs(header(res.headers, 'retry-after')) ?? DEFAULT_429_PAUSE_MS * 2 ** attempt;
       const fits = waitMs <= this.deps.maxRetryAfterMs && Date.now() + waitMs + timeoutMs < this.deadline;
-      if (attempt >= MAX_429_RETRIES || !fits) return this.finish({ res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health);
+      if (attempt >= MAX_429_RETRIES || !fits)
+        return this.finish({ res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health);
       await res.dump();
       release(health);
       this.deps.throttle.pause(host, waitMs);
     }
   }
 
-  private async finish(exchange: Exchange, read: BodyReader | undefined, release: (s: HostSignal) => void, health: HostSignal): Promise<Exchange> {
+  private async finish(
+    exchange: Exchange,
+    read: BodyReader | undefined,
+    release: (s: HostSignal) => void,
+    health: HostSignal,
+  ): Promise<Exchange> {
     const res = exchange.res as SafeResponse;
     try {
       if (read && !this.signal.aborted) Object.assign(exchange, await read(res));
@@ -231,7 +250,12 @@ export class LinkChecker {
  * retries: asking again at once would only be rude.
  */
 function headNotTrusted(exchange: Exchange): boolean {
-  if (exchange.error) return exchange.error.kind === 'protocol' || exchange.error.code === 'ECONNRESET' || exchange.error.code === 'UND_ERR_SOCKET';
+  if (exchange.error)
+    return (
+      exchange.error.kind === 'protocol' ||
+      exchange.error.code === 'ECONNRESET' ||
+      exchange.error.code === 'UND_ERR_SOCKET'
+    );
   const res = exchange.res as SafeResponse;
   if (res.redirectLimitReached || res.status === 429) return false;
   return res.status < 200 || res.status >= 300;
@@ -247,12 +271,6 @@ async function readSample(res: SafeResponse): Promise<string> {
     if (size >= SAMPLE_BYTES) break;
   }
   return Buffer.concat(chunks).subarray(0, SAMPLE_BYTES).toString('utf8');
-}
-
-async function readAll(res: SafeResponse): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of res.body) chunks.push(chunk);
-  return Buffer.concat(chunks);
 }
 
 const sampleOf: BodyReader = async (res) => ({ sample: await readSample(res) });

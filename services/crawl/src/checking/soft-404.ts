@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
 
 /**
  * Soft 404s: a page that answers 200 but is the site's "not found" page. The site's answer to a
@@ -21,15 +22,44 @@ export function probePath(): string {
   return `/webutil-probe-${randomInt(1e9)}${randomInt(1e9)}`;
 }
 
-/** Words of the page's title and visible text (tags, scripts and digits left out). */
+/**
+ * Words of the page's title and visible text (scripts, styles and digits left out). Read with the
+ * bounded parser, not regular expressions: patterns such as `<title[^>]*>` rescan the rest of the
+ * sample from every `<`, which costs its square on a body of unclosed tags.
+ */
 export function fingerprint(html: string, requestedUrl: string, redirectedTo: string | undefined): PageFingerprint {
-  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '';
-  const text = html
-    .replace(/<(script|style|template|title)\b[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&[a-z#0-9]+;/gi, ' ');
-  return { title: words(title), words: words(text), pathWords: words(safeDecode(new URL(requestedUrl).pathname)), redirectedTo };
+  const title: string[] = [];
+  const text: string[] = [];
+  let hidden = 0;
+  let inTitle = false;
+  const parser = new BoundedParser(
+    {
+      onopentag: (name) => {
+        if (name === 'title') inTitle = true;
+        else if (HIDDEN.has(name)) hidden++;
+      },
+      onclosetag: (name) => {
+        if (name === 'title') inTitle = false;
+        else if (HIDDEN.has(name) && hidden > 0) hidden--;
+      },
+      ontext: (t) => {
+        if (inTitle) title.push(t);
+        else if (hidden === 0) text.push(t);
+      },
+    },
+    HTML_OPTIONS,
+  );
+  parser.write(html);
+  parser.end();
+  return {
+    title: words(title.join(' ')),
+    words: words(text.join(' ')),
+    pathWords: words(safeDecode(new URL(requestedUrl).pathname)),
+    redirectedTo,
+  };
 }
+
+const HIDDEN = new Set(['script', 'style', 'template']);
 
 /** True when `page` is the same not-found page the probe got. */
 export function sameNotFoundPage(page: PageFingerprint, probe: PageFingerprint): boolean {
@@ -38,7 +68,10 @@ export function sameNotFoundPage(page: PageFingerprint, probe: PageFingerprint):
   if (probe.redirectedTo !== undefined) return page.redirectedTo === probe.redirectedTo;
   const echoed = new Set([...page.pathWords, ...probe.pathWords]);
   const without = (set: Set<string>) => new Set([...set].filter((w) => !echoed.has(w)));
-  return jaccard(without(page.title), without(probe.title)) === 1 && jaccard(without(page.words), without(probe.words)) >= 0.9;
+  return (
+    jaccard(without(page.title), without(probe.title)) === 1 &&
+    jaccard(without(page.words), without(probe.words)) >= 0.9
+  );
 }
 
 function words(text: string): Set<string> {

@@ -1,0 +1,65 @@
+import { header, invalidArgument, parseTargetUrl, type SafeHttp, type SafeResponse, targetFailure } from '@webutil/kit';
+import { LinkCollector } from './links.js';
+import { parseStream } from './parse-stream.js';
+
+export interface PageReadDeps {
+  http: SafeHttp;
+  /** Budget of one page fetch, body included. */
+  pageTimeoutMs: number;
+  /** Most decoded HTML read from one page; past it the result is truncated. */
+  maxPageBytes: number;
+  /** Most links read from one page. */
+  linksPerPage: number;
+}
+
+const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+const MAX_REDIRECTS = 10;
+
+/** An HTML content type, or none at all (then the body is given a chance). */
+export function isHtml(res: SafeResponse): boolean {
+  const type = header(res.headers, 'content-type');
+  return type === undefined || HTML_TYPES.test(type.trim());
+}
+
+/**
+ * Fetches the page a caller named and collects its links and fragment targets. Every way the page
+ * can fail to be one (unreachable, blocked, an error status, not HTML) is a 400 naming the cause.
+ */
+export async function readPageLinks(rawUrl: string, deps: PageReadDeps, signal: AbortSignal) {
+  const url = parseTargetUrl(rawUrl);
+  const res = await fetchHtmlPage(url, deps, signal);
+  const collector = new LinkCollector(new URL(res.url), deps.linksPerPage);
+  try {
+    await parseStream(res, collector);
+  } catch (err) {
+    throw signal.aborted ? signal.reason : targetFailure(err);
+  }
+  return { url, res, collector };
+}
+
+async function fetchHtmlPage(url: URL, deps: PageReadDeps, signal: AbortSignal): Promise<SafeResponse> {
+  let res: SafeResponse;
+  try {
+    res = await deps.http.fetch(url, {
+      timeoutMs: deps.pageTimeoutMs,
+      maxRedirects: MAX_REDIRECTS,
+      maxBodyBytes: deps.maxPageBytes,
+      signal,
+    });
+  } catch (err) {
+    throw signal.aborted ? signal.reason : targetFailure(err);
+  }
+  if (res.redirectLimitReached) {
+    await res.dump();
+    throw invalidArgument('TARGET_UNREACHABLE', `${url.href} redirects too many times (${res.redirects.length}+ hops)`);
+  }
+  if (res.status >= 400) {
+    await res.dump();
+    throw invalidArgument('TARGET_HTTP_ERROR', `the page answered ${res.status} ${res.statusText}`);
+  }
+  if (!isHtml(res)) {
+    await res.dump();
+    throw invalidArgument('NOT_HTML', `the page is ${header(res.headers, 'content-type')?.split(';')[0]}, not HTML`);
+  }
+  return res;
+}

@@ -1,0 +1,114 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  AddressPolicy,
+  createLogger,
+  type Logger,
+  type RunningService,
+  runService,
+  SafeHttp,
+  type ServiceBinding,
+} from '@webutil/kit';
+import { HostThrottle } from './checking/throttle.js';
+import { CrawlJobs } from './jobs/jobs.js';
+import { MemoryTransport } from './jobs/memory-transport.js';
+import { NatsTransport } from './jobs/nats-transport.js';
+import type { JobStore } from './jobs/store.js';
+import { MongoJobStore } from './jobs/store-mongo.js';
+import { SqliteJobStore } from './jobs/store-sqlite.js';
+import type { CrawlTransport } from './jobs/transport.js';
+import { crawlService } from './server.js';
+import type { CrawlSettings } from './settings.js';
+
+/** A crawl service built and working (jobs taken, events recorded), ready to be served over gRPC. */
+export interface CrawlService {
+  binding: ServiceBinding;
+  /** Stops taking jobs (running ones are handed back), closes the store and connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the crawl service from its settings: outbound HTTP and the host throttle, the job store,
+ * the transport with its worker and recorder, and the sweeper of expired jobs. Tests and
+ * benchmarks start one in process; main.ts serves one.
+ */
+export async function createCrawlService(settings: CrawlSettings, log: Logger): Promise<CrawlService> {
+  const policy = new AddressPolicy(settings.allowTargets);
+  const f = settings.fetch;
+  const http = new SafeHttp({ policy, connectionsPerOrigin: f.hostConcurrencyMax, idleTimeoutMs: f.pageTimeoutMs });
+  const throttle = new HostThrottle({
+    globalLimit: f.checkConcurrency,
+    initialPerHost: f.hostConcurrencyInitial,
+    maxPerHost: f.hostConcurrencyMax,
+    slowMs: f.slowAnswerMs,
+    timeoutsToGiveUp: 3,
+    downForMs: 60_000,
+  });
+  const fetching = { http, throttle, ...f };
+  const store = await openStore(settings);
+  const transport = await openTransport(settings, log);
+  const jobs = new CrawlJobs({
+    store,
+    transport,
+    crawl: { ...fetching, limits: settings.crawl },
+    policy,
+    log,
+    options: settings.jobs,
+  });
+  transport.record((event) => jobs.record(event));
+  transport.work(settings.jobs.concurrency, (ticket, lease) => jobs.run(ticket, lease));
+  if (transport instanceof MemoryTransport) {
+    const resumed = await jobs.resumeAbandoned();
+    if (resumed > 0) log.info({ resumed }, 'crawls of the previous run handed back to workers');
+  }
+  const sweeper = setInterval(
+    () => {
+      store.sweep().catch((err: unknown) => log.warn({ err }, 'could not delete expired crawl jobs'));
+    },
+    Math.min(60_000, settings.jobs.retentionMs),
+  );
+  sweeper.unref();
+  return {
+    binding: crawlService({ pageCheck: { ...fetching, ...settings.pageCheck }, jobs }, log),
+    async close() {
+      clearInterval(sweeper);
+      await transport.close();
+      await store.close();
+      await http.close();
+    },
+  };
+}
+
+/** Builds the service and serves it on its gRPC port until SIGTERM. */
+export async function runCrawlService(settings: CrawlSettings): Promise<RunningService> {
+  const log = createLogger('crawl', settings.logLevel);
+  const service = await createCrawlService(settings, log);
+  return runService({
+    name: 'crawl',
+    host: settings.host,
+    port: settings.port,
+    protoFiles: ['webutil/crawl/v1/crawl.proto'],
+    bindings: [service.binding],
+    shutdownGraceMs: settings.shutdownGraceMs,
+    metricsPort: settings.metricsPort,
+    log,
+    onShutdown: () => service.close(),
+  });
+}
+
+async function openStore(settings: CrawlSettings): Promise<JobStore> {
+  if (settings.mongoUrl) return MongoJobStore.connect(settings.mongoUrl);
+  mkdirSync(settings.dataDir, { recursive: true });
+  return new SqliteJobStore(path.join(settings.dataDir, 'crawl-jobs.sqlite'));
+}
+
+async function openTransport(settings: CrawlSettings, log: Logger): Promise<CrawlTransport> {
+  if (!settings.natsUrl) return new MemoryTransport(log);
+  return NatsTransport.connect({
+    url: settings.natsUrl,
+    prefix: settings.natsPrefix,
+    ackWaitMs: settings.jobs.ackWaitMs,
+    retentionMs: settings.jobs.retentionMs,
+    log,
+  });
+}

@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { fingerprint } from '../src/checking/soft-404.js';
+import { LinkCollector } from '../src/page/links.js';
+
+/** A liveness bound: the unbounded parse of these inputs took tens of seconds; a bounded one takes milliseconds. */
+const BOUND_MS = 2_000;
+
+function elapsed(run: () => void): number {
+  const started = performance.now();
+  run();
+  return performance.now() - started;
+}
+
+describe('hostile content in the crawl readers', () => {
+  it('lets link extraction keep the links before a nesting bomb and say the page was cut short', () => {
+    const collector = new LinkCollector(new URL('https://a.test/'), 5_000);
+    const ms = elapsed(() => {
+      collector.write(`<a href="/before">before</a>${'<b>'.repeat(350_000)}<a href="/after">after</a>`);
+      collector.end();
+    });
+    expect(collector.links.map((l) => l.originalHref)).to.deep.equal(['/before']);
+    expect(collector.truncated).to.equal(true);
+    expect(ms).to.be.below(BOUND_MS);
+  });
+
+  it('keeps at most 1,000 characters of an anchor text that never ends', () => {
+    const collector = new LinkCollector(new URL('https://a.test/'), 5_000);
+    collector.write('<a href="/x">');
+    for (let i = 0; i < 1_000; i++) collector.write('word '.repeat(1_000));
+    collector.end();
+    expect(collector.links[0]?.text.length).to.equal(500);
+  });
+
+  it('fingerprints a regex-hostile sample (64 KiB of unclosed tags) in linear time', () => {
+    for (const body of ['<s'.repeat(32 * 1024), '<title'.repeat(11_000), '<script'.repeat(9_000)]) {
+      const ms = elapsed(() => fingerprint(body, 'https://a.test/x', undefined));
+      expect(ms, body.slice(0, 10)).to.be.below(BOUND_MS);
+    }
+    const page = fingerprint(
+      '<title>Not found</title><script>var hidden = 1;</script><p>Sorry, that page is gone</p>',
+      'https://a.test/x',
+      undefined,
+    );
+    expect([...page.title]).to.deep.equal(['not', 'found']);
+    expect([...page.words]).to.deep.equal(['sorry', 'that', 'page', 'is', 'gone']);
+  });
+});
