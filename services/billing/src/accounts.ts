@@ -4,7 +4,7 @@ import { invalidArgument, notFound, ServiceError } from '@webutil/kit';
 import type { Clock } from './clock.js';
 import { hashPassword } from './passwords.js';
 import { addMonths, PLANS, type PlanName } from './plans.js';
-import { EmailTakenError, type Account, type BillingStore } from './stores/store.js';
+import { type Account, type BillingStore, EmailTakenError } from './stores/store.js';
 
 export interface NewAccount {
   email: string;
@@ -25,13 +25,16 @@ export const MAX_PASSWORD_LENGTH = 1024;
 
 export function normalizeEmail(email: string): string {
   const normalized = email.trim().toLowerCase();
-  if (normalized.length > 254 || !EMAIL.test(normalized)) throw invalidArgument('INVALID_EMAIL', 'email is not a valid address');
+  if (normalized.length > 254 || !EMAIL.test(normalized))
+    throw invalidArgument('INVALID_EMAIL', 'email is not a valid address');
   return normalized;
 }
 
 export function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) throw invalidArgument('WEAK_PASSWORD', `password must have at least ${MIN_PASSWORD_LENGTH} characters`);
-  if (password.length > MAX_PASSWORD_LENGTH) throw invalidArgument('INVALID_PASSWORD', `password must have at most ${MAX_PASSWORD_LENGTH} characters`);
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw invalidArgument('WEAK_PASSWORD', `password must have at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (password.length > MAX_PASSWORD_LENGTH)
+    throw invalidArgument('INVALID_PASSWORD', `password must have at most ${MAX_PASSWORD_LENGTH} characters`);
 }
 
 /** Accounts and their plans: sign-up and the operator CLI create and change them here. */
@@ -76,8 +79,10 @@ export class Accounts {
   /** A plan change starts a fresh cycle now with the new allowance (top-ups are kept). */
   async changePlan(account: Account, plan: PlanName, overrides: PlanOverrides = {}): Promise<Account> {
     const now = this.clock();
-    const creditsPerCycle = overrides.creditsPerCycle === undefined ? account.creditsPerCycle : overrides.creditsPerCycle;
-    const requestsPerMinute = overrides.requestsPerMinute === undefined ? account.requestsPerMinute : overrides.requestsPerMinute;
+    const creditsPerCycle =
+      overrides.creditsPerCycle === undefined ? account.creditsPerCycle : overrides.creditsPerCycle;
+    const requestsPerMinute =
+      overrides.requestsPerMinute === undefined ? account.requestsPerMinute : overrides.requestsPerMinute;
     const changed = await this.store.changePlan(account.id, {
       plan,
       creditsPerCycle,
@@ -90,7 +95,8 @@ export class Accounts {
   }
 
   async addTopUp(account: Account, credits: number): Promise<Account> {
-    if (!Number.isInteger(credits) || credits <= 0) throw invalidArgument('INVALID_CREDITS', 'top-up credits must be a positive integer');
+    if (!Number.isInteger(credits) || credits <= 0)
+      throw invalidArgument('INVALID_CREDITS', 'top-up credits must be a positive integer');
     return (await this.store.addTopUp(account.id, credits)) ?? account;
   }
 

@@ -89,7 +89,10 @@ async function main(): Promise<Record<string, unknown>> {
   const apiKeys = new ApiKeys(store, clock);
   const ledger = new Ledger(store, clock, { anonymous: DEFAULT_ANONYMOUS, reservationGraceMs: 0 });
   const email = required('email', values.email);
-  const overrides: PlanOverrides = { creditsPerCycle: override('credits', values.credits), requestsPerMinute: override('rate-limit', values['rate-limit']) };
+  const overrides: PlanOverrides = {
+    creditsPerCycle: override('credits', values.credits),
+    requestsPerMinute: override('rate-limit', values['rate-limit']),
+  };
 
   const describe = async (account: Account, extra: Record<string, unknown> = {}) => {
     const current = await ledger.current((await store.accountById(account.id)) ?? account);
@@ -111,8 +114,13 @@ async function main(): Promise<Record<string, unknown>> {
   try {
     switch (command) {
       case 'create-account': {
-        let account = await accounts.create({ email, password: await password(values.password), plan: plan(values.plan, 'FREE') });
-        if (overrides.creditsPerCycle !== undefined || overrides.requestsPerMinute !== undefined) account = await accounts.changePlan(account, account.plan, overrides);
+        let account = await accounts.create({
+          email,
+          password: await password(values.password),
+          plan: plan(values.plan, 'FREE'),
+        });
+        if (overrides.creditsPerCycle !== undefined || overrides.requestsPerMinute !== undefined)
+          account = await accounts.changePlan(account, account.plan, overrides);
         const topUp = count('top-up', values['top-up']);
         if (topUp) account = await accounts.addTopUp(account, topUp);
         const minted = values['mint-key'] === undefined ? undefined : await apiKeys.mint(account, values['mint-key']);
@@ -158,7 +166,9 @@ try {
   } else {
     for (const [field, value] of Object.entries(result)) {
       if (value === undefined) continue;
-      process.stdout.write(`${field.padEnd(18)} ${Array.isArray(value) ? value.join('\n'.padEnd(20)) || '-' : String(value)}\n`);
+      process.stdout.write(
+        `${field.padEnd(18)} ${Array.isArray(value) ? value.join('\n'.padEnd(20)) || '-' : String(value)}\n`,
+      );
     }
     if (result.apiKey) process.stdout.write('\nThe API key is shown only this once; store it now.\n');
   }

@@ -28,10 +28,12 @@ export class ApiKeys {
 
   /** Creates a key; the full secret is returned once and only its hash is stored. */
   async mint(account: Account, name: string): Promise<{ key: ApiKeyRecord; secret: string }> {
-    if (!keyAllowed(account)) throw new ServiceError(status.PERMISSION_DENIED, 'PLAN_REQUIRED', 'API keys need the Starter plan or higher');
+    if (!keyAllowed(account))
+      throw new ServiceError(status.PERMISSION_DENIED, 'PLAN_REQUIRED', 'API keys need the Starter plan or higher');
     const label = name.trim();
     if (!label) throw invalidArgument('INVALID_NAME', 'name is required');
-    if (label.length > MAX_NAME_LENGTH) throw invalidArgument('INVALID_NAME', `name must have at most ${MAX_NAME_LENGTH} characters`);
+    if (label.length > MAX_NAME_LENGTH)
+      throw invalidArgument('INVALID_NAME', `name must have at most ${MAX_NAME_LENGTH} characters`);
     const secret = KEY_PREFIX + randomBytes(24).toString('base64url');
     const key: ApiKeyRecord = {
       id: randomUUID(),

@@ -1,7 +1,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '@webutil/kit';
 import { unauthenticated as unauthenticatedError, unavailable } from '@webutil/kit';
-import type { CreateChallengeResponse, Denial, SolveChallengeRequest, SolveChallengeResponse } from '@webutil/proto/webutil/billing/v1/billing';
+import type {
+  ChallengeSolution,
+  CreateChallengeResponse,
+  Denial,
+  SolveChallengeRequest,
+  SolveChallengeResponse,
+} from '@webutil/proto/webutil/billing/v1/billing';
 import { createChallenge, extractParams, verifySolution } from 'altcha-lib';
 import type { Payload } from 'altcha-lib/types';
 import type { Clock } from './clock.js';
@@ -51,7 +57,8 @@ export class Challenges {
   }
 
   async create(): Promise<CreateChallengeResponse> {
-    if (this.config.turnstile) return { challenge: { $case: 'turnstile', turnstile: { siteKey: this.config.turnstile.siteKey } } };
+    if (this.config.turnstile)
+      return { challenge: { $case: 'turnstile', turnstile: { siteKey: this.config.turnstile.siteKey } } };
     const challenge = await createChallenge({
       algorithm: ALGORITHM,
       hmacKey: this.altchaKey,
@@ -61,32 +68,64 @@ export class Challenges {
     return {
       challenge: {
         $case: 'altcha',
-        altcha: { algorithm: challenge.algorithm, challenge: challenge.challenge, maxNumber: this.config.maxNumber, salt: challenge.salt, signature: challenge.signature },
+        altcha: {
+          algorithm: challenge.algorithm,
+          challenge: challenge.challenge,
+          maxNumber: this.config.maxNumber,
+          salt: challenge.salt,
+          signature: challenge.signature,
+        },
       },
     };
   }
 
   /** Verifies a solution (once) and returns a clearance; a failure is UNAUTHENTICATED. */
   async solve(request: SolveChallengeRequest): Promise<SolveChallengeResponse> {
-    const solution = request.solution;
-    if (solution?.$case === 'altchaPayload') await this.verifyAltcha(solution.altchaPayload);
-    else if (solution?.$case === 'turnstileToken') await this.verifyTurnstile(solution.turnstileToken, request.clientIp);
-    else throw unauthenticatedError('CHALLENGE_FAILED', 'no challenge solution was given');
+    const denial = await this.redeem(request.solution, request.clientIp);
+    if (denial) throw unauthenticatedError(denial.reason, denial.message);
     const expiresAt = this.clock() + this.config.clearanceTtlMs;
-    return { clearance: `${expiresAt}.${this.sign(expiresAt, request.clientIp)}`, maxAgeSeconds: Math.floor(this.config.clearanceTtlMs / 1000) };
+    return {
+      clearance: `${expiresAt}.${this.sign(expiresAt, request.clientIp)}`,
+      maxAgeSeconds: Math.floor(this.config.clearanceTtlMs / 1000),
+    };
+  }
+
+  /**
+   * Accepts a solution once: undefined when it is valid and was not used before, else why not.
+   * Sign-up and a throttled sign-in redeem one per request instead of reading the clearance.
+   */
+  async redeem(solution: ChallengeSolution | undefined, clientIp: string): Promise<Denial | undefined> {
+    const kind = solution?.kind;
+    if (kind?.$case === 'altchaPayload') return this.redeemAltcha(kind.altchaPayload);
+    if (kind?.$case === 'turnstileToken') return this.redeemTurnstile(kind.turnstileToken, clientIp);
+    return unauthenticated(
+      'CHALLENGE_REQUIRED',
+      'solve a bot challenge (GET /v1/challenge) and send its payload (or turnstileToken) with this request',
+    );
   }
 
   /** Undefined when the clearance is valid for this IP now, else why not. */
   checkClearance(clearance: string | undefined, clientIp: string): Denial | undefined {
-    if (!clearance) return unauthenticated('CHALLENGE_REQUIRED', 'complete the bot challenge first (GET then POST /v1/challenge), or use an API key');
+    if (!clearance)
+      return unauthenticated(
+        'CHALLENGE_REQUIRED',
+        'complete the bot challenge first (GET then POST /v1/challenge), or use an API key',
+      );
     const [expires, signature] = clearance.split('.');
     const expiresAt = Number(expires);
     const expected = Buffer.from(Number.isSafeInteger(expiresAt) ? this.sign(expiresAt, clientIp) : '', 'base64url');
     const given = Buffer.from(signature ?? '', 'base64url');
     if (expected.length === 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      return unauthenticated('CHALLENGE_FAILED', 'the challenge clearance is not valid; complete the bot challenge again');
+      return unauthenticated(
+        'CHALLENGE_FAILED',
+        'the challenge clearance is not valid; complete the bot challenge again',
+      );
     }
-    if (expiresAt <= this.clock()) return unauthenticated('CHALLENGE_EXPIRED', 'the challenge clearance has expired; complete the bot challenge again');
+    if (expiresAt <= this.clock())
+      return unauthenticated(
+        'CHALLENGE_EXPIRED',
+        'the challenge clearance has expired; complete the bot challenge again',
+      );
     return undefined;
   }
 
@@ -94,20 +133,20 @@ export class Challenges {
     return createHmac('sha256', this.clearanceKey).update(`${expiresAt}|${clientIp}`).digest('base64url');
   }
 
-  private async verifyAltcha(encoded: string): Promise<void> {
-    if (this.config.turnstile) throw unauthenticatedError('CHALLENGE_FAILED', 'this server uses Turnstile; submit turnstileToken');
+  private async redeemAltcha(encoded: string): Promise<Denial | undefined> {
+    if (this.config.turnstile) return failed('this server uses Turnstile; submit turnstileToken');
     const payload = decodePayload(encoded);
     const valid = payload !== undefined && (await verifySolution(payload, this.altchaKey, false).catch(() => false));
-    if (!payload || !valid) throw unauthenticatedError('CHALLENGE_FAILED', 'the challenge solution is not valid');
+    if (!payload || !valid) return failed('the challenge solution is not valid');
     const expiresAt = Number(extractParams(payload).expires) * 1000;
-    if (!(expiresAt > this.clock())) throw unauthenticatedError('CHALLENGE_FAILED', 'the challenge has expired; fetch a new one');
-    await this.spendOnce(`altcha:${payload.signature}`, expiresAt);
+    if (!(expiresAt > this.clock())) return failed('the challenge has expired; fetch a new one');
+    return this.spendOnce(`altcha:${payload.signature}`, expiresAt);
   }
 
-  private async verifyTurnstile(token: string, clientIp: string): Promise<void> {
+  private async redeemTurnstile(token: string, clientIp: string): Promise<Denial | undefined> {
     const turnstile = this.config.turnstile;
-    if (!turnstile) throw unauthenticatedError('CHALLENGE_FAILED', 'Turnstile is not configured; solve the proof-of-work challenge');
-    if (!token || token.length > 4096) throw unauthenticatedError('CHALLENGE_FAILED', 'the Turnstile token is not valid');
+    if (!turnstile) return failed('Turnstile is not configured; solve the proof-of-work challenge');
+    if (!token || token.length > 4096) return failed('the Turnstile token is not valid');
     let outcome: { success?: boolean; 'error-codes'?: string[] };
     try {
       const res = await fetch(turnstile.verifyUrl, {
@@ -121,19 +160,22 @@ export class Challenges {
       throw unavailable('CHALLENGE_UNAVAILABLE', 'the challenge provider could not be reached; try again shortly');
     }
     if (outcome.success !== true) {
-      throw unauthenticatedError('CHALLENGE_FAILED', `the Turnstile token was refused (${(outcome['error-codes'] ?? []).join(', ') || 'no reason given'})`);
+      return failed(
+        `the Turnstile token was refused (${(outcome['error-codes'] ?? []).join(', ') || 'no reason given'})`,
+      );
     }
     // Cloudflare refuses a second use itself; counting it here too keeps replay closed whatever
     // the verifier does. Turnstile tokens live 300 s.
-    await this.spendOnce(`turnstile:${createHash('sha256').update(token).digest('hex')}`, this.clock() + 300_000);
+    return this.spendOnce(`turnstile:${createHash('sha256').update(token).digest('hex')}`, this.clock() + 300_000);
   }
 
-  private async spendOnce(key: string, expiresAt: number): Promise<void> {
-    if ((await this.store.increment(`spent|${key}`, 1, expiresAt + 60_000)) !== 1) {
-      throw unauthenticatedError('CHALLENGE_FAILED', 'this challenge solution was already used; fetch a new challenge');
-    }
+  private async spendOnce(key: string, expiresAt: number): Promise<Denial | undefined> {
+    if ((await this.store.increment(`spent|${key}`, 1, expiresAt + 60_000)) === 1) return undefined;
+    return failed('this challenge solution was already used; fetch a new challenge');
   }
 }
+
+const failed = (message: string): Denial => unauthenticated('CHALLENGE_FAILED', message);
 
 /** The widget's base64 JSON payload, checked for shape before any hashing. */
 function decodePayload(encoded: string): Payload | undefined {

@@ -28,4 +28,5 @@ export function offsetClock(file: string): Clock {
 /** CLOCK_OFFSET_FILE: set only by tests; the service and the admin CLI then share the moved time. */
 export const clockEnv = { CLOCK_OFFSET_FILE: env.optionalString() };
 
-export const clockFrom = (offsetFile: string | undefined): Clock => (offsetFile ? offsetClock(offsetFile) : systemClock);
+export const clockFrom = (offsetFile: string | undefined): Clock =>
+  offsetFile ? offsetClock(offsetFile) : systemClock;

@@ -1,9 +1,17 @@
-import { Refusal, type Denial } from '@webutil/proto/webutil/billing/v1/billing';
+import { type Denial, Refusal } from '@webutil/proto/webutil/billing/v1/billing';
 
 /** Refusals the edge turns into 401/403/402/429; each carries a machine reason and a message. */
-export const unauthenticated = (reason: string, message: string): Denial => ({ refusal: Refusal.REFUSAL_UNAUTHENTICATED, reason, message });
+export const unauthenticated = (reason: string, message: string): Denial => ({
+  refusal: Refusal.REFUSAL_UNAUTHENTICATED,
+  reason,
+  message,
+});
 
-export const forbidden = (reason: string, message: string): Denial => ({ refusal: Refusal.REFUSAL_FORBIDDEN, reason, message });
+export const forbidden = (reason: string, message: string): Denial => ({
+  refusal: Refusal.REFUSAL_FORBIDDEN,
+  reason,
+  message,
+});
 
 export const rateLimited = (retryAfterSeconds: number, message: string): Denial => ({
   refusal: Refusal.REFUSAL_RATE_LIMITED,

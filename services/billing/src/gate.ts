@@ -1,13 +1,18 @@
 import { timingSafeEqual } from 'node:crypto';
-import { isIPv6 } from 'node:net';
-import ipaddr from 'ipaddr.js';
-import { canonicalIp, unauthenticated as unauthenticatedError } from '@webutil/kit';
-import { CallerPolicy, type AuthorizeRequest, type AuthorizeResponse, type Credential, type Denial, type Quota } from '@webutil/proto/webutil/billing/v1/billing';
-import { keyAllowed, type ApiKeys } from './api-keys.js';
+import { clientNetwork, unauthenticated as unauthenticatedError } from '@webutil/kit';
+import {
+  type AuthorizeRequest,
+  type AuthorizeResponse,
+  CallerPolicy,
+  type Credential,
+  type Denial,
+  type Quota,
+} from '@webutil/proto/webutil/billing/v1/billing';
+import { type ApiKeys, keyAllowed } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import { forbidden, insufficientCredits, rateLimited, unauthenticated } from './denials.js';
 import type { Balance, Ledger, Payer } from './ledger.js';
-import { PLANS, type AnonymousAllowance } from './plans.js';
+import { type AnonymousAllowance, PLANS } from './plans.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Sessions } from './sessions.js';
 import type { Account, SessionRecord } from './stores/store.js';
@@ -29,40 +34,76 @@ export interface GateDeps {
 
 /**
  * Every call passes here first, in this order: identify the caller (API key, session cookie or
- * client IP), CSRF for session callers on state-changing requests, the challenge clearance for
- * browser callers on routes that need one, the per-minute rate, and the credit hold.
+ * client IP) and count the request against its per-minute rate, then CSRF for session callers on
+ * state-changing or credit-spending requests, the challenge clearance for browser callers on
+ * routes that need one, and the credit hold. Refused requests count too: a caller whose
+ * credential is refused counts against its client network, like an anonymous caller, so bad keys
+ * and forged cookies cannot hammer billing unmetered.
  */
 export class Gate {
   constructor(private readonly deps: GateDeps) {}
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResponse> {
     const credential = request.credential ?? { clientIp: '' };
-    const caller = await this.identify(credential, request.callers);
-    if ('refusal' in caller) return { outcome: { $case: 'denial', denial: caller } };
+    const { caller, limited } = await this.admit(credential, request.callers);
+    if ('refusal' in caller) {
+      // An unknown caller has no credits to show; saying so spares the edge a second billing call.
+      const denial = limited ? tooMany(limited.retryAfterSeconds) : caller;
+      return { outcome: { $case: 'denial', denial: { ...denial, remaining: 0 } } };
+    }
     const payer = payerOf(caller);
     const refused = (denial: Denial): Promise<AuthorizeResponse> => this.deny(denial, payer);
+    if (limited) return refused(tooMany(limited.retryAfterSeconds));
 
-    if (caller.kind === 'session' && request.stateChanging && !sameSecret(credential.csrfToken, caller.session.csrfToken)) {
-      return refused(forbidden('CSRF_FAILED', 'state-changing requests of a signed-in session need the X-CSRF-Token header'));
+    // A session's cookie rides along on cross-site navigations too, so any call that spends its
+    // credits (GET routes included) must show the page's CSRF token.
+    if (
+      caller.kind === 'session' &&
+      (request.stateChanging || request.credits > 0) &&
+      !sameSecret(credential.csrfToken, caller.session.csrfToken)
+    ) {
+      return refused(
+        forbidden(
+          'CSRF_FAILED',
+          'state-changing and credit-spending requests of a signed-in session need the X-CSRF-Token header',
+        ),
+      );
     }
     if (request.challenge && caller.kind !== 'apikey') {
       const denial = this.deps.challenges.checkClearance(credential.clearance, credential.clientIp);
       if (denial) return refused(denial);
     }
-    const limited = await this.deps.limiter.hit(rateSubject(caller), this.requestsPerMinute(caller));
-    if (limited) return refused(rateLimited(limited.retryAfterSeconds, `too many requests; retry in ${limited.retryAfterSeconds} s`));
 
-    if (request.credits <= 0) return { outcome: { $case: 'grant', grant: { quota: this.quotaOf(caller, await this.deps.ledger.balance(payer)) } } };
+    if (request.credits <= 0)
+      return {
+        outcome: { $case: 'grant', grant: { quota: this.quotaOf(caller, await this.deps.ledger.balance(payer)) } },
+      };
     const held = await this.deps.ledger.reserve(payer, request.credits, request.holdMs);
     if ('short' in held) {
-      return { outcome: { $case: 'denial', denial: insufficientCredits(request.credits, held.short.remaining, caller.kind === 'anonymous') } };
+      return {
+        outcome: {
+          $case: 'denial',
+          denial: insufficientCredits(request.credits, held.short.remaining, caller.kind === 'anonymous'),
+        },
+      };
     }
-    return { outcome: { $case: 'grant', grant: { quota: this.quotaOf(caller, held.balance), reservationId: held.reservationId } } };
+    return {
+      outcome: {
+        $case: 'grant',
+        grant: { quota: this.quotaOf(caller, held.balance), reservationId: held.reservationId },
+      },
+    };
   }
 
-  /** GET /v1/quota data, and X-Credits-Remaining on responses that authorized nothing. */
-  async quota(credential: Credential): Promise<Quota> {
-    const caller = await this.identify(credential, CallerPolicy.CALLER_POLICY_ANY);
+  /**
+   * X-Credits-Remaining on responses that authorized nothing. A request the edge refused
+   * (unknown route, malformed input) counts toward the caller's rate like any refused request.
+   */
+  async quota(credential: Credential, refused: boolean): Promise<Quota> {
+    // The response's status is already decided: a caller past its rate still learns its credits.
+    const caller = refused
+      ? (await this.admit(credential, CallerPolicy.CALLER_POLICY_ANY)).caller
+      : await this.identify(credential, CallerPolicy.CALLER_POLICY_ANY);
     if ('refusal' in caller) throw unauthenticatedError(caller.reason, caller.message);
     return this.quotaOf(caller, await this.deps.ledger.balance(payerOf(caller)));
   }
@@ -74,16 +115,39 @@ export class Gate {
     return found;
   }
 
+  /**
+   * Who is calling, and whether this request, counted now, is past the per-minute rate. It counts
+   * against a known caller's own rate, else against the client network's (a refused credential
+   * is no better than none).
+   */
+  private async admit(
+    credential: Credential,
+    policy: CallerPolicy,
+  ): Promise<{ caller: Caller | Denial; limited?: { retryAfterSeconds: number } }> {
+    const caller = await this.identify(credential, policy);
+    const counted = 'refusal' in caller ? this.anonymous(credential) : caller;
+    return { caller, limited: await this.deps.limiter.hit(rateSubject(counted), this.requestsPerMinute(counted)) };
+  }
+
+  private anonymous(credential: Credential): Caller {
+    return { kind: 'anonymous', subject: clientNetwork(credential.clientIp) };
+  }
+
   private async identify(credential: Credential, policy: CallerPolicy): Promise<Caller | Denial> {
-    const anonymous: Caller = { kind: 'anonymous', subject: anonymousSubject(credential.clientIp) };
-    if (policy === CallerPolicy.CALLER_POLICY_IP) return anonymous;
-    if (policy === CallerPolicy.CALLER_POLICY_SESSION && (credential.apiKey !== undefined || !credential.sessionToken)) {
+    if (policy === CallerPolicy.CALLER_POLICY_IP) return this.anonymous(credential);
+    if (
+      policy === CallerPolicy.CALLER_POLICY_SESSION &&
+      (credential.apiKey !== undefined || !credential.sessionToken)
+    ) {
       return unauthenticated('SESSION_REQUIRED', 'this route needs a signed-in session (sign in on the website)');
     }
     if (credential.apiKey !== undefined) {
       const found = await this.deps.apiKeys.lookup(credential.apiKey);
       if ('failure' in found) {
-        return unauthenticated(found.failure, found.failure === 'REVOKED_API_KEY' ? 'this API key has been revoked' : 'the API key is not valid');
+        return unauthenticated(
+          found.failure,
+          found.failure === 'REVOKED_API_KEY' ? 'this API key has been revoked' : 'the API key is not valid',
+        );
       }
       if (!keyAllowed(found.account)) return forbidden('PLAN_REQUIRED', 'API keys need the Starter plan or higher');
       return { kind: 'apikey', account: found.account };
@@ -93,7 +157,7 @@ export class Gate {
       if (!found) return unauthenticated('INVALID_SESSION', 'the session has ended; sign in again');
       return { kind: 'session', ...found };
     }
-    return anonymous;
+    return this.anonymous(credential);
   }
 
   private requestsPerMinute(caller: Caller): number {
@@ -120,18 +184,11 @@ function rateSubject(caller: Caller): string {
   return caller.kind === 'anonymous' ? `ip:${caller.subject}` : `account:${caller.account.id}`;
 }
 
+const tooMany = (retryAfterSeconds: number) =>
+  rateLimited(retryAfterSeconds, `too many requests; retry in ${retryAfterSeconds} s`);
+
 function sameSecret(given: string | undefined, expected: string): boolean {
   const a = Buffer.from(given ?? '');
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/**
- * Anonymous allowances are per IPv4 address, and per /64 for IPv6 (one subscriber's usual
- * allocation, which it can rotate addresses within at will).
- */
-export function anonymousSubject(ip: string): string {
-  const canonical = canonicalIp(ip);
-  if (!canonical || !isIPv6(canonical)) return canonical ?? ip;
-  return `${ipaddr.IPv6.networkAddressFromCIDR(`${canonical}/64`).toString()}/64`;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
-import { cycleEndAfter, PLANS, utcDay, type AnonymousAllowance } from './plans.js';
+import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
 import type { Account, BillingStore, Reservation } from './stores/store.js';
 
 /** Whose credits a call spends: an account's (sessions, API keys) or an anonymous subject's day. */
@@ -42,7 +42,10 @@ export class Ledger {
   async current(account: Account): Promise<Account> {
     const now = this.clock();
     if (now < account.cycleEnd) return account;
-    await this.store.renewCycle(account.id, account.cycleEnd, { cycleEnd: cycleEndAfter(account.cycleAnchor, now), cycleCredits: this.creditsPerCycle(account) });
+    await this.store.renewCycle(account.id, account.cycleEnd, {
+      cycleEnd: cycleEndAfter(account.cycleAnchor, now),
+      cycleCredits: this.creditsPerCycle(account),
+    });
     return (await this.store.accountById(account.id)) ?? account;
   }
 
@@ -65,7 +68,13 @@ export class Ledger {
       reservation = await this.store.reserveCredits(account.id, credits, hold);
     } else {
       const { key, expiresAt } = this.allowanceKey(payer.subject);
-      reservation = await this.store.reserveAllowance(key, credits, this.options.anonymous.creditsPerDay, expiresAt, hold);
+      reservation = await this.store.reserveAllowance(
+        key,
+        credits,
+        this.options.anonymous.creditsPerDay,
+        expiresAt,
+        hold,
+      );
     }
     const balance = await this.balance(payer);
     return reservation ? { reservationId: reservation.id, balance } : { short: balance };

@@ -9,6 +9,7 @@ import { Ledger } from './ledger.js';
 import { RateLimiter } from './rate-limit.js';
 import { billingService } from './server.js';
 import { Sessions } from './sessions.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { openStore, storeEnv } from './stores/open.js';
 
 const config = loadConfig({
@@ -27,6 +28,8 @@ const config = loadConfig({
   TURNSTILE_VERIFY_URL: env.string('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   ANONYMOUS_DAILY_CREDITS: env.int(10),
   ANONYMOUS_REQUESTS_PER_MINUTE: env.int(30, 1),
+  /** New accounts per client network (IPv4 address, IPv6 /64) per UTC day. */
+  SIGN_UPS_PER_NETWORK_PER_DAY: env.int(3),
   RESERVATION_GRACE_MS: env.int(60_000),
   RESERVATION_SWEEP_MS: env.int(5_000, 10),
 });
@@ -39,10 +42,12 @@ if (config.TURNSTILE_SECRET && !config.TURNSTILE_SITE_KEY) {
 const log = createLogger('billing', config.LOG_LEVEL);
 const clock = clockFrom(config.CLOCK_OFFSET_FILE);
 const store = await openStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
-const anonymous = { creditsPerDay: config.ANONYMOUS_DAILY_CREDITS, requestsPerMinute: config.ANONYMOUS_REQUESTS_PER_MINUTE };
+const anonymous = {
+  creditsPerDay: config.ANONYMOUS_DAILY_CREDITS,
+  requestsPerMinute: config.ANONYMOUS_REQUESTS_PER_MINUTE,
+};
 const ledger = new Ledger(store, clock, { anonymous, reservationGraceMs: config.RESERVATION_GRACE_MS });
 const accounts = new Accounts(store, clock);
-const sessions = new Sessions(store, accounts, clock);
 const apiKeys = new ApiKeys(store, clock);
 const challenges = new Challenges(
   {
@@ -52,19 +57,34 @@ const challenges = new Challenges(
     clearanceTtlMs: config.CLEARANCE_TTL_MS,
     turnstile:
       config.TURNSTILE_SECRET && config.TURNSTILE_SITE_KEY
-        ? { secret: config.TURNSTILE_SECRET, siteKey: config.TURNSTILE_SITE_KEY, verifyUrl: config.TURNSTILE_VERIFY_URL }
+        ? {
+            secret: config.TURNSTILE_SECRET,
+            siteKey: config.TURNSTILE_SITE_KEY,
+            verifyUrl: config.TURNSTILE_VERIFY_URL,
+          }
         : undefined,
   },
   store,
   clock,
   log,
 );
+const sessions = new Sessions({
+  store,
+  accounts,
+  challenges,
+  throttle: new SignInThrottle(store, challenges, clock),
+  clock,
+  signUpsPerNetworkPerDay: config.SIGN_UPS_PER_NETWORK_PER_DAY,
+});
 const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter: new RateLimiter(store, clock), anonymous });
 
 // Holds nobody settled (an edge died mid-call) return their credits; expired rows go away.
 const every = (ms: number, task: () => Promise<unknown>, what: string) =>
   setInterval(() => void task().catch((err: unknown) => log.error({ err }, `${what} failed`)), ms).unref();
-const timers = [every(config.RESERVATION_SWEEP_MS, () => ledger.expireHolds(), 'reservation expiry'), every(60_000, () => store.sweep(clock()), 'store sweep')];
+const timers = [
+  every(config.RESERVATION_SWEEP_MS, () => ledger.expireHolds(), 'reservation expiry'),
+  every(60_000, () => store.sweep(clock()), 'store sweep'),
+];
 
 await runService({
   name: 'billing',

@@ -48,7 +48,15 @@ export function addMonths(anchor: number, months: number): number {
   const year = d.getUTCFullYear();
   const month = d.getUTCMonth() + months;
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  return Date.UTC(year, month, Math.min(d.getUTCDate(), lastDay), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
+  return Date.UTC(
+    year,
+    month,
+    Math.min(d.getUTCDate(), lastDay),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds(),
+  );
 }
 
 /** End of the monthly cycle (anniversaries of `anchor`) that contains `now`. */

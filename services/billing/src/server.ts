@@ -1,6 +1,6 @@
-import { bind, notFound, type Logger, type ServiceBinding } from '@webutil/kit';
-import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
-import { keyMessage, type ApiKeys } from './api-keys.js';
+import { bind, type Logger, notFound, type ServiceBinding } from '@webutil/kit';
+import { BillingServiceService, type Denial, type Session } from '@webutil/proto/webutil/billing/v1/billing';
+import { type ApiKeys, keyMessage } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import type { Gate } from './gate.js';
 import type { Ledger } from './ledger.js';
@@ -14,7 +14,10 @@ export interface BillingDeps {
   challenges: Challenges;
 }
 
-export function billingService({ gate, ledger, sessions, apiKeys, challenges }: BillingDeps, log: Logger): ServiceBinding {
+export function billingService(
+  { gate, ledger, sessions, apiKeys, challenges }: BillingDeps,
+  log: Logger,
+): ServiceBinding {
   const settle = async (reservationId: string, outcome: 'spend' | 'refund') => {
     const balance = await ledger.settle(reservationId, outcome);
     if (!balance) throw notFound('RESERVATION_NOT_FOUND', 'the reservation was already settled or has expired');
@@ -26,14 +29,13 @@ export function billingService({ gate, ledger, sessions, apiKeys, challenges }: 
       authorize: (request) => gate.authorize(request),
       commit: (request) => settle(request.reservationId, 'spend'),
       release: (request) => settle(request.reservationId, 'refund'),
-      getQuota: async (request) => ({ quota: await gate.quota(request.credential ?? { clientIp: '' }) }),
+      getQuota: async (request) => ({
+        quota: await gate.quota(request.credential ?? { clientIp: '' }, request.refused),
+      }),
       createChallenge: () => challenges.create(),
       solveChallenge: (request) => challenges.solve(request),
-      signUp: async (request) => ({ session: await sessions.signUp(request.email, request.password) }),
-      signIn: async (request) => {
-        const outcome = await sessions.signIn(request.email, request.password, request.clientIp);
-        return { outcome: 'session' in outcome ? { $case: 'session', session: outcome.session } : { $case: 'denial', denial: outcome.denial } };
-      },
+      signUp: async (request) => ({ outcome: sessionOutcome(await sessions.signUp(request)) }),
+      signIn: async (request) => ({ outcome: sessionOutcome(await sessions.signIn(request)) }),
       signOut: async (request) => {
         if (request.credential?.sessionToken) await sessions.signOut(request.credential.sessionToken);
         return {};
@@ -59,3 +61,8 @@ export function billingService({ gate, ledger, sessions, apiKeys, challenges }: 
     log,
   );
 }
+
+const sessionOutcome = (outcome: { session: Session } | { denial: Denial }) =>
+  'session' in outcome
+    ? { $case: 'session' as const, session: outcome.session }
+    : { $case: 'denial' as const, denial: outcome.denial };

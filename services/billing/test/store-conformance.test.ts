@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import mongoose from 'mongoose';
+import { type MongoUnderTest, startMongo } from '../../../scripts/src/mongo-under-test.js';
 import { MongoStore } from '../src/stores/mongo.js';
 import { SqliteStore } from '../src/stores/sqlite.js';
-import { EmailTakenError, type Account, type ApiKeyRecord, type BillingStore } from '../src/stores/store.js';
-import { startMongo, type MongoUnderTest } from '../../../scripts/src/mongo-under-test.js';
+import { type Account, type ApiKeyRecord, type BillingStore, EmailTakenError } from '../src/stores/store.js';
 
 /** How one adapter is opened fresh for a test, and reopened on the same data (a restart). */
 interface Harness {
@@ -19,12 +20,30 @@ interface Harness {
    * server keeps MongoDB's guarantee; the same logic runs sequentially everywhere.
    */
   atomicGuards: boolean;
+  /**
+   * Runs `work` and lists the writes it sent the database, where the adapter's guarantee rests on
+   * single-document updates (mongoose) rather than on a transaction (SQLite).
+   */
+  writesOf?: (work: () => Promise<unknown>) => Promise<string[]>;
   before?: () => Promise<void>;
   after?: () => Promise<void>;
   open(): Promise<{ store: BillingStore; reopen(): Promise<BillingStore>; drop(): Promise<void> }>;
 }
 
 let mongo: MongoUnderTest | undefined;
+const WRITE_METHODS = new Set([
+  'insertOne',
+  'insertMany',
+  'updateOne',
+  'updateMany',
+  'replaceOne',
+  'findOneAndUpdate',
+  'findOneAndReplace',
+  'findOneAndDelete',
+  'deleteOne',
+  'deleteMany',
+  'bulkWrite',
+]);
 
 const harnesses: Harness[] = [
   {
@@ -33,19 +52,39 @@ const harnesses: Harness[] = [
     async open() {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'billing-store-'));
       const file = path.join(dir, 'billing.sqlite');
-      return { store: new SqliteStore(file), reopen: async () => new SqliteStore(file), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        store: new SqliteStore(file),
+        reopen: async () => new SqliteStore(file),
+        drop: async () => rmSync(dir, { recursive: true, force: true }),
+      };
     },
   },
   {
     name: process.env.MONGO_URL ? 'mongoose on MONGO_URL' : 'mongoose on jongodb',
     atomicGuards: Boolean(process.env.MONGO_URL),
+    async writesOf(work) {
+      const writes: string[] = [];
+      mongoose.set('debug', (collection: string, method: string) => {
+        if (WRITE_METHODS.has(method)) writes.push(`${collection}.${method}`);
+      });
+      try {
+        await work();
+      } finally {
+        mongoose.set('debug', false);
+      }
+      return writes;
+    },
     before: async () => {
       mongo = await startMongo();
     },
     after: async () => mongo?.stop(),
     async open() {
       const dbName = `billing_${randomUUID().replace(/-/g, '')}`;
-      return { store: await MongoStore.connect(mongo!.url, dbName), reopen: () => MongoStore.connect(mongo!.url, dbName), drop: async () => undefined };
+      return {
+        store: await MongoStore.connect(mongo!.url, dbName),
+        reopen: () => MongoStore.connect(mongo!.url, dbName),
+        drop: async () => undefined,
+      };
     },
   },
 ];
@@ -119,8 +158,23 @@ for (const harness of harnesses) {
       it('changes plan, password and top-ups', async () => {
         const a = account({ topUpCredits: 5 });
         await store.insertAccount(a);
-        const changed = await store.changePlan(a.id, { plan: 'SCALE', creditsPerCycle: 7, requestsPerMinute: 9, cycleAnchor: T0 + 1, cycleEnd: T0 + 2, cycleCredits: 7 });
-        expect(changed).to.include({ plan: 'SCALE', creditsPerCycle: 7, requestsPerMinute: 9, cycleAnchor: T0 + 1, cycleEnd: T0 + 2, cycleCredits: 7, topUpCredits: 5 });
+        const changed = await store.changePlan(a.id, {
+          plan: 'SCALE',
+          creditsPerCycle: 7,
+          requestsPerMinute: 9,
+          cycleAnchor: T0 + 1,
+          cycleEnd: T0 + 2,
+          cycleCredits: 7,
+        });
+        expect(changed).to.include({
+          plan: 'SCALE',
+          creditsPerCycle: 7,
+          requestsPerMinute: 9,
+          cycleAnchor: T0 + 1,
+          cycleEnd: T0 + 2,
+          cycleCredits: 7,
+          topUpCredits: 5,
+        });
         expect((await store.setPasswordHash(a.id, 'scrypt$x'))?.passwordHash).to.equal('scrypt$x');
         expect((await store.addTopUp(a.id, 10))?.topUpCredits).to.equal(15);
       });
@@ -130,7 +184,9 @@ for (const harness of harnesses) {
         await store.insertAccount(a);
         await store.renewCycle(a.id, a.cycleEnd + 1, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 });
         expect((await store.accountById(a.id))?.cycleCredits).to.equal(3);
-        await Promise.all([1, 2, 3].map(() => store.renewCycle(a.id, a.cycleEnd, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 })));
+        await Promise.all(
+          [1, 2, 3].map(() => store.renewCycle(a.id, a.cycleEnd, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 })),
+        );
         const renewed = await store.accountById(a.id);
         expect(renewed).to.include({ cycleCredits: 100, cycleEnd: a.cycleEnd + MONTH });
       });
@@ -177,7 +233,9 @@ for (const harness of harnesses) {
         const held = results.filter((r) => r !== undefined);
         expect(held.reduce((sum, r) => sum + r.fromCycle + r.fromTopUp, 0)).to.equal(100);
         expect(held.reduce((sum, r) => sum + r.fromCycle, 0)).to.equal(50);
-        expect(held.filter((r) => r.fromCycle > 0 && r.fromTopUp > 0).map((r) => [r.fromCycle, r.fromTopUp])).to.deep.equal([[1, 1]]);
+        expect(
+          held.filter((r) => r.fromCycle > 0 && r.fromTopUp > 0).map((r) => [r.fromCycle, r.fromTopUp]),
+        ).to.deep.equal([[1, 1]]);
         expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 0 });
         expect(await store.reserveCredits(a.id, 1, hold())).to.equal(undefined);
       });
@@ -209,6 +267,47 @@ for (const harness of harnesses) {
         else expect(cycle + topUp).to.be.below(2);
       });
 
+      it('a hold whose record cannot be written takes no credits', async () => {
+        const a = account({ cycleCredits: 5, topUpCredits: 5 });
+        await store.insertAccount(a);
+        const first = hold();
+        await store.reserveCredits(a.id, 2, first);
+        let error: unknown;
+        try {
+          await store.reserveCredits(a.id, 6, first); // the same hold id again: its record cannot be written
+        } catch (err) {
+          error = err;
+        }
+        expect(error).to.be.instanceOf(Error);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 3, topUp: 5 });
+        expect(await store.expiredReservations(Number.MAX_SAFE_INTEGER, 10)).to.have.length(1);
+      });
+
+      it('takes and records a hold in one write, and settles it in one write', async function () {
+        const writesOf = harness.writesOf;
+        if (!writesOf) this.skip(); // SQLite: one transaction does it
+        const inOneWrite = async <T>(work: () => Promise<T>): Promise<T> => {
+          let result: T | undefined;
+          const writes = await writesOf(async () => {
+            result = await work();
+          });
+          expect(writes, writes.join(', ')).to.have.length(1);
+          return result as T;
+        };
+        const a = account({ cycleCredits: 1, topUpCredits: 5 });
+        await store.insertAccount(a);
+        const split = await inOneWrite(() => store.reserveCredits(a.id, 2, hold()));
+        expect(split).to.include({ fromCycle: 1, fromTopUp: 1 });
+        const topUp = await inOneWrite(() => store.reserveCredits(a.id, 1, hold()));
+        const key = `allowance|3|${randomUUID()}`;
+        const anonymous = await inOneWrite(() => store.reserveAllowance(key, 1, 10, T0 + 86_400_000, hold()));
+        await inOneWrite(() => store.settle(split!.id, 'spend'));
+        await inOneWrite(() => store.settle(topUp!.id, 'refund'));
+        await inOneWrite(() => store.settle(anonymous!.id, 'refund'));
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 4 });
+        expect(await store.counter(key)).to.equal(0);
+      });
+
       it('settles a hold exactly once: spend keeps, refund returns both parts', async () => {
         const a = account({ cycleCredits: 1, topUpCredits: 5 });
         await store.insertAccount(a);
@@ -226,7 +325,11 @@ for (const harness of harnesses) {
         const a = account({ cycleCredits: 10 });
         await store.insertAccount(a);
         const r = (await store.reserveCredits(a.id, 3, hold()))!;
-        const outcomes = await Promise.all([store.settle(r.id, 'refund'), store.settle(r.id, 'spend'), store.settle(r.id, 'refund')]);
+        const outcomes = await Promise.all([
+          store.settle(r.id, 'refund'),
+          store.settle(r.id, 'spend'),
+          store.settle(r.id, 'refund'),
+        ]);
         expect(outcomes.filter((o) => o !== undefined)).to.have.length(1);
         expect((await balanceOf(a.id)).cycle).to.be.oneOf([7, 10]);
       });
@@ -240,15 +343,24 @@ for (const harness of harnesses) {
         expect(await balanceOf(a.id)).to.deep.equal({ cycle: 100, topUp: 5 });
       });
 
-      it('lists holds past their time, oldest first', async () => {
+      it('lists holds past their time, accounts’ and allowances’ alike, oldest first', async () => {
         const a = account();
         await store.insertAccount(a);
         const late = await store.reserveCredits(a.id, 1, hold(T0 + 3_000));
         const early = await store.reserveCredits(a.id, 1, hold(T0 + 1_000));
+        const anonymous = await store.reserveAllowance(
+          `allowance|4|${randomUUID()}`,
+          1,
+          10,
+          T0 + 86_400_000,
+          hold(T0 + 2_000),
+        );
         await store.reserveCredits(a.id, 1, hold(T0 + 9_000));
         const expired = await store.expiredReservations(T0 + 5_000, 10);
-        expect(expired.map((r) => r.id)).to.deep.equal([early!.id, late!.id]);
-        expect(await store.expiredReservations(T0 + 5_000, 1)).to.have.length(1);
+        expect(expired).to.deep.equal([early, anonymous, late]);
+        expect(await store.expiredReservations(T0 + 5_000, 1)).to.deep.equal([early]);
+        await store.settle(early!.id, 'refund');
+        expect(await store.expiredReservations(T0 + 5_000, 10)).to.deep.equal([anonymous, late]);
       });
     });
 
@@ -256,7 +368,9 @@ for (const harness of harnesses) {
       it('holds up to the cap, concurrently, and refunds', async function () {
         if (!harness.atomicGuards) this.skip();
         const key = `allowance|1|${randomUUID()}`;
-        const results = await Promise.all(Array.from({ length: 30 }, () => store.reserveAllowance(key, 1, 10, T0 + 86_400_000, hold())));
+        const results = await Promise.all(
+          Array.from({ length: 30 }, () => store.reserveAllowance(key, 1, 10, T0 + 86_400_000, hold())),
+        );
         expect(results.filter(Boolean)).to.have.length(10);
         expect(await store.counter(key)).to.equal(10);
         const one = results.find(Boolean)!;
@@ -285,7 +399,13 @@ for (const harness of harnesses) {
       it('sweep keeps what has not expired', async () => {
         const key = `keep|${randomUUID()}`;
         await store.increment(key, 2, T0 + 60_000);
-        await store.insertSession({ id: 'live', accountId: 'a', csrfToken: 'c', createdAt: T0, expiresAt: T0 + 60_000 });
+        await store.insertSession({
+          id: 'live',
+          accountId: 'a',
+          csrfToken: 'c',
+          createdAt: T0,
+          expiresAt: T0 + 60_000,
+        });
         await store.sweep(T0);
         expect(await store.counter(key)).to.equal(2);
         expect(await store.sessionById('live')).to.not.equal(undefined);
@@ -338,7 +458,13 @@ for (const harness of harnesses) {
 
     describe('sessions and secrets', () => {
       it('stores, finds and deletes a session', async () => {
-        const session = { id: randomUUID(), accountId: 'acct', csrfToken: 'csrf', createdAt: T0, expiresAt: T0 + 1_000 };
+        const session = {
+          id: randomUUID(),
+          accountId: 'acct',
+          csrfToken: 'csrf',
+          createdAt: T0,
+          expiresAt: T0 + 1_000,
+        };
         await store.insertSession(session);
         expect(await store.sessionById(session.id)).to.deep.equal(session);
         await store.deleteSession(session.id);

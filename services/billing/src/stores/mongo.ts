@@ -1,13 +1,40 @@
-import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+import mongoose, { type Connection, type Model, Schema } from 'mongoose';
 import type { PlanName } from '../plans.js';
-import { EmailTakenError, type Account, type ApiKeyRecord, type BillingStore, type Hold, type PlanChange, type Reservation, type SessionRecord } from './store.js';
+import {
+  type Account,
+  type ApiKeyRecord,
+  type BillingStore,
+  EmailTakenError,
+  type Hold,
+  type PlanChange,
+  type Reservation,
+  type SessionRecord,
+} from './store.js';
 
-// Only operations MongoDB and jongodb share: findOneAndUpdate/updateOne with $inc/$set/$setOnInsert
-// and filter guards, unique and TTL indexes. Collections are never created explicitly
+// Only operations MongoDB and jongodb share: findOneAndUpdate/updateOne with $inc/$set/$unset/
+// $setOnInsert and filter guards, unique and TTL indexes. Collections are never created explicitly
 // (autoCreate off); the first insert creates them and createIndexes() adds the indexes.
 const OPTIONS = { versionKey: false, autoCreate: false, autoIndex: false } as const;
 
-interface AccountDoc extends Omit<Account, 'id'> {
+/**
+ * A credit hold lives in the document whose balance it took (the account, or the anonymous
+ * allowance counter), under `holds.<hold id>`: taking the credits and recording the hold is one
+ * guarded update of one document, and so is settling it, as atomic as SQLite's transaction.
+ * `openHolds` counts them, so the expiry sweep finds the few documents holding any.
+ */
+interface HoldDoc {
+  fromCycle: number;
+  fromTopUp: number;
+  cycleEnd: number | null;
+  expiresAt: number;
+}
+interface Holding {
+  holds?: Record<string, HoldDoc>;
+  openHolds?: number;
+}
+type HoldingDoc = Holding & { _id: string };
+
+interface AccountDoc extends Omit<Account, 'id'>, Holding {
   _id: string;
 }
 interface ApiKeyDoc extends Omit<ApiKeyRecord, 'id'> {
@@ -17,10 +44,7 @@ interface SessionDoc extends Omit<SessionRecord, 'id' | 'expiresAt'> {
   _id: string;
   expiresAt: Date;
 }
-interface ReservationDoc extends Omit<Reservation, 'id'> {
-  _id: string;
-}
-interface CounterDoc {
+interface CounterDoc extends Holding {
   _id: string;
   value: number;
   expiresAt: Date;
@@ -43,10 +67,13 @@ const accountSchema = new Schema<AccountDoc>(
     cycleCredits: Number,
     topUpCredits: Number,
     createdAt: Number,
+    holds: Schema.Types.Mixed,
+    openHolds: { type: Number, default: 0 },
   },
   OPTIONS,
 );
 accountSchema.index({ email: 1 }, { unique: true });
+accountSchema.index({ openHolds: 1 });
 
 const apiKeySchema = new Schema<ApiKeyDoc>(
   {
@@ -64,36 +91,70 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
 apiKeySchema.index({ hash: 1 }, { unique: true });
 apiKeySchema.index({ accountId: 1 });
 
-const sessionSchema = new Schema<SessionDoc>({ _id: String, accountId: String, csrfToken: String, createdAt: Number, expiresAt: Date }, OPTIONS);
-sessionSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
-
-const reservationSchema = new Schema<ReservationDoc>(
-  {
-    _id: String,
-    accountId: { type: String, default: null },
-    allowanceKey: { type: String, default: null },
-    cycleEnd: { type: Number, default: null },
-    fromCycle: Number,
-    fromTopUp: Number,
-    expiresAt: Number,
-  },
+const sessionSchema = new Schema<SessionDoc>(
+  { _id: String, accountId: String, csrfToken: String, createdAt: Number, expiresAt: Date },
   OPTIONS,
 );
-reservationSchema.index({ expiresAt: 1 });
+sessionSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
-const counterSchema = new Schema<CounterDoc>({ _id: String, value: Number, expiresAt: Date }, OPTIONS);
+const counterSchema = new Schema<CounterDoc>(
+  { _id: String, value: Number, expiresAt: Date, holds: Schema.Types.Mixed, openHolds: Number },
+  OPTIONS,
+);
 counterSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+counterSchema.index({ openHolds: 1 }, { sparse: true });
 
 const secretSchema = new Schema<SecretDoc>({ _id: String, value: String }, OPTIONS);
 
 /** A model of plain documents (the schemas add an `id` virtual we never use). */
-type DocModel<T> = Model<T, {}, {}, { id: string }>;
+type DocModel<T> = Model<T, object, object, { id: string }>;
+
+/**
+ * An $inc without its zero terms: jongodb stores `$inc: -0` as the double -0.0, which then no
+ * longer matches a filter on 0.
+ */
+const increments = (by: Record<string, number>) => Object.fromEntries(Object.entries(by).filter(([, n]) => n !== 0));
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 
-const toAccount = ({ _id, ...rest }: AccountDoc): Account => ({ id: _id, ...rest, plan: rest.plan as PlanName });
+const toAccount = (doc: AccountDoc): Account => ({
+  id: doc._id,
+  email: doc.email,
+  passwordHash: doc.passwordHash,
+  plan: doc.plan as PlanName,
+  creditsPerCycle: doc.creditsPerCycle,
+  requestsPerMinute: doc.requestsPerMinute,
+  cycleAnchor: doc.cycleAnchor,
+  cycleEnd: doc.cycleEnd,
+  cycleCredits: doc.cycleCredits,
+  topUpCredits: doc.topUpCredits,
+  createdAt: doc.createdAt,
+});
 const toApiKey = ({ _id, ...rest }: ApiKeyDoc): ApiKeyRecord => ({ id: _id, ...rest });
-const toReservation = ({ _id, ...rest }: ReservationDoc): Reservation => ({ id: _id, ...rest });
+
+/** Where a hold lives: an account ('a') or an allowance counter ('c'), by document id. */
+interface HoldPlace {
+  in: 'a' | 'c';
+  docId: string;
+  holdId: string;
+}
+
+/** Reservation ids name their document (`a|c.<base64url id>.<hold id>`), so settling finds it by _id. */
+const reservationId = ({ in: where, docId, holdId }: HoldPlace) =>
+  `${where}.${Buffer.from(docId).toString('base64url')}.${holdId}`;
+
+function holdPlace(reservation: string): HoldPlace | undefined {
+  const [where, docId, holdId, ...rest] = reservation.split('.');
+  if ((where !== 'a' && where !== 'c') || !docId || !holdId || rest.length > 0) return undefined;
+  return { in: where, docId: Buffer.from(docId, 'base64url').toString(), holdId };
+}
+
+const toReservation = (place: HoldPlace, hold: HoldDoc): Reservation => ({
+  id: reservationId(place),
+  accountId: place.in === 'a' ? place.docId : null,
+  allowanceKey: place.in === 'c' ? place.docId : null,
+  ...hold,
+});
 
 /** The cluster store: MongoDB through mongoose (MONGO_URL). */
 export class MongoStore implements BillingStore {
@@ -102,23 +163,23 @@ export class MongoStore implements BillingStore {
     private readonly accounts: DocModel<AccountDoc>,
     private readonly apiKeys: DocModel<ApiKeyDoc>,
     private readonly sessions: DocModel<SessionDoc>,
-    private readonly reservations: DocModel<ReservationDoc>,
     private readonly counters: DocModel<CounterDoc>,
     private readonly secrets: DocModel<SecretDoc>,
   ) {}
 
   static async connect(url: string, dbName?: string): Promise<MongoStore> {
-    const connection = await mongoose.createConnection(url, { autoCreate: false, autoIndex: false, ...(dbName ? { dbName } : {}) }).asPromise();
+    const connection = await mongoose
+      .createConnection(url, { autoCreate: false, autoIndex: false, ...(dbName ? { dbName } : {}) })
+      .asPromise();
     const store = new MongoStore(
       connection,
       connection.model('Account', accountSchema, 'accounts'),
       connection.model('ApiKey', apiKeySchema, 'api_keys'),
       connection.model('Session', sessionSchema, 'sessions'),
-      connection.model('Reservation', reservationSchema, 'reservations'),
       connection.model('Counter', counterSchema, 'counters'),
       connection.model('Secret', secretSchema, 'secrets'),
     );
-    for (const model of [store.accounts, store.apiKeys, store.sessions, store.reservations, store.counters]) await model.createIndexes();
+    for (const model of [store.accounts, store.apiKeys, store.sessions, store.counters]) await model.createIndexes();
     return store;
   }
 
@@ -149,12 +210,22 @@ export class MongoStore implements BillingStore {
     return this.updateAccount(id, { $set: { passwordHash } });
   }
 
+  async replacePasswordHash(id: string, current: string, next: string): Promise<boolean> {
+    const replaced = await this.accounts.updateOne(
+      { _id: id, passwordHash: current },
+      { $set: { passwordHash: next } },
+    );
+    return replaced.modifiedCount === 1;
+  }
+
   async addTopUp(id: string, credits: number): Promise<Account | undefined> {
     return this.updateAccount(id, { $inc: { topUpCredits: credits } });
   }
 
   private async updateAccount(id: string, update: mongoose.UpdateQuery<AccountDoc>): Promise<Account | undefined> {
-    const doc = await this.accounts.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' }).lean<AccountDoc>();
+    const doc = await this.accounts
+      .findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' })
+      .lean<AccountDoc>();
     return doc ? toAccount(doc) : undefined;
   }
 
@@ -163,49 +234,58 @@ export class MongoStore implements BillingStore {
   }
 
   /**
-   * Cycle credits first. The common cases are one guarded $inc each (all from the cycle, or all
-   * from top-ups once the cycle is empty); a hold that straddles both is a compare-and-set on the
-   * cycle balance just read, retried when another hold got there first.
+   * Cycle credits first, then top-ups. One update takes the credits and records the hold, guarded
+   * on the cycle just read and on enough credits (exactly the cycle balance read, when the hold
+   * straddles both); when another change got there first, it is read again.
    */
   async reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined> {
+    const path = `holds.${hold.id}`;
     for (;;) {
-      const fromCycleOnly = await this.accounts
-        .findOneAndUpdate({ _id: accountId, cycleCredits: { $gte: credits } }, { $inc: { cycleCredits: -credits } }, { returnDocument: 'after' })
-        .lean<AccountDoc>();
-      if (fromCycleOnly) return this.recordHold(hold, accountId, fromCycleOnly.cycleEnd, credits, 0);
-      const fromTopUpOnly = await this.accounts
-        .findOneAndUpdate({ _id: accountId, cycleCredits: 0, topUpCredits: { $gte: credits } }, { $inc: { topUpCredits: -credits } }, { returnDocument: 'after' })
-        .lean<AccountDoc>();
-      if (fromTopUpOnly) return this.recordHold(hold, accountId, fromTopUpOnly.cycleEnd, 0, credits);
       const account = await this.accounts.findById(accountId).lean<AccountDoc>();
       if (!account || account.cycleCredits + account.topUpCredits < credits) return undefined;
-      if (account.cycleCredits === 0 || account.cycleCredits >= credits) continue; // changed meanwhile
-      const fromCycle = account.cycleCredits;
-      const fromTopUp = credits - fromCycle;
-      const split = await this.accounts.updateOne(
-        { _id: accountId, cycleEnd: account.cycleEnd, cycleCredits: fromCycle, topUpCredits: { $gte: fromTopUp } },
-        { $inc: { cycleCredits: -fromCycle, topUpCredits: -fromTopUp } },
+      if (account.holds?.[hold.id]) throw new Error(`hold ${hold.id} already exists`);
+      const fromCycle = Math.min(account.cycleCredits, credits);
+      const record: HoldDoc = {
+        fromCycle,
+        fromTopUp: credits - fromCycle,
+        cycleEnd: account.cycleEnd,
+        expiresAt: hold.expiresAt,
+      };
+      const enough =
+        record.fromTopUp === 0
+          ? { cycleCredits: { $gte: credits } }
+          : { cycleCredits: fromCycle, topUpCredits: { $gte: record.fromTopUp } };
+      const taken = await this.accounts.updateOne(
+        { _id: accountId, cycleEnd: account.cycleEnd, [path]: { $exists: false }, ...enough },
+        {
+          $inc: increments({ cycleCredits: -fromCycle, topUpCredits: -record.fromTopUp, openHolds: 1 }),
+          $set: { [path]: record },
+        },
       );
-      if (split.modifiedCount === 1) return this.recordHold(hold, accountId, account.cycleEnd, fromCycle, fromTopUp);
+      if (taken.modifiedCount === 1) return toReservation({ in: 'a', docId: accountId, holdId: hold.id }, record);
     }
   }
 
-  private async recordHold(hold: Hold, accountId: string, cycleEnd: number, fromCycle: number, fromTopUp: number): Promise<Reservation> {
-    return this.insertReservation({ ...hold, accountId, allowanceKey: null, cycleEnd, fromCycle, fromTopUp });
-  }
-
-  private async insertReservation({ id, ...fields }: Reservation): Promise<Reservation> {
-    await this.reservations.create({ _id: id, ...fields });
-    return { id, ...fields };
-  }
-
-  async reserveAllowance(allowanceKey: string, credits: number, max: number, allowanceExpiresAt: number, hold: Hold): Promise<Reservation | undefined> {
+  async reserveAllowance(
+    allowanceKey: string,
+    credits: number,
+    max: number,
+    allowanceExpiresAt: number,
+    hold: Hold,
+  ): Promise<Reservation | undefined> {
     if (credits > max) return undefined;
-    const guard = { _id: allowanceKey, value: { $lte: max - credits } };
-    const update = { $inc: { value: credits }, $setOnInsert: { expiresAt: new Date(allowanceExpiresAt) } };
-    const taken = await this.upsert(this.counters, guard, update);
-    if (!taken) return undefined;
-    return this.insertReservation({ ...hold, accountId: null, allowanceKey, cycleEnd: null, fromCycle: credits, fromTopUp: 0 });
+    const path = `holds.${hold.id}`;
+    const record: HoldDoc = { fromCycle: credits, fromTopUp: 0, cycleEnd: null, expiresAt: hold.expiresAt };
+    const taken = await this.upsert(
+      this.counters,
+      { _id: allowanceKey, value: { $lte: max - credits }, [path]: { $exists: false } },
+      {
+        $inc: { value: credits, openHolds: 1 },
+        $set: { [path]: record },
+        $setOnInsert: { expiresAt: new Date(allowanceExpiresAt) },
+      },
+    );
+    return taken ? toReservation({ in: 'c', docId: allowanceKey, holdId: hold.id }, record) : undefined;
   }
 
   /**
@@ -213,42 +293,88 @@ export class MongoStore implements BillingStore {
    * to insert a duplicate _id (E11000); a concurrent first insert does the same. Either way one
    * retry without upsert tells the two apart.
    */
-  private async upsert<T extends { _id: string }>(model: DocModel<T>, filter: mongoose.QueryFilter<T>, update: mongoose.UpdateQuery<T>): Promise<T | undefined> {
+  private async upsert<T extends { _id: string }>(
+    model: DocModel<T>,
+    filter: mongoose.QueryFilter<T>,
+    update: mongoose.UpdateQuery<T>,
+  ): Promise<T | undefined> {
     try {
-      return (await model.findOneAndUpdate(filter, update, { upsert: true, returnDocument: 'after' }).lean<T>()) ?? undefined;
+      return (
+        (await model.findOneAndUpdate(filter, update, { upsert: true, returnDocument: 'after' }).lean<T>()) ?? undefined
+      );
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       return (await model.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean<T>()) ?? undefined;
     }
   }
 
-  /** Reservations never change after insert, so whoever deletes the document owns its settlement. */
+  /**
+   * One update removes the hold and, for a refund, returns its credits, guarded on the hold still
+   * being there (so exactly one settlement wins) and, for an account, on the cycle the refund was
+   * judged against (cycle credits return only to the cycle they came from).
+   */
   async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined> {
-    const doc = await this.reservations.findById(reservationId).lean<ReservationDoc>();
-    if (!doc) return undefined;
-    const deleted = await this.reservations.deleteOne({ _id: reservationId });
-    if (deleted.deletedCount !== 1) return undefined;
-    const reservation = toReservation(doc);
-    if (outcome === 'refund') {
-      if (reservation.accountId) {
-        if (reservation.fromCycle > 0) {
-          await this.accounts.updateOne({ _id: reservation.accountId, cycleEnd: reservation.cycleEnd }, { $inc: { cycleCredits: reservation.fromCycle } });
-        }
-        if (reservation.fromTopUp > 0) await this.accounts.updateOne({ _id: reservation.accountId }, { $inc: { topUpCredits: reservation.fromTopUp } });
-      } else if (reservation.allowanceKey) {
-        await this.counters.updateOne({ _id: reservation.allowanceKey, value: { $gte: reservation.fromCycle } }, { $inc: { value: -reservation.fromCycle } });
-      }
+    const place = holdPlace(reservationId);
+    if (!place) return undefined;
+    const path = `holds.${place.holdId}`;
+    const refund = outcome === 'refund';
+    if (place.in === 'c') {
+      const doc = await this.counters.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<CounterDoc>();
+      const hold = doc?.holds?.[place.holdId];
+      if (!hold) return undefined;
+      const settled = await this.counters.updateOne(
+        { _id: place.docId, [path]: { $exists: true } },
+        { $unset: { [path]: '' }, $inc: increments({ openHolds: -1, value: refund ? -hold.fromCycle : 0 }) },
+      );
+      return settled.modifiedCount === 1 ? toReservation(place, hold) : undefined;
     }
-    return reservation;
+    for (;;) {
+      const doc = await this.accounts.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<AccountDoc>();
+      const hold = doc?.holds?.[place.holdId];
+      if (!doc || !hold) return undefined;
+      const settled = await this.accounts.updateOne(
+        { _id: place.docId, [path]: { $exists: true }, cycleEnd: doc.cycleEnd },
+        {
+          $unset: { [path]: '' },
+          $inc: increments({
+            openHolds: -1,
+            cycleCredits: refund && hold.cycleEnd === doc.cycleEnd ? hold.fromCycle : 0,
+            topUpCredits: refund ? hold.fromTopUp : 0,
+          }),
+        },
+      );
+      if (settled.modifiedCount === 1) return toReservation(place, hold);
+      // Settled meanwhile (the next read finds no hold), or the cycle renewed (judge again).
+    }
   }
 
+  /** Reads only the documents holding anything (an index on openHolds). */
   async expiredReservations(now: number, limit: number): Promise<Reservation[]> {
-    const docs = await this.reservations.find({ expiresAt: { $lte: now } }).sort({ expiresAt: 1 }).limit(limit).lean<ReservationDoc[]>();
-    return docs.map(toReservation);
+    const holding = { openHolds: { $gt: 0 } };
+    const [accounts, counters] = await Promise.all([
+      this.accounts.find(holding, { holds: 1 }).lean<HoldingDoc[]>(),
+      this.counters.find(holding, { holds: 1 }).lean<HoldingDoc[]>(),
+    ]);
+    const expired: Reservation[] = [];
+    for (const [where, docs] of [
+      ['a', accounts],
+      ['c', counters],
+    ] as const) {
+      for (const doc of docs) {
+        for (const [holdId, hold] of Object.entries(doc.holds ?? {})) {
+          if (hold.expiresAt <= now) expired.push(toReservation({ in: where, docId: doc._id, holdId }, hold));
+        }
+      }
+    }
+    return expired.sort((x, y) => x.expiresAt - y.expiresAt).slice(0, limit);
   }
 
   async increment(key: string, by: number, expiresAt: number): Promise<number> {
-    const doc = await this.upsert(this.counters, { _id: key }, { $inc: { value: by }, $setOnInsert: { expiresAt: new Date(expiresAt) } });
+    const doc = await this.upsert(
+      this.counters,
+      { _id: key },
+      { $inc: { value: by }, $setOnInsert: { expiresAt: new Date(expiresAt) } },
+    );
     if (!doc) throw new Error(`counter ${key} could not be incremented`);
     return doc.value;
   }
@@ -278,7 +404,10 @@ export class MongoStore implements BillingStore {
   }
 
   async touchApiKey(keyId: string, at: number, everyMs: number): Promise<void> {
-    await this.apiKeys.updateOne({ _id: keyId, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lte: at - everyMs } }] }, { $set: { lastUsedAt: at } });
+    await this.apiKeys.updateOne(
+      { _id: keyId, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lte: at - everyMs } }] },
+      { $set: { lastUsedAt: at } },
+    );
   }
 
   async insertSession({ id, expiresAt, ...session }: SessionRecord): Promise<void> {
@@ -298,7 +427,9 @@ export class MongoStore implements BillingStore {
 
   async secret(name: string, candidate: string): Promise<string> {
     const doc = await this.upsert(this.secrets, { _id: name }, { $setOnInsert: { value: candidate } });
-    return doc?.value ?? (await this.secrets.findById(name).lean<SecretDoc>())!.value;
+    const stored = doc ?? (await this.secrets.findById(name).lean<SecretDoc>());
+    if (!stored) throw new Error(`secret ${name} is neither stored nor insertable`);
+    return stored.value;
   }
 
   /** Expired counters and sessions go by their TTL indexes. */

@@ -1,6 +1,15 @@
 import Database from 'better-sqlite3';
 import type { PlanName } from '../plans.js';
-import { EmailTakenError, type Account, type ApiKeyRecord, type BillingStore, type Hold, type PlanChange, type Reservation, type SessionRecord } from './store.js';
+import {
+  type Account,
+  type ApiKeyRecord,
+  type BillingStore,
+  EmailTakenError,
+  type Hold,
+  type PlanChange,
+  type Reservation,
+  type SessionRecord,
+} from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -162,8 +171,11 @@ export class SqliteStore implements BillingStore {
            cycle_anchor = @cycleAnchor, cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id`,
       ),
       setPasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+      replacePasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash = ?'),
       addTopUp: db.prepare('UPDATE accounts SET top_up_credits = top_up_credits + ? WHERE id = ?'),
-      renewCycle: db.prepare('UPDATE accounts SET cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id AND cycle_end = @expected'),
+      renewCycle: db.prepare(
+        'UPDATE accounts SET cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id AND cycle_end = @expected',
+      ),
       takeCredits: db.prepare(
         `UPDATE accounts SET cycle_credits = cycle_credits - @fromCycle, top_up_credits = top_up_credits - @fromTopUp
          WHERE id = @id AND cycle_credits = @cycleCredits AND top_up_credits >= @fromTopUp`,
@@ -184,7 +196,9 @@ export class SqliteStore implements BillingStore {
            top_up_credits = top_up_credits + @fromTopUp WHERE id = @id`,
       ),
       refundAllowance: db.prepare('UPDATE counters SET value = max(0, value - ?) WHERE key = ?'),
-      expiredReservations: db.prepare<[number, number], ReservationRow>('SELECT * FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?'),
+      expiredReservations: db.prepare<[number, number], ReservationRow>(
+        'SELECT * FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+      ),
       increment: db.prepare<{ key: string; by: number; expiresAt: number }, { value: number }>(
         `INSERT INTO counters (key, value, expires_at) VALUES (@key, max(@by, 0), @expiresAt)
          ON CONFLICT (key) DO UPDATE SET value = value + @by RETURNING value`,
@@ -196,9 +210,13 @@ export class SqliteStore implements BillingStore {
       ),
       apiKeyByHash: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
       apiKeysOf: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
-      revokeApiKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL'),
+      revokeApiKey: db.prepare(
+        'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL',
+      ),
       apiKeyOf: db.prepare<[string, string], ApiKeyRow>('SELECT * FROM api_keys WHERE id = ? AND account_id = ?'),
-      touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)'),
+      touchApiKey: db.prepare(
+        'UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)',
+      ),
       insertSession: db.prepare(
         'INSERT INTO sessions (id, account_id, csrf_token, created_at, expires_at) VALUES (@id, @accountId, @csrfToken, @createdAt, @expiresAt)',
       ),
@@ -240,6 +258,10 @@ export class SqliteStore implements BillingStore {
     return this.accountById(id);
   }
 
+  async replacePasswordHash(id: string, current: string, next: string): Promise<boolean> {
+    return this.q.replacePasswordHash.run(next, id, current).changes === 1;
+  }
+
   async addTopUp(id: string, credits: number): Promise<Account | undefined> {
     this.q.addTopUp.run(credits, id);
     return this.accountById(id);
@@ -257,20 +279,40 @@ export class SqliteStore implements BillingStore {
         const fromCycle = Math.min(row.cycle_credits, credits);
         const taken = { id: accountId, cycleCredits: row.cycle_credits, fromCycle, fromTopUp: credits - fromCycle };
         if (this.q.takeCredits.run(taken).changes !== 1) return undefined;
-        const reservation: Reservation = { ...hold, accountId, allowanceKey: null, cycleEnd: row.cycle_end, fromCycle, fromTopUp: taken.fromTopUp };
+        const reservation: Reservation = {
+          ...hold,
+          accountId,
+          allowanceKey: null,
+          cycleEnd: row.cycle_end,
+          fromCycle,
+          fromTopUp: taken.fromTopUp,
+        };
         this.q.insertReservation.run(reservation);
         return reservation;
       })
       .immediate();
   }
 
-  async reserveAllowance(allowanceKey: string, credits: number, max: number, allowanceExpiresAt: number, hold: Hold): Promise<Reservation | undefined> {
+  async reserveAllowance(
+    allowanceKey: string,
+    credits: number,
+    max: number,
+    allowanceExpiresAt: number,
+    hold: Hold,
+  ): Promise<Reservation | undefined> {
     if (credits > max) return undefined;
     return this.db
       .transaction(() => {
         const taken = this.q.takeAllowance.get({ key: allowanceKey, credits, max, expiresAt: allowanceExpiresAt });
         if (!taken) return undefined;
-        const reservation: Reservation = { ...hold, accountId: null, allowanceKey, cycleEnd: null, fromCycle: credits, fromTopUp: 0 };
+        const reservation: Reservation = {
+          ...hold,
+          accountId: null,
+          allowanceKey,
+          cycleEnd: null,
+          fromCycle: credits,
+          fromTopUp: 0,
+        };
         this.q.insertReservation.run(reservation);
         return reservation;
       })
@@ -285,7 +327,12 @@ export class SqliteStore implements BillingStore {
         const reservation = toReservation(row);
         if (outcome === 'refund') {
           if (reservation.accountId) {
-            this.q.refundAccount.run({ id: reservation.accountId, cycleEnd: reservation.cycleEnd, fromCycle: reservation.fromCycle, fromTopUp: reservation.fromTopUp });
+            this.q.refundAccount.run({
+              id: reservation.accountId,
+              cycleEnd: reservation.cycleEnd,
+              fromCycle: reservation.fromCycle,
+              fromTopUp: reservation.fromTopUp,
+            });
           } else if (reservation.allowanceKey) {
             this.q.refundAllowance.run(reservation.fromCycle, reservation.allowanceKey);
           }
@@ -300,7 +347,7 @@ export class SqliteStore implements BillingStore {
   }
 
   async increment(key: string, by: number, expiresAt: number): Promise<number> {
-    return this.q.increment.get({ key, by, expiresAt })!.value;
+    return returned(this.q.increment.get({ key, by, expiresAt })).value;
   }
 
   async counter(key: string): Promise<number> {
@@ -336,7 +383,15 @@ export class SqliteStore implements BillingStore {
 
   async sessionById(id: string): Promise<SessionRecord | undefined> {
     const row = this.q.sessionById.get(id);
-    return row && { id: row.id, accountId: row.account_id, csrfToken: row.csrf_token, createdAt: row.created_at, expiresAt: row.expires_at };
+    return (
+      row && {
+        id: row.id,
+        accountId: row.account_id,
+        csrfToken: row.csrf_token,
+        createdAt: row.created_at,
+        expiresAt: row.expires_at,
+      }
+    );
   }
 
   async deleteSession(id: string): Promise<void> {
@@ -345,7 +400,7 @@ export class SqliteStore implements BillingStore {
 
   async secret(name: string, candidate: string): Promise<string> {
     this.q.insertSecret.run(name, candidate);
-    return this.q.secret.get(name)!.value;
+    return returned(this.q.secret.get(name)).value;
   }
 
   async sweep(now: number): Promise<void> {
@@ -356,4 +411,10 @@ export class SqliteStore implements BillingStore {
   async close(): Promise<void> {
     this.db.close();
   }
+}
+
+/** The row an upsert or insert-then-read always yields. */
+function returned<T>(row: T | undefined): T {
+  if (row === undefined) throw new Error('the statement returned no row');
+  return row;
 }

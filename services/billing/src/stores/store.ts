@@ -12,6 +12,8 @@ export interface BillingStore {
   /** Switches plan (and overrides) and starts a fresh cycle with `change.cycleCredits`. */
   changePlan(id: string, change: PlanChange): Promise<Account | undefined>;
   setPasswordHash(id: string, passwordHash: string): Promise<Account | undefined>;
+  /** Replaces the hash only if it is still `current` (a password changed meanwhile wins); true if replaced. */
+  replacePasswordHash(id: string, current: string, next: string): Promise<boolean>;
   addTopUp(id: string, credits: number): Promise<Account | undefined>;
   /** Starts the next cycle, only if the account is still in the cycle ending at `expectedCycleEnd`. */
   renewCycle(id: string, expectedCycleEnd: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void>;
@@ -19,7 +21,13 @@ export interface BillingStore {
   /** Holds `credits` from an account, cycle credits first, then top-ups; undefined when short. */
   reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined>;
   /** Holds `credits` of a counted allowance (anonymous per-IP day) capped at `max`; undefined when short. */
-  reserveAllowance(allowanceKey: string, credits: number, max: number, allowanceExpiresAt: number, hold: Hold): Promise<Reservation | undefined>;
+  reserveAllowance(
+    allowanceKey: string,
+    credits: number,
+    max: number,
+    allowanceExpiresAt: number,
+    hold: Hold,
+  ): Promise<Reservation | undefined>;
   /**
    * Ends a hold exactly once: `spend` keeps the credits, `refund` gives them back (cycle credits
    * only while the account is still in the cycle they came from). Undefined when already settled.
@@ -74,7 +82,10 @@ export interface Account {
 }
 
 /** A plan change replaces these fields together: a new plan starts a new cycle. */
-export type PlanChange = Pick<Account, 'plan' | 'creditsPerCycle' | 'requestsPerMinute' | 'cycleAnchor' | 'cycleEnd' | 'cycleCredits'>;
+export type PlanChange = Pick<
+  Account,
+  'plan' | 'creditsPerCycle' | 'requestsPerMinute' | 'cycleAnchor' | 'cycleEnd' | 'cycleCredits'
+>;
 
 export interface Hold {
   id: string;
