@@ -1,6 +1,11 @@
-import dns from 'node:dns/promises';
-import net from 'node:net';
-import { invalidArgument, OutboundError, parseTargetUrl, type AddressPolicy, type SafeHttp } from '@webutil/kit';
+import {
+  type AddressPolicy,
+  OutboundError,
+  parseTargetUrl,
+  resolveTarget,
+  type SafeHttp,
+  targetFailure,
+} from '@webutil/kit';
 import type { DownCheckResponse } from '@webutil/proto/webutil/metascan/v1/metascan';
 
 export interface DownCheckDeps {
@@ -22,33 +27,27 @@ const MAX_REDIRECTS = 5;
 export async function downCheck(rawUrl: string, deps: DownCheckDeps, signal: AbortSignal): Promise<DownCheckResponse> {
   const url = parseTargetUrl(rawUrl);
   const base: DownCheckResponse = { url: url.href, testedFrom: deps.testedFrom };
-  const addresses = await resolve(url.hostname);
-  if (!addresses) return base;
-  const ipAddress = addresses.find((a) => net.isIPv4(a)) ?? addresses[0];
-  const reachable = addresses.filter((a) => deps.policy.allows(a));
-  if (reachable.length === 0) {
-    throw invalidArgument('TARGET_BLOCKED', `${url.hostname} resolves to ${ipAddress} (${deps.policy.refusal(ipAddress ?? '')}); private and internal addresses are not checked`);
+  let addresses: string[];
+  try {
+    addresses = await resolveTarget(url.hostname, deps.policy);
+  } catch (err) {
+    if (err instanceof OutboundError && err.kind === 'dns') return base; // down: the name does not resolve
+    throw targetFailure(err);
   }
+  const ipAddress = addresses[0]; // IPv4 first
   const started = performance.now();
   try {
-    const res = await deps.http.fetch(url, { method: 'GET', maxRedirects: MAX_REDIRECTS, timeoutMs: deps.timeoutMs, signal });
+    const res = await deps.http.fetch(url, {
+      method: 'GET',
+      maxRedirects: MAX_REDIRECTS,
+      timeoutMs: deps.timeoutMs,
+      signal,
+    });
     await res.dump();
     return { ...base, httpsStatus: res.status, responseTimeMs: res.timeToHeadersMs, ipAddress };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    if (err instanceof OutboundError && err.kind === 'blocked') throw invalidArgument('TARGET_BLOCKED', `refused: ${err.message}`);
+    if (err instanceof OutboundError && err.kind === 'blocked') throw targetFailure(err);
     return { ...base, responseTimeMs: Math.round(performance.now() - started), ipAddress };
-  }
-}
-
-/** Addresses for the host, or undefined when the name does not resolve. */
-async function resolve(hostname: string): Promise<string[] | undefined> {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (net.isIP(host)) return [host];
-  try {
-    const found = await dns.lookup(host, { all: true });
-    return found.length ? found.map((a) => a.address) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -8,6 +8,9 @@ const config = loadConfig({
   WEBUTIL_ALLOW_TARGETS: env.cidrList(),
   DOWN_CHECK_TIMEOUT_MS: env.int(15_000, 1),
   TESTED_FROM: env.string('India (Mumbai)'),
+  META_PAGE_TIMEOUT_MS: env.int(15_000, 1),
+  META_FILE_TIMEOUT_MS: env.int(10_000, 1),
+  META_MAX_HEAD_BYTES: env.int(1024 * 1024, 1024),
 });
 
 const log = createLogger('meta-scan', config.LOG_LEVEL);
@@ -19,7 +22,20 @@ await runService({
   host: config.HOST,
   port: config.PORT,
   protoFiles: ['webutil/metascan/v1/metascan.proto'],
-  bindings: [metaScanService({ http, policy, testedFrom: config.TESTED_FROM, timeoutMs: config.DOWN_CHECK_TIMEOUT_MS }, log)],
+  bindings: [
+    metaScanService(
+      {
+        downCheck: { http, policy, testedFrom: config.TESTED_FROM, timeoutMs: config.DOWN_CHECK_TIMEOUT_MS },
+        metaScan: {
+          http,
+          pageTimeoutMs: config.META_PAGE_TIMEOUT_MS,
+          fileTimeoutMs: config.META_FILE_TIMEOUT_MS,
+          maxHeadBytes: config.META_MAX_HEAD_BYTES,
+        },
+      },
+      log,
+    ),
+  ],
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   metricsPort: config.METRICS_PORT,
   log,

@@ -1,0 +1,82 @@
+import { header, invalidArgument, OutboundError, type SafeHttp, type SafeResponse, targetFailure } from '@webutil/kit';
+import { HeadReader, type PageHead } from './page-head.js';
+
+/** The audited page: where it ended up after redirects, its headers, and its head. */
+export interface AuditedPage {
+  url: URL;
+  headers: SafeResponse['headers'];
+  head: PageHead;
+}
+
+export interface PageReadOptions {
+  timeoutMs: number;
+  /** Bytes of the page read at most while looking for the end of its head. */
+  maxHeadBytes: number;
+}
+
+const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+
+/**
+ * Fetches the page through the safe client and reads its head, within the byte bound. A page that
+ * cannot be fetched or read fails with the reason (the route answers the spec's 500 for it).
+ */
+export async function readPage(url: URL, http: SafeHttp, options: PageReadOptions, signal: AbortSignal) {
+  let res: SafeResponse;
+  try {
+    res = await http.fetch(url, {
+      timeoutMs: options.timeoutMs,
+      maxRedirects: 10,
+      maxBodyBytes: options.maxHeadBytes,
+      signal,
+    });
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof OutboundError && err.kind === 'blocked') throw targetFailure(err);
+    const why = err instanceof OutboundError ? err.message : String(err);
+    throw invalidArgument('TARGET_UNREACHABLE', `could not fetch ${url.href}: ${why}`);
+  }
+  const type = header(res.headers, 'content-type');
+  const problem = res.redirectLimitReached
+    ? `${url.href} redirects too many times`
+    : res.status >= 400
+      ? `the page answered ${res.status} ${res.statusText}`
+      : type !== undefined && !HTML_TYPES.test(type.trim())
+        ? `the page is ${type.split(';')[0]}, not HTML`
+        : undefined;
+  if (problem) {
+    await res.dump();
+    throw invalidArgument(res.status >= 400 ? 'TARGET_HTTP_ERROR' : 'NOT_HTML', problem);
+  }
+  const reader = new HeadReader();
+  let decoder: InstanceType<typeof TextDecoder> | undefined;
+  try {
+    for await (const chunk of res.body) {
+      decoder ??= new TextDecoder(charsetOf(type, chunk));
+      reader.write(decoder.decode(chunk, { stream: true }));
+      if (reader.done) break;
+    }
+    if (decoder && !reader.done) reader.write(decoder.decode());
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    throw invalidArgument('TARGET_UNREACHABLE', `reading ${res.url} failed: ${(err as Error).message}`);
+  } finally {
+    await res.dump();
+  }
+  return { url: new URL(res.url), headers: res.headers, head: reader.end() } satisfies AuditedPage;
+}
+
+/**
+ * The page's encoding: the Content-Type charset, else a <meta charset> (or http-equiv) in the
+ * first 1,024 bytes, as the HTML standard's prescan looks, else UTF-8.
+ */
+export function charsetOf(contentType: string | undefined, firstChunk: Buffer): string {
+  const declared =
+    /charset=["']?([\w-]+)/i.exec(contentType ?? '')?.[1] ??
+    /<meta[^>]{0,200}?charset\s*=\s*["']?([\w-]+)/i.exec(firstChunk.subarray(0, 1024).toString('latin1'))?.[1];
+  if (!declared) return 'utf-8';
+  try {
+    return new TextDecoder(declared).encoding;
+  } catch {
+    return 'utf-8';
+  }
+}
