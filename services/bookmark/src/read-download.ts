@@ -1,0 +1,45 @@
+import { notFound } from '@webutil/kit';
+import {
+  DownloadKind,
+  type ReadDownloadRequest,
+  type ReadDownloadResponse,
+} from '@webutil/proto/webutil/bookmark/v1/bookmark';
+import { type BookmarkFilesDeps, lifetime, OUTPUTS } from './bookmark-files.js';
+
+const EXTENSION_BY_KIND: Partial<Record<DownloadKind, string>> = {
+  [DownloadKind.DOWNLOAD_KIND_DECRYPTED]: OUTPUTS.xbel.extension,
+  [DownloadKind.DOWNLOAD_KIND_HTML]: OUTPUTS.html.extension,
+};
+
+/**
+ * ReadDownload: streams a stored output; the first message carries its name, type and size. A
+ * name the store never issued (a path, `..`, another route's file) or an expired one is absent.
+ */
+export async function readDownload(
+  request: ReadDownloadRequest,
+  deps: BookmarkFilesDeps,
+  send: (message: ReadDownloadResponse) => Promise<void>,
+  signal: AbortSignal,
+): Promise<void> {
+  const extension = EXTENSION_BY_KIND[request.kind];
+  const opened =
+    extension && request.storedName.endsWith(`.${extension}`) ? await deps.store.open(request.storedName) : undefined;
+  if (!opened) throw notFound('FILE_NOT_FOUND', `no such file: download links are valid for ${lifetime(deps.ttlMs)}`);
+  const { info, body } = opened;
+  await send({
+    fileName: info.downloadName ?? info.name,
+    contentType: info.contentType,
+    sizeBytes: String(info.sizeBytes),
+    chunk: Buffer.alloc(0),
+  });
+  // Leaving the loop early (the caller went away) closes the stored file.
+  for await (const chunk of body) {
+    if (signal.aborted) break;
+    await send({
+      fileName: '',
+      contentType: '',
+      sizeBytes: '0',
+      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
+    });
+  }
+}
