@@ -1,0 +1,261 @@
+import { counter, gauge, type Logger, resourceExhausted } from '@webutil/kit';
+import puppeteer, { type Browser } from 'puppeteer-core';
+
+export interface BrowserPoolOptions {
+  executablePath: string;
+  /** Chromium processes kept running. */
+  browsers: number;
+  /** Renders one browser runs at once. */
+  pagesPerBrowser: number;
+  /** Renders that may wait for a free browser; more are refused at once. */
+  queueDepth: number;
+  log: Logger;
+}
+
+/** A browser lent to one render; release it exactly once. */
+export interface Lease {
+  browser: Browser;
+  release(): void;
+  /** The browser misbehaved (a context would not close): replace it. */
+  discard(): void;
+}
+
+interface Slot {
+  browser?: Browser;
+  busy: number;
+  /** Consecutive failed launches, for the back-off. */
+  failures: number;
+  launching?: Promise<void>;
+}
+
+interface Waiter {
+  grant(lease: Lease): void;
+  fail(err: unknown): void;
+}
+
+/**
+ * Chromium's flags. No debugging port (puppeteer talks over a pipe), so no page can reach the
+ * browser's own control endpoint; the default context's proxy is a closed port, so only contexts
+ * created with the render's egress proxy can fetch anything; WebRTC may not send UDP around it.
+ */
+export function chromiumArgs(): string[] {
+  return [
+    ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-dev-shm-usage',
+    '--disable-features=Translate,MediaRouter,OptimizationHints',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--proxy-server=http://127.0.0.1:9',
+    '--proxy-bypass-list=<-loopback>',
+    '--no-first-run',
+    '--no-default-browser-check',
+  ];
+}
+
+/** A refusal to wait for a browser; a render takes about a second, so a retry after 2 s finds room. */
+const busy = (message: string) => resourceExhausted('RENDER_BUSY', message, 2);
+
+/** Pools of this process, read by the gauges when scraped. */
+const pools = new Set<BrowserPool>();
+const sum = (read: (pool: BrowserPool) => number) => [...pools].reduce((n, pool) => n + read(pool), 0);
+
+gauge({
+  name: 'webutil_render_open_pages',
+  help: 'Browser pages open for renders (popups included), read from Chromium when scraped',
+  collect() {
+    this.set(sum((pool) => pool.openPages()));
+  },
+});
+gauge({
+  name: 'webutil_render_open_contexts',
+  help: 'Browser contexts open for renders, read from Chromium when scraped',
+  collect() {
+    this.set(sum((pool) => pool.openContexts()));
+  },
+});
+gauge({
+  name: 'webutil_render_queue_length',
+  help: 'Renders waiting for a browser',
+  collect() {
+    this.set(sum((pool) => pool.queueLength()));
+  },
+});
+const restarts = counter({
+  name: 'webutil_render_browser_restarts_total',
+  help: 'Chromium processes launched again after one crashed, was killed or misbehaved',
+});
+
+/**
+ * Long-lived Chromium processes and the queue in front of them. A render leases a browser with a
+ * free page slot (the least busy one); when none is free it waits in a bounded queue until a slot
+ * frees or its wait ends; past the queue's depth it is refused at once. A browser that disconnects
+ * (crashed, killed) is launched again, with a back-off while launches keep failing.
+ */
+export class BrowserPool {
+  private readonly slots: Slot[];
+  private readonly waiters: Waiter[] = [];
+  private closed = false;
+
+  private constructor(private readonly options: BrowserPoolOptions) {
+    this.slots = Array.from({ length: options.browsers }, () => ({ busy: 0, failures: 0 }));
+  }
+
+  static async start(options: BrowserPoolOptions): Promise<BrowserPool> {
+    const pool = new BrowserPool(options);
+    await Promise.all(pool.slots.map((slot) => pool.launch(slot)));
+    pools.add(pool);
+    return pool;
+  }
+
+  /** Browser pages of render contexts across every browser (the default context's excluded). */
+  openPages(): number {
+    let count = 0;
+    for (const { browser } of this.slots) {
+      if (!browser?.connected) continue;
+      const fallback = browser.defaultBrowserContext();
+      count += browser.targets().filter((t) => t.type() === 'page' && t.browserContext() !== fallback).length;
+    }
+    return count;
+  }
+
+  queueLength(): number {
+    return this.waiters.length;
+  }
+
+  openContexts(): number {
+    return this.slots.reduce(
+      (n, { browser }) => n + (browser?.connected ? browser.browserContexts().length - 1 : 0),
+      0,
+    );
+  }
+
+  /**
+   * A browser for one render. Refuses at once (RENDER_BUSY) when the queue is full; otherwise
+   * waits until `waitUntil` (epoch ms) at most, or until the signal aborts.
+   */
+  acquire(signal: AbortSignal, waitUntil: number): Promise<Lease> {
+    const free = this.freeLease();
+    if (free) return Promise.resolve(free);
+    if (this.waiters.length >= this.options.queueDepth) {
+      return Promise.reject(busy('every browser is busy and the render queue is full; retry shortly'));
+    }
+    return new Promise<Lease>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+      };
+      const waiter: Waiter = {
+        grant: (lease) => {
+          done();
+          resolve(lease);
+        },
+        fail: (err) => {
+          done();
+          reject(err);
+        },
+      };
+      const onAbort = () => waiter.fail(signal.reason);
+      const timer = setTimeout(
+        () => waiter.fail(busy('no browser became free in time; retry shortly')),
+        Math.max(0, waitUntil - Date.now()),
+      );
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    pools.delete(this);
+    for (const waiter of [...this.waiters]) waiter.fail(busy('the service is stopping'));
+    await Promise.all(this.slots.map((slot) => slot.browser?.close().catch(() => undefined)));
+  }
+
+  private freeLease(): Lease | undefined {
+    let best: Slot | undefined;
+    for (const slot of this.slots) {
+      if (!slot.browser?.connected || slot.busy >= this.options.pagesPerBrowser) continue;
+      if (!best || slot.busy < best.busy) best = slot;
+    }
+    if (!best?.browser) return undefined;
+    const slot = best;
+    const browser = best.browser;
+    slot.busy++;
+    let returned = false;
+    const giveBack = () => {
+      if (returned) return;
+      returned = true;
+      slot.busy--;
+      this.serveWaiters();
+    };
+    return {
+      browser,
+      release: giveBack,
+      discard: () => {
+        this.options.log.warn('a browser stopped answering: replacing it');
+        // Disconnecting ends the process and triggers the relaunch below.
+        browser.process()?.kill('SIGKILL');
+        giveBack();
+      },
+    };
+  }
+
+  private serveWaiters(): void {
+    while (this.waiters.length > 0) {
+      const lease = this.freeLease();
+      if (!lease) return;
+      this.waiters[0]?.grant(lease);
+    }
+  }
+
+  private launch(slot: Slot): Promise<void> {
+    slot.launching ??= (async () => {
+      try {
+        const browser = await puppeteer.launch({
+          executablePath: this.options.executablePath,
+          headless: true,
+          pipe: true,
+          args: chromiumArgs(),
+          defaultViewport: null,
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
+        });
+        // The window Chromium opens at start serves no render.
+        for (const page of await browser.pages()) await page.close().catch(() => undefined);
+        slot.browser = browser;
+        slot.failures = 0;
+        browser.once('disconnected', () => this.lost(slot, browser));
+        this.serveWaiters();
+      } catch (err) {
+        slot.failures++;
+        this.options.log.error({ err, failures: slot.failures }, 'Chromium did not start');
+        if (slot.failures === 1 && this.slots.every((s) => !s.browser)) throw err;
+        this.relaunchLater(slot);
+      } finally {
+        slot.launching = undefined;
+      }
+    })();
+    return slot.launching;
+  }
+
+  private lost(slot: Slot, browser: Browser): void {
+    if (slot.browser !== browser) return;
+    slot.browser = undefined;
+    // Renders on it fail on their own (their CDP calls reject); their leases still count until released.
+    if (this.closed) return;
+    this.options.log.warn('Chromium disconnected (crashed or killed): launching it again');
+    restarts.inc();
+    void this.launch(slot).catch(() => undefined);
+  }
+
+  private relaunchLater(slot: Slot): void {
+    if (this.closed) return;
+    const delay = Math.min(10_000, 250 * 2 ** Math.min(slot.failures, 6));
+    setTimeout(() => void this.launch(slot).catch(() => undefined), delay).unref();
+  }
+}

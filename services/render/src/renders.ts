@@ -1,0 +1,130 @@
+import { type AddressPolicy, type CallContext, notFound, OutboundError, parseTargetUrl } from '@webutil/kit';
+import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
+import type {
+  ReadArtifactRequest,
+  ReadArtifactResponse,
+  ScreenshotRequest,
+  ScreenshotResponse,
+  UrlToPdfRequest,
+  UrlToPdfResponse,
+} from '@webutil/proto/webutil/render/v1/render';
+import type { BrowserPool } from './browser-pool.js';
+import { cacheKey, IMAGE_FORMATS, pdfOptions, screenshotOptions } from './options.js';
+import { type PageDeps, type RenderJob, renderPage } from './render-page.js';
+import { allowedAddress, type Resolve, targetFailure } from './resolver.js';
+import { PDF_STAGES, SCREENSHOT_STAGES, StageClock } from './stage-clock.js';
+
+export interface RenderDeps {
+  pool: BrowserPool;
+  store: ArtifactStore;
+  policy: AddressPolicy;
+  resolve: Resolve;
+  page: PageDeps;
+  /** Longest a render waits for a browser before it is refused (RENDER_BUSY). */
+  queueWaitMs: number;
+  /** How long a result file can be downloaded. */
+  fileTtlMs: number;
+  /** A result rendered this recently answers an identical request without the browser. */
+  cacheWindowMs: number;
+}
+
+const PDF = { extension: 'pdf', contentType: 'application/pdf' };
+
+export async function screenshot(
+  request: ScreenshotRequest,
+  deps: RenderDeps,
+  ctx: CallContext,
+): Promise<ScreenshotResponse> {
+  const url = parseTargetUrl(request.url);
+  const options = screenshotOptions(request);
+  const { info, clipped, cacheHit, clock } = await produce(url, { kind: 'screenshot', options }, deps, ctx);
+  const extension = IMAGE_FORMATS[options.format].extension;
+  return {
+    filename: info.name,
+    sizeBytes: String(info.sizeBytes),
+    format: options.format,
+    fileExtension: extension,
+    clipped,
+    durationMs: Math.round(clock.totalMs()),
+    cacheHit,
+    timings: clock.timings(SCREENSHOT_STAGES),
+  };
+}
+
+export async function urlToPdf(
+  request: UrlToPdfRequest,
+  deps: RenderDeps,
+  ctx: CallContext,
+): Promise<UrlToPdfResponse> {
+  const url = parseTargetUrl(request.url);
+  const options = pdfOptions(request);
+  const { info, cacheHit, clock } = await produce(url, { kind: 'pdf', options }, deps, ctx);
+  return {
+    filename: info.name,
+    sizeBytes: String(info.sizeBytes),
+    durationMs: Math.round(clock.totalMs()),
+    cacheHit,
+    timings: clock.timings(PDF_STAGES),
+  };
+}
+
+/**
+ * A result file for the job: the one rendered for an identical request within the cache window,
+ * else a new render. The target is resolved and checked before a browser is taken, so a blocked
+ * or unresolvable URL is answered at once; the egress proxy checks every connection again.
+ */
+async function produce(url: URL, job: RenderJob, deps: RenderDeps, ctx: CallContext) {
+  const clock = new StageClock();
+  const key = cacheKey(job.kind, url, job.options);
+  const cached = await deps.store.findCached(key);
+  if (cached && Date.now() - cached.createdAt <= deps.cacheWindowMs) {
+    return { info: cached, clipped: cached.attributes?.clipped === 'true', cacheHit: true, clock };
+  }
+  try {
+    await allowedAddress(url.hostname, deps.policy, deps.resolve);
+  } catch (err) {
+    throw err instanceof OutboundError ? targetFailure(err) : err;
+  }
+  const lease = await deps.pool.acquire(ctx.signal, Date.now() + deps.queueWaitMs);
+  clock.end('queue');
+  let rendered: Awaited<ReturnType<typeof renderPage>>;
+  try {
+    rendered = await renderPage(lease, url, job, deps.page, clock, ctx.signal);
+  } finally {
+    lease.release();
+  }
+  const format = job.kind === 'pdf' ? PDF : IMAGE_FORMATS[job.options.format];
+  const info: ArtifactInfo = await deps.store.put({
+    body: rendered.body,
+    extension: format.extension,
+    contentType: format.contentType,
+    ttlMs: deps.fileTtlMs,
+    cacheKey: key,
+    attributes: { clipped: String(rendered.clipped) },
+  });
+  return { info, clipped: rendered.clipped, cacheHit: false, clock };
+}
+
+/** Streams a result file: the first message carries its facts. */
+export async function readArtifact(
+  request: ReadArtifactRequest,
+  store: ArtifactStore,
+  ctx: CallContext,
+  send: (message: ReadArtifactResponse) => Promise<void>,
+): Promise<void> {
+  const found = await store.open(request.filename);
+  if (!found) {
+    throw notFound('FILE_NOT_FOUND', 'no such file, or its download time is over');
+  }
+  const facts = { contentType: found.info.contentType, sizeBytes: String(found.info.sizeBytes) };
+  let first = true;
+  for await (const chunk of found.body) {
+    if (ctx.signal.aborted) break;
+    await send({
+      ...(first ? facts : { contentType: '', sizeBytes: '0' }),
+      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
+    });
+    first = false;
+  }
+  if (first) await send({ ...facts, chunk: Buffer.alloc(0) });
+}
