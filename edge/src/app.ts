@@ -4,15 +4,15 @@ import type { Logger } from '@webutil/kit';
 import Koa from 'koa';
 import { clientAddress } from './caller.js';
 import type { Clients } from './clients.js';
+import { downloadHandler } from './downloads.js';
 import { HttpError } from './envelope.js';
 import { creditsHeader } from './middleware/credits-header.js';
 import { errorEnvelope } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
+import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
-import { routes } from './routes.js';
-
-/** Public prefix, and the website's same-origin alias of it. */
-export const PREFIXES = ['/v1', '/api/v1'];
+import { PREFIXES } from './route-spec.js';
+import { downloads, routes } from './routes.js';
 
 export interface AppOptions {
   clients: Clients;
@@ -20,36 +20,54 @@ export interface AppOptions {
   jsonLimit: string;
   /** CIDRs of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed. */
   trustedProxies: readonly string[];
+  /** Where clients reach this API (absolute links start with it), e.g. https://api.example.com. */
+  publicBaseUrl: string;
 }
 
-export function createApp({ clients, log, jsonLimit, trustedProxies }: AppOptions): Koa {
+export function createApp({ clients, log, jsonLimit, trustedProxies, publicBaseUrl }: AppOptions): Koa {
   const app = new Koa();
+  app.context.publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   app.proxy = false;
   const router = new Router();
+  // JSON bodies are read by the routes that take one, so a wrong method is a 405 whatever its body.
+  const jsonBody = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit,
+    onError: (err) => {
+      const status = (err as { status?: number }).status;
+      if (status === 413) throw new HttpError(413, 'payload_too_large', `the JSON body is larger than ${jsonLimit}`);
+      throw new HttpError(400, 'invalid_json', 'the request body is not valid JSON');
+    },
+  });
   // Probes for the local runner and Kubernetes: the process is up and serving HTTP.
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
+  // The contract itself: free, no credential, not counted against any rate.
+  const contract = JSON.stringify(openApiDocument(routes, downloads));
   for (const prefix of PREFIXES) {
-    for (const spec of routes) {
-      router.register(`${prefix}${spec.path}`, [spec.method], handler(spec, clients, log), { name: `${prefix}${spec.path}` });
+    router.get(`${prefix}${OPENAPI_PATH}`, (ctx) => {
+      ctx.type = 'application/json';
+      ctx.body = contract;
+    });
+  }
+  for (const spec of routes) {
+    const middleware = handler(spec, clients, log);
+    // An upload reads its own multipart body.
+    const chain = spec.method === 'POST' && !spec.upload ? [jsonBody, middleware] : middleware;
+    for (const prefix of PREFIXES) {
+      const path = `${prefix}${spec.path}`;
+      router.register(path, [spec.method], chain, { name: path });
     }
+  }
+  for (const spec of downloads) {
+    const middleware = downloadHandler(spec, clients, log);
+    for (const path of spec.paths) router.register(path, ['GET'], middleware, { name: path });
   }
   app.use(requestId());
   app.use(clientAddress(trustedProxies));
   app.use(creditsHeader(clients.billing));
   app.use(errorEnvelope(log));
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit,
-      onError: (err) => {
-        const status = (err as { status?: number }).status;
-        if (status === 413) throw new HttpError(413, 'payload_too_large', `the JSON body is larger than ${jsonLimit}`);
-        throw new HttpError(400, 'invalid_json', 'the request body is not valid JSON');
-      },
-    }),
-  );
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,5 +1,5 @@
-import { canonicalIp, CidrList } from '@webutil/kit';
-import type { Credential } from '@webutil/proto/webutil/billing/v1/billing';
+import { CidrList, canonicalIp } from '@webutil/kit';
+import type { ChallengeSolution, Credential } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from './envelope.js';
 
@@ -25,9 +25,12 @@ export function clientAddress(trustedProxies: readonly string[]): Middleware {
     let client = peer;
     let https = ctx.protocol === 'https';
     if (trusted.has(peer)) {
-      const hops = ctx.get('x-forwarded-for').split(',').filter((hop) => hop.trim());
-      for (let i = hops.length - 1; i >= 0; i--) {
-        const hop = canonicalIp(hops[i]!);
+      const hops = ctx
+        .get('x-forwarded-for')
+        .split(',')
+        .filter((hop) => hop.trim());
+      for (const raw of hops.reverse()) {
+        const hop = canonicalIp(raw);
         if (!hop) break; // garbage from a client: the last good hop stands
         client = hop;
         if (!trusted.has(hop)) break;
@@ -47,9 +50,15 @@ export function credentialOf(ctx: Context): Credential {
   if (authorization) {
     const bearer = BEARER.exec(authorization);
     if (!bearer) {
-      throw new HttpError(401, 'invalid_authorization', 'the Authorization header must be "Bearer <API key>"', undefined, {
-        'WWW-Authenticate': 'Bearer realm="webutil", error="invalid_request"',
-      });
+      throw new HttpError(
+        401,
+        'invalid_authorization',
+        'the Authorization header must be "Bearer <API key>"',
+        undefined,
+        {
+          'WWW-Authenticate': 'Bearer realm="webutil", error="invalid_request"',
+        },
+      );
     }
     credential.apiKey = bearer[1];
   }
@@ -62,7 +71,21 @@ export function credentialOf(ctx: Context): Credential {
   return credential;
 }
 
+/** A solved challenge from a request body (`payload` for ALTCHA, or `turnstileToken`), if any. */
+export function challengeSolution(body: { payload?: string; turnstileToken?: string }): ChallengeSolution | undefined {
+  if (body.payload) return { kind: { $case: 'altchaPayload', altchaPayload: body.payload } };
+  if (body.turnstileToken) return { kind: { $case: 'turnstileToken', turnstileToken: body.turnstileToken } };
+  return undefined;
+}
+
 /** A Set-Cookie value; maxAgeSeconds 0 deletes the cookie. */
 export function cookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): string {
-  return [`${name}=${value}`, 'Path=/', `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Lax', ...(ctx.state.https ? ['Secure'] : [])].join('; ');
+  return [
+    `${name}=${value}`,
+    'Path=/',
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Lax',
+    ...(ctx.state.https ? ['Secure'] : []),
+  ].join('; ');
 }

@@ -1,6 +1,9 @@
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
+import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
+import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 import { connect, type ServiceClient } from './grpc-clients.js';
 
 /** One client per backing service; addresses come from the edge's configuration. */
@@ -8,12 +11,18 @@ export interface Clients {
   billing: ServiceClient<typeof BillingServiceService>;
   metaScan: ServiceClient<typeof MetaScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
+  render: ServiceClient<typeof RenderServiceService>;
+  bookmark: ServiceClient<typeof BookmarkServiceService>;
+  tlsScan: ServiceClient<typeof TlsScanServiceService>;
 }
 
 export interface ServiceAddresses {
   billing: string;
   metaScan: string;
   crawl: string;
+  render: string;
+  bookmark: string;
+  tlsScan: string;
 }
 
 export function connectAll(addresses: ServiceAddresses): Clients {
@@ -21,6 +30,9 @@ export function connectAll(addresses: ServiceAddresses): Clients {
     billing: connect(BillingServiceService, addresses.billing),
     metaScan: connect(MetaScanServiceService, addresses.metaScan),
     crawl: connect(CrawlServiceService, addresses.crawl),
+    render: connect(RenderServiceService, addresses.render),
+    bookmark: connect(BookmarkServiceService, addresses.bookmark),
+    tlsScan: connect(TlsScanServiceService, addresses.tlsScan),
   };
 }
 

@@ -1,21 +1,22 @@
-import { readGrpcError, type Logger } from '@webutil/kit';
-import { CallerPolicy, Refusal, type BillingServiceService, type Credential, type Denial, type Quota } from '@webutil/proto/webutil/billing/v1/billing';
+import { type Logger, readGrpcError } from '@webutil/kit';
+import {
+  type AuthorizeResponse,
+  type BillingServiceService,
+  CallerPolicy,
+  type Denial,
+  Refusal,
+} from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
+import { httpErrorFromCall } from './call-errors.js';
 import { CLEARANCE_COOKIE, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
 import { HttpError } from './envelope.js';
 import type { CallOptions, ServiceClient } from './grpc-clients.js';
-import { httpErrorFromCall, type RouteSpec } from './pipeline.js';
+import type { Caller, Metered } from './route-spec.js';
 
 export type BillingClient = ServiceClient<typeof BillingServiceService>;
 
 /** Every response carries the caller's credits left (0 when the caller is unknown). */
 export const CREDITS_HEADER = 'X-Credits-Remaining';
-
-/** What a route's RPC may know about its caller: the credential and the quota after the hold. */
-export interface Caller {
-  credential: Credential;
-  quota: Quota;
-}
 
 /** An authorized call: spend its credits on success, return them on any failure. */
 export interface Hold {
@@ -23,9 +24,18 @@ export interface Hold {
   settle(outcome: 'success' | 'failure'): Promise<void>;
 }
 
-const BILLING_TIMEOUT_MS = 5_000;
+/**
+ * Deadline of every billing call: the edge's authorize, commit and release, and the routes that
+ * are billing's own RPCs (sign-in, keys...). They are quick store operations (a sign-in's scrypt
+ * is ~0.1 s); the margin is for a loaded machine.
+ */
+export const BILLING_TIMEOUT_MS = 10_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const POLICIES = { any: CallerPolicy.CALLER_POLICY_ANY, session: CallerPolicy.CALLER_POLICY_SESSION, ip: CallerPolicy.CALLER_POLICY_IP };
+const POLICIES = {
+  any: CallerPolicy.CALLER_POLICY_ANY,
+  session: CallerPolicy.CALLER_POLICY_SESSION,
+  ip: CallerPolicy.CALLER_POLICY_IP,
+};
 const STATUS_BY_REFUSAL: Record<Refusal, number> = {
   [Refusal.REFUSAL_UNAUTHENTICATED]: 401,
   [Refusal.REFUSAL_FORBIDDEN]: 403,
@@ -36,7 +46,11 @@ const STATUS_BY_REFUSAL: Record<Refusal, number> = {
 };
 
 /** Billing calls are short and must finish even when the HTTP client has gone. */
-const billingCall = (requestId: string): CallOptions => ({ requestId, timeoutMs: BILLING_TIMEOUT_MS, signal: new AbortController().signal });
+const billingCall = (requestId: string): CallOptions => ({
+  requestId,
+  timeoutMs: BILLING_TIMEOUT_MS,
+  signal: new AbortController().signal,
+});
 
 export function setCredits(ctx: Context, remaining: number): void {
   ctx.set(CREDITS_HEADER, String(remaining));
@@ -46,11 +60,20 @@ export function setCredits(ctx: Context, remaining: number): void {
  * Authenticates, checks the challenge clearance and the rate, and holds the route's credits, in
  * one billing call. A refusal is thrown as its 401/402/403/429.
  */
-export async function authorize(billing: BillingClient, spec: RouteSpec, ctx: Context, requestId: string, log: Logger): Promise<Hold> {
+export async function authorize(
+  billing: BillingClient,
+  spec: Metered,
+  ctx: Context,
+  requestId: string,
+  log: Logger,
+): Promise<Hold> {
   const callers = spec.callers ?? 'any';
   // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
-  const credential = callers === 'ip' ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) } : credentialOf(ctx);
-  let outcome;
+  const credential =
+    callers === 'ip'
+      ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) }
+      : credentialOf(ctx);
+  let outcome: AuthorizeResponse['outcome'];
   try {
     ({ outcome } = await billing.authorize(
       {
@@ -76,7 +99,10 @@ export async function authorize(billing: BillingClient, spec: RouteSpec, ctx: Co
     async settle(result) {
       if (!reservationId) return;
       try {
-        const settled = result === 'success' ? await billing.commit({ reservationId }, billingCall(requestId)) : await billing.release({ reservationId }, billingCall(requestId));
+        const settled =
+          result === 'success'
+            ? await billing.commit({ reservationId }, billingCall(requestId))
+            : await billing.release({ reservationId }, billingCall(requestId));
         setCredits(ctx, settled.remaining);
       } catch (err) {
         // The reservation expires and returns its credits by itself: a lost commit spends
@@ -94,17 +120,26 @@ export function refusal(ctx: Context, denial: Denial | undefined, creditsRequire
   if (!denial) return new HttpError(500, 'internal_error', 'internal error');
   const status = STATUS_BY_REFUSAL[denial.refusal];
   const headers: Record<string, string> = {};
-  if (status === 429 && denial.retryAfterSeconds !== undefined) headers['Retry-After'] = String(denial.retryAfterSeconds);
-  if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="webutil"';
+  if (status === 429 && denial.retryAfterSeconds !== undefined)
+    headers['Retry-After'] = String(denial.retryAfterSeconds);
   // A cookie whose session ended is dropped so the browser stops sending it.
   if (denial.reason === 'INVALID_SESSION') headers['Set-Cookie'] = cookie(ctx, SESSION_COOKIE, '', 0);
-  return new HttpError(status, denial.reason.toLowerCase(), denial.message, status === 402 ? creditsRequired : undefined, headers);
+  return new HttpError(
+    status,
+    denial.reason.toLowerCase(),
+    denial.message,
+    status === 402 ? creditsRequired : undefined,
+    headers,
+  );
 }
 
 /** X-Credits-Remaining for a response that authorized nothing (unknown route, malformed body). */
 export async function peekCredits(billing: BillingClient, ctx: Context): Promise<number> {
   try {
-    const { quota } = await billing.getQuota({ credential: credentialOf(ctx) }, billingCall(String(ctx.state.requestId ?? '')));
+    const { quota } = await billing.getQuota(
+      { credential: credentialOf(ctx), refused: ctx.status >= 400 },
+      billingCall(String(ctx.state.requestId ?? '')),
+    );
     return quota?.remaining ?? 0;
   } catch {
     return 0; // unknown or malformed credential, or billing unreachable

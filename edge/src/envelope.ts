@@ -1,4 +1,4 @@
-/** The spec's failure envelope, raised anywhere in the edge and rendered by one middleware. */
+/** The spec's envelopes. A failure is raised anywhere in the edge and rendered by one middleware. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -24,6 +24,9 @@ export function failureBody(err: HttpError): FailureBody {
   return { success: false, error };
 }
 
-/** Most routes wrap their result in `data`; rendering and XBEL routes put fields at top level. */
-export const dataEnvelope = <T>(data: T) => ({ success: true as const, data });
-export const flatEnvelope = <T extends object>(fields: T) => ({ success: true as const, ...fields });
+/** How a route's success fields are wrapped: in `data` (most routes) or at top level (rendering and XBEL). */
+export type Envelope = 'data' | 'top-level';
+
+export function successBody(fields: unknown, envelope: Envelope): object {
+  return envelope === 'data' ? { success: true, data: fields } : { success: true, ...(fields as object) };
+}

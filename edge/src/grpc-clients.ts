@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, type AnyDefinition, type RequestOf, type ResponseOf } from '@webutil/kit';
+import { type AnyDefinition, MAX_MESSAGE_BYTES, type RequestOf, type ResponseOf } from '@webutil/kit';
 
 export interface CallOptions {
   requestId: string;
@@ -9,9 +9,14 @@ export interface CallOptions {
   signal: AbortSignal;
 }
 
-/** A ts-proto service definition turned into promise-returning unary calls. */
+/**
+ * A ts-proto service definition turned into calls: a unary RPC returns a promise of its reply, a
+ * server-streaming RPC an async iterable of its messages.
+ */
 export type ServiceClient<D extends AnyDefinition> = {
-  [K in keyof D]: (request: RequestOf<D[K]>, options: CallOptions) => Promise<ResponseOf<D[K]>>;
+  [K in keyof D]: D[K]['responseStream'] extends true
+    ? (request: RequestOf<D[K]>, options: CallOptions) => AsyncIterable<ResponseOf<D[K]>>
+    : (request: RequestOf<D[K]>, options: CallOptions) => Promise<ResponseOf<D[K]>>;
 } & { close(): void };
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -28,7 +33,13 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
     methodConfig: [
       {
         name: [{}],
-        retryPolicy: { maxAttempts: 4, initialBackoff: '0.2s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] },
+        retryPolicy: {
+          maxAttempts: 4,
+          initialBackoff: '0.2s',
+          maxBackoff: '1s',
+          backoffMultiplier: 2,
+          retryableStatusCodes: ['UNAVAILABLE'],
+        },
       },
     ],
   }),
@@ -38,16 +49,24 @@ export function connect<D extends AnyDefinition>(definition: D, address: string)
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
   const api: Record<string, unknown> = { close: () => client.close() };
   for (const [name, method] of Object.entries(definition)) {
+    if (method.responseStream) {
+      api[name] = (request: unknown, options: CallOptions) => serverStream(client, method, request, options);
+      continue;
+    }
     api[name] = (request: unknown, options: CallOptions) =>
       new Promise((resolve, reject) => {
-        const metadata = new grpc.Metadata();
-        metadata.set('x-request-id', options.requestId);
+        // A caller already gone gets no call at all: listening to a signal that has already
+        // aborted would never fire, and the service would do the work for nobody.
+        if (options.signal.aborted) {
+          reject(Object.assign(new Error('the caller left before the call'), { code: grpc.status.CANCELLED }));
+          return;
+        }
         const call = client.makeUnaryRequest(
           method.path,
           method.requestSerialize,
           method.responseDeserialize,
           request,
-          metadata,
+          metadataOf(options),
           { deadline: Date.now() + options.timeoutMs },
           (err, response) => {
             options.signal.removeEventListener('abort', cancel);
@@ -60,4 +79,36 @@ export function connect<D extends AnyDefinition>(definition: D, address: string)
       });
   }
   return api as ServiceClient<D>;
+}
+
+function metadataOf(options: CallOptions): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set('x-request-id', options.requestId);
+  return metadata;
+}
+
+/** The messages of a server-streaming call; leaving the loop early (or an abort) cancels the call. */
+async function* serverStream(
+  client: grpc.Client,
+  method: AnyDefinition[string],
+  request: unknown,
+  options: CallOptions,
+): AsyncIterable<unknown> {
+  const call = client.makeServerStreamRequest(
+    method.path,
+    method.requestSerialize,
+    method.responseDeserialize,
+    request,
+    metadataOf(options),
+    { deadline: Date.now() + options.timeoutMs },
+  );
+  const cancel = () => call.cancel();
+  if (options.signal.aborted) cancel();
+  else options.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    yield* call;
+  } finally {
+    options.signal.removeEventListener('abort', cancel);
+    call.cancel(); // a no-op once the stream has ended
+  }
 }

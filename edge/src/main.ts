@@ -2,6 +2,8 @@ import { createLogger, env, loadConfig } from '@webutil/kit';
 import { z } from 'zod';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
+import { createServer } from './http-server.js';
+import { routes } from './routes.js';
 
 const config = loadConfig({
   HOST: env.string('0.0.0.0'),
@@ -11,20 +13,50 @@ const config = loadConfig({
   BILLING_ADDR: env.string('127.0.0.1:50051'),
   META_SCAN_ADDR: env.string('127.0.0.1:50055'),
   CRAWL_ADDR: env.string('127.0.0.1:50053'),
+  RENDER_ADDR: env.string('127.0.0.1:50052'),
+  BOOKMARK_ADDR: env.string('127.0.0.1:50056'),
+  TLS_SCAN_ADDR: env.string('127.0.0.1:50054'),
   SHUTDOWN_GRACE_MS: env.int(10_000),
   /** Reverse proxies (CIDRs) whose X-Forwarded-For names the client; none by default. */
   TRUSTED_PROXIES: env.cidrList(),
+  /** Slow clients: time to send the headers, and the whole request (a 10 MB upload at 1.4 Mbit/s). */
+  HEADERS_TIMEOUT_MS: env.int(10_000, 100),
+  REQUEST_TIMEOUT_MS: env.int(60_000, 100),
+  KEEP_ALIVE_TIMEOUT_MS: env.int(5_000, 100),
+  MAX_CONNECTIONS_PER_CLIENT: env.int(256, 1),
+  /** Where clients reach the API; download links start with it. Default: this process on 127.0.0.1. */
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 const log = createLogger('edge', config.LOG_LEVEL);
-const clients = connectAll({ billing: config.BILLING_ADDR, metaScan: config.META_SCAN_ADDR, crawl: config.CRAWL_ADDR });
-const app = createApp({ clients, log, jsonLimit: config.JSON_BODY_LIMIT, trustedProxies: config.TRUSTED_PROXIES });
-const server = app.listen(config.PORT, config.HOST, () => {
+const clients = connectAll({
+  billing: config.BILLING_ADDR,
+  metaScan: config.META_SCAN_ADDR,
+  crawl: config.CRAWL_ADDR,
+  render: config.RENDER_ADDR,
+  bookmark: config.BOOKMARK_ADDR,
+  tlsScan: config.TLS_SCAN_ADDR,
+});
+const app = createApp({
+  clients,
+  log,
+  jsonLimit: config.JSON_BODY_LIMIT,
+  trustedProxies: config.TRUSTED_PROXIES,
+  publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+});
+const server = createServer(app, {
+  headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+  keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+  // A connection waiting on the slowest route's reply is quiet until its deadline.
+  socketIdleTimeoutMs: Math.max(...routes.map((route) => route.timeoutMs)) + 30_000,
+  maxConnectionsPerClient: config.MAX_CONNECTIONS_PER_CLIENT,
+  trustedProxies: config.TRUSTED_PROXIES,
+});
+server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   log.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'listening');
 });
-server.requestTimeout = 0; // crawls and renders set their own deadlines per route
-server.keepAliveTimeout = 5_000;
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,66 +1,181 @@
 /**
- * Every public route, in one place: method, path, operation, credits, input schema, the one RPC
- * it calls, how the reply is presented, and the per-route reason -> HTTP status exceptions.
- * Each route is served under both /v1 and /api/v1.
+ * Every public route, in one place: method, path, operation, credits, request and response
+ * schemas, the one RPC it calls, and the failures it answers. Each route is served under both /v1
+ * and /api/v1; the OpenAPI document (openapi.ts) is generated from this table. docs/architecture.md
+ * says how to add a row.
  */
-import type { BrokenLinkCrawlResult, ExtractedLink, ExtractResult, JobError, LinkRecord } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { z } from 'zod';
-import { NO_STORE, presentChallenge, presentKey, presentQuota, presentSession } from './billing-presenters.js';
-import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from './caller.js';
-import { refusal } from './credits.js';
-import { dataEnvelope } from './envelope.js';
-import { route, type RouteSpec } from './pipeline.js';
+import { challengeSolution } from './caller.js';
+import { BILLING_TIMEOUT_MS } from './credits.js';
+import {
+  clearanceHeaders,
+  NO_STORE,
+  noStore,
+  presentChallenge,
+  sessionHeaders,
+  signedIn,
+  signedOutHeaders,
+} from './presenters/billing.js';
+import { presentSslScan } from './presenters/tls-scan.js';
+import { publicUrl } from './public-url.js';
+import { type Caller, type DownloadSpec, download, type RouteSpec, route, versioned } from './route-spec.js';
+import {
+  ApiKey,
+  ApiKeyList,
+  Challenge,
+  ChallengeCleared,
+  credentialsInput,
+  NewApiKey,
+  Quota,
+  Session,
+  SignedOut,
+  solutionInput,
+} from './schemas/billing.js';
+import { XBEL_UPLOAD, XbelResult, xbelDecryptInput, xbelToHtmlInput } from './schemas/bookmark.js';
+import { jobInput, noInput, required, urlInput } from './schemas/common.js';
+import {
+  BrokenLinkCrawlJob,
+  BrokenLinksResult,
+  ExtractResult,
+  JobStarted,
+  LinkExtractCrawlJob,
+} from './schemas/crawl.js';
+import { DownCheckResult, MetaScanResult } from './schemas/meta-scan.js';
+import { PdfInput, PdfResult, ScreenshotInput, ScreenshotResult } from './schemas/render.js';
+import { domainInput, SslScanResult } from './schemas/tls-scan.js';
 
-/** A required string parameter with the spec's wording for a missing one. */
-const required = (name: string) =>
-  z
-    .string({ error: (issue) => (issue.input === undefined ? `${name} is required` : `${name} must be a string`) })
-    .trim()
-    .min(1, `${name} is required`)
-    .max(4096, `${name} is too long`);
+/** Failures of a service that fetches the caller's page. */
+const FETCH_ERRORS = { target_blocked: 400, target_unreachable: 400, target_http_error: 400, not_html: 400 };
+/** A crawl start resolves the entry host at once. */
+const CRAWL_START_ERRORS = { target_blocked: 400, target_unreachable: 400, queue_unavailable: 503 };
+const JOB_ERRORS = { job_not_found: 404 };
+/** The spec answers a file it cannot use with 500; the code says what was wrong with it. */
+const XBEL_FILE_ERRORS = { empty_file: 400 };
+/**
+ * A render: 400 when the page cannot be had, 408 past the render budget, 503 (with Retry-After)
+ * when every browser is busy or the one rendering it stopped.
+ */
+const RENDER_ERRORS = {
+  target_blocked: 400,
+  target_unreachable: 400,
+  not_renderable: 400,
+  render_timeout: 408,
+  render_busy: 503,
+  browser_crashed: 503,
+};
+/** A render may wait 15 s for a browser, then has 30 s. */
+const RENDER_TIMEOUT_MS = 60_000;
 
-const urlInput = z.object({ url: required('url') });
-const jobInput = z.object({ job_id: required('job_id') });
+/** Server-Timing from the service's measured stages: `queue;dur=0.4, page;dur=150.2, …, total;dur=612.9`. */
+const serverTiming = (timings: { stage: string; durationMs: number }[]) =>
+  timings.map((t) => `${t.stage};dur=${t.durationMs}`).join(', ');
 
-const noInput = z.object({});
-/** Passwords are taken as typed: no trimming. */
-const password = z.string({ error: (issue) => (issue.input === undefined ? 'password is required' : 'password must be a string') }).min(1, 'password is required');
-const credentialsInput = z.object({ email: required('email'), password });
-const solutionInput = z
-  .object({ payload: z.string().max(8192).optional(), turnstileToken: z.string().max(4096).optional() })
-  .refine((v) => v.payload || v.turnstileToken, 'payload (the solved ALTCHA challenge) or turnstileToken is required');
-/** Billing's own calls are quick. */
-const BILLING_TIMEOUT_MS = 10_000;
+/** What sign-up and sign-in send billing: the credentials, the client and any solved challenge. */
+const signInput = (input: z.output<typeof credentialsInput>, caller: Caller) => ({
+  email: input.email,
+  password: input.password,
+  clientIp: caller.credential.clientIp,
+  solution: challengeSolution(input),
+});
 
 export const routes: RouteSpec[] = [
   route({
     method: 'GET',
     path: '/down-check',
     operation: 'down-check',
+    summary: 'Is the site up? One request from our vantage point, following up to 5 redirects.',
     credits: 1,
     input: urlInput,
+    output: DownCheckResult,
+    errors: { target_blocked: 400 },
     timeoutMs: 30_000,
     call: (c, input, options) => c.metaScan.downCheck({ url: input.url }, options),
-    present: (r) =>
-      ({
-        body: dataEnvelope({
-          url: r.url,
-          testedFrom: r.testedFrom,
-          httpsStatus: r.httpsStatus ?? null,
-          responseTimeMs: r.responseTimeMs ?? null,
-          ipAddress: r.ipAddress ?? null,
-        }),
-      }),
+  }),
+  route({
+    method: 'GET',
+    path: '/meta-scan',
+    operation: 'meta-scan',
+    summary: 'Audits a page’s meta tags, robots.txt, sitemap and favicon: 26 checks, a score and a grade.',
+    credits: 1,
+    input: urlInput,
+    output: MetaScanResult,
+    // The spec: a target that cannot be fetched or parsed is a 500 here (400 on the other routes).
+    errors: { target_blocked: 400, target_unreachable: 500, target_http_error: 500, not_html: 500 },
+    timeoutMs: 45_000,
+    call: (c, input, options) => c.metaScan.metaScan({ url: input.url }, options),
+  }),
+  route({
+    method: 'GET',
+    path: '/ssl-scan',
+    operation: 'ssl-scan',
+    summary: 'The certificate chain, protocol and cipher of a host on port 443, graded after the SSL Labs guide.',
+    credits: 1,
+    input: domainInput,
+    output: SslScanResult,
+    errors: { invalid_domain: 400, target_blocked: 400, target_unreachable: 400, tls_handshake_failed: 400 },
+    timeoutMs: 30_000,
+    call: (c, input, options) => c.tlsScan.sslScan({ domain: input.domain }, options),
+    present: presentSslScan,
   }),
   route({
     method: 'GET',
     path: '/link-extract',
     operation: 'link-extract',
+    summary: 'The links of one page, typed and counted; no link is checked.',
     credits: 1,
     input: urlInput,
+    output: ExtractResult,
+    errors: FETCH_ERRORS,
     timeoutMs: 45_000,
     call: (c, input, options) => c.crawl.extractLinks({ url: input.url }, options),
-    present: (r) => ({ body: dataEnvelope(presentExtractResult(r.result, false)) }),
+    present: (reply) => reply.result,
+  }),
+
+  // Rendering: the result is a file, downloaded from /api/uploads/<filename> (see downloads below).
+  route({
+    method: 'POST',
+    path: '/screenshot',
+    operation: 'screenshot',
+    summary: 'A full-page image of a URL in a headless browser (png, jpeg or webp; desktop or mobile).',
+    credits: 2,
+    input: ScreenshotInput,
+    output: ScreenshotResult,
+    envelope: 'top-level',
+    errors: RENDER_ERRORS,
+    timeoutMs: RENDER_TIMEOUT_MS,
+    call: (c, input, options) => c.render.screenshot(input, options),
+    headers: (reply) => ({
+      'X-Screenshot-Cache': reply.cacheHit ? 'HIT' : 'MISS',
+      'X-Screenshot-Clipped': String(reply.clipped),
+      'Server-Timing': serverTiming(reply.timings),
+    }),
+    successHeaders: {
+      'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
+      'X-Screenshot-Clipped': 'true or false, as `clipped`.',
+      'Server-Timing': 'Stages queue, page, nav, net, scroll, settle, encode and total, in ms.',
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/url-to-pdf',
+    operation: 'url-to-pdf',
+    summary: 'A URL printed to a paginated PDF in a headless browser (paper format, orientation, theme).',
+    credits: 2,
+    input: PdfInput,
+    output: PdfResult,
+    envelope: 'top-level',
+    errors: RENDER_ERRORS,
+    timeoutMs: RENDER_TIMEOUT_MS,
+    call: (c, input, options) => c.render.urlToPdf(input, options),
+    headers: (reply) => ({
+      'X-Pdf-Cache': reply.cacheHit ? 'HIT' : 'MISS',
+      'Server-Timing': serverTiming(reply.timings),
+    }),
+    successHeaders: {
+      'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
+      'Server-Timing': 'Stages queue, page, nav, net, scroll, settle, render and total, in ms.',
+    },
   }),
 
   // Link checking and site crawls: a crawl start answers 202 with the job id at once; polls are
@@ -69,65 +184,105 @@ export const routes: RouteSpec[] = [
     method: 'POST',
     path: '/broken-links',
     operation: 'broken-links',
+    summary: 'Checks the links of one page (the first 500) and grades them.',
     credits: 2,
     input: urlInput,
+    output: BrokenLinksResult,
+    errors: FETCH_ERRORS,
     timeoutMs: 90_000,
     call: (c, input, options) => c.crawl.checkLinks({ url: input.url }, options),
-    present: (r) =>
-      ({
-        body: dataEnvelope({
-          url: r.url,
-          scannedAt: r.scannedAt,
-          totalLinks: r.totalLinks,
-          checkedLinks: r.checkedLinks,
-          truncated: r.truncated,
-          healthScore: r.healthScore,
-          grade: r.grade,
-          summary: r.summary,
-          statusBreakdown: r.statusBreakdown,
-          links: r.links.map((link) => presentLinkRecord(link, false)),
-        }),
-      }),
   }),
   route({
     method: 'POST',
     path: '/broken-links/crawl',
     operation: 'broken-links-crawl',
+    summary: 'Starts a site-wide broken-link crawl; poll its job.',
     credits: 2,
     input: urlInput,
+    output: JobStarted,
+    status: 202,
+    errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.startBrokenLinkCrawl({ url: input.url }, options),
-    present: (r) => ({ status: 202, body: dataEnvelope({ jobId: r.jobId }) }),
   }),
   route({
     method: 'GET',
     path: '/broken-links/crawl/:job_id',
     operation: 'broken-links-crawl-status',
+    summary: 'A broken-link crawl’s progress, and its result once done.',
     credits: 0,
     input: jobInput,
+    output: BrokenLinkCrawlJob,
+    errors: JOB_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.getBrokenLinkCrawl({ jobId: input.job_id }, options),
-    present: (r) => ({ body: dataEnvelope(presentJob(r, r.result && presentBrokenLinkCrawl(r.result))), headers: NO_STORE }),
+    headers: noStore,
   }),
   route({
     method: 'POST',
     path: '/link-extract/crawl',
     operation: 'link-extract-crawl',
+    summary: 'Starts a site-wide link extraction; poll its job.',
     credits: 1,
     input: urlInput,
+    output: JobStarted,
+    status: 202,
+    errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.startLinkExtractCrawl({ url: input.url }, options),
-    present: (r) => ({ status: 202, body: dataEnvelope({ jobId: r.jobId }) }),
   }),
   route({
     method: 'GET',
     path: '/link-extract/crawl/:job_id',
     operation: 'link-extract-crawl-status',
+    summary: 'A link-extract crawl’s progress, and its result once done.',
     credits: 0,
     input: jobInput,
+    output: LinkExtractCrawlJob,
+    errors: JOB_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.getLinkExtractCrawl({ jobId: input.job_id }, options),
-    present: (r) => ({ body: dataEnvelope(presentJob(r, r.result && presentExtractResult(r.result, true))), headers: NO_STORE }),
+    headers: noStore,
+  }),
+
+  // Bookmark files: an upload in, a link to the output (kept 30 minutes) out.
+  route({
+    method: 'POST',
+    path: '/xbel-decrypt',
+    operation: 'xbel-decrypt',
+    summary: 'Decrypts a bookmark file encrypted by Floccus; a plain XBEL file passes through unchanged.',
+    credits: 1,
+    input: xbelDecryptInput,
+    upload: XBEL_UPLOAD,
+    output: XbelResult,
+    envelope: 'top-level',
+    errors: { ...XBEL_FILE_ERRORS, wrong_password: 500, invalid_file: 500 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.decryptXbel({ fileName: input.file.name, file: input.file.bytes, key: input.key }, options),
+    present: (reply, ctx) => ({
+      ...reply,
+      downloadUrl: publicUrl(ctx, `/v1/xbel-decrypt/download/${reply.storedName}`),
+    }),
+  }),
+  route({
+    method: 'POST',
+    path: '/xbel-to-html',
+    operation: 'xbel-to-html',
+    summary: 'Converts an XBEL bookmark file to the Netscape bookmark HTML that browsers import.',
+    credits: 1,
+    input: xbelToHtmlInput,
+    upload: XBEL_UPLOAD,
+    output: XbelResult,
+    envelope: 'top-level',
+    errors: { ...XBEL_FILE_ERRORS, invalid_xbel: 500, nesting_too_deep: 500, alias_expansion_too_large: 500 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.convertXbelToHtml({ fileName: input.file.name, file: input.file.bytes }, options),
+    present: (reply, ctx) => ({
+      ...reply,
+      downloadUrl: publicUrl(ctx, `/v1/xbel-to-html/download/${reply.storedName}`),
+    }),
   }),
 
   // Quota, the bot challenge, sessions and API keys: free, rate-limited like every route.
@@ -135,192 +290,200 @@ export const routes: RouteSpec[] = [
     method: 'GET',
     path: '/quota',
     operation: 'quota',
+    summary: 'The caller’s credits: limit of the cycle (or day) and remaining.',
     credits: 0,
     input: noInput,
+    output: Quota,
     timeoutMs: BILLING_TIMEOUT_MS,
     // Billing's Authorize already read the quota, after counting this request.
     call: async (_c, _input, _options, caller) => caller.quota,
-    present: (quota) => ({ body: dataEnvelope(presentQuota(quota)), headers: NO_STORE }),
+    headers: noStore,
   }),
   route({
     method: 'GET',
     path: '/challenge',
     operation: 'challenge',
+    summary: 'A bot challenge for browser callers: an ALTCHA proof of work, or the Turnstile site key.',
     credits: 0,
     callers: 'ip',
     input: noInput,
+    output: Challenge,
+    errors: { challenge_unavailable: 503 },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.createChallenge({ clientIp: caller.credential.clientIp }, options),
-    present: (r) => ({ body: dataEnvelope(presentChallenge(r)), headers: NO_STORE }),
+    present: presentChallenge,
+    headers: noStore,
   }),
   route({
     method: 'POST',
     path: '/challenge',
     operation: 'challenge-solve',
+    summary: 'Submits a solved challenge; sets the wu_clearance cookie.',
     credits: 0,
     callers: 'ip',
     input: solutionInput,
+    output: ChallengeCleared,
+    errors: { challenge_failed: 401, challenge_expired: 401, challenge_unavailable: 503 },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
-      c.billing.solveChallenge(
-        {
-          clientIp: caller.credential.clientIp,
-          solution: input.payload ? { $case: 'altchaPayload', altchaPayload: input.payload } : { $case: 'turnstileToken', turnstileToken: input.turnstileToken ?? '' },
-        },
-        options,
-      ),
-    present: (r, ctx) => ({
-      body: dataEnvelope({ maxAgeSeconds: r.maxAgeSeconds }),
-      headers: { ...NO_STORE, 'Set-Cookie': cookie(ctx, CLEARANCE_COOKIE, r.clearance, r.maxAgeSeconds) },
-    }),
+      c.billing.solveChallenge({ clientIp: caller.credential.clientIp, solution: challengeSolution(input) }, options),
+    headers: clearanceHeaders,
   }),
   route({
     method: 'POST',
     path: '/auth/sign-up',
     operation: 'sign-up',
+    summary:
+      'Creates a Free account and signs it in (sets wu_session). Each sign-up redeems a freshly solved ' +
+      'challenge (payload or turnstileToken), not the clearance; a client network opens 3 accounts a day.',
     credits: 0,
     callers: 'ip',
-    challenge: true,
     input: credentialsInput,
+    output: Session,
+    status: 201,
+    errors: {
+      invalid_email: 400,
+      weak_password: 400,
+      invalid_password: 400,
+      challenge_required: 401,
+      challenge_failed: 401,
+      email_taken: 409,
+      sign_up_limit: 429,
+    },
     timeoutMs: BILLING_TIMEOUT_MS,
-    call: (c, input, options) => c.billing.signUp(input, options),
-    present: (r, ctx) => presentSession(r.session, ctx, 201),
+    call: (c, input, options, caller) => c.billing.signUp(signInput(input, caller), options),
+    present: signedIn,
+    headers: (reply, ctx) => sessionHeaders(signedIn(reply, ctx), ctx),
   }),
   route({
     method: 'POST',
     path: '/auth/sign-in',
     operation: 'sign-in',
+    summary:
+      'Signs in with email and password (sets wu_session). An account that has had many failed sign-ins ' +
+      'asks for a freshly solved challenge (payload or turnstileToken) with each attempt.',
     credits: 0,
     callers: 'ip',
     input: credentialsInput,
+    output: Session,
+    errors: { invalid_credentials: 401, challenge_required: 401, challenge_failed: 401 },
     timeoutMs: BILLING_TIMEOUT_MS,
-    call: (c, input, options, caller) => c.billing.signIn({ ...input, clientIp: caller.credential.clientIp }, options),
-    present: (r, ctx) => {
-      if (r.outcome?.$case !== 'session') throw refusal(ctx, r.outcome?.denial, 0);
-      return presentSession(r.outcome.session, ctx, 200);
-    },
+    call: (c, input, options, caller) => c.billing.signIn(signInput(input, caller), options),
+    present: signedIn,
+    headers: (reply, ctx) => sessionHeaders(signedIn(reply, ctx), ctx),
   }),
   route({
     method: 'POST',
     path: '/auth/sign-out',
     operation: 'sign-out',
+    summary: 'Ends the session (clears wu_session).',
     credits: 0,
     callers: 'session',
     input: noInput,
+    output: SignedOut,
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.signOut({ credential: caller.credential }, options),
-    present: (_r, ctx) => ({ body: dataEnvelope({ signedOut: true }), headers: { 'Set-Cookie': cookie(ctx, SESSION_COOKIE, '', 0) } }),
+    present: () => ({ signedOut: true }),
+    headers: signedOutHeaders,
   }),
   route({
     method: 'GET',
     path: '/auth/me',
     operation: 'account',
+    summary: 'The signed-in account and its CSRF token.',
     credits: 0,
     callers: 'session',
     input: noInput,
+    output: Session,
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.getAccount({ credential: caller.credential }, options),
-    present: (r) => ({ body: dataEnvelope({ account: r.account, csrfToken: r.csrfToken }), headers: NO_STORE }),
+    headers: noStore,
   }),
   route({
     method: 'GET',
     path: '/keys',
     operation: 'list-keys',
+    summary: 'The account’s API keys (never the keys themselves).',
     credits: 0,
     callers: 'session',
     input: noInput,
+    output: ApiKeyList,
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.listApiKeys({ credential: caller.credential }, options),
-    present: (r) => ({ body: dataEnvelope({ keys: r.keys.map(presentKey) }), headers: NO_STORE }),
+    headers: noStore,
   }),
   route({
     method: 'POST',
     path: '/keys',
     operation: 'create-key',
+    summary: 'Creates an API key (Starter plan or higher); the full key is shown this once.',
     credits: 0,
     callers: 'session',
     input: z.object({ name: required('name') }),
+    output: NewApiKey,
+    status: 201,
+    errors: { invalid_name: 400, plan_required: 403 },
     timeoutMs: BILLING_TIMEOUT_MS,
-    call: (c, input, options, caller) => c.billing.createApiKey({ credential: caller.credential, name: input.name }, options),
-    // The only time the full key is shown.
-    present: (r) => ({ status: 201, body: dataEnvelope({ ...presentKey(r.key), key: r.secret }), headers: NO_STORE }),
+    call: (c, input, options, caller) =>
+      c.billing.createApiKey({ credential: caller.credential, name: input.name }, options),
+    present: (reply) => ({ ...reply.key, key: reply.secret }),
+    headers: () => NO_STORE,
   }),
   route({
     method: 'DELETE',
     path: '/keys/:key_id',
     operation: 'revoke-key',
+    summary: 'Revokes an API key.',
     credits: 0,
     callers: 'session',
     input: z.object({ key_id: required('key_id') }),
+    output: ApiKey,
+    errors: { api_key_not_found: 404 },
     timeoutMs: BILLING_TIMEOUT_MS,
-    call: (c, input, options, caller) => c.billing.revokeApiKey({ credential: caller.credential, keyId: input.key_id }, options),
-    present: (r) => ({ body: dataEnvelope(presentKey(r.key)) }),
+    call: (c, input, options, caller) =>
+      c.billing.revokeApiKey({ credential: caller.credential, keyId: input.key_id }, options),
+    present: (reply) => reply.key,
   }),
 ];
 
-function presentExtractResult(result: ExtractResult | undefined, crawl: boolean) {
-  if (!result) throw new Error('service returned no result');
-  return {
-    url: result.url,
-    scannedAt: result.scannedAt,
-    totalLinks: result.totalLinks,
-    truncated: result.truncated,
-    counts: result.counts,
-    links: result.links.map((link) => presentExtractedLink(link, crawl)),
-  };
-}
-
-function presentExtractedLink(link: ExtractedLink, crawl: boolean) {
-  const item = { url: link.url, originalHref: link.originalHref, text: link.text, rel: link.rel ?? null, type: link.type, scheme: link.scheme };
-  return crawl ? { ...item, sources: link.sources, sourceCount: link.sourceCount ?? link.sources.length } : item;
-}
-
-/** The crawl job envelope: `result` once done, `error` once failed, neither while crawling. */
-function presentJob(job: { jobId: string; status: string; progress?: object; error?: JobError }, result: object | undefined) {
-  return {
-    jobId: job.jobId,
-    status: job.status,
-    progress: job.progress ?? {},
-    ...(job.status === 'done' && result ? { result } : {}),
-    ...(job.status === 'failed' && job.error ? { error: { code: job.error.code, message: job.error.message } } : {}),
-  };
-}
-
-function presentBrokenLinkCrawl(result: BrokenLinkCrawlResult) {
-  return {
-    url: result.url,
-    scannedAt: result.scannedAt,
-    healthScore: result.healthScore,
-    grade: result.grade,
-    summary: result.summary,
-    statusBreakdown: result.statusBreakdown,
-    pagesCrawled: result.pagesCrawled,
-    pagesDiscovered: result.pagesDiscovered,
-    totalUniqueLinks: result.totalUniqueLinks,
-    truncatedPages: result.truncatedPages,
-    truncatedLinks: result.truncatedLinks,
-    links: result.links.map((link) => presentLinkRecord(link, true)),
-    pages: result.pages.map((page) => ({ ...page, statusCode: page.statusCode ?? null })),
-  };
-}
-
-/** A link record: statusCode and rel are null when absent; finalUrl, responseTimeMs and errorCode are omitted. */
-function presentLinkRecord(link: LinkRecord, crawl: boolean) {
-  return {
-    url: link.url,
-    originalHref: link.originalHref,
-    text: link.text,
-    type: link.type,
-    rel: link.rel ?? null,
-    statusCode: link.statusCode ?? null,
-    statusText: link.statusText,
-    severity: link.severity,
-    reason: link.reason,
-    category: link.category,
-    redirected: link.redirected,
-    ...(link.redirected && link.finalUrl !== undefined ? { finalUrl: link.finalUrl } : {}),
-    ...(link.responseTimeMs !== undefined ? { responseTimeMs: link.responseTimeMs } : {}),
-    ...(link.errorCode !== undefined ? { errorCode: link.errorCode } : {}),
-    ...(crawl ? { sources: link.sources, sourceCount: link.sourceCount ?? link.sources.length } : {}),
-  };
-}
+/** Result files, streamed from the service that stored them: free, no credential needed. */
+export const downloads: DownloadSpec[] = [
+  download({
+    paths: ['/api/uploads/:filename'],
+    operation: 'render-download',
+    summary: 'A rendered screenshot or PDF by the filename its render returned; kept about 5 minutes.',
+    input: z.object({ filename: required('filename') }),
+    nameParam: 'filename',
+    disposition: 'inline',
+    contentTypes: ['image/png', 'image/jpeg', 'image/webp', 'application/pdf'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) => c.render.readArtifact({ filename: input.filename }, options),
+  }),
+  download({
+    paths: versioned('/xbel-decrypt/download/:stored_name'),
+    operation: 'xbel-decrypt-download',
+    summary: 'A decrypted XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
+    input: z.object({ stored_name: required('stored_name') }),
+    nameParam: 'stored_name',
+    disposition: 'attachment',
+    contentTypes: ['application/xml'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_DECRYPTED, storedName: input.stored_name }, options),
+  }),
+  download({
+    paths: versioned('/xbel-to-html/download/:stored_name'),
+    operation: 'xbel-to-html-download',
+    summary: 'A bookmark HTML file by the downloadUrl its conversion returned; kept 30 minutes.',
+    input: z.object({ stored_name: required('stored_name') }),
+    nameParam: 'stored_name',
+    disposition: 'attachment',
+    contentTypes: ['text/html'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_HTML, storedName: input.stored_name }, options),
+  }),
+];

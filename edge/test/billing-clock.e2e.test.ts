@@ -1,6 +1,6 @@
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { startFixtureSite, type FixtureSite } from '../../scripts/src/fixture-site.js';
-import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
 import { account, Browser, creditsHeader, eventually, expectFailure, quota } from './billing-helpers.js';
 
 const MINUTE = 60_000;
@@ -36,7 +36,9 @@ describe('billing: time through the edge (movable clock)', function () {
     const seen = site.requests.length;
     const pending = stack.api(downCheck('/hang?crash'), { apiKey }).catch((err: Error) => err);
     // The call reached the target: the hold is taken. Then the edge dies before it can settle.
-    await eventually(async () => expect(site.requests.slice(seen).some((r) => r.path.startsWith('/hang?crash'))).to.equal(true));
+    await eventually(async () =>
+      expect(site.requests.slice(seen).some((r) => r.path.startsWith('/hang?crash'))).to.equal(true),
+    );
     await stack.kill('edge');
     expect(await pending).to.be.instanceOf(Error);
     await stack.start('edge');
@@ -60,13 +62,23 @@ describe('billing: time through the edge (movable clock)', function () {
     const spent = await browser.fetch(downCheck('/ok'));
     const body = await expectFailure(spent, 402, 'insufficient_credits');
     expect(body.error?.creditsRequired).to.equal(1);
-    expect(body.error?.message).to.match(/cycle to renew/).and.match(/daily/);
-    expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.51.100.7' } })).to.deep.equal({ callerKind: 'anonymous', limit: 10, remaining: 0 });
+    expect(body.error?.message)
+      .to.match(/cycle to renew/)
+      .and.match(/daily/);
+    expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.51.100.7' } })).to.deep.equal({
+      callerKind: 'anonymous',
+      limit: 10,
+      remaining: 0,
+    });
     // Another IP has its own allowance.
-    expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.51.100.8' } })).to.include({ remaining: 10 });
+    expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.51.100.8' } })).to.include({
+      remaining: 10,
+    });
 
     stack.advanceClock(DAY);
-    expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.51.100.7' } })).to.include({ remaining: 10 });
+    expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.51.100.7' } })).to.include({
+      remaining: 10,
+    });
     // A day later the clearance (15 minutes) has long expired.
     await expectFailure(await browser.fetch(downCheck('/ok')), 401, 'challenge_expired');
     await browser.passChallenge();
@@ -110,7 +122,8 @@ describe('billing: time through the edge (movable clock)', function () {
     expect((await owner.signUp(email, password)).status).to.equal(201);
 
     const guesser = new Browser(stack, '203.0.113.21');
-    for (let i = 0; i < 5; i++) await expectFailure(await guesser.signIn(email, `wrong guess ${i}`), 401, 'invalid_credentials');
+    for (let i = 0; i < 5; i++)
+      await expectFailure(await guesser.signIn(email, `wrong guess ${i}`), 401, 'invalid_credentials');
     const slowed = await guesser.signIn(email, password);
     await expectFailure(slowed, 429, 'rate_limited');
     const retryAfter = Number(slowed.headers.get('retry-after'));

@@ -1,6 +1,6 @@
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { startFixtureSite, type FixtureSite } from '../../scripts/src/fixture-site.js';
-import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
 import { account, creditsHeader, eventually, expectFailure, json, quota } from './billing-helpers.js';
 
 /**
@@ -24,7 +24,10 @@ describe('billing: credits through the edge', function () {
     });
     // The deadline case takes the route's full 45 s; it runs while the other tests do.
     const { apiKey } = await account(stack, 'STARTER', '--credits', '5');
-    deadline = { apiKey, response: stack.api(`/v1/link-extract?url=${encodeURIComponent(site.url('/never-ends'))}`, { apiKey }) };
+    deadline = {
+      apiKey,
+      response: stack.api(`/v1/link-extract?url=${encodeURIComponent(site.url('/never-ends'))}`, { apiKey }),
+    };
   });
   after(async () => {
     await stack?.stop();
@@ -40,26 +43,42 @@ describe('billing: credits through the edge', function () {
     for (const res of responses.filter((r) => r.status === 402)) {
       const body = await expectFailure(res, 402, 'insufficient_credits');
       expect(body.error?.creditsRequired).to.equal(1);
-      expect(body.error?.message).to.match(/top-up pack/).and.match(/cycle to renew/);
+      expect(body.error?.message)
+        .to.match(/top-up pack/)
+        .and.match(/cycle to renew/);
       expect(creditsHeader(res)).to.equal(0);
     }
     for (const res of responses.filter((r) => r.status === 200)) {
       expect((await json(res)).data.httpsStatus).to.equal(200);
       expect(creditsHeader(res)).to.be.within(0, 99);
     }
-    expect(await quota(stack, { apiKey })).to.deep.include({ callerKind: 'apikey', plan: 'STARTER', limit: 100, remaining: 0 });
+    expect(await quota(stack, { apiKey })).to.deep.include({
+      callerKind: 'apikey',
+      plan: 'STARTER',
+      limit: 100,
+      remaining: 0,
+    });
   });
 
   it('mixed 1- and 2-credit routes, concurrently: never more than the balance, never negative', async function () {
     // POST /v1/broken-links (2 credits) belongs to the crawl service's issue.
-    const probe = await stack.api('/v1/broken-links', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: site.url('/ok') }) });
+    const probe = await stack.api('/v1/broken-links', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: site.url('/ok') }),
+    });
     if (probe.status === 404) this.skip();
     const { apiKey } = await account(stack, 'STARTER', '--credits', '100', '--rate-limit', '100000');
     const calls = Array.from({ length: 120 }, (_, i) =>
       i % 2 === 0
         ? stack.api(downCheck('/ok'), { apiKey }).then((res) => ({ cost: 1, res }))
         : stack
-            .api('/v1/broken-links', { apiKey, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: site.url('/ok') }) })
+            .api('/v1/broken-links', {
+              apiKey,
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ url: site.url('/ok') }),
+            })
             .then((res) => ({ cost: 2, res })),
     );
     const results = await Promise.all(calls);
@@ -100,14 +119,20 @@ describe('billing: credits through the edge', function () {
       const before = await balance();
       const seen = site.requests.length;
       const controller = new AbortController();
-      const pending = stack.api(downCheck('/hang?disconnect'), { apiKey, signal: controller.signal }).catch((err: Error) => err);
+      const pending = stack
+        .api(downCheck('/hang?disconnect'), { apiKey, signal: controller.signal })
+        .catch((err: Error) => err);
       // The request reached the target, so the hold was taken.
-      await eventually(async () => expect(site.requests.slice(seen).some((r) => r.path.startsWith('/hang?disconnect'))).to.equal(true));
+      await eventually(async () =>
+        expect(site.requests.slice(seen).some((r) => r.path.startsWith('/hang?disconnect'))).to.equal(true),
+      );
       expect(await balance()).to.equal(before - 1);
       controller.abort();
       expect(await pending).to.be.instanceOf(Error);
       await eventually(async () => expect(await balance()).to.equal(before));
-      await eventually(async () => expect(stack.logs.some((l) => l.startsWith('[edge]') && l.includes('"status":499'))).to.equal(true));
+      await eventually(async () =>
+        expect(stack.logs.some((l) => l.startsWith('[edge]') && l.includes('"status":499'))).to.equal(true),
+      );
     });
 
     it('a deadline exceeded (link-extract’s 45 s) returns the hold', async () => {
@@ -142,7 +167,11 @@ describe('billing: credits through the edge', function () {
         ['/v1/no-such-route', {}, 404],
         ['/nowhere', {}, 404],
         ['/v1/down-check', { method: 'DELETE' }, 405],
-        ['/v1/down-check', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"url": ' }, 400],
+        [
+          '/v1/broken-links',
+          { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"url": ' },
+          400,
+        ],
       ];
       for (const [path, init, status] of cases) {
         const res = await stack.api(path, { ...init, apiKey });
@@ -166,7 +195,10 @@ describe('billing: credits through the edge', function () {
         const res = await stack.api('/v1/quota', { apiKey });
         expect(res.headers.get('cache-control')).to.equal('no-store');
         const body = await json(res);
-        expect(body).to.deep.equal({ success: true, data: { callerKind: 'apikey', plan: 'GROWTH', limit: 15_000, remaining: 15_025 } });
+        expect(body).to.deep.equal({
+          success: true,
+          data: { callerKind: 'apikey', plan: 'GROWTH', limit: 15_000, remaining: 15_025 },
+        });
       }
     });
 
@@ -180,7 +212,9 @@ describe('billing: credits through the edge', function () {
       // Windows are whole minutes of billing's clock (the real one in this stack): keep the burst
       // clear of a window's end.
       if (Date.now() % 60_000 > 57_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
-      const statuses = (await Promise.all(Array.from({ length: 6 }, () => stack.api('/v1/quota', { apiKey })))).map((r) => r.status).sort();
+      const statuses = (await Promise.all(Array.from({ length: 6 }, () => stack.api('/v1/quota', { apiKey }))))
+        .map((r) => r.status)
+        .sort();
       expect(statuses).to.deep.equal([200, 200, 200, 200, 200, 429]);
       const limited = await stack.api(downCheck('/ok'), { apiKey });
       await expectFailure(limited, 429, 'rate_limited');

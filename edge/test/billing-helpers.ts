@@ -1,6 +1,6 @@
-import { expect } from 'chai';
+import type { ApiInit, TestStack } from '@webutil/scripts/test-stack';
 import { solveChallenge } from 'altcha-lib';
-import type { ApiInit, TestStack } from '../../scripts/src/test-stack.js';
+import { expect } from 'chai';
 
 export interface Envelope {
   success: boolean;
@@ -30,7 +30,10 @@ export async function expectFailure(res: Response, status: number, code: string)
 }
 
 /** GET /v1/quota as some caller (the stack's key unless init says otherwise). */
-export async function quota(stack: TestStack, init: ApiInit = {}): Promise<{ callerKind: string; plan?: string; limit: number; remaining: number }> {
+export async function quota(
+  stack: TestStack,
+  init: ApiInit = {},
+): Promise<{ callerKind: string; plan?: string; limit: number; remaining: number }> {
   const res = await stack.api('/v1/quota', init);
   const body = await json(res);
   expect(res.status, JSON.stringify(body)).to.equal(200);
@@ -41,9 +44,22 @@ export async function quota(stack: TestStack, init: ApiInit = {}): Promise<{ cal
 let accounts = 0;
 
 /** A fresh account through the operator CLI, with an API key. */
-export async function account(stack: TestStack, plan: string, ...options: string[]): Promise<{ email: string; apiKey: string }> {
+export async function account(
+  stack: TestStack,
+  plan: string,
+  ...options: string[]
+): Promise<{ email: string; apiKey: string }> {
   const email = `user${++accounts}-${Date.now()}@example.test`;
-  const created = await stack.admin('create-account', '--email', email, '--plan', plan, '--mint-key', 'test', ...options);
+  const created = await stack.admin(
+    'create-account',
+    '--email',
+    email,
+    '--plan',
+    plan,
+    '--mint-key',
+    'test',
+    ...options,
+  );
   return { email, apiKey: created.apiKey! };
 }
 
@@ -102,7 +118,9 @@ export class Browser {
     const { algorithm, challenge, maxnumber, salt, signature } = body.data.challenge;
     const solution = await solveChallenge(challenge, salt, algorithm, maxnumber).promise;
     expect(solution, 'the challenge has a solution').to.not.equal(null);
-    return Buffer.from(JSON.stringify({ algorithm, challenge, number: solution!.number, salt, signature })).toString('base64');
+    return Buffer.from(JSON.stringify({ algorithm, challenge, number: solution!.number, salt, signature })).toString(
+      'base64',
+    );
   }
 
   /** Solves a challenge and submits it: the clearance cookie is set. */
@@ -112,15 +130,16 @@ export class Browser {
     expect(this.cookies.has('wu_clearance')).to.equal(true);
   }
 
+  /** Sign-up redeems a freshly solved challenge of its own (a clearance does not buy accounts). */
   async signUp(email: string, password: string): Promise<Response> {
-    await this.passChallenge();
-    const res = await this.post('/v1/auth/sign-up', { email, password });
+    const res = await this.post('/v1/auth/sign-up', { email, password, payload: await this.solve() });
     if (res.status === 201) this.csrfToken = ((await res.clone().json()) as Envelope).data.csrfToken;
     return res;
   }
 
-  async signIn(email: string, password: string): Promise<Response> {
-    const res = await this.post('/v1/auth/sign-in', { email, password });
+  /** `solved`: a challenge payload, which an account with many failed sign-ins asks for. */
+  async signIn(email: string, password: string, solved?: string): Promise<Response> {
+    const res = await this.post('/v1/auth/sign-in', { email, password, ...(solved ? { payload: solved } : {}) });
     if (res.status === 200) this.csrfToken = ((await res.clone().json()) as Envelope).data.csrfToken;
     return res;
   }

@@ -3,9 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { startFixtureSite, type FixtureSite } from '../../scripts/src/fixture-site.js';
-import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
 import { account, Browser, creditsHeader, expectFailure, json, quota } from './billing-helpers.js';
 
 const PASSWORD = 'a long enough password';
@@ -16,7 +16,11 @@ const email = () => `person${++emails}-${Date.now()}@example.test`;
 
 /** Every byte billing's embedded store holds: the database file and its WAL. */
 function storeBytes(stack: TestStack): Buffer {
-  return Buffer.concat(readdirSync(stack.dataDir).filter((f) => f.startsWith('billing.sqlite')).map((f) => readFileSync(path.join(stack.dataDir, f))));
+  return Buffer.concat(
+    readdirSync(stack.dataDir)
+      .filter((f) => f.startsWith('billing.sqlite'))
+      .map((f) => readFileSync(path.join(stack.dataDir, f))),
+  );
 }
 
 describe('billing: identity through the edge', function () {
@@ -27,7 +31,11 @@ describe('billing: identity through the edge', function () {
 
   before(async () => {
     site = await startFixtureSite();
-    stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: EASY_CHALLENGE, envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } } });
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      env: EASY_CHALLENGE,
+      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } },
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -45,7 +53,14 @@ describe('billing: identity through the edge', function () {
     });
 
     it('a malformed Authorization header is 401 invalid_authorization', async () => {
-      for (const value of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer two words', stack.apiKey, `Token ${stack.apiKey}`, 'Bearer wu_live_ä']) {
+      for (const value of [
+        'Basic dXNlcjpwYXNz',
+        'Bearer',
+        'Bearer two words',
+        stack.apiKey,
+        `Token ${stack.apiKey}`,
+        'Bearer wu_live_ä',
+      ]) {
         const res = await stack.api(downCheck('/ok'), { headers: { authorization: value } });
         await expectFailure(res, 401, 'invalid_authorization');
         expect(creditsHeader(res)).to.equal(0);
@@ -118,7 +133,9 @@ describe('billing: identity through the edge', function () {
       for (const key of [minted, created, stack.apiKey]) {
         expect(bytes.includes(key), 'plaintext key in the store').to.equal(false);
         expect(bytes.includes(key.slice(8)), 'random part of the key in the store').to.equal(false);
-        expect(bytes.includes(createHash('sha256').update(key).digest('hex')), 'its hash is what is stored').to.equal(true);
+        expect(bytes.includes(createHash('sha256').update(key).digest('hex')), 'its hash is what is stored').to.equal(
+          true,
+        );
       }
       const token = browser.cookies.get('wu_session')!;
       expect(bytes.includes(token), 'plaintext session token in the store').to.equal(false);
@@ -127,22 +144,45 @@ describe('billing: identity through the edge', function () {
   });
 
   describe('sessions', () => {
-    it('sign-up needs a challenge clearance, creates a Free account and signs in with an HttpOnly, SameSite cookie', async () => {
+    it('sign-up redeems a freshly solved challenge, creates a Free account and signs in with an HttpOnly, SameSite cookie', async () => {
       const browser = new Browser(stack, '192.0.2.20');
       const address = email();
-      await expectFailure(await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }), 401, 'challenge_required');
-      const res = await browser.signUp(address, PASSWORD);
+      await expectFailure(
+        await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }),
+        401,
+        'challenge_required',
+      );
+      // The reusable 15-minute clearance does not buy accounts: each sign-up redeems a solution.
+      await browser.passChallenge();
+      await expectFailure(
+        await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }),
+        401,
+        'challenge_required',
+      );
+      const payload = await browser.solve();
+      const res = await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD, payload });
       expect(res.status).to.equal(201);
+      await expectFailure(
+        await browser.post('/v1/auth/sign-up', { email: email(), password: PASSWORD, payload }),
+        401,
+        'challenge_failed',
+      );
       const body = await json(res);
       expect(body.data.account).to.include({ email: address, plan: 'FREE' });
       expect(body.data.csrfToken).to.be.a('string').with.length.above(20);
       const cookie = res.headers.getSetCookie().find((c) => c.startsWith('wu_session='))!;
-      expect(cookie).to.match(/; HttpOnly/).and.match(/; SameSite=Lax/).and.match(/; Path=\//).and.match(/; Max-Age=1209600/);
+      expect(cookie)
+        .to.match(/; HttpOnly/)
+        .and.match(/; SameSite=Lax/)
+        .and.match(/; Path=\//)
+        .and.match(/; Max-Age=1209600/);
       expect(cookie).to.not.match(/Secure/); // plain HTTP here
       const me = await json(await browser.fetch('/v1/auth/me'));
       expect(me.data.account.email).to.equal(address);
       expect(me.data.csrfToken).to.equal(body.data.csrfToken);
-      expect(await quota(stack, { anonymous: true, headers: { cookie: `wu_session=${browser.cookies.get('wu_session')}` } })).to.deep.equal({
+      expect(
+        await quota(stack, { anonymous: true, headers: { cookie: `wu_session=${browser.cookies.get('wu_session')}` } }),
+      ).to.deep.equal({
         callerKind: 'session',
         plan: 'FREE',
         limit: 100,
@@ -153,6 +193,7 @@ describe('billing: identity through the edge', function () {
     it('a session caller spends its plan credits on metered routes (with a clearance)', async () => {
       const browser = new Browser(stack, '192.0.2.21');
       expect((await browser.signUp(email(), PASSWORD)).status).to.equal(201);
+      await browser.passChallenge();
       const res = await browser.fetch(downCheck('/ok'));
       expect(res.status).to.equal(200);
       expect(creditsHeader(res)).to.equal(99);
@@ -162,7 +203,11 @@ describe('billing: identity through the edge', function () {
       const browser = new Browser(stack, '192.0.2.22');
       const address = email();
       expect((await browser.signUp(address, PASSWORD)).status).to.equal(201);
-      await expectFailure(await new Browser(stack, '192.0.2.23').signUp(address.toUpperCase(), PASSWORD), 409, 'email_taken');
+      await expectFailure(
+        await new Browser(stack, '192.0.2.23').signUp(address.toUpperCase(), PASSWORD),
+        409,
+        'email_taken',
+      );
       await expectFailure(await new Browser(stack, '192.0.2.23').signUp(email(), 'short'), 400, 'weak_password');
       await expectFailure(await browser.signIn(address, 'not the password'), 401, 'invalid_credentials');
       await expectFailure(await browser.signIn(`nobody-${address}`, PASSWORD), 401, 'invalid_credentials');
@@ -174,9 +219,17 @@ describe('billing: identity through the edge', function () {
       const browser = new Browser(stack, '192.0.2.24');
       expect((await browser.signIn(address, PASSWORD)).status).to.equal(200);
       await expectFailure(await browser.post('/v1/keys', { name: 'x' }, { csrf: false }), 403, 'csrf_failed');
-      await expectFailure(await browser.post('/v1/keys', { name: 'x' }, { csrf: false, headers: { 'x-csrf-token': 'forged' } }), 403, 'csrf_failed');
+      await expectFailure(
+        await browser.post('/v1/keys', { name: 'x' }, { csrf: false, headers: { 'x-csrf-token': 'forged' } }),
+        403,
+        'csrf_failed',
+      );
       const created = await json(await browser.post('/v1/keys', { name: 'x' }));
-      await expectFailure(await browser.fetch(`/v1/keys/${created.data.id}`, { method: 'DELETE', csrf: false }), 403, 'csrf_failed');
+      await expectFailure(
+        await browser.fetch(`/v1/keys/${created.data.id}`, { method: 'DELETE', csrf: false }),
+        403,
+        'csrf_failed',
+      );
       await expectFailure(await browser.post('/v1/auth/sign-out', {}, { csrf: false }), 403, 'csrf_failed');
       // Reading needs no token.
       expect((await browser.fetch('/v1/keys', { csrf: false })).status).to.equal(200);
@@ -193,13 +246,18 @@ describe('billing: identity through the edge', function () {
       // The old cookie, replayed, is refused and cleared.
       const replayed = await stack.api('/v1/auth/me', { anonymous: true, headers: { cookie: `wu_session=${token}` } });
       await expectFailure(replayed, 401, 'invalid_session');
-      expect(replayed.headers.getSetCookie().some((c) => c.startsWith('wu_session=;') && c.includes('Max-Age=0'))).to.equal(true);
+      expect(
+        replayed.headers.getSetCookie().some((c) => c.startsWith('wu_session=;') && c.includes('Max-Age=0')),
+      ).to.equal(true);
     });
 
     it('cookies are Secure when a trusted proxy says the request came over HTTPS', async () => {
       const browser = new Browser(stack, '192.0.2.26');
-      await browser.passChallenge();
-      const res = await browser.post('/v1/auth/sign-up', { email: email(), password: PASSWORD }, { headers: { 'x-forwarded-proto': 'https' } });
+      const res = await browser.post(
+        '/v1/auth/sign-up',
+        { email: email(), password: PASSWORD, payload: await browser.solve() },
+        { headers: { 'x-forwarded-proto': 'https' } },
+      );
       expect(res.status).to.equal(201);
       expect(res.headers.getSetCookie().find((c) => c.startsWith('wu_session='))).to.match(/; Secure/);
     });
@@ -222,9 +280,16 @@ describe('billing: identity through the edge', function () {
       const first = await browser.post('/v1/challenge', { payload });
       expect(first.status).to.equal(200);
       const cookie = first.headers.getSetCookie().find((c) => c.startsWith('wu_clearance='))!;
-      expect(cookie).to.match(/; HttpOnly/).and.match(/; SameSite=Lax/).and.match(/; Max-Age=900/);
+      expect(cookie)
+        .to.match(/; HttpOnly/)
+        .and.match(/; SameSite=Lax/)
+        .and.match(/; Max-Age=900/);
       await expectFailure(await browser.post('/v1/challenge', { payload }), 401, 'challenge_failed');
-      await expectFailure(await new Browser(stack, '192.0.2.32').post('/v1/challenge', { payload }), 401, 'challenge_failed');
+      await expectFailure(
+        await new Browser(stack, '192.0.2.32').post('/v1/challenge', { payload }),
+        401,
+        'challenge_failed',
+      );
     });
 
     it('a wrong or forged solution is 401 challenge_failed', async () => {
@@ -255,8 +320,12 @@ describe('billing: identity through the edge', function () {
       const browser = new Browser(stack, '198.18.0.1, 192.0.2.40');
       await browser.passChallenge();
       expect((await browser.fetch(downCheck('/ok'))).status).to.equal(200);
-      expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '192.0.2.40' } })).to.include({ remaining: 9 });
-      expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.18.0.1' } })).to.include({ remaining: 10 });
+      expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '192.0.2.40' } })).to.include({
+        remaining: 9,
+      });
+      expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.18.0.1' } })).to.include({
+        remaining: 10,
+      });
     });
 
     it('from a peer that is not a trusted proxy, X-Forwarded-For is ignored: spoofing it gets no new allowance', async () => {
@@ -267,9 +336,14 @@ describe('billing: identity through the edge', function () {
         for (let i = 0; i < 10; i++) expect((await browser.fetch(downCheck('/ok'))).status).to.equal(200);
         await expectFailure(await browser.fetch(downCheck('/ok')), 402, 'insufficient_credits');
         for (const spoofed of ['203.0.113.78', '198.51.100.1, 203.0.113.79']) {
-          const res = await plain.api(downCheck('/ok'), { anonymous: true, headers: { 'x-forwarded-for': spoofed, cookie: `wu_clearance=${browser.cookies.get('wu_clearance')}` } });
+          const res = await plain.api(downCheck('/ok'), {
+            anonymous: true,
+            headers: { 'x-forwarded-for': spoofed, cookie: `wu_clearance=${browser.cookies.get('wu_clearance')}` },
+          });
           await expectFailure(res, 402, 'insufficient_credits');
-          expect(await quota(plain, { anonymous: true, headers: { 'x-forwarded-for': spoofed } })).to.include({ remaining: 0 });
+          expect(await quota(plain, { anonymous: true, headers: { 'x-forwarded-for': spoofed } })).to.include({
+            remaining: 0,
+          });
         }
       } finally {
         await plain.stop();
@@ -295,9 +369,18 @@ describe('billing: Cloudflare Turnstile (against a local stand-in of siteverify)
       req.on('end', () => {
         const form = new URLSearchParams(body);
         verifications.push(form);
-        const ok = req.url === '/siteverify' && form.get('secret') === 'turnstile-secret' && form.get('response')?.startsWith('good-');
+        const ok =
+          req.url === '/siteverify' &&
+          form.get('secret') === 'turnstile-secret' &&
+          form.get('response')?.startsWith('good-');
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(ok ? { success: true, hostname: 'webutil.test' } : { success: false, 'error-codes': ['invalid-input-response'] }));
+        res.end(
+          JSON.stringify(
+            ok
+              ? { success: true, hostname: 'webutil.test' }
+              : { success: false, 'error-codes': ['invalid-input-response'] },
+          ),
+        );
       });
     });
     await new Promise<void>((resolve) => verifier.listen(0, '127.0.0.1', resolve));
@@ -306,7 +389,11 @@ describe('billing: Cloudflare Turnstile (against a local stand-in of siteverify)
       allowTargets: '127.0.0.0/8',
       envFor: {
         edge: { TRUSTED_PROXIES: '127.0.0.1/32' },
-        billing: { TURNSTILE_SECRET: 'turnstile-secret', TURNSTILE_SITE_KEY: 'site-key-1', TURNSTILE_VERIFY_URL: `http://127.0.0.1:${port}/siteverify` },
+        billing: {
+          TURNSTILE_SECRET: 'turnstile-secret',
+          TURNSTILE_SITE_KEY: 'site-key-1',
+          TURNSTILE_VERIFY_URL: `http://127.0.0.1:${port}/siteverify`,
+        },
       },
     });
   });
@@ -330,12 +417,32 @@ describe('billing: Cloudflare Turnstile (against a local stand-in of siteverify)
     expect(last.get('response')).to.equal('good-token-1');
     expect(last.get('remoteip')).to.equal('192.0.2.51');
     expect((await browser.fetch(`/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`)).status).to.equal(200);
-    await expectFailure(await browser.post('/v1/challenge', { turnstileToken: 'good-token-1' }), 401, 'challenge_failed');
+    await expectFailure(
+      await browser.post('/v1/challenge', { turnstileToken: 'good-token-1' }),
+      401,
+      'challenge_failed',
+    );
   });
 
   it('a token siteverify refuses, or a proof-of-work payload, is 401 challenge_failed', async () => {
     const browser = new Browser(stack, '192.0.2.52');
     await expectFailure(await browser.post('/v1/challenge', { turnstileToken: 'bad-token' }), 401, 'challenge_failed');
-    await expectFailure(await browser.post('/v1/challenge', { payload: Buffer.from('{}').toString('base64') }), 401, 'challenge_failed');
+    await expectFailure(
+      await browser.post('/v1/challenge', { payload: Buffer.from('{}').toString('base64') }),
+      401,
+      'challenge_failed',
+    );
+  });
+
+  it('sign-up redeems a Turnstile token of its own, once', async () => {
+    const body = (email: string, turnstileToken: string) => ({ email, password: PASSWORD, turnstileToken });
+    const browser = new Browser(stack, '192.0.2.53');
+    expect((await browser.post('/v1/auth/sign-up', body(email(), 'good-sign-up-1'))).status).to.equal(201);
+    await expectFailure(
+      await browser.post('/v1/auth/sign-up', body(email(), 'good-sign-up-1')),
+      401,
+      'challenge_failed',
+    );
+    await expectFailure(await browser.post('/v1/auth/sign-up', body(email(), 'bad-token')), 401, 'challenge_failed');
   });
 });

@@ -1,11 +1,15 @@
+import type { TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import type { TestStack } from '../../scripts/src/test-stack.js';
 import { json } from './billing-helpers.js';
 
 export type CrawlRoute = 'broken-links' | 'link-extract';
 
 /** A JSON POST. */
-export const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+export const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 /** Starts a crawl and returns its job id (the start must answer 202 at once). */
 export async function startCrawl(stack: TestStack, route: CrawlRoute, url: string): Promise<string> {
@@ -35,7 +39,8 @@ export async function pollJob(stack: TestStack, route: CrawlRoute, jobId: string
       if (body.data.status !== 'crawling') return { job: body.data, progress };
       progress.push(body.data.progress);
     }
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still crawling after ${timeoutMs} ms: ${JSON.stringify(progress.at(-1))}`);
+    if (Date.now() > deadline)
+      throw new Error(`job ${jobId} still crawling after ${timeoutMs} ms: ${JSON.stringify(progress.at(-1))}`);
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
 }

@@ -1,8 +1,8 @@
+import { type CrawlSite, startCrawlSite } from '@webutil/scripts/fixture-crawl-site';
+import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { startCrawlSite, type CrawlSite } from '../../scripts/src/fixture-crawl-site.js';
-import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
-import { SHARED_NATS_URL } from '../../scripts/src/nats-under-test.js';
-import { removeCrawlStreams, uniquePrefix } from '../../services/crawl/test/crawl-streams.js';
+
 import { creditsHeader, expectFailure, json } from './billing-helpers.js';
 import { byUrl, pollJob, post, startCrawl } from './crawl-helpers.js';
 
@@ -13,17 +13,32 @@ import { byUrl, pollJob, post, startCrawl } from './crawl-helpers.js';
 
 const SEVERITIES = ['ok', 'warning', 'broken', 'info'];
 const TYPES = ['internal', 'external', 'mailto', 'tel', 'anchor', 'other'];
-const LINK_KEYS = ['url', 'originalHref', 'text', 'type', 'rel', 'statusCode', 'statusText', 'severity', 'reason', 'category', 'redirected'];
+const LINK_KEYS = [
+  'url',
+  'originalHref',
+  'text',
+  'type',
+  'rel',
+  'statusCode',
+  'statusText',
+  'severity',
+  'reason',
+  'category',
+  'redirected',
+];
 const OPTIONAL_LINK_KEYS = ['finalUrl', 'responseTimeMs', 'errorCode'];
 
 /** A link record exactly as the spec describes it. */
 function expectLinkRecord(link: any, crawl: boolean): void {
   const keys = Object.keys(link);
   expect(keys).to.include.members(LINK_KEYS);
-  expect(keys.filter((k) => !LINK_KEYS.includes(k) && !OPTIONAL_LINK_KEYS.includes(k))).to.deep.equal(crawl ? ['sources', 'sourceCount'] : []);
+  expect(keys.filter((k) => !LINK_KEYS.includes(k) && !OPTIONAL_LINK_KEYS.includes(k))).to.deep.equal(
+    crawl ? ['sources', 'sourceCount'] : [],
+  );
   expect(TYPES).to.include(link.type);
   expect(SEVERITIES).to.include(link.severity);
-  for (const k of ['url', 'originalHref', 'text', 'statusText', 'reason', 'category']) expect(link[k], k).to.be.a('string');
+  for (const k of ['url', 'originalHref', 'text', 'statusText', 'reason', 'category'])
+    expect(link[k], k).to.be.a('string');
   expect(link.rel === null || typeof link.rel === 'string').to.equal(true);
   expect(link.statusCode === null || Number.isInteger(link.statusCode)).to.equal(true);
   expect(link.redirected).to.be.a('boolean');
@@ -63,7 +78,12 @@ function expectHomeVerdicts(links: Map<string, any>, e: CrawlSite['expected']): 
   is(e.notFound, { severity: 'broken', statusCode: 404, category: '4xx Client error' });
   is(e.gone, { severity: 'broken', statusCode: 410 });
   is(e.serverError, { severity: 'broken', statusCode: 500, category: '5xx Server error' });
-  is(e.redirectChain, { severity: 'warning', statusCode: 200, redirected: true, finalUrl: e.redirectChain.replace('/3', '/0') });
+  is(e.redirectChain, {
+    severity: 'warning',
+    statusCode: 200,
+    redirected: true,
+    finalUrl: e.redirectChain.replace('/3', '/0'),
+  });
   is(e.redirectLoop, { severity: 'broken', errorCode: 'ERR_TOO_MANY_REDIRECTS', category: 'Redirect loop' });
   is(e.moved, { severity: 'warning', redirected: true, finalUrl: e.moved.replace('/moved', '/docs/0.html') });
   is(e.headHostile, { severity: 'ok', statusCode: 200 });
@@ -74,7 +94,12 @@ function expectHomeVerdicts(links: Map<string, any>, e: CrawlSite['expected']): 
   is(e.missingAnchor, { severity: 'warning', type: 'anchor', category: 'Missing anchor' });
   is(e.goodFragment, { severity: 'ok', statusCode: 200 });
   is(e.missingFragment, { severity: 'warning', statusCode: 200, category: 'Missing anchor' });
-  for (const [url, type] of [[e.mailto, 'mailto'], [e.tel, 'tel'], [e.javascript, 'other']] as const) is(url, { severity: 'info', type, statusCode: null, redirected: false });
+  for (const [url, type] of [
+    [e.mailto, 'mailto'],
+    [e.tel, 'tel'],
+    [e.javascript, 'other'],
+  ] as const)
+    is(url, { severity: 'info', type, statusCode: null, redirected: false });
   is(e.botWall, { severity: 'warning', statusCode: 403, category: 'Bot protection' });
   expect(links.get(e.botWall).reason).to.contain('Cloudflare');
   is(e.softNotFound, { severity: 'broken', statusCode: 200, category: 'Soft 404' });
@@ -93,7 +118,10 @@ describe('link checking and crawls through the edge (NATS)', function () {
   let small: CrawlSite;
 
   before(async () => {
-    [site, small] = await Promise.all([startCrawlSite({ pages: 300, externalPerPage: 14 }), startCrawlSite({ pages: 20, silentHost: false, rateLimited: false })]);
+    [site, small] = await Promise.all([
+      startCrawlSite({ pages: 300, externalPerPage: 14 }),
+      startCrawlSite({ pages: 20, silentHost: false, rateLimited: false }),
+    ]);
     stack = await startTestStack({
       allowTargets: '127.0.0.0/8',
       env: { NATS_URL: SHARED_NATS_URL, CRAWL_NATS_PREFIX: prefix, LINK_TIMEOUT_MS: '2000', CRAWL_ACK_WAIT_MS: '3000' },
@@ -102,7 +130,7 @@ describe('link checking and crawls through the edge (NATS)', function () {
   after(async () => {
     await stack?.stop();
     await Promise.all([site?.close(), small?.close()]);
-    await removeCrawlStreams(SHARED_NATS_URL, prefix);
+    await removeStreams(SHARED_NATS_URL, prefix);
   });
 
   describe('POST /v1/broken-links (one page)', () => {
@@ -113,7 +141,18 @@ describe('link checking and crawls through the edge (NATS)', function () {
       creditsHeader(res);
       const data = body.data;
       expect(Object.keys(data).sort()).to.deep.equal(
-        ['checkedLinks', 'grade', 'healthScore', 'links', 'scannedAt', 'statusBreakdown', 'summary', 'totalLinks', 'truncated', 'url'].sort(),
+        [
+          'checkedLinks',
+          'grade',
+          'healthScore',
+          'links',
+          'scannedAt',
+          'statusBreakdown',
+          'summary',
+          'totalLinks',
+          'truncated',
+          'url',
+        ].sort(),
       );
       expect(data.url).to.equal(site.entryUrl);
       expect(Date.parse(data.scannedAt)).to.be.a('number').and.not.NaN;
@@ -177,9 +216,27 @@ describe('link checking and crawls through the edge (NATS)', function () {
       expect(job.jobId).to.equal(jobId);
 
       // Progress: the spec's broken-link shape, moving forward.
-      const keys = ['phase', 'message', 'sitemapFound', 'sitemapUrlCount', 'pagesCrawled', 'pagesDiscovered', 'pagesCap', 'linksFound', 'linksChecked', 'linksTotal'];
+      const keys = [
+        'phase',
+        'message',
+        'sitemapFound',
+        'sitemapUrlCount',
+        'pagesCrawled',
+        'pagesDiscovered',
+        'pagesCap',
+        'linksFound',
+        'linksChecked',
+        'linksTotal',
+      ];
       for (const p of [...progress, job.progress]) expect(Object.keys(p).sort()).to.deep.equal([...keys].sort());
-      expect(job.progress).to.include({ phase: 'done', sitemapFound: true, pagesCrawled: 250, pagesCap: 250, linksChecked: 1500, linksTotal: 1500 });
+      expect(job.progress).to.include({
+        phase: 'done',
+        sitemapFound: true,
+        pagesCrawled: 250,
+        pagesCap: 250,
+        linksChecked: 1500,
+        linksTotal: 1500,
+      });
       const crawled = progress.map((p) => p.pagesCrawled);
       expect(crawled).to.deep.equal([...crawled].sort((a, b) => a - b));
 
@@ -196,17 +253,30 @@ describe('link checking and crawls through the edge (NATS)', function () {
       const pages = byUrl<any>(r.pages);
       expect(pages.get(site.entryUrl)).to.include({ depth: 0, statusCode: 200, severity: 'ok' });
       for (const page of r.pages) {
-        expect(Object.keys(page).sort()).to.deep.equal(['depth', 'fromSitemap', 'linksOnPage', 'severity', 'statusCode', 'statusText', 'url']);
+        expect(Object.keys(page).sort()).to.deep.equal([
+          'depth',
+          'fromSitemap',
+          'linksOnPage',
+          'severity',
+          'statusCode',
+          'statusText',
+          'url',
+        ]);
       }
-      for (const hidden of site.expected.hiddenPages) expect(pages.get(hidden), hidden).to.include({ fromSitemap: true, depth: 1, statusCode: 200 });
+      for (const hidden of site.expected.hiddenPages)
+        expect(pages.get(hidden), hidden).to.include({ fromSitemap: true, depth: 1, statusCode: 200 });
       expect(pages.get(`${site.main.origin}/section/0/`)).to.include({ depth: 1, fromSitemap: false });
       expect(Math.max(...r.pages.map((p: any) => p.depth))).to.be.at.least(2);
       // Non-HTML answers are links, not pages: checked, never parsed.
       expect(pages.has(site.expected.download)).to.equal(false);
-      expect(site.main.requests.filter((q) => q.path === '/files/report.pdf').map((q) => q.method)).to.not.include('GET');
+      expect(site.main.requests.filter((q) => q.path === '/files/report.pdf').map((q) => q.method)).to.not.include(
+        'GET',
+      );
 
       // Each unique link checked once (HEAD; a GET only to confirm an error).
-      const asked = site.external.requests.filter((q) => q.method === 'HEAD' && q.path.startsWith('/ext/')).map((q) => q.path);
+      const asked = site.external.requests
+        .filter((q) => q.method === 'HEAD' && q.path.startsWith('/ext/'))
+        .map((q) => q.path);
       expect(new Set(asked).size).to.equal(asked.length);
       const links = byUrl<any>(r.links);
       expect(links.get(`${site.main.origin}/section/0/`).sourceCount).to.be.above(25);
@@ -215,14 +285,24 @@ describe('link checking and crawls through the edge (NATS)', function () {
       expectHomeVerdicts(links, site.expected);
       const brokenExternal = site.expected.brokenExternal.filter((u) => links.has(u));
       expect(brokenExternal).to.not.be.empty;
-      for (const url of brokenExternal) expect(links.get(url)).to.include({ severity: 'broken', statusCode: 404, type: 'external' });
+      for (const url of brokenExternal)
+        expect(links.get(url)).to.include({ severity: 'broken', statusCode: 404, type: 'external' });
     });
 
     it('extract-crawls a site: every link with its sources, 3,000 reported at most', async () => {
       const jobId = await startCrawl(stack, 'link-extract', site.entryUrl);
       const { job, progress } = await pollJob(stack, 'link-extract', jobId, 90_000);
       expect(job.status, JSON.stringify(job.error)).to.equal('done');
-      const keys = ['phase', 'message', 'sitemapFound', 'sitemapUrlCount', 'pagesScanned', 'pagesDiscovered', 'pagesCap', 'linksFound'];
+      const keys = [
+        'phase',
+        'message',
+        'sitemapFound',
+        'sitemapUrlCount',
+        'pagesScanned',
+        'pagesDiscovered',
+        'pagesCap',
+        'linksFound',
+      ];
       for (const p of [...progress, job.progress]) expect(Object.keys(p).sort()).to.deep.equal([...keys].sort());
       expect(job.progress).to.include({ phase: 'done', pagesScanned: 250, sitemapFound: true });
       const r = job.result;
@@ -234,12 +314,29 @@ describe('link checking and crawls through the edge (NATS)', function () {
       const counted = r.links.filter((l: any) => ['internal', 'external', 'mailto', 'tel'].includes(l.type)).length;
       expect(r.counts.total).to.equal(counted);
       for (const link of r.links) {
-        expect(Object.keys(link).sort()).to.deep.equal(['originalHref', 'rel', 'scheme', 'sourceCount', 'sources', 'text', 'type', 'url']);
+        expect(Object.keys(link).sort()).to.deep.equal([
+          'originalHref',
+          'rel',
+          'scheme',
+          'sourceCount',
+          'sources',
+          'text',
+          'type',
+          'url',
+        ]);
         expect(link.sources.length).to.be.within(1, 25);
       }
       const links = byUrl<any>(r.links);
-      expect(links.get(site.expected.mailto)).to.include({ type: 'mailto', scheme: 'mailto', url: 'mailto:team@fixture.test' });
-      expect(links.get(`${site.external.origin}/ext/0`)).to.include({ type: 'external', rel: 'nofollow', scheme: 'http' });
+      expect(links.get(site.expected.mailto)).to.include({
+        type: 'mailto',
+        scheme: 'mailto',
+        url: 'mailto:team@fixture.test',
+      });
+      expect(links.get(`${site.external.origin}/ext/0`)).to.include({
+        type: 'external',
+        rel: 'nofollow',
+        scheme: 'http',
+      });
     });
 
     it('contains a calendar trap and finishes a small site under the caps', async () => {
@@ -256,7 +353,9 @@ describe('link checking and crawls through the edge (NATS)', function () {
     });
 
     it('runs ten crawls at once to the end', async () => {
-      const ids = await Promise.all(Array.from({ length: 10 }, () => startCrawl(stack, 'broken-links', small.entryUrl)));
+      const ids = await Promise.all(
+        Array.from({ length: 10 }, () => startCrawl(stack, 'broken-links', small.entryUrl)),
+      );
       expect(new Set(ids).size).to.equal(10);
       const jobs = await Promise.all(ids.map((id) => pollJob(stack, 'broken-links', id, 90_000)));
       const shapes = jobs.map(({ job }) => `${job.status} ${job.result?.pagesCrawled} ${job.result?.links.length}`);
@@ -282,7 +381,9 @@ describe('link checking and crawls through the edge (NATS)', function () {
         expect(job.status, JSON.stringify(job.error)).to.equal('done');
         expect(job.result.pagesCrawled).to.be.above(80);
         // The second try ran on the restarted service, handed over by JetStream.
-        expect(stack.logs.some((l) => l.includes(jobId) && l.includes('"attempt":2') && l.includes('crawl ended'))).to.equal(true);
+        expect(
+          stack.logs.some((l) => l.includes(jobId) && l.includes('"attempt":2') && l.includes('crawl ended')),
+        ).to.equal(true);
       } finally {
         await slow.close();
       }

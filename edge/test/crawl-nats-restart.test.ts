@@ -1,7 +1,7 @@
+import { type CrawlSite, startCrawlSite } from '@webutil/scripts/fixture-crawl-site';
+import { type OwnNats, startOwnNats } from '@webutil/scripts/nats-under-test';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { startCrawlSite, type CrawlSite } from '../../scripts/src/fixture-crawl-site.js';
-import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
-import { startOwnNats, type OwnNats } from '../../scripts/src/nats-under-test.js';
 import { json } from './billing-helpers.js';
 import { pollJob, startCrawl } from './crawl-helpers.js';
 
@@ -13,8 +13,14 @@ describe('a crawl across a NATS restart', function () {
   let slow: CrawlSite;
 
   before(async () => {
-    [nats, slow] = await Promise.all([startOwnNats(), startCrawlSite({ pages: 100, latencyMs: 100, silentHost: false, rateLimited: false })]);
-    stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: { NATS_URL: nats.url, CRAWL_ACK_WAIT_MS: '3000' } });
+    [nats, slow] = await Promise.all([
+      startOwnNats(),
+      startCrawlSite({ pages: 100, latencyMs: 100, silentHost: false, rateLimited: false }),
+    ]);
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      env: { NATS_URL: nats.url, CRAWL_ACK_WAIT_MS: '3000' },
+    });
   });
   after(async () => {
     await stack?.stop();

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { freePort } from '@webutil/scripts/local-stack';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { startFixtureSite, type FixtureSite } from '../../scripts/src/fixture-site.js';
-import { freePort } from '../../scripts/src/local-stack.js';
-import { startTestStack, type TestStack } from '../../scripts/src/test-stack.js';
 
 interface Envelope {
   success: boolean;
@@ -24,7 +24,9 @@ function expectFailure(body: Envelope, code: string): void {
 
 /** Peak resident memory of a process, from /proc (kB). */
 function peakRssKb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmHWM:'));
   return Number(line?.replace(/\D+/g, ''));
 }
 
@@ -45,7 +47,8 @@ describe('foundation, through the REST edge', function () {
   });
 
   describe('GET /v1/down-check', () => {
-    const check = async (stack: TestStack, url: string) => json(await stack.api(`/v1/down-check?url=${encodeURIComponent(url)}`));
+    const check = async (stack: TestStack, url: string) =>
+      json(await stack.api(`/v1/down-check?url=${encodeURIComponent(url)}`));
 
     it('reports a reachable page with status, time, IPv4 and the fixed vantage point', async () => {
       const body = await check(open, site.url('/ok'));
@@ -91,7 +94,13 @@ describe('foundation, through the REST edge', function () {
 
     it('gives null status, time and address when the name does not resolve', async () => {
       const body = await check(open, 'http://no-such-host.invalid/');
-      expect(body.data).to.deep.equal({ url: 'http://no-such-host.invalid/', testedFrom: 'India (Mumbai)', httpsStatus: null, responseTimeMs: null, ipAddress: null });
+      expect(body.data).to.deep.equal({
+        url: 'http://no-such-host.invalid/',
+        testedFrom: 'India (Mumbai)',
+        httpsStatus: null,
+        responseTimeMs: null,
+        ipAddress: null,
+      });
     });
 
     it('treats a URL without a scheme as https', async () => {
@@ -107,7 +116,8 @@ describe('foundation, through the REST edge', function () {
   });
 
   describe('GET /v1/link-extract', () => {
-    const extract = async (stack: TestStack, url: string) => stack.api(`/v1/link-extract?url=${encodeURIComponent(url)}`);
+    const extract = async (stack: TestStack, url: string) =>
+      stack.api(`/v1/link-extract?url=${encodeURIComponent(url)}`);
 
     it('extracts, types and counts the links of a page', async () => {
       const res = await extract(open, site.url('/links?n=8&external=3'));
@@ -120,7 +130,13 @@ describe('foundation, through the REST edge', function () {
       expect(new Date(body.data.scannedAt).toString()).to.not.equal('Invalid Date');
       const first = body.data.links[0];
       expect(first).to.have.all.keys('url', 'originalHref', 'text', 'rel', 'type', 'scheme');
-      expect(first).to.include({ url: site.url('/page/0'), originalHref: '/page/0', type: 'internal', scheme: 'http', rel: null });
+      expect(first).to.include({
+        url: site.url('/page/0'),
+        originalHref: '/page/0',
+        type: 'internal',
+        scheme: 'http',
+        rel: null,
+      });
       expect(body.data.links.some((l: { rel: string | null }) => l.rel === 'nofollow')).to.equal(true);
     });
 
@@ -189,7 +205,12 @@ describe('foundation, through the REST edge', function () {
         expect(body.error?.message).to.equal('url is required');
       });
 
-      for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'data:text/html,<a href=x>', 'ftp://example.com/x']) {
+      for (const url of [
+        'javascript:alert(1)',
+        'file:///etc/passwd',
+        'data:text/html,<a href=x>',
+        'ftp://example.com/x',
+      ]) {
         it(`${route}: ${url.split(':')[0]}: URL is 400 invalid_url`, async () => {
           const res = await open.api(`${route}?url=${encodeURIComponent(url)}`);
           expect(res.status).to.equal(400);
@@ -199,13 +220,21 @@ describe('foundation, through the REST edge', function () {
     }
 
     it('malformed JSON is 400 invalid_json', async () => {
-      const res = await open.api('/v1/down-check', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"url": ' });
+      const res = await open.api('/v1/broken-links', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"url": ',
+      });
       expect(res.status).to.equal(400);
       expectFailure(await json(res), 'invalid_json');
     });
 
     it('an oversized JSON body is 413', async () => {
-      const res = await open.api('/v1/down-check', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: 'x'.repeat(100_000) }) });
+      const res = await open.api('/v1/broken-links', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'x'.repeat(100_000) }),
+      });
       expect(res.status).to.equal(413);
       expectFailure(await json(res), 'payload_too_large');
     });
@@ -246,8 +275,14 @@ describe('foundation, through the REST edge', function () {
       });
 
       it(`${route} refuses a redirect into a blocked address`, async () => {
-        for (const target of ['http://169.254.169.254/latest/meta-data/', `http://[::1]:${site.port}/ok`, 'http://10.0.0.1/']) {
-          const res = await open.api(`${route}?url=${encodeURIComponent(site.url(`/redirect-to?url=${encodeURIComponent(target)}`))}`);
+        for (const target of [
+          'http://169.254.169.254/latest/meta-data/',
+          `http://[::1]:${site.port}/ok`,
+          'http://10.0.0.1/',
+        ]) {
+          const res = await open.api(
+            `${route}?url=${encodeURIComponent(site.url(`/redirect-to?url=${encodeURIComponent(target)}`))}`,
+          );
           expect(res.status, target).to.equal(400);
           expectFailure(await json(res), 'target_blocked');
         }
@@ -280,11 +315,14 @@ describe('foundation, through the REST edge', function () {
 
     it('carries the request id from the edge into the service logs', async () => {
       const id = `trace-${Date.now()}`;
-      const res = await open.api(`/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, { headers: { 'x-request-id': id } });
+      const res = await open.api(`/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, {
+        headers: { 'x-request-id': id },
+      });
       expect(res.headers.get('x-request-id')).to.equal(id);
       // Each process's log lines reach the harness over their own pipe: wait for both.
       const logged = (name: string) => open.logs.some((l) => l.startsWith(`[${name}]`) && l.includes(id));
-      for (let i = 0; i < 50 && !(logged('edge') && logged('meta-scan')); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 50 && !(logged('edge') && logged('meta-scan')); i++)
+        await new Promise((r) => setTimeout(r, 100));
       expect(logged('edge'), 'edge log line').to.equal(true);
       expect(logged('meta-scan'), 'meta-scan log line').to.equal(true);
     });

@@ -1,10 +1,11 @@
 import type { Middleware } from 'koa';
-import { CREDITS_HEADER, peekCredits, setCredits, type BillingClient } from '../credits.js';
+import { type BillingClient, CREDITS_HEADER, peekCredits, setCredits } from '../credits.js';
 
 /**
  * X-Credits-Remaining on every response. Routes set it from their billing call; anything else
- * (unknown routes, wrong methods, malformed bodies) reads the caller's balance without counting
- * a request. The liveness probe stays independent of billing.
+ * (unknown routes, wrong methods, malformed bodies, the OpenAPI document) reads the caller's
+ * balance, which counts a refused request toward the caller's rate. The liveness probe stays
+ * independent of billing.
  */
 export const creditsHeader =
   (billing: BillingClient): Middleware =>

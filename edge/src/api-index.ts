@@ -1,0 +1,53 @@
+/** docs/api.md: a readable index of the OpenAPI document (the document stays the reference). */
+
+import { documentedPaths } from './openapi.js';
+import type { DownloadSpec, RouteSpec } from './route-spec.js';
+
+const INTRO = `# API index
+
+Generated from the route table by \`npm run build\`; the full contract (every field, type and
+failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also served by the API at
+\`GET /v1/openapi.json\`. Every path is also served under \`/api/v1\`.
+
+- Success: \`{"success": true, "data": {...}}\` (rendering and XBEL routes: the fields at top level).
+- Failure: \`{"success": false, "error": {"code", "message"}}\`, plus \`creditsRequired\` with 402.
+- Credentials: \`Authorization: Bearer <API key>\`; or, for browsers, the \`wu_session\` cookie and the
+  \`wu_clearance\` challenge cookie (see the README). A success spends the route's credits; a
+  failure spends none.
+- Every response carries \`X-Credits-Remaining\` and \`X-Request-Id\`; every 401 \`WWW-Authenticate\`;
+  429 \`Retry-After\`.
+`;
+
+const who = (spec: RouteSpec) => {
+  const callers = spec.callers ?? 'any';
+  if (callers === 'session') return 'session';
+  if (callers === 'ip') return spec.challenge ? 'anyone, after the challenge' : 'anyone';
+  return (spec.challenge ?? spec.credits > 0) ? 'key, or browser after the challenge' : 'key, session or anonymous';
+};
+
+export function apiIndex(
+  routes: readonly RouteSpec[],
+  downloads: readonly DownloadSpec[],
+  failures: (spec: RouteSpec | DownloadSpec) => number[],
+): string {
+  const rows = routes.map((spec) => {
+    const path = `/v1${spec.path.replace(/:(\w+)/g, '{$1}')}`;
+    return `| \`${spec.method} ${path}\` | ${spec.credits || 'free'} | ${who(spec)} | ${spec.summary} | ${
+      spec.status ?? 200
+    } | ${failures(spec).join(', ')} |`;
+  });
+  return [
+    INTRO,
+    '| Route | Credits | Caller | What it does | Success | Failures |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    ...downloads.flatMap((spec) =>
+      documentedPaths(spec).map(
+        (path) =>
+          `| \`GET ${path.replace(/:(\w+)/g, '{$1}')}\` | free | anyone | ${spec.summary} | 200 | ${failures(spec).join(', ')} |`,
+      ),
+    ),
+    '| `GET /v1/openapi.json` | free | anyone | The OpenAPI document. | 200 | |',
+    '',
+  ].join('\n');
+}

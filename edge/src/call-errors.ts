@@ -1,0 +1,33 @@
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { readGrpcError } from '@webutil/kit';
+import { HttpError } from './envelope.js';
+import type { RouteSpec } from './route-spec.js';
+
+/** docs/decisions.md: a gRPC status -> HTTP status and code, when the route's row does not say otherwise. */
+export const STATUS_BY_CODE: Partial<Record<grpcStatus, [number, string, string?]>> = {
+  [grpcStatus.INVALID_ARGUMENT]: [400, 'invalid_request'],
+  [grpcStatus.FAILED_PRECONDITION]: [400, 'failed_precondition'],
+  [grpcStatus.OUT_OF_RANGE]: [400, 'invalid_request'],
+  [grpcStatus.NOT_FOUND]: [404, 'not_found'],
+  [grpcStatus.ALREADY_EXISTS]: [409, 'conflict'],
+  [grpcStatus.PERMISSION_DENIED]: [403, 'forbidden'],
+  [grpcStatus.UNAUTHENTICATED]: [401, 'unauthenticated'],
+  [grpcStatus.RESOURCE_EXHAUSTED]: [429, 'rate_limited'],
+  [grpcStatus.UNIMPLEMENTED]: [501, 'not_implemented', 'this operation is not available yet'],
+  [grpcStatus.UNAVAILABLE]: [503, 'service_unavailable', 'the service is temporarily unavailable; try again shortly'],
+  [grpcStatus.DEADLINE_EXCEEDED]: [504, 'timeout', 'the operation took too long'],
+};
+
+/** Turns a failed RPC into the HTTP failure the route's table row and the design prescribe. */
+export function httpErrorFromCall(err: unknown, spec: Pick<RouteSpec, 'errors'>): HttpError {
+  const failure = readGrpcError(err);
+  const [byCode, codeName, fixedMessage] = STATUS_BY_CODE[failure.code] ?? [500, 'internal_error', 'internal error'];
+  // Services word their reasons for callers; transport failures and crashes get a fixed code and message.
+  const reason = failure.reason !== 'INTERNAL' ? failure.reason : undefined;
+  const code = reason ? reason.toLowerCase() : codeName;
+  const message = reason ? failure.message : (fixedMessage ?? 'internal error');
+  // A service that says when to come back (a full queue) is quoted in Retry-After.
+  const headers: Record<string, string> =
+    failure.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(failure.retryAfterSeconds) };
+  return new HttpError(spec.errors?.[code] ?? byCode, code, message, undefined, headers);
+}

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { CREDITS_HEADER } from './credits.js';
+import { failureBody, HttpError } from './envelope.js';
+
+/** Node's parser failures, as the statuses Node itself would send. */
+function parserFailure(code: string | undefined): HttpError {
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new HttpError(431, 'headers_too_large', 'the request line and headers exceed 16 KB');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new HttpError(408, 'request_timeout', 'the request did not arrive in time');
+  return new HttpError(400, 'bad_request', 'the request is not valid HTTP/1.1');
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Koa sees them (an oversized query or header block,
+ * malformed HTTP, a request too slow to arrive) get the envelope, an X-Request-Id, and
+ * X-Credits-Remaining 0 (the caller's headers were never read), instead of a bare status line.
+ */
+export function answerClientErrors(server: Server): void {
+  // A kept-alive connection may still be writing an earlier request's response.
+  const inFlight = new WeakMap<Socket, ServerResponse>();
+  server.on('request', (req, res: ServerResponse) => {
+    inFlight.set(req.socket, res);
+    res.once('close', () => inFlight.delete(req.socket));
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // A response already under way, or a peer that is gone, cannot take another.
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight.get(socket)?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    answerOnSocket(socket, parserFailure(err.code));
+  });
+}
+
+/** Writes a failure as a complete HTTP/1.1 response on a socket no request owns, and closes it. */
+export function answerOnSocket(socket: Socket, failure: HttpError): void {
+  const body = JSON.stringify(failureBody(failure));
+  socket.end(
+    [
+      `HTTP/1.1 ${failure.status} ${STATUS_CODES[failure.status]}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${randomUUID()}`,
+      `${CREDITS_HEADER}: 0`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
+  // A client that never reads its answer must not keep the socket.
+  socket.setTimeout(5_000, () => socket.destroy());
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Logger } from '@webutil/kit';
+import type { Context, Middleware } from 'koa';
+import { httpErrorFromCall } from './call-errors.js';
+import type { Clients } from './clients.js';
+import { authorize } from './credits.js';
+import { HttpError } from './envelope.js';
+import type { CallOptions } from './grpc-clients.js';
+import { clientGone, parseInput } from './pipeline.js';
+import type { DownloadSpec, FilePart } from './route-spec.js';
+
+/**
+ * validate -> authorize (free: identify and rate-count) -> the streaming RPC -> the file. The first
+ * message decides the answer: a failure before it (not found, expired, refused name) is the error
+ * envelope; after it the bytes stream through with the headers it named.
+ */
+export function downloadHandler(spec: DownloadSpec, clients: Clients, log: Logger): Middleware {
+  const metered = { ...spec, credits: 0, challenge: false };
+  return async (ctx) => {
+    const input = await parseInput({ method: 'GET', input: spec.input }, ctx);
+    const options: CallOptions = {
+      requestId: String(ctx.state.requestId ?? randomUUID()),
+      timeoutMs: spec.timeoutMs,
+      signal: clientGone(ctx),
+    };
+    const hold = await authorize(clients.billing, metered, ctx, options.requestId, log);
+    await hold.settle('success');
+    const parts = spec.call(clients, input, options)[Symbol.asyncIterator]();
+    let first: IteratorResult<FilePart>;
+    try {
+      first = await parts.next();
+    } catch (err) {
+      throw httpErrorFromCall(err, spec);
+    }
+    if (first.done) throw new HttpError(500, 'internal_error', 'the service sent no file');
+    const head = first.value;
+    ctx.attachment(head.fileName || String(input[spec.nameParam]), { type: spec.disposition });
+    ctx.type = head.contentType;
+    ctx.set({
+      'Content-Length': head.sizeBytes,
+      // The file is gone in minutes and only its holder knows the name: keep it out of shared caches.
+      'Cache-Control': 'private, no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    ctx.body = Readable.from(bytesOf(head, parts, ctx, log));
+  };
+}
+
+/** The file's bytes; a failure midway cuts the response short (the length tells the client it is incomplete). */
+async function* bytesOf(
+  head: FilePart,
+  rest: AsyncIterator<FilePart>,
+  ctx: Context,
+  log: Logger,
+): AsyncIterable<Uint8Array> {
+  if (head.chunk.byteLength) yield head.chunk;
+  try {
+    for (let part = await rest.next(); !part.done; part = await rest.next()) {
+      if (part.value.chunk.byteLength) yield part.value.chunk;
+    }
+  } catch (err) {
+    log.warn({ requestId: ctx.state.requestId, err }, 'download broke off midway');
+    throw err;
+  } finally {
+    await rest.return?.();
+  }
+}

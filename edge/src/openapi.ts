@@ -1,0 +1,273 @@
+/**
+ * The OpenAPI 3.1 document of the REST edge, generated from the route table: parameters and body
+ * from each row's input schema, the success body from its output schema and envelope, failures
+ * from what the row declares, the credit cost as `x-credits`. Served at /v1/openapi.json and
+ * written to docs/openapi.json by the build.
+ */
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { CLEARANCE_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './caller.js';
+import { CREDITS_HEADER } from './credits.js';
+import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
+import { Failure, successSchema } from './schemas/common.js';
+
+export const OPENAPI_PATH = '/openapi.json';
+
+type Failures = Map<number, Set<string>>;
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'No acceptable credential or challenge clearance',
+  402: 'Not enough credits',
+  403: 'Not allowed',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Body too large',
+  415: 'Body is not JSON',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Unavailable',
+  504: 'Timed out',
+};
+
+/** What of a row decides the failures it can answer. */
+type FailureFacts = Pick<RouteSpec, 'input' | 'method' | 'upload' | 'callers' | 'challenge' | 'credits' | 'errors'>;
+
+/** A session's state-changing and credit-spending calls carry its CSRF token. */
+const needsCsrf = (spec: Pick<RouteSpec, 'method' | 'credits'>) => spec.method !== 'GET' || spec.credits > 0;
+
+/** Failures a route answers because of what its row declares (input, callers, challenge, credits). */
+function platformFailures(spec: FailureFacts): Failures {
+  const failures: Failures = new Map();
+  const add = (status: number, ...codes: string[]) => {
+    const set = failures.get(status) ?? new Set<string>();
+    for (const code of codes) set.add(code);
+    failures.set(status, set);
+  };
+  const fields = Object.keys(spec.input.shape);
+  if (fields.length || spec.method === 'POST') add(400, 'invalid_request');
+  if (fields.includes('url')) add(400, 'invalid_url');
+  if (spec.upload) add(413, 'payload_too_large');
+  else if (spec.method === 'POST') {
+    add(400, 'invalid_json');
+    add(413, 'payload_too_large');
+    add(415, 'unsupported_media_type');
+  }
+  const callers = spec.callers ?? 'any';
+  if (callers !== 'ip') {
+    add(401, 'invalid_authorization', 'invalid_api_key', 'revoked_api_key', 'invalid_session');
+    add(403, 'plan_required');
+    if (needsCsrf(spec)) add(403, 'csrf_failed');
+  }
+  if (callers === 'session') add(401, 'session_required');
+  if (spec.challenge ?? spec.credits > 0) add(401, 'challenge_required', 'challenge_failed', 'challenge_expired');
+  if (spec.credits > 0) add(402, 'insufficient_credits');
+  add(429, 'rate_limited');
+  add(500, 'internal_error');
+  add(503, 'service_unavailable');
+  add(504, 'timeout');
+  for (const [code, status] of Object.entries(spec.errors ?? {})) add(status, code);
+  return failures;
+}
+
+const commonHeaders = {
+  [CREDITS_HEADER]: { $ref: `#/components/headers/${CREDITS_HEADER}` },
+  'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+};
+
+function failureResponse(status: number, codes: Set<string>) {
+  return {
+    description: `${STATUS_TEXT[status] ?? 'Failure'}: ${[...codes].map((c) => `\`${c}\``).join(', ')}.`,
+    headers: {
+      ...commonHeaders,
+      ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
+      ...(status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+    },
+    content: { 'application/json': { schema: Failure } },
+  };
+}
+
+/** Who may call: an API key, a session, or anonymous by IP; browser callers with a clearance where needed. */
+function security(spec: RouteSpec): RouteConfig['security'] {
+  const challenge = spec.challenge ?? spec.credits > 0;
+  const callers = spec.callers ?? 'any';
+  const csrf: Record<string, string[]> = needsCsrf(spec) ? { csrf: [] } : {};
+  if (callers === 'session') return [{ session: [], ...csrf }];
+  if (callers === 'ip') return challenge ? [{ clearance: [] }] : [];
+  if (challenge) return [{ apiKey: [] }, { session: [], clearance: [], ...csrf }, { clearance: [] }];
+  return [{ apiKey: [] }, { session: [], ...csrf }, {}];
+}
+
+function operation(spec: RouteSpec, prefix: string): RouteConfig {
+  const shape = spec.input.shape as Record<string, z.ZodType>;
+  const pathNames = [...spec.path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '');
+  const pick = (inPath: boolean) =>
+    z.object(Object.fromEntries(Object.entries(shape).filter(([name]) => pathNames.includes(name) === inPath)));
+  const rest = pick(false);
+  const hasRest = Object.keys(rest.shape).length > 0;
+  const status = spec.status ?? 200;
+  return {
+    method: spec.method.toLowerCase() as RouteConfig['method'],
+    path: `${prefix}${spec.path.replace(/:(\w+)/g, '{$1}')}`,
+    operationId: spec.operation,
+    summary: spec.summary,
+    security: security(spec),
+    'x-credits': spec.credits,
+    request: {
+      ...(pathNames.length ? { params: pick(true) } : {}),
+      ...(hasRest && spec.method === 'GET' ? { query: rest } : {}),
+      ...(hasRest && spec.method !== 'GET'
+        ? {
+            body: {
+              required: true,
+              content: { [spec.upload ? 'multipart/form-data' : 'application/json']: { schema: spec.input } },
+            },
+          }
+        : {}),
+    },
+    responses: {
+      [status]: {
+        description: spec.credits
+          ? `Success; spends ${spec.credits} credit${spec.credits > 1 ? 's' : ''}.`
+          : 'Success.',
+        headers: {
+          ...commonHeaders,
+          ...Object.fromEntries(
+            Object.entries(spec.successHeaders ?? {}).map(([name, description]) => [
+              name,
+              { required: true, description, schema: { type: 'string' } },
+            ]),
+          ),
+        },
+        content: { 'application/json': { schema: successSchema(spec.output, spec.envelope ?? 'data') } },
+      },
+      ...Object.fromEntries(
+        [...platformFailures(spec)]
+          .sort(([a], [b]) => a - b)
+          .map(([code, codes]) => [code, failureResponse(code, codes)]),
+      ),
+    },
+  };
+}
+
+const downloadFacts = (spec: DownloadSpec): FailureFacts => ({ ...spec, method: 'GET', credits: 0, challenge: false });
+
+function downloadOperation(spec: DownloadSpec, path: string): RouteConfig {
+  const openApiPath = path.replace(/:(\w+)/g, '{$1}');
+  return {
+    method: 'get',
+    path: openApiPath,
+    operationId: spec.operation,
+    summary: spec.summary,
+    security: spec.callers === 'ip' ? [] : [{ apiKey: [] }, { session: [] }, {}],
+    'x-credits': 0,
+    request: { params: spec.input },
+    responses: {
+      200: {
+        description: `The file (Content-Disposition: ${spec.disposition}, with its name). Free.`,
+        headers: {
+          ...commonHeaders,
+          'Content-Length': { required: true, schema: { type: 'integer', minimum: 0 } },
+          'Content-Disposition': { required: true, schema: { type: 'string' } },
+        },
+        content: Object.fromEntries(
+          spec.contentTypes.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]),
+        ),
+      },
+      ...Object.fromEntries(
+        [...platformFailures(downloadFacts(spec))]
+          .sort(([a], [b]) => a - b)
+          .map(([code, codes]) => [code, failureResponse(code, codes)]),
+      ),
+    },
+  };
+}
+
+/** A download's paths in the contract: the /api/v1 aliases are implied, as for every route. */
+export const documentedPaths = (spec: DownloadSpec) => spec.paths.filter((path) => !path.startsWith(`${PREFIXES[1]}/`));
+
+/** The contract's version: /v1 paths; the minor grows with additions, the patch with wording. */
+const VERSION = '1.0.0';
+
+export function openApiDocument(routes: readonly RouteSpec[], downloads: readonly DownloadSpec[]) {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key (`wu_live_…`, Starter plan or higher); no bot challenge.',
+  });
+  registry.registerComponent('securitySchemes', 'session', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description: 'A signed-in browser session, set by POST /v1/auth/sign-in or sign-up.',
+  });
+  registry.registerComponent('securitySchemes', 'clearance', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: CLEARANCE_COOKIE,
+    description: 'The bot-challenge clearance of a browser caller, set by POST /v1/challenge (15 minutes).',
+  });
+  registry.registerComponent('securitySchemes', 'csrf', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-CSRF-Token',
+    description: `A session's state-changing and credit-spending requests send its CSRF token (${CSRF_HEADER}).`,
+  });
+  registry.registerComponent('headers', CREDITS_HEADER, {
+    required: true,
+    description: 'The caller’s credits left (0 when the caller is unknown).',
+    schema: { type: 'integer', minimum: 0 },
+  });
+  registry.registerComponent('headers', 'X-Request-Id', {
+    required: true,
+    description: 'The caller’s X-Request-Id when it is a short token, else a new UUID.',
+    schema: { type: 'string' },
+  });
+  registry.registerComponent('headers', 'WWW-Authenticate', { required: true, schema: { type: 'string' } });
+  registry.registerComponent('headers', 'Retry-After', {
+    description: 'Seconds until the caller may try again.',
+    schema: { type: 'integer' },
+  });
+  for (const spec of routes) registry.registerPath(operation(spec, '/v1'));
+  for (const spec of downloads) {
+    for (const path of documentedPaths(spec)) registry.registerPath(downloadOperation(spec, path));
+  }
+  registry.registerPath({
+    method: 'get',
+    path: `/v1${OPENAPI_PATH}`,
+    operationId: 'openapi',
+    summary: 'This document. Free, no credential.',
+    security: [],
+    'x-credits': 0,
+    responses: {
+      200: {
+        description: 'The OpenAPI document.',
+        headers: commonHeaders,
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
+  });
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Web Utility API',
+      version: VERSION,
+      description: [
+        'Page rendering, site scanning, link checking and extraction, and bookmark conversion, sold by credits.',
+        'Every path under /v1 is also served under /api/v1 (the website’s same-origin proxy).',
+        'A success spends the operation’s credits (`x-credits`); a failure spends none.',
+        'Every response carries X-Credits-Remaining and X-Request-Id; every failure is',
+        '`{"success": false, "error": {"code", "message"}}`.',
+      ].join(' '),
+    },
+  });
+}
+
+/** The document as docs/openapi.json holds it. */
+export const openApiJson = (routes: readonly RouteSpec[], downloads: readonly DownloadSpec[]) =>
+  `${JSON.stringify(openApiDocument(routes, downloads), null, 2)}\n`;
+
+/** The failure statuses a route declares, for the index. */
+export const failureStatuses = (spec: RouteSpec | DownloadSpec) =>
+  [...platformFailures('paths' in spec ? downloadFacts(spec) : spec).keys()].sort((a, b) => a - b);

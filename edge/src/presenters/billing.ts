@@ -1,0 +1,44 @@
+/** Where billing's replies differ in shape from the spec's JSON: the challenge union, cookies, sign-in refusals. */
+import type {
+  CreateChallengeResponse,
+  Session,
+  SignInResponse,
+  SignUpResponse,
+  SolveChallengeResponse,
+} from '@webutil/proto/webutil/billing/v1/billing';
+import type { Context } from 'koa';
+import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from '../caller.js';
+import { refusal } from '../credits.js';
+
+/** Per-caller answers that change with every call. */
+export const NO_STORE = { 'Cache-Control': 'no-store' };
+export const noStore = () => NO_STORE;
+
+/** `data.challenge` is what the ALTCHA widget takes as its challenge JSON. */
+export function presentChallenge({ challenge }: CreateChallengeResponse) {
+  if (challenge?.$case === 'turnstile') return { provider: 'turnstile', siteKey: challenge.turnstile.siteKey };
+  if (challenge?.$case !== 'altcha') throw new Error('billing returned no challenge');
+  const { algorithm, challenge: puzzle, maxNumber, salt, signature } = challenge.altcha;
+  return { provider: 'altcha', challenge: { algorithm, challenge: puzzle, maxnumber: maxNumber, salt, signature } };
+}
+
+export const clearanceHeaders = (reply: SolveChallengeResponse, ctx: Context) => ({
+  ...NO_STORE,
+  'Set-Cookie': cookie(ctx, CLEARANCE_COOKIE, reply.clearance, reply.maxAgeSeconds),
+});
+
+/** Signed in: the session cookie (the body carries the account and the CSRF token). */
+export function sessionHeaders(session: Session | undefined, ctx: Context): Record<string, string> {
+  if (!session) throw new Error('billing returned no session');
+  return { ...NO_STORE, 'Set-Cookie': cookie(ctx, SESSION_COOKIE, session.token, session.maxAgeSeconds) };
+}
+
+/** The session of a successful sign-in or sign-up; a refused one is its 401 or 429. */
+export function signedIn(reply: SignInResponse | SignUpResponse, ctx: Context): Session {
+  if (reply.outcome?.$case !== 'session') throw refusal(ctx, reply.outcome?.denial, 0);
+  return reply.outcome.session;
+}
+
+export const signedOutHeaders = (_reply: unknown, ctx: Context) => ({
+  'Set-Cookie': cookie(ctx, SESSION_COOKIE, '', 0),
+});

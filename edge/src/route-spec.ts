@@ -1,0 +1,116 @@
+/** What a row of the route table (routes.ts) declares. */
+import type { Credential, Quota } from '@webutil/proto/webutil/billing/v1/billing';
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { Clients } from './clients.js';
+import type { Envelope } from './envelope.js';
+import type { CallOptions } from './grpc-clients.js';
+import type { UploadRules } from './multipart.js';
+import type { Presentable } from './presenters/message.js';
+
+/** Public prefix, and the website's same-origin alias of it. */
+export const PREFIXES = ['/v1', '/api/v1'] as const;
+
+/** A path below the version prefix, under each prefix. */
+export const versioned = (path: string) => PREFIXES.map((prefix) => `${prefix}${path}`);
+
+/** What a route's RPC may know about its caller: the credential and the quota after the hold. */
+export interface Caller {
+  credential: Credential;
+  quota: Quota;
+}
+
+/** One public route: everything between the HTTP request and the one RPC it maps to. */
+// biome-ignore lint/suspicious/noExplicitAny: the table holds rows of every reply type; `route()` types each row
+export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path below the version prefix, in @koa/router syntax, e.g. /broken-links/crawl/:job_id. */
+  path: string;
+  /** Operation name, for billing, logs and the contract's operationId. */
+  operation: string;
+  /** One line for the contract. */
+  summary: string;
+  /** Credits a success spends (spec's table); 0 for free routes. */
+  credits: number;
+  /**
+   * Which credentials the route serves: any (default; anonymous, session or API key), session
+   * (account and key management), or ip (credentials ignored: sign-in, sign-up, the challenge).
+   */
+  callers?: 'any' | 'session' | 'ip';
+  /** Browser callers need a challenge clearance; default: when the route spends credits. */
+  challenge?: boolean;
+  /** Query (GET) or JSON body (POST), merged with the path parameters. */
+  input: In;
+  /**
+   * A POST whose body is a multipart/form-data upload instead of JSON: the file's rules. The
+   * input schema then reads the form, the file under `upload.field`.
+   */
+  upload?: UploadRules;
+  /** The success fields, as the spec lists them. */
+  output: Out;
+  /** Fields in `data` (default) or at top level. */
+  envelope?: Envelope;
+  /** Success status; 200 unless set. */
+  status?: 200 | 201 | 202;
+  /**
+   * The service's failures this route answers, code -> HTTP status (the spec maps some per
+   * route); the gRPC status decides any other. Also the contract's list of them.
+   */
+  errors?: Record<string, number>;
+  /** Deadline handed to the service. */
+  timeoutMs: number;
+  call(clients: Clients, input: z.output<In>, options: CallOptions, caller: Caller): Promise<R>;
+  /** What of the reply the output schema presents (absent: a 500); default: the reply itself. */
+  present?(reply: R, ctx: Context): Presentable<z.output<Out>> | undefined;
+  /** Extra response headers (cookies, caching). */
+  headers?(reply: R, ctx: Context): Record<string, string>;
+  /** The extra headers every success carries (set by `headers`), name -> meaning, for the contract. */
+  successHeaders?: Record<string, string>;
+}
+
+/** Identity helper so each table row infers its own input, reply and output types. */
+export const route = <In extends z.ZodObject, R, Out extends z.ZodType>(
+  spec: RouteSpec<In, R, Out>,
+): RouteSpec<In, R, Out> => spec;
+
+/** A stored file as a server-streaming RPC sends it: the first message names its type, size and name. */
+export interface FilePart {
+  contentType: string;
+  /** int64 as ts-proto gives it. */
+  sizeBytes: string;
+  /** Suggested download name; the stored name when absent or empty. */
+  fileName?: string;
+  chunk: Uint8Array;
+}
+
+/**
+ * A download row: GET of a stored result file, streamed from the service that owns it. Free and
+ * rate-counted like every route.
+ */
+export interface DownloadSpec<In extends z.ZodObject = z.ZodObject> {
+  /** Full public paths (not below a version prefix: GET /api/uploads/<filename> is outside /v1). */
+  paths: readonly string[];
+  operation: string;
+  summary: string;
+  /** The path parameters; the one named by `nameParam` is the stored name. */
+  input: In;
+  /** Which input field names the stored file (the download name when the service gives none). */
+  nameParam: keyof z.output<In> & string;
+  /** inline: shown by a browser (images, PDFs); attachment: saved (bookmark files). */
+  disposition: 'inline' | 'attachment';
+  /** The content types the files may have, for the contract. */
+  contentTypes: readonly string[];
+  /**
+   * any (default): no credential needed, but one that is sent counts the rate against its owner (a
+   * subscriber's downloads are not held to the anonymous per-IP rate); ip: credentials ignored.
+   */
+  callers?: 'ip' | 'any';
+  errors?: Record<string, number>;
+  timeoutMs: number;
+  call(clients: Clients, input: z.output<In>, options: CallOptions): AsyncIterable<FilePart>;
+}
+
+export const download = <In extends z.ZodObject>(spec: DownloadSpec<In>): DownloadSpec<In> => spec;
+
+/** What authorize() needs of a row. */
+export type Metered = Pick<RouteSpec, 'operation' | 'credits' | 'callers' | 'challenge' | 'timeoutMs' | 'errors'>;

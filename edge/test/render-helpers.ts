@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { startFixtureDns } from '../../scripts/src/fixture-dns.js';
+import { freePort } from '../../scripts/src/local-stack.js';
+import { startTestStack, type TestStack, type TestStackOptions } from '../../scripts/src/test-stack.js';
+import { creditsHeader, type Envelope, json } from './billing-helpers.js';
+import { post } from './crawl-helpers.js';
+
+export type RenderRoute = 'screenshot' | 'url-to-pdf';
+
+export interface RenderStack extends TestStack {
+  /** The render service's Prometheus endpoint. */
+  metricsUrl: string;
+  /** The DNS server the render service's proxy asks (names the tests define). */
+  dns: Awaited<ReturnType<typeof startFixtureDns>>;
+}
+
+/** A test stack whose render service asks a fixture DNS server and exposes its metrics. */
+export async function startRenderStack(options: TestStackOptions & { render?: Record<string, string> } = {}) {
+  const dns = await startFixtureDns();
+  const metricsPort = await freePort();
+  try {
+    const stack = await startTestStack({
+      ...options,
+      envFor: {
+        ...options.envFor,
+        render: { RENDER_DNS_SERVERS: dns.server, METRICS_PORT: String(metricsPort), ...options.render },
+      },
+    });
+    const stopStack = stack.stop;
+    return Object.assign(stack, {
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+      dns,
+      stop: async () => {
+        await stopStack();
+        await dns.close();
+      },
+    }) satisfies RenderStack;
+  } catch (err) {
+    await dns.close();
+    throw err;
+  }
+}
+
+export interface RenderCall {
+  res: Response;
+  body: Envelope & Record<string, any>;
+  credits: number;
+}
+
+export async function render(stack: TestStack, route: RenderRoute, body: unknown): Promise<RenderCall> {
+  const res = await stack.api(`/v1/${route}`, post(body));
+  return { res, body: (await json(res)) as RenderCall['body'], credits: creditsHeader(res) };
+}
+
+/** A render that must fail with this status and code, in the failure envelope. */
+export function expectRenderFailure(call: RenderCall, status: number, code: string): string {
+  expect(call.res.status, JSON.stringify(call.body)).to.equal(status);
+  expect(call.body).to.have.all.keys('success', 'error');
+  expect(call.body.success).to.equal(false);
+  expect(call.body.error?.code).to.equal(code);
+  expect(call.body.error?.message).to.be.a('string').and.not.be.empty;
+  return call.body.error!.message;
+}
+
+/** A render that must succeed; returns the response and the result file. */
+export async function rendered(stack: TestStack, route: RenderRoute, body: unknown) {
+  const call = await render(stack, route, body);
+  expect(call.res.status, JSON.stringify(call.body)).to.equal(200);
+  expect(call.body.success).to.equal(true);
+  const file = await download(stack, call.body.filename);
+  expect(file.length).to.equal(call.body.sizeBytes);
+  return { ...call, file };
+}
+
+/** GET /api/uploads/<filename>, without a credential; checks the file's headers. */
+export async function download(stack: TestStack, filename: string): Promise<Buffer> {
+  const res = await stack.api(`/api/uploads/${filename}`, { anonymous: true });
+  expect(res.status, `download ${filename}`).to.equal(200);
+  const type = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', pdf: 'application/pdf' }[
+    filename.split('.').pop() ?? ''
+  ];
+  expect(res.headers.get('content-type')).to.equal(type);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  expect(res.headers.get('content-length')).to.equal(String(bytes.length));
+  return bytes;
+}
+
+/** Server-Timing as stage -> ms. */
+export function serverTiming(res: Response): Record<string, number> {
+  const header = res.headers.get('server-timing') ?? '';
+  return Object.fromEntries(
+    header.split(',').map((part) => {
+      const [name, dur] = part.trim().split(';dur=');
+      return [name, Number(dur)];
+    }),
+  );
+}
+
+/** One pixel of an image as [r, g, b]. */
+export async function pixel(image: Buffer, x: number, y: number): Promise<number[]> {
+  const { data } = await sharp(image)
+    .extract({ left: x, top: y, width: 1, height: 1 })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return [...data];
+}
+
+/** The value of one metric (without labels) from a Prometheus text exposition. */
+export async function metric(stack: RenderStack, name: string): Promise<number> {
+  const text = await (await fetch(stack.metricsUrl)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  expect(line, `${name} in the render service's metrics`).to.be.a('string');
+  return Number(line!.split(' ')[1]);
+}
+
+/** No page and no browser context open in the render service, as Chromium reports them. */
+export async function expectNoOpenPages(stack: RenderStack): Promise<void> {
+  const pages = await metric(stack, 'webutil_render_open_pages');
+  const contexts = await metric(stack, 'webutil_render_open_contexts');
+  expect({ pages, contexts }).to.deep.equal({ pages: 0, contexts: 0 });
+}

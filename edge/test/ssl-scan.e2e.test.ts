@@ -1,0 +1,328 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
+import { startTlsScenarios, type TlsScenario, type TlsScenarios } from '@webutil/scripts/tls-fixtures';
+import { expect } from 'chai';
+import { creditsHeader, type Envelope, expectFailure, json } from './billing-helpers.js';
+
+const GRADE_ORDER = ['A+', 'A', 'B', 'C', 'D', 'E', 'F'];
+const HEX_PAIRS = (bytes: number) => new RegExp(`^([0-9A-F]{2}:){${bytes - 1}}[0-9A-F]{2}$`);
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('GET /v1/ssl-scan, through the REST edge', function () {
+  this.timeout(90_000);
+  let dir: string;
+  let tls: TlsScenarios;
+  let plain: FixtureSite;
+  let open: TestStack; // loopback allowed, the scanner pointed at the port switch, the test root trusted
+  let strict: TestStack; // default policy: loopback refused
+
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'ssl-scan-'));
+    [tls, plain] = await Promise.all([startTlsScenarios(path.join(dir, 'root.pem')), startFixtureSite()]);
+    const scanner = {
+      SSL_SCAN_PORT: String(tls.portSwitch.port),
+      SSL_SCAN_EXTRA_CA_FILE: tls.caFile,
+      SSL_SCAN_HANDSHAKE_TIMEOUT_MS: '2000',
+      SSL_SCAN_PROBE_TIMEOUT_MS: '2000',
+    };
+    [open, strict] = await Promise.all([
+      startTestStack({ allowTargets: '127.0.0.0/8', envFor: { 'tls-scan': scanner } }),
+      startTestStack({ envFor: { 'tls-scan': scanner } }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([open?.stop(), strict?.stop()]);
+    await Promise.all([tls?.close(), plain?.close()]);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const scan = async (stack: TestStack, domain: string) =>
+    stack.api(`/v1/ssl-scan?domain=${encodeURIComponent(domain)}`);
+
+  /** Scans `localhost` with the switch routed to a scenario's server. */
+  async function scanScenario(name: TlsScenario): Promise<any> {
+    await tls.use(name);
+    const res = await scan(open, 'localhost');
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body)).to.equal(200);
+    expect(body.success).to.equal(true);
+    return body.data;
+  }
+
+  const grades: Partial<Record<TlsScenario, string>> = {};
+  const graded = async (name: TlsScenario) => {
+    const data = await scanScenario(name);
+    grades[name] = data.securityGrade;
+    return data;
+  };
+
+  describe('a well-configured server', () => {
+    it('reports every field of the spec, with a trusted, complete chain and A+', async () => {
+      const data = await graded('good');
+      expect(data).to.have.all.keys(
+        'domain',
+        'port',
+        'protocol',
+        'certificate',
+        'chain',
+        'isValid',
+        'daysUntilExpiry',
+        'isExpired',
+        'certValidations',
+        'tlsVersion',
+        'cipherSuite',
+        'securityGrade',
+        'score',
+      );
+      expect(data.domain).to.equal('localhost');
+      expect(data.port).to.equal(tls.portSwitch.port);
+      expect(data.protocol).to.equal('TLSv1.3');
+      expect(data.tlsVersion).to.equal(data.protocol);
+      expect(data.cipherSuite).to.match(/^TLS_(AES_(128|256)_GCM|CHACHA20_POLY1305)_SHA(256|384)$/);
+      const cert = data.certificate;
+      expect(cert).to.have.all.keys(
+        'subject',
+        'issuer',
+        'valid_from',
+        'valid_to',
+        'fingerprint',
+        'fingerprint256',
+        'serialNumber',
+        'altNames',
+        'keySize',
+        'sigalg',
+      );
+      expect(cert.subject).to.deep.equal({ CN: 'localhost', O: 'WebUtil Test' });
+      expect(cert.issuer).to.deep.equal({ CN: 'WebUtil Test Intermediate', O: 'WebUtil Test' });
+      expect(cert.valid_from).to.match(ISO);
+      expect(cert.valid_to).to.match(ISO);
+      expect(cert.fingerprint).to.match(HEX_PAIRS(20));
+      expect(cert.fingerprint256).to.match(HEX_PAIRS(32));
+      expect(cert.serialNumber).to.match(/^[0-9A-F]+$/);
+      expect(cert.altNames).to.deep.equal(['localhost']);
+      expect(cert.keySize).to.equal(256);
+      expect(cert.sigalg).to.equal('ecdsa-with-SHA256');
+      // The intermediate the server sent, then the root from the trust store; neither has key or sigalg.
+      expect(data.chain.map((c: any) => c.subject.CN)).to.deep.equal([
+        'WebUtil Test Intermediate',
+        'WebUtil Test Root',
+      ]);
+      for (const c of data.chain) expect(c).to.not.have.any.keys('keySize', 'sigalg');
+      expect(data.chain[1].subject).to.deep.equal(data.chain[1].issuer);
+      expect(data.isValid).to.equal(true);
+      expect(data.isExpired).to.equal(false);
+      expect(data.daysUntilExpiry).to.be.within(58, 60);
+      expect(data.certValidations).to.deep.equal({
+        selfSigned: false,
+        chainComplete: true,
+        trustedCert: true,
+        commonNameValid: true,
+        sanValid: true,
+      });
+      expect(data.securityGrade).to.equal('A+');
+      expect(data.score).to.be.within(80, 100);
+    });
+
+    it('is an A without HSTS, and with an HSTS max-age under 180 days', async () => {
+      const without = await graded('goodWithoutHsts');
+      expect(without.securityGrade).to.equal('A');
+      expect((await graded('shortHsts')).securityGrade).to.equal('A');
+      expect(without.isValid).to.equal(true);
+    });
+
+    it('gives TLS 1.2 with forward secrecy and HSTS an A+ too', async () => {
+      const data = await graded('tls12Only');
+      expect(data.protocol).to.equal('TLSv1.2');
+      expect(data.cipherSuite).to.match(/^TLS_ECDHE_ECDSA_WITH_/);
+      expect(data.securityGrade).to.equal('A+');
+    });
+
+    it('caps TLS 1.2 without forward secrecy at B', async () => {
+      const data = await graded('tls12WithoutForwardSecrecy');
+      expect(data.cipherSuite).to.match(/^TLS_RSA_WITH_AES_/);
+      expect(data.certificate.keySize).to.equal(2048);
+      expect(data.certificate.sigalg).to.equal('ecdsa-with-SHA256');
+      expect(data.securityGrade).to.equal('B');
+      expect(data.score).to.be.within(65, 79);
+    });
+
+    it('caps a server that still accepts TLS 1.0 at B, though it negotiates TLS 1.3', async () => {
+      const data = await graded('tls10Enabled');
+      expect(data.protocol).to.equal('TLSv1.3');
+      expect(data.isValid).to.equal(true);
+      expect(data.securityGrade).to.equal('B');
+    });
+  });
+
+  describe('certificate problems', () => {
+    it('completes a chain missing its intermediate from the issuer URL: trusted, incomplete, B', async () => {
+      const data = await graded('missingIntermediate');
+      expect(data.certValidations).to.include({ chainComplete: false, trustedCert: true, sanValid: true });
+      expect(data.certValidations.chainIssueDescription).to.match(/does not send the intermediate certificate/);
+      expect(data.chain.map((c: any) => c.subject.CN)).to.deep.equal([
+        'WebUtil Test Intermediate',
+        'WebUtil Test Root',
+      ]);
+      expect(data.isValid).to.equal(false);
+      expect(data.securityGrade).to.equal('B');
+    });
+
+    it('fails a missing intermediate that cannot be downloaded: untrusted, F', async () => {
+      const data = await graded('missingIntermediateNoDownload');
+      expect(data.certValidations).to.include({ chainComplete: false, trustedCert: false });
+      expect(data.certValidations.chainIssueDescription).to.match(/the server did not send and is not a trusted root/);
+      expect(data.chain).to.deep.equal([]);
+      expect(data.securityGrade).to.equal('F');
+    });
+
+    it('reads a chain to an untrusted root in full and fails it', async () => {
+      const data = await graded('untrustedRoot');
+      expect(data.chain.map((c: any) => c.subject.CN)).to.deep.equal(['Untrusted Intermediate', 'Untrusted Root']);
+      expect(data.certValidations).to.include({ selfSigned: false, chainComplete: true, trustedCert: false });
+      expect(data.certValidations.chainIssueDescription).to.match(/"Untrusted Root", which is not a trusted root/);
+      expect(data.isValid).to.equal(false);
+      expect(data.securityGrade).to.equal('F');
+      expect(data.score).to.be.below(20);
+    });
+
+    it('flags a self-signed certificate', async () => {
+      const data = await graded('selfSigned');
+      expect(data.certValidations).to.include({ selfSigned: true, trustedCert: false, sanValid: true });
+      expect(data.certValidations.chainIssueDescription).to.match(/self-signed/);
+      expect(data.certificate.subject).to.deep.equal(data.certificate.issuer);
+      expect(data.chain).to.deep.equal([]);
+      expect(data.securityGrade).to.equal('F');
+    });
+
+    it('reports an expired certificate with negative days left', async () => {
+      const data = await graded('expired');
+      expect(data.isExpired).to.equal(true);
+      expect(data.daysUntilExpiry).to.be.within(-2, -1);
+      expect(data.isValid).to.equal(false);
+      expect(data.certValidations.trustedCert).to.equal(true);
+      // Dates are not a chain problem: the spec reports them in isExpired and daysUntilExpiry.
+      expect(data.certValidations).to.not.have.property('chainIssueDescription');
+      expect(data.securityGrade).to.equal('F');
+    });
+
+    it('reports a certificate that is not valid yet', async () => {
+      const data = await graded('notYetValid');
+      expect(data.isExpired).to.equal(false);
+      expect(data.isValid).to.equal(false);
+      expect(new Date(data.certificate.valid_from).getTime()).to.be.above(Date.now());
+      expect(data.certValidations).to.not.have.property('chainIssueDescription');
+      expect(data.securityGrade).to.equal('F');
+    });
+
+    it('reports a certificate for another host', async () => {
+      const data = await graded('wrongHost');
+      expect(data.certificate.altNames).to.deep.equal(['other.test']);
+      expect(data.certValidations).to.include({ commonNameValid: false, sanValid: false, trustedCert: true });
+      expect(data.certValidations).to.not.have.property('chainIssueDescription');
+      expect(data.securityGrade).to.equal('F');
+    });
+
+    it('caps a 1024-bit RSA key at B', async () => {
+      const data = await graded('rsa1024');
+      expect(data.certificate.keySize).to.equal(1024);
+      expect(data.isValid).to.equal(true);
+      expect(data.securityGrade).to.equal('B');
+    });
+
+    it('fails a certificate signed with SHA-1', async () => {
+      const data = await graded('sha1');
+      expect(data.certificate.sigalg).to.equal('ecdsa-with-SHA1');
+      expect(data.certValidations.trustedCert).to.equal(false);
+      expect(data.certValidations.chainIssueDescription).to.match(/signed with ecdsa-with-SHA1/);
+      expect(data.securityGrade).to.equal('F');
+    });
+
+    it('orders the grades: A+ best configured, B for weaker setups, F for untrustworthy certificates', () => {
+      const rank = (name: TlsScenario) => GRADE_ORDER.indexOf(grades[name] ?? 'missing');
+      const scenarios = Object.keys(grades) as TlsScenario[];
+      expect(scenarios).to.have.length(15);
+      for (const best of ['good', 'tls12Only'] as const) {
+        for (const other of scenarios) expect(rank(best)).to.be.at.most(rank(other), `${best} vs ${other}`);
+      }
+      for (const weaker of ['tls10Enabled', 'missingIntermediate', 'rsa1024', 'tls12WithoutForwardSecrecy'] as const) {
+        expect(rank(weaker)).to.be.above(rank('goodWithoutHsts'), weaker);
+        for (const bad of ['expired', 'selfSigned', 'untrustedRoot', 'wrongHost', 'sha1'] as const) {
+          expect(rank(weaker)).to.be.below(rank(bad), `${weaker} vs ${bad}`);
+        }
+      }
+    });
+  });
+
+  describe('credits and aliases', () => {
+    it('spends 1 credit per scan, nothing on a failure, and is served under /api/v1 too', async () => {
+      await tls.use('good');
+      const before = creditsHeader(await open.api('/v1/quota'));
+      const ok = await open.api('/api/v1/ssl-scan?domain=localhost');
+      expect((await json(ok)).data.securityGrade).to.equal('A+');
+      expect(creditsHeader(ok)).to.equal(before - 1);
+      const failed = await scan(open, 'no-such-host.invalid');
+      await expectFailure(failed, 400, 'target_unreachable');
+      expect(creditsHeader(failed)).to.equal(before - 1);
+    });
+  });
+
+  describe('bad input and unreachable targets: 400 with the reason', () => {
+    it('requires domain', async () => {
+      const body = await expectFailure(await open.api('/v1/ssl-scan'), 400, 'invalid_request');
+      expect(body.error?.message).to.equal('domain is required');
+    });
+
+    for (const [domain, why] of [
+      ['https://localhost', /remove the scheme/],
+      ['localhost/path', /remove the path/],
+      ['localhost?x=1', /remove the path/],
+      [`localhost:${443}`, /remove the port/],
+      ['user@localhost', /remove the user name/],
+      ['exa mple.com', /characters a host name cannot have/],
+      ['*.example.com', /not a valid host name/],
+    ] as const) {
+      it(`refuses ${JSON.stringify(domain)}`, async () => {
+        const body = await expectFailure(await scan(open, domain), 400, 'invalid_domain');
+        expect(body.error?.message).to.match(why);
+      });
+    }
+
+    it('reports a name that does not resolve', async () => {
+      const body = await expectFailure(await scan(open, 'no-such-host.invalid'), 400, 'target_unreachable');
+      expect(body.error?.message).to.match(/the host name does not resolve \(ENOTFOUND\)$/);
+    });
+
+    it('reports a closed port', async () => {
+      await tls.portSwitch.refuse();
+      const body = await expectFailure(await scan(open, 'localhost'), 400, 'target_unreachable');
+      expect(body.error?.message).to.match(/connection refused/);
+    });
+
+    it('reports a server that speaks HTTP, not TLS', async () => {
+      await tls.portSwitch.route(plain.port);
+      const body = await expectFailure(await scan(open, 'localhost'), 400, 'tls_handshake_failed');
+      expect(body.error?.message).to.match(/does not speak TLS/);
+    });
+
+    it('gives up on a server that accepts the connection and never speaks, at the handshake deadline', async () => {
+      await tls.portSwitch.silence();
+      const started = Date.now();
+      const body = await expectFailure(await scan(open, 'localhost'), 400, 'tls_handshake_failed');
+      expect(body.error?.message).to.match(/sent no TLS handshake within 2 s/);
+      expect(Date.now() - started).to.be.below(20_000); // liveness bound, 10x the configured deadline
+    });
+
+    for (const domain of ['localhost', '127.0.0.1', '127.1', '0x7f000001', '[::1]', '::1']) {
+      it(`refuses the loopback target ${domain} under the default policy`, async () => {
+        await tls.use('good');
+        const body: Envelope = await expectFailure(await scan(strict, domain), 400, 'target_blocked');
+        expect(body.error?.message).to.match(/private or reserved address, which is not fetched \(ETARGETBLOCKED\)$/);
+        // A name's resolved address is not told: that would map the inside of our network.
+        if (domain === 'localhost') expect(body.error?.message).to.not.match(/127\.0\.0\.1|::1/);
+      });
+    }
+  });
+});
