@@ -16,9 +16,9 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { startCrawlSite } from '../src/fixture-crawl-site.js';
+import { BENCH_SITE, startCrawlSite } from '../src/fixture-crawl-site.js';
+import { removeStreams, uniquePrefix } from '../src/nats-under-test.js';
 import { startTestStack, type TestStack } from '../src/test-stack.js';
-import { removeCrawlStreams, uniquePrefix } from '../../services/crawl/test/crawl-streams.js';
 import { fmt } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -48,13 +48,25 @@ process.stdout.write(JSON.stringify(runs));
 
 /** The fresh-process run (as the CLI) and the second, warm run. */
 async function linkinator(url: string, recurse: boolean): Promise<[Measured, Measured]> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', LINKINATOR, url, recurse ? 'recurse' : 'page'], { maxBuffer: 64 * 1024 * 1024 });
-  const [cold, warm] = (JSON.parse(stdout) as { ms: number; broken: string[]; checked: number }[]).map((r) => ({ ms: r.ms, broken: new Set(r.broken.map(withoutFragment)), checked: r.checked }));
+  const { stdout } = await run(
+    process.execPath,
+    ['--input-type=module', '-e', LINKINATOR, url, recurse ? 'recurse' : 'page'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const [cold, warm] = (JSON.parse(stdout) as { ms: number; broken: string[]; checked: number }[]).map((r) => ({
+    ms: r.ms,
+    broken: new Set(r.broken.map(withoutFragment)),
+    checked: r.checked,
+  }));
   return [cold as Measured, warm as Measured];
 }
 
 async function postJson(stack: TestStack, path: string, body: unknown): Promise<any> {
-  const res = await stack.api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await stack.api(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as any;
   if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json.error)}`);
   return json.data;
@@ -69,7 +81,8 @@ async function crawl(stack: TestStack, url: string): Promise<any> {
   }
 }
 
-const brokenOf = (links: any[]) => new Set<string>(links.filter((l) => l.severity === 'broken').map((l) => withoutFragment(l.url)));
+const brokenOf = (links: any[]) =>
+  new Set<string>(links.filter((l) => l.severity === 'broken').map((l) => withoutFragment(l.url)));
 
 function withoutFragment(url: string): string {
   const hash = url.indexOf('#');
@@ -80,7 +93,9 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** Agreement of the broken sets, each difference named with our verdict on that URL. */
 function compare(ours: Set<string>, theirs: Set<string>, records: Map<string, any>): string[] {
-  const lines = [`broken links: ours ${ours.size}, linkinator ${theirs.size}, both ${[...ours].filter((u) => theirs.has(u)).length}`];
+  const lines = [
+    `broken links: ours ${ours.size}, linkinator ${theirs.size}, both ${[...ours].filter((u) => theirs.has(u)).length}`,
+  ];
   const explain = (url: string) => {
     const r = records.get(url);
     return r ? `ours: ${r.severity}, ${r.category} (${r.reason})` : 'ours: not among our records';
@@ -96,7 +111,7 @@ function rssOf(pid: number): { rssMb: number; peakMb: number } {
   return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
 }
 
-const site = await startCrawlSite({ pages: 260, externalPerPage: 7, externalHosts: 4, latencyMs: 15, trap: false, silentHost: false, rateLimited: false });
+const site = await startCrawlSite(BENCH_SITE);
 // Each stack has its own job store, so each gets its own NATS prefix (its own queue).
 const prefixes = [uniquePrefix(), uniquePrefix()];
 const env = (prefix: string) => ({ LOG_LEVEL: 'warn', NATS_URL, CRAWL_NATS_PREFIX: prefix });
@@ -157,7 +172,13 @@ try {
     const before = rssOf(pid).rssMb;
     const started = performance.now();
     const job = await crawl(capped, site.entryUrl);
-    memory = { before, peak: rssOf(pid).peakMb, pages: job.result.pagesCrawled, links: job.result.links.length, ms: performance.now() - started };
+    memory = {
+      before,
+      peak: rssOf(pid).peakMb,
+      pages: job.result.pagesCrawled,
+      links: job.result.links.length,
+      ms: performance.now() - started,
+    };
   } finally {
     await capped.stop();
   }
@@ -165,13 +186,21 @@ try {
   const ms = (list: Measured[]) => median(list.map((m) => m.ms));
   const report = (label: string, m: Comparison, cold: Measured) => {
     const [ours, fresh, warm] = [ms(m.ours), ms(m.cold), ms(m.warm)];
-    console.log(`${label} (medians of ${ROUNDS}): ours ${fmt(ours)} ms; linkinator ${fmt(fresh)} ms fresh process, ${fmt(warm)} ms warm`);
-    console.log(`  ours is ${fmt(fresh / ours, 2)}x faster than linkinator as its CLI runs, ${fmt(warm / ours, 2)}x faster than linkinator warm`);
-    console.log(`  our first, cold-service run: ${fmt(cold.ms)} ms (${fmt(fresh / cold.ms, 2)}x); URLs checked: ours ${m.ours[0]!.checked}, linkinator ${m.cold[0]!.checked}`);
+    console.log(
+      `${label} (medians of ${ROUNDS}): ours ${fmt(ours)} ms; linkinator ${fmt(fresh)} ms fresh process, ${fmt(warm)} ms warm`,
+    );
+    console.log(
+      `  ours is ${fmt(fresh / ours, 2)}x faster than linkinator as its CLI runs, ${fmt(warm / ours, 2)}x faster than linkinator warm`,
+    );
+    console.log(
+      `  our first, cold-service run: ${fmt(cold.ms)} ms (${fmt(fresh / cold.ms, 2)}x); URLs checked: ours ${m.ours[0]!.checked}, linkinator ${m.cold[0]!.checked}`,
+    );
     for (const line of compare(m.ours.at(-1)!.broken, m.cold.at(-1)!.broken, m.records)) console.log(`  ${line}`);
   };
   console.log('\n== crawl benchmark (issue 4): linkinator 7.6.1 on Node', process.version, '==');
-  console.log(`site: ${site.expected.pages} doc pages + 17 others, ~${site.expected.pages * 8 + 40} unique links over 6 hosts, 15 ms per answer`);
+  console.log(
+    `site: ${site.expected.pages} doc pages + 17 others, ~${site.expected.pages * 8 + 40} unique links over 6 hosts, 15 ms per answer`,
+  );
   report(`single page (${site.expected.everything})`, single, coldSingle);
   report(`full crawl (${pagesCrawled} pages)`, full, coldCrawl);
   console.log(
@@ -180,5 +209,5 @@ try {
 } finally {
   await uncapped.stop();
   await site.close();
-  for (const prefix of prefixes) await removeCrawlStreams(NATS_URL, prefix);
+  for (const prefix of prefixes) await removeStreams(NATS_URL, prefix);
 }

@@ -5,8 +5,9 @@
  *  3. edge overhead: down-check of a fixture through the edge against a direct undici request
  *     to the same fixture, p50/p99 at 50 concurrent requests.
  */
+
+import { LinkCollector } from '@webutil/crawl';
 import * as cheerio from 'cheerio';
-import { LinkCollector } from '../../services/crawl/src/link-extractor.js';
 import { startFixtureSite } from '../src/fixture-site.js';
 import { startTestStack } from '../src/test-stack.js';
 import { fmt, load } from './load.js';
@@ -15,13 +16,18 @@ const DURATION = Number(process.env.BENCH_DURATION_MS ?? 8000);
 
 const site = await startFixtureSite();
 const stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: { LOG_LEVEL: 'warn' } });
-const auth: Record<string, string> = 'apiKey' in stack && typeof stack.apiKey === 'string' ? { authorization: `Bearer ${stack.apiKey}` } : {};
+const auth: Record<string, string> =
+  'apiKey' in stack && typeof stack.apiKey === 'string' ? { authorization: `Bearer ${stack.apiKey}` } : {};
 try {
   const pageUrl = site.url('/links?n=4500&external=500');
   const html = await (await fetch(pageUrl)).text();
 
   // 1. Throughput of link-extract through the edge.
-  const extract = await load(`${stack.edgeUrl}/v1/link-extract?url=${encodeURIComponent(pageUrl)}`, { concurrency: 8, durationMs: DURATION, headers: auth });
+  const extract = await load(`${stack.edgeUrl}/v1/link-extract?url=${encodeURIComponent(pageUrl)}`, {
+    concurrency: 8,
+    durationMs: DURATION,
+    headers: auth,
+  });
 
   // 2. Parse time, same HTML, same process.
   const rounds = 60;
@@ -35,7 +41,11 @@ try {
     const $ = cheerio.load(html);
     const base = new URL(pageUrl);
     return $('a[href]')
-      .map((_, el) => ({ url: new URL($(el).attr('href') ?? '', base).href, text: $(el).text().trim(), rel: $(el).attr('rel') ?? null }))
+      .map((_, el) => ({
+        url: new URL($(el).attr('href') ?? '', base).href,
+        text: $(el).text().trim(),
+        rel: $(el).attr('rel') ?? null,
+      }))
       .get().length;
   };
   const time = (fn: () => number) => {
@@ -50,13 +60,25 @@ try {
 
   // 3. Edge overhead on the cheapest route.
   const direct = await load(site.url('/ok'), { concurrency: 50, durationMs: DURATION });
-  const viaEdge = await load(`${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, { concurrency: 50, durationMs: DURATION, headers: auth });
+  const viaEdge = await load(`${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, {
+    concurrency: 50,
+    durationMs: DURATION,
+    headers: auth,
+  });
 
   console.log('\n== foundation benchmark (issue 2) ==');
-  console.log(`link-extract, 5,000-link page, 8 connections through the edge: ${fmt(extract.rps)} req/s, p50 ${fmt(extract.p50)} ms, p99 ${fmt(extract.p99)} ms, errors ${extract.errors}`);
-  console.log(`parse of that page: ours ${fmt(oursParse.ms, 2)} ms (${oursParse.links} links), cheerio ${fmt(cheerioParse.ms, 2)} ms (${cheerioParse.links} links) -> ours is ${fmt(cheerioParse.ms / oursParse.ms, 2)}x faster`);
-  console.log(`down-check at 50 concurrent: direct undici p50 ${fmt(direct.p50, 2)} ms p99 ${fmt(direct.p99, 2)} ms (${fmt(direct.rps)} req/s); through the edge p50 ${fmt(viaEdge.p50, 2)} ms p99 ${fmt(viaEdge.p99, 2)} ms (${fmt(viaEdge.rps)} req/s, errors ${viaEdge.errors})`);
-  console.log(`edge/direct latency ratio: p50 ${fmt(viaEdge.p50 / direct.p50, 2)}x, p99 ${fmt(viaEdge.p99 / direct.p99, 2)}x`);
+  console.log(
+    `link-extract, 5,000-link page, 8 connections through the edge: ${fmt(extract.rps)} req/s, p50 ${fmt(extract.p50)} ms, p99 ${fmt(extract.p99)} ms, errors ${extract.errors}`,
+  );
+  console.log(
+    `parse of that page: ours ${fmt(oursParse.ms, 2)} ms (${oursParse.links} links), cheerio ${fmt(cheerioParse.ms, 2)} ms (${cheerioParse.links} links) -> ours is ${fmt(cheerioParse.ms / oursParse.ms, 2)}x faster`,
+  );
+  console.log(
+    `down-check at 50 concurrent: direct undici p50 ${fmt(direct.p50, 2)} ms p99 ${fmt(direct.p99, 2)} ms (${fmt(direct.rps)} req/s); through the edge p50 ${fmt(viaEdge.p50, 2)} ms p99 ${fmt(viaEdge.p99, 2)} ms (${fmt(viaEdge.rps)} req/s, errors ${viaEdge.errors})`,
+  );
+  console.log(
+    `edge/direct latency ratio: p50 ${fmt(viaEdge.p50 / direct.p50, 2)}x, p99 ${fmt(viaEdge.p99 / direct.p99, 2)}x`,
+  );
 } finally {
   await stack.stop();
   await site.close();

@@ -12,7 +12,10 @@ export interface LoadResult {
  * Closed-loop load: `concurrency` workers send GET requests back to back over one keep-alive
  * pool for `durationMs`, after a short warm-up. Latencies in milliseconds.
  */
-export async function load(url: string, opts: { concurrency: number; durationMs: number; headers?: Record<string, string>; warmupMs?: number }): Promise<LoadResult> {
+export async function load(
+  url: string,
+  opts: { concurrency: number; durationMs: number; headers?: Record<string, string>; warmupMs?: number },
+): Promise<LoadResult> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: opts.concurrency, pipelining: 1 });
   const path = target.pathname + target.search;

@@ -18,7 +18,12 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
 }
-type Autocannon = (options: { url: string; connections: number; duration: number; headers?: Record<string, string> }) => Promise<AutocannonResult>;
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers?: Record<string, string>;
+}) => Promise<AutocannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const CONNECTIONS = 64;
@@ -31,7 +36,10 @@ async function startBareKoa(body: string, credits: string): Promise<{ url: strin
     const app = new Koa();
     app.use((ctx) => { ctx.set('X-Credits-Remaining', ${JSON.stringify(credits)}); ctx.set('Cache-Control', 'no-store'); ctx.type = 'json'; ctx.body = ${JSON.stringify(body)}; });
     const server = app.listen(0, '127.0.0.1', () => console.log('PORT=' + server.address().port));`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`bare Koa exited with ${code}`)));
     createInterface({ input: child.stdout }).on('line', (line) => line.startsWith('PORT=') && resolve(line.slice(5)));
@@ -48,7 +56,8 @@ async function startBareKoa(body: string, credits: string): Promise<{ url: strin
 async function measure(url: string, headers: Record<string, string>): Promise<AutocannonResult> {
   await autocannon({ url, connections: CONNECTIONS, duration: 2, headers }); // warm-up
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
-  if (result.non2xx || result.errors || result.timeouts) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  if (result.non2xx || result.errors || result.timeouts)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   return result;
 }
 
@@ -60,10 +69,18 @@ try {
   const baseline = await measure(bare.url, auth);
   const edge = await measure(`${stack.edgeUrl}/v1/quota`, auth);
   const fmt = (n: number, digits = 1) => n.toFixed(digits);
-  console.log(`\n== quota benchmark (issue 3): GET /v1/quota with an API key, ${CONNECTIONS} connections, ${SECONDS} s each ==`);
-  console.log(`bare Koa handler, same JSON:  ${fmt(baseline.requests.average, 0)} req/s, p50 ${baseline.latency.p50} ms, p99 ${baseline.latency.p99} ms`);
-  console.log(`edge + billing (SQLite):      ${fmt(edge.requests.average, 0)} req/s, p50 ${edge.latency.p50} ms, p99 ${edge.latency.p99} ms`);
-  console.log(`edge/bare: throughput ${fmt(edge.requests.average / baseline.requests.average, 3)}x, p99 latency ${fmt(edge.latency.p99 / Math.max(baseline.latency.p99, 1), 2)}x`);
+  console.log(
+    `\n== quota benchmark (issue 3): GET /v1/quota with an API key, ${CONNECTIONS} connections, ${SECONDS} s each ==`,
+  );
+  console.log(
+    `bare Koa handler, same JSON:  ${fmt(baseline.requests.average, 0)} req/s, p50 ${baseline.latency.p50} ms, p99 ${baseline.latency.p99} ms`,
+  );
+  console.log(
+    `edge + billing (SQLite):      ${fmt(edge.requests.average, 0)} req/s, p50 ${edge.latency.p50} ms, p99 ${edge.latency.p99} ms`,
+  );
+  console.log(
+    `edge/bare: throughput ${fmt(edge.requests.average / baseline.requests.average, 3)}x, p99 latency ${fmt(edge.latency.p99 / Math.max(baseline.latency.p99, 1), 2)}x`,
+  );
 } finally {
   await bare.stop();
   await stack.stop();

@@ -22,7 +22,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { startFixtureSite, type FixtureHandler, type FixtureSite } from './fixture-site.js';
+import { type FixtureHandler, type FixtureSite, startFixtureSite } from './fixture-site.js';
 
 export interface CrawlSiteOptions {
   /** Doc pages linked from the sections (default 300). */
@@ -41,6 +41,20 @@ export interface CrawlSiteOptions {
   rateLimited?: boolean;
 }
 
+/**
+ * The site the crawl benchmarks use: 260 doc pages and 17 others, ~2,100 unique links over 6
+ * hosts, every answer delayed 15 ms, no trap, silent host or rate limit (linkinator would never end).
+ */
+export const BENCH_SITE: CrawlSiteOptions = {
+  pages: 260,
+  externalPerPage: 7,
+  externalHosts: 4,
+  latencyMs: 15,
+  trap: false,
+  silentHost: false,
+  rateLimited: false,
+};
+
 export interface CrawlSite {
   entryUrl: string;
   main: FixtureSite;
@@ -58,34 +72,113 @@ const SITEMAP_DOCS = 50;
 const HTML = 'text/html; charset=utf-8';
 
 export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<CrawlSite> {
-  const o = { pages: 300, externalPerPage: 6, externalHosts: 1, latencyMs: 0, trap: true, silentHost: true, rateLimited: true, ...options };
+  const o = {
+    pages: 300,
+    externalPerPage: 6,
+    externalHosts: 1,
+    latencyMs: 0,
+    trap: true,
+    silentHost: true,
+    rateLimited: true,
+    ...options,
+  };
   const externalAddresses = ['127.0.0.2', ...range(o.externalHosts - 1).map((k) => `127.0.0.${k + 5}`)];
-  const [main, ...externals] = await Promise.all([startFixtureSite({ host: '127.0.0.1' }), ...externalAddresses.map((host) => startFixtureSite({ host }))]);
+  const [main, ...externals] = await Promise.all([
+    startFixtureSite({ host: '127.0.0.1' }),
+    ...externalAddresses.map((host) => startFixtureSite({ host })),
+  ]);
   const external = externals[0] as FixtureSite;
   const soft = await startSoftNotFoundHost();
   const silent = o.silentHost ? await startSilentHost() : undefined;
   const externalUrl = (n: number) => `${(externals[n % externals.length] as FixtureSite).origin}/ext/${n}`;
   const expected = expectations(main.origin, externalUrl, external.origin, soft.origin, silent?.origin, o);
-  const delay = (handler: FixtureHandler): FixtureHandler => async (req, res, url) => {
-    if (o.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, o.latencyMs));
-    await handler(req, res, url);
-  };
-  const page = (title: string, body: string, head = ''): FixtureHandler => delay((_req, res) => send(res, 200, HTML, document(title, body, head)));
+  const delay =
+    (handler: FixtureHandler): FixtureHandler =>
+    async (req, res, url) => {
+      if (o.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, o.latencyMs));
+      await handler(req, res, url);
+    };
+  const page = (title: string, body: string, head = ''): FixtureHandler =>
+    delay((_req, res) => send(res, 200, HTML, document(title, body, head)));
 
   main.route('/', page('Fixture home', homeBody(expected, o)));
-  main.route('/robots.txt', delay((_req, res) => send(res, 200, 'text/plain', `User-agent: *\nAllow: /\n\nSitemap: ${main.origin}/sitemap_index.xml\n`)));
-  main.route('/sitemap_index.xml', delay((_req, res) => send(res, 200, 'application/xml', sitemapIndex([`${main.origin}/sitemap-hidden.xml.gz`, `${main.origin}/sitemap-docs.xml`]))));
-  main.route('/sitemap-hidden.xml.gz', delay((_req, res) => send(res, 200, 'application/gzip', zlib.gzipSync(urlset(expected.hiddenPages)))));
-  main.route('/sitemap-docs.xml', delay((_req, res) => send(res, 200, 'application/xml', urlset(range(Math.min(SITEMAP_DOCS, o.pages)).map((i) => `${main.origin}/docs/${i}.html`)))));
+  main.route(
+    '/robots.txt',
+    delay((_req, res) =>
+      send(res, 200, 'text/plain', `User-agent: *\nAllow: /\n\nSitemap: ${main.origin}/sitemap_index.xml\n`),
+    ),
+  );
+  main.route(
+    '/sitemap_index.xml',
+    delay((_req, res) =>
+      send(
+        res,
+        200,
+        'application/xml',
+        sitemapIndex([`${main.origin}/sitemap-hidden.xml.gz`, `${main.origin}/sitemap-docs.xml`]),
+      ),
+    ),
+  );
+  main.route(
+    '/sitemap-hidden.xml.gz',
+    delay((_req, res) => send(res, 200, 'application/gzip', zlib.gzipSync(urlset(expected.hiddenPages)))),
+  );
+  main.route(
+    '/sitemap-docs.xml',
+    delay((_req, res) =>
+      send(
+        res,
+        200,
+        'application/xml',
+        urlset(range(Math.min(SITEMAP_DOCS, o.pages)).map((i) => `${main.origin}/docs/${i}.html`)),
+      ),
+    ),
+  );
   for (let s = 0; s < SECTIONS; s++) main.route(`/section/${s}/`, page(`Section ${s}`, sectionBody(s, o.pages)));
   for (let i = 0; i < o.pages; i++) main.route(`/docs/${i}.html`, page(`Doc ${i}`, docBody(i, o, externalUrl)));
-  for (const [j, url] of expected.hiddenPages.entries()) main.route(new URL(url).pathname, page(`Hidden ${j}`, `<p>Only the sitemap lists this page.</p><a href="/">Home</a> <a href="/docs/${j}.html">Doc ${j}</a>`));
-  main.route('/all.html', page('Everything', [...range(o.pages).map((i) => `/docs/${i}.html`), ...range(o.pages * o.externalPerPage).map(externalUrl)].map((u) => `<a href="${u}">${u}</a>`).join('\n')));
-  main.route('/base/', page('Base href', '<p><a href="4.html">Doc 4 through base</a> <a href="../section/0/">Section 0</a></p>', '<base href="/docs/">'));
-  main.route('/moved', delay((_req, res) => redirect(res, 301, '/docs/0.html')));
-  main.route('/head-hostile', delay((req, res) => (req.method === 'HEAD' ? send(res, 405, HTML, '') : send(res, 200, HTML, document('GET only', '<p>fine</p>')))));
-  main.route('/files/report.pdf', delay((_req, res) => send(res, 200, 'application/pdf', Buffer.from('%PDF-1.4\n%fixture\n'))));
-  main.route('/download', delay((_req, res) => send(res, 200, 'application/octet-stream', Buffer.alloc(2048, 7))));
+  for (const [j, url] of expected.hiddenPages.entries())
+    main.route(
+      new URL(url).pathname,
+      page(
+        `Hidden ${j}`,
+        `<p>Only the sitemap lists this page.</p><a href="/">Home</a> <a href="/docs/${j}.html">Doc ${j}</a>`,
+      ),
+    );
+  main.route(
+    '/all.html',
+    page(
+      'Everything',
+      [...range(o.pages).map((i) => `/docs/${i}.html`), ...range(o.pages * o.externalPerPage).map(externalUrl)]
+        .map((u) => `<a href="${u}">${u}</a>`)
+        .join('\n'),
+    ),
+  );
+  main.route(
+    '/base/',
+    page(
+      'Base href',
+      '<p><a href="4.html">Doc 4 through base</a> <a href="../section/0/">Section 0</a></p>',
+      '<base href="/docs/">',
+    ),
+  );
+  main.route(
+    '/moved',
+    delay((_req, res) => redirect(res, 301, '/docs/0.html')),
+  );
+  main.route(
+    '/head-hostile',
+    delay((req, res) =>
+      req.method === 'HEAD' ? send(res, 405, HTML, '') : send(res, 200, HTML, document('GET only', '<p>fine</p>')),
+    ),
+  );
+  main.route(
+    '/files/report.pdf',
+    delay((_req, res) => send(res, 200, 'application/pdf', Buffer.from('%PDF-1.4\n%fixture\n'))),
+  );
+  main.route(
+    '/download',
+    delay((_req, res) => send(res, 200, 'application/octet-stream', Buffer.alloc(2048, 7))),
+  );
   let rateLimitCalls = 0;
   main.route('/rate-limited', (_req, res) => {
     if (rateLimitCalls++ % 2 === 0) {
@@ -95,14 +188,32 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
     }
     send(res, 200, HTML, document('Rate limited', '<p>patience paid off</p>'));
   });
-  main.route('/calendar', delay((_req, res, url) => send(res, 200, HTML, document('Calendar', calendarBody(url.searchParams.get('month'))))));
+  main.route(
+    '/calendar',
+    delay((_req, res, url) => send(res, 200, HTML, document('Calendar', calendarBody(url.searchParams.get('month'))))),
+  );
 
   for (let n = 0; n < o.pages * o.externalPerPage; n++) {
-    (externals[n % externals.length] as FixtureSite).route(`/ext/${n}`, delay((_req, res) => (n % 50 === 7 ? send(res, 404, HTML, document('Not found', 'gone')) : send(res, 200, HTML, document(`External ${n}`, `<p>external ${n}</p>`)))));
+    (externals[n % externals.length] as FixtureSite).route(
+      `/ext/${n}`,
+      delay((_req, res) =>
+        n % 50 === 7
+          ? send(res, 404, HTML, document('Not found', 'gone'))
+          : send(res, 200, HTML, document(`External ${n}`, `<p>external ${n}</p>`)),
+      ),
+    );
   }
   external.route('/protected', (_req, res) => {
-    const body = document('Just a moment...', '<div id="challenge-platform">Checking your browser before accessing the site.</div>');
-    res.writeHead(403, { 'content-type': HTML, server: 'cloudflare', 'cf-mitigated': 'challenge', 'content-length': Buffer.byteLength(body) });
+    const body = document(
+      'Just a moment...',
+      '<div id="challenge-platform">Checking your browser before accessing the site.</div>',
+    );
+    res.writeHead(403, {
+      'content-type': HTML,
+      server: 'cloudflare',
+      'cf-mitigated': 'challenge',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
   });
 
@@ -119,7 +230,14 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
 }
 
 /** The URLs whose verdicts tests assert, and the site's shape. */
-function expectations(main: string, externalUrl: (n: number) => string, external: string, soft: string, silent: string | undefined, o: Required<CrawlSiteOptions>) {
+function expectations(
+  main: string,
+  externalUrl: (n: number) => string,
+  external: string,
+  soft: string,
+  silent: string | undefined,
+  o: Required<CrawlSiteOptions>,
+) {
   const brokenExternal = range(o.pages * o.externalPerPage)
     .filter((n) => n % 50 === 7)
     .map(externalUrl);
@@ -198,7 +316,9 @@ function docBody(i: number, o: Required<CrawlSiteOptions>, externalUrl: (n: numb
     `<a href="/section/${i % SECTIONS}/">Section</a>`,
     ...(i > 0 ? [`<a href="${i - 1}.html" rel="prev">Previous</a>`] : []),
     ...(i + 1 < o.pages ? [`<a href="${i + 1}.html" rel="next">Next</a>`] : []),
-    ...range(o.externalPerPage).map((k) => `<a href="${externalUrl(i * o.externalPerPage + k)}" rel="nofollow">Reference ${k}</a>`),
+    ...range(o.externalPerPage).map(
+      (k) => `<a href="${externalUrl(i * o.externalPerPage + k)}" rel="nofollow">Reference ${k}</a>`,
+    ),
   ];
   return `<h1>Doc ${i}</h1>\n<h2 id="section-2">Section 2</h2>\n<p>${links.join(' | ')}</p>`;
 }
@@ -249,11 +369,36 @@ async function startSoftNotFoundHost(): Promise<SmallHost> {
   const server = http.createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
     const path = new URL(req.url ?? '/', 'http://soft.invalid').pathname;
     const product = products.get(path);
-    if (path === '/') return send(res, 200, HTML, document('Acme shop', '<h1>Welcome to Acme</h1><p>Browse our catalogue of sturdy anvils, rockets and magnets.</p>'));
+    if (path === '/')
+      return send(
+        res,
+        200,
+        HTML,
+        document(
+          'Acme shop',
+          '<h1>Welcome to Acme</h1><p>Browse our catalogue of sturdy anvils, rockets and magnets.</p>',
+        ),
+      );
     if (product !== undefined) {
-      return send(res, 200, HTML, document(`Product ${product} | Acme`, `<h1>Product ${product}</h1><p>Model ${product} ships in ${product} days with a lifetime guarantee and spare parts.</p>`));
+      return send(
+        res,
+        200,
+        HTML,
+        document(
+          `Product ${product} | Acme`,
+          `<h1>Product ${product}</h1><p>Model ${product} ships in ${product} days with a lifetime guarantee and spare parts.</p>`,
+        ),
+      );
     }
-    send(res, 200, HTML, document('Page not found | Acme', `<h1>Oops</h1><p>Sorry, we could not find ${path.replace(/[<>&"]/g, '')}. Try the <a href="/">home page</a>.</p>`));
+    send(
+      res,
+      200,
+      HTML,
+      document(
+        'Page not found | Acme',
+        `<h1>Oops</h1><p>Sorry, we could not find ${path.replace(/[<>&"]/g, '')}. Try the <a href="/">home page</a>.</p>`,
+      ),
+    );
   });
   return listen(server, '127.0.0.3');
 }

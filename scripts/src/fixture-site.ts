@@ -2,7 +2,8 @@
  * Fixture web server for tests and benchmarks: plain node:http on 127.0.0.1 (random port by
  * default), keep-alive on, deep listen backlog, and a close() that ends every socket at once.
  *
- * Built-in routes (a handler registered with route() for the same exact path wins):
+ * Built-in routes (a handler registered with route() for the same exact path wins, and one
+ * registered for '*' answers every path no other handler was registered for):
  *   /status/<code>          answers <code> (100-599) with a small HTML body; no body for 1xx, 204, 304
  *   /ok                     200 HTML page "ok"
  *   /redirect/<n>           302 to /redirect/<n-1>; /redirect/0 answers 200 (/redirect/3 = 3 hops)
@@ -41,10 +42,12 @@ export interface FixtureSite {
   port: number;
   /** Absolute URL of a path on this site. */
   url(path: string): string;
-  /** Registers a handler for an exact pathname; it takes precedence over the built-in routes. */
+  /** Registers a handler for an exact pathname, or '*' for all others; it takes precedence over the built-in routes. */
   route(path: string, handler: FixtureHandler): void;
   /** Log of requests seen, oldest first. */
   requests: { method: string; path: string }[];
+  /** TCP connections accepted, including ones that never sent a request (a WebSocket upgrade, a probe). */
+  readonly connections: number;
   /** Ends every socket (hung and never-ending responses included) and stops listening. */
   close(): Promise<void>;
 }
@@ -67,6 +70,7 @@ export async function startFixtureSite(opts: FixtureSiteOptions = {}): Promise<F
   const routes = new Map<string, FixtureHandler>();
   const requests: { method: string; path: string }[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
   const timers = new Set<NodeJS.Timeout>();
   let closing: Promise<void> | undefined;
 
@@ -88,7 +92,7 @@ export async function startFixtureSite(opts: FixtureSiteOptions = {}): Promise<F
       url = new URL('http://fixture.invalid/');
     }
     requests.push({ method: req.method ?? 'GET', path: url.pathname + url.search });
-    const custom = routes.get(url.pathname);
+    const custom = routes.get(url.pathname) ?? routes.get('*');
     const handle = async () => (custom ? custom(req, res, url) : builtIn(req, res, url, track, untrack));
     handle().catch((err: unknown) => {
       if (!res.headersSent) {
@@ -100,6 +104,7 @@ export async function startFixtureSite(opts: FixtureSiteOptions = {}): Promise<F
   });
   server.keepAliveTimeout = 5_000;
   server.on('connection', (socket: Socket) => {
+    connections++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -119,6 +124,9 @@ export async function startFixtureSite(opts: FixtureSiteOptions = {}): Promise<F
     origin,
     port,
     requests,
+    get connections() {
+      return connections;
+    },
     url: (path: string) => `${origin}${path.startsWith('/') ? path : `/${path}`}`,
     route: (path: string, handler: FixtureHandler) => {
       routes.set(path, handler);
@@ -159,9 +167,9 @@ async function builtIn(
   const q = url.searchParams;
   const head = req.method === 'HEAD';
 
-  let m: RegExpExecArray | null;
-  if ((m = /^\/status\/(\d{3})$/.exec(path))) {
-    const code = Number(m[1]);
+  const status = /^\/status\/(\d{3})$/.exec(path);
+  if (status) {
+    const code = Number(status[1]);
     if (code < 100 || code > 599) return notFound(res);
     if (code < 200 || code === 204 || code === 304) {
       res.writeHead(code);
@@ -172,8 +180,9 @@ async function builtIn(
     return;
   }
   if (path === '/ok') return html(res, 200, 'ok', 'ok');
-  if ((m = /^\/redirect\/(\d{1,6})$/.exec(path))) {
-    const n = Number(m[1]);
+  const chain = /^\/redirect\/(\d{1,6})$/.exec(path);
+  if (chain) {
+    const n = Number(chain[1]);
     if (n === 0) return html(res, 200, '<h1>redirect chain done</h1>');
     return redirect(res, 302, `/redirect/${n - 1}`);
   }
@@ -190,10 +199,12 @@ async function builtIn(
   if (path === '/slow') {
     const ms = intParam(q, 'ms', 1000);
     await new Promise<void>((resolve) => {
-      const timer = track(setTimeout(() => {
-        untrack(timer);
-        resolve();
-      }, ms));
+      const timer = track(
+        setTimeout(() => {
+          untrack(timer);
+          resolve();
+        }, ms),
+      );
       res.once('close', () => {
         untrack(timer);
         resolve();
@@ -209,10 +220,12 @@ async function builtIn(
     if (head) return void res.end();
     res.write('<html><body>\n');
     let i = 0;
-    const timer = track(setInterval(() => {
-      if (res.destroyed) return untrack(timer);
-      res.write(`<p>chunk ${i++}</p>\n`);
-    }, 50));
+    const timer = track(
+      setInterval(() => {
+        if (res.destroyed) return untrack(timer);
+        res.write(`<p>chunk ${i++}</p>\n`);
+      }, 50),
+    );
     res.once('close', () => untrack(timer));
     return;
   }
@@ -227,7 +240,10 @@ async function builtIn(
   if (path === '/image.png') return send(res, 200, 'image/png', PNG);
   if (path === '/gzip') {
     const body = zlib.gzipSync(
-      page('gzip', '<p><a href="/gzip/a">A</a></p>\n<p><a href="/gzip/b">B</a></p>\n<p><a href="https://example.test/gz">external</a></p>'),
+      page(
+        'gzip',
+        '<p><a href="/gzip/a">A</a></p>\n<p><a href="/gzip/b">B</a></p>\n<p><a href="https://example.test/gz">external</a></p>',
+      ),
     );
     res.writeHead(200, { 'content-type': HTML, 'content-encoding': 'gzip', 'content-length': body.length });
     res.end(body);

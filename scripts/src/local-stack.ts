@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { createRequire } from 'node:module';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -23,8 +23,11 @@ export interface ServiceEntry {
 /** The implemented services. A new service is one row here (and one in the Helm chart). */
 export const SERVICES: ServiceEntry[] = [
   { name: 'billing', dir: 'services/billing', portOffset: 1, addressEnv: 'BILLING_ADDR' },
+  { name: 'render', dir: 'services/render', portOffset: 2, addressEnv: 'RENDER_ADDR' },
   { name: 'crawl', dir: 'services/crawl', portOffset: 3, addressEnv: 'CRAWL_ADDR' },
+  { name: 'tls-scan', dir: 'services/tls-scan', portOffset: 4, addressEnv: 'TLS_SCAN_ADDR' },
   { name: 'meta-scan', dir: 'services/meta-scan', portOffset: 5, addressEnv: 'META_SCAN_ADDR' },
+  { name: 'bookmark', dir: 'services/bookmark', portOffset: 6, addressEnv: 'BOOKMARK_ADDR' },
 ];
 
 export interface StackOptions {
@@ -85,20 +88,30 @@ export async function freePort(): Promise<number> {
 
 const require = createRequire(import.meta.url);
 const healthProto = grpc.loadPackageDefinition(
-  protoLoader.loadSync(path.join(path.dirname(require.resolve('grpc-health-check/package.json')), 'proto/health/v1/health.proto'), { enums: String }),
+  protoLoader.loadSync(
+    path.join(path.dirname(require.resolve('grpc-health-check/package.json')), 'proto/health/v1/health.proto'),
+    { enums: String },
+  ),
 ) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } };
 
 /** True when the service's `readiness` health entry is SERVING. */
 function grpcReady(port: number): () => Promise<boolean> {
   return () =>
     new Promise((resolve) => {
-      const client = new healthProto.grpc.health.v1.Health(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      const client = new healthProto.grpc.health.v1.Health(
+        `127.0.0.1:${port}`,
+        grpc.credentials.createInsecure(),
+      ) as unknown as grpc.Client & {
         check: (req: object, opts: grpc.CallOptions, cb: (err: Error | null, res: { status: string }) => void) => void;
       };
-      client.check({ service: 'readiness' }, { deadline: Date.now() + 1000 }, (err: Error | null, res: { status: string }) => {
-        client.close();
-        resolve(!err && res.status === 'SERVING');
-      });
+      client.check(
+        { service: 'readiness' },
+        { deadline: Date.now() + 1000 },
+        (err: Error | null, res: { status: string }) => {
+          client.close();
+          resolve(!err && res.status === 'SERVING');
+        },
+      );
     });
 }
 
@@ -144,17 +157,22 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     env: { ...common, ...addresses, ...options.envFor?.edge, PORT: String(edgePort) },
     health: httpReady(edgePort),
   };
-  const readyTimeout = options.readyTimeoutMs ?? 20_000;
+  // A liveness bound, not a speed check: on a shared, loaded machine a cold start has taken 35 s.
+  const readyTimeout = options.readyTimeoutMs ?? 90_000;
 
   const launch = async (proc: Proc) => {
-    const child = spawn(process.execPath, ['--enable-source-maps', proc.entry], { env: proc.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--enable-source-maps', proc.entry], {
+      env: proc.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     proc.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => onLog(proc.name, line));
     }
     const deadline = Date.now() + readyTimeout;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`${proc.name} exited with code ${child.exitCode} before it was ready`);
+      if (child.exitCode !== null)
+        throw new Error(`${proc.name} exited with code ${child.exitCode} before it was ready`);
       if (await proc.health()) return;
       await new Promise((r) => setTimeout(r, 100));
     }

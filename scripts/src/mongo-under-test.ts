@@ -18,7 +18,10 @@ export interface MongoUnderTest {
 export async function startMongo(): Promise<MongoUnderTest> {
   if (process.env.MONGO_URL) return { url: process.env.MONGO_URL, label: 'MONGO_URL', stop: async () => undefined };
   const require = createRequire(import.meta.url);
-  const bin = path.join(path.dirname(require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json')), 'bin/jongodb');
+  const bin = path.join(
+    path.dirname(require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json')),
+    'bin/jongodb',
+  );
   const child = spawn(bin, ['--host=127.0.0.1', '--port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr.resume();
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { connect } from 'nats';
 import { freePort } from './local-stack.js';
 
 /** The shared NATS the test suite uses (scripts/ensure-nats.sh starts it). */
@@ -23,7 +24,9 @@ export async function startOwnNats(): Promise<OwnNats> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: 'ignore' });
+    child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], {
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 100; i++) {
       if (await accepts(port)) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -56,4 +59,28 @@ function accepts(port: number): Promise<boolean> {
     });
     socket.on('error', () => resolve(false));
   });
+}
+
+/** A subject and stream prefix no other test run uses, so parallel runs never see each other's work. */
+export function uniquePrefix(): string {
+  return `t${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * Deletes the JetStream streams a prefix created (their consumers and object-store buckets go
+ * with them). Services name their streams after the prefix, upper-cased, and object stores
+ * `OBJ_<prefix>_...`; whatever follows the prefix is the service's business.
+ */
+export async function removeStreams(url: string, prefix: string): Promise<void> {
+  const base = prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const name of jsm.streams.names()) {
+      const owner = name.startsWith('OBJ_') ? name.slice(4) : name;
+      if (owner.toUpperCase().startsWith(`${base}_`)) await jsm.streams.delete(name).catch(() => false);
+    }
+  } finally {
+    await nc.close();
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * `npm start`: the edge and every implemented service as separate processes on one machine,
  * with logs prefixed by process name; Ctrl-C stops them all cleanly.
- *   EDGE_PORT (8080)  SERVICE_BASE_PORT (50050: billing +1, crawl +3, meta-scan +5)  DATA_DIR (./.data)
+ *   EDGE_PORT (8080)  SERVICE_BASE_PORT (50050: billing +1, render +2, crawl +3, meta-scan +5)  DATA_DIR (./.data)
  * Any other variable (LOG_LEVEL, WEBUTIL_ALLOW_TARGETS, NATS_URL, ...) passes through.
  */
 import path from 'node:path';

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT, startStack, type Stack, type StackOptions } from './local-stack.js';
+import { Contract } from './contract.js';
+import { REPO_ROOT, type Stack, type StackOptions, startStack } from './local-stack.js';
 
 /** fetch() options plus the credential to send: the stack's API key unless told otherwise. */
 export interface ApiInit extends RequestInit {
@@ -35,9 +36,12 @@ export interface TestStack extends Stack {
   account: AdminAccount;
   /** Its API key, which api() sends by default. */
   apiKey: string;
+  /** The OpenAPI document the edge serves, which every api() response is checked against. */
+  contract: Contract;
   /**
    * fetch() against the edge, e.g. api('/v1/down-check?url=...'), as the stack's API key unless
-   * the caller passes its own Authorization header, `apiKey`, or `anonymous: true`.
+   * the caller passes its own Authorization header, `apiKey`, or `anonymous: true`. A response the
+   * contract does not allow (status, body or headers) throws a ContractViolation.
    */
   api(pathAndQuery: string, init?: ApiInit): Promise<Response>;
   /** Runs the operator CLI on this stack's store, e.g. admin('create-account', '--email', e). */
@@ -82,8 +86,19 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
   if (options.clock) writeFileSync(clockFile, '0');
 
   const admin = async (...args: string[]): Promise<AdminAccount> => {
-    const env = { ...process.env, ...options.env, ...options.envFor?.billing, ...clockEnv, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'services/billing/dist/admin.js'), ...args, '--json'], { env });
+    const env = {
+      ...process.env,
+      ...options.env,
+      ...options.envFor?.billing,
+      ...clockEnv,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    };
+    const { stdout } = await run(
+      process.execPath,
+      [path.join(REPO_ROOT, 'services/billing/dist/admin.js'), ...args, '--json'],
+      { env },
+    );
     return JSON.parse(stdout) as AdminAccount;
   };
   const account = await admin(
@@ -99,7 +114,8 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
     '--mint-key',
     'test-stack',
   );
-  const apiKey = account.apiKey!;
+  const apiKey = account.apiKey;
+  if (!apiKey) throw new Error('the operator CLI minted no key for the test stack');
 
   const stack = await startStack({
     edgePort: 0,
@@ -113,16 +129,24 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
       if (echo) process.stdout.write(`[${name}] ${line}\n`);
     },
   });
+  const contract = await Contract.load(stack.edgeUrl).catch(async (err) => {
+    await stack.stop();
+    throw err;
+  });
   return {
     ...stack,
     dataDir,
     logs,
     account,
     apiKey,
-    api: (pathAndQuery, { anonymous, apiKey: key, ...init } = {}) => {
+    contract,
+    api: async (pathAndQuery, { anonymous, apiKey: key, ...init } = {}) => {
       const headers = new Headers(init.headers);
       if (!anonymous && !headers.has('authorization')) headers.set('authorization', `Bearer ${key ?? apiKey}`);
-      return fetch(`${stack.edgeUrl}${pathAndQuery}`, { ...init, headers });
+      const url = `${stack.edgeUrl}${pathAndQuery}`;
+      const res = await fetch(url, { ...init, headers });
+      await contract.check(init.method ?? 'GET', url, res);
+      return res;
     },
     admin,
     advanceClock: (ms) => {

@@ -1,0 +1,145 @@
+/**
+ * Issue 11 benchmark: bookmark files through the edge, against floors measured in the same run.
+ *  1. A 10 MB XBEL generated here (tens of thousands of bookmarks in nested folders). Floor: a
+ *     plain htmlparser2 parse (xmlMode) of it in a fresh Node process: time, MB/s, peak RSS.
+ *     Then POST /v1/xbel-to-html with it: round-trip time, the service's own time (its log),
+ *     MB/s, and the bookmark service's peak RSS during the call (VmHWM, reset before).
+ *  2. Decrypt: the same file, plain (checked and passed through), and a file of the same kind
+ *     whose Floccus-encrypted form fits the 10 MB upload limit (base64 adds a third).
+ *  3. p99 of GET /v1/quota at QUOTA_CONNECTIONS connections with nothing else running, then
+ *     while 20 decrypts run back to back (each a 250,000-round PBKDF2).
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../src/local-stack.js';
+import { startTestStack, type TestStack } from '../src/test-stack.js';
+import { floccusEncrypt, largeXbel } from '../src/xbel-fixtures.js';
+import { fmt, load } from './load.js';
+
+const MAX_UPLOAD = 10 * 1024 * 1024;
+const QUOTA_CONNECTIONS = 8;
+const WINDOW_MS = Number(process.env.BENCH_DURATION_MS ?? 8_000);
+const DECRYPTS = 20;
+const run = promisify(execFile);
+
+/** The floor: htmlparser2 over the whole file in its own process; peak RSS counted from after the read. */
+const FLOOR = `
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Parser } from 'htmlparser2';
+const status = () => readFileSync('/proc/self/status', 'utf8').split('\\n');
+const kb = (field) => Number(/\\d+/.exec(status().find((line) => line.startsWith(field)))[0]);
+const text = readFileSync(process.argv[1], 'utf8');
+writeFileSync('/proc/self/clear_refs', '5');
+const before = kb('VmRSS');
+const started = performance.now();
+let elements = 0;
+const parser = new Parser({ onopentag() { elements++; } }, { xmlMode: true });
+parser.end(text);
+const ms = performance.now() - started;
+process.stdout.write(JSON.stringify({ ms, elements, beforeMb: before / 1024, peakMb: kb('VmHWM') / 1024 }));
+`;
+
+function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(/\d+/.exec(status.split('\n').find((l) => l.startsWith(field)) ?? '')?.[0]);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+async function upload(stack: TestStack, route: string, bytes: string, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  form.set('file', new Blob([bytes], { type: 'application/octet-stream' }), 'bench.xbel');
+  for (const [name, value] of Object.entries(fields)) form.set(name, value);
+  const started = performance.now();
+  const res = await stack.api(route, { method: 'POST', body: form });
+  const body = (await res.json()) as { success: boolean; error?: unknown };
+  if (!res.ok) throw new Error(`${route}: ${res.status} ${JSON.stringify(body.error)}`);
+  return performance.now() - started;
+}
+
+/** The service's own time for its last call of `rpc`, from its log. */
+function serviceMs(stack: TestStack, rpc: string): number {
+  for (let i = stack.logs.length - 1; i >= 0; i--) {
+    const line = stack.logs[i] ?? '';
+    if (line.startsWith('[bookmark]') && line.includes(`"rpc":"${rpc}"`) && line.includes('"ms"'))
+      return Number(/"ms":(\d+)/.exec(line)?.[1]);
+  }
+  return Number.NaN;
+}
+
+const file = largeXbel(MAX_UPLOAD - 64 * 1024);
+const bytes = Buffer.byteLength(file.text);
+const mb = bytes / (1024 * 1024);
+const xbelPath = path.join(os.tmpdir(), `bench-${process.pid}.xbel`);
+writeFileSync(xbelPath, file.text);
+
+const stack = await startTestStack({ env: { LOG_LEVEL: 'info' } });
+try {
+  const pid = stack.pid('bookmark');
+  if (pid === undefined) throw new Error('no bookmark process');
+  const floor = JSON.parse(
+    (await run(process.execPath, ['--input-type=module', '-e', FLOOR, xbelPath], { cwd: REPO_ROOT })).stdout,
+  ) as {
+    ms: number;
+    beforeMb: number;
+    peakMb: number;
+  };
+
+  await upload(stack, '/v1/xbel-to-html', file.text); // warm-up: JIT, store directories
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const before = memoryOf(pid).rssMb;
+  const htmlMs = await upload(stack, '/v1/xbel-to-html', file.text);
+  const htmlServiceMs = serviceMs(stack, 'ConvertXbelToHtml');
+  const peak = memoryOf(pid).peakMb;
+
+  const plainMs = await upload(stack, '/v1/xbel-decrypt', file.text, { key: 'bench' });
+  // Encrypted JSON is 4/3 of the XBEL (base64): the same generator makes a file that fits the limit.
+  const prefix = largeXbel(Math.floor((MAX_UPLOAD - 64 * 1024) * 0.74)).text;
+  const encrypted = await floccusEncrypt(prefix, 'correct horse battery staple');
+  const decryptMs = await upload(stack, '/v1/xbel-decrypt', encrypted, { key: 'correct horse battery staple' });
+  const decryptServiceMs = serviceMs(stack, 'DecryptXbel');
+
+  const auth = { authorization: `Bearer ${stack.apiKey}` };
+  const quotaUrl = `${stack.edgeUrl}/v1/quota`;
+  const idle = await load(quotaUrl, { concurrency: QUOTA_CONNECTIONS, durationMs: WINDOW_MS, headers: auth });
+  const small = await floccusEncrypt('<xbel version="1.0"/>', 'k');
+  let decrypts = 0;
+  let stop = false;
+  const decrypting = Array.from({ length: DECRYPTS }, async () => {
+    while (!stop) {
+      await upload(stack, '/v1/xbel-decrypt', small, { key: 'k' });
+      decrypts++;
+    }
+  });
+  const busy = await load(quotaUrl, { concurrency: QUOTA_CONNECTIONS, durationMs: WINDOW_MS, headers: auth });
+  stop = true;
+  await Promise.all(decrypting);
+
+  const rate = (ms: number, size = mb) => `${fmt(size / (ms / 1000), 1)} MB/s`;
+  const mib = (text: string) => fmt(Buffer.byteLength(text) / (1024 * 1024), 2);
+  const growth = peak - before;
+  const floorGrowth = floor.peakMb - floor.beforeMb;
+  const lines = [
+    `\n== bookmark benchmark (issue 11): ${fmt(mb, 2)} MB XBEL, ${file.bookmarks} bookmarks in ${file.folders} folders`,
+    `floor, htmlparser2 xmlMode parse: ${fmt(floor.ms, 0)} ms, ${rate(floor.ms)}, ` +
+      `peak RSS ${fmt(floor.peakMb)} MB (+${fmt(floorGrowth)} MB over the loaded file)`,
+    `POST /v1/xbel-to-html: ${fmt(htmlMs, 0)} ms round trip (${rate(htmlMs)}), ` +
+      `service ${htmlServiceMs} ms (${rate(htmlServiceMs)}); ` +
+      `bookmark service peak RSS ${fmt(peak)} MB (+${fmt(growth)} MB over idle)`,
+    `to-HTML / floor: time ${fmt(htmlMs / floor.ms, 2)}x round trip, ${fmt(htmlServiceMs / floor.ms, 2)}x service; ` +
+      `peak RSS growth ${fmt(growth / Math.max(floorGrowth, 1), 2)}x`,
+    `POST /v1/xbel-decrypt, the plain ${fmt(mb, 2)} MB file (checked, passed through): ${fmt(plainMs, 0)} ms`,
+    `POST /v1/xbel-decrypt, encrypted (${mib(encrypted)} MB JSON of ${mib(prefix)} MB XBEL): ` +
+      `${fmt(decryptMs, 0)} ms round trip, service ${decryptServiceMs} ms`,
+    `GET /v1/quota p99 at ${QUOTA_CONNECTIONS} connections: ${fmt(idle.p99)} ms alone (${fmt(idle.rps, 0)} req/s), ` +
+      `${fmt(busy.p99)} ms while ${DECRYPTS} decrypts run (${fmt(busy.rps, 0)} req/s; ${decrypts} decrypts done): ` +
+      `${fmt(busy.p99 / idle.p99, 2)}x`,
+  ];
+  for (const line of lines) console.log(line);
+  if (idle.errors || busy.errors) console.log(`quota errors: ${idle.errors} alone, ${busy.errors} under decrypts`);
+} finally {
+  await stack.stop();
+  rmSync(xbelPath, { force: true });
+}

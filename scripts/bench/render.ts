@@ -1,0 +1,268 @@
+/**
+ * Issue 9 benchmark: screenshots and PDFs through the edge against a bare puppeteer-core script
+ * running the naive pipeline on the same Chromium, in one run, on two fixture pages: a simple one
+ * and a tall one with a dozen lazy images.
+ *  1. warm latency, p50 and p95 over BENCH_ROUNDS renders each (unique URLs, so no cache hit), and
+ *     the ratio naive / ours; every lazy image the naive capture shows must be in ours too;
+ *  2. cache-hit latency (the same request again);
+ *  3. throughput (renders per second) at concurrency 1, 2 and 4, ours and naive;
+ *  4. memory: PSS of the render service and every Chromium process under it, after warm-up and
+ *     after 200 more renders.
+ * The naive pipeline: a new context and page per render, goto with networkidle0 (500 ms without requests), a
+ * scroll through the page with a 100 ms pause per screen, a fixed 500 ms settle, then capture.
+ * BENCH_POOL_SIZING=1 adds a run per pool shape (browsers x pages per browser) at concurrency 4.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import sharp from 'sharp';
+import { addRenderPages, LAZY_COLOUR, LAZY_IMAGE } from '../src/fixture-pages.js';
+import { startFixtureSite } from '../src/fixture-site.js';
+import { startTestStack, type TestStack } from '../src/test-stack.js';
+import { fmt } from './load.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const LAZY_IMAGES = 12;
+const THROUGHPUT_RENDERS = 16;
+const MEMORY_RENDERS = 200;
+
+type Kind = 'screenshot' | 'pdf';
+let unique = 0;
+
+const site = await startFixtureSite();
+addRenderPages(site);
+const pages = { simple: site.url('/page/simple'), lazy: site.url(`/page/lazy?n=${LAZY_IMAGES}`) };
+const fresh = (url: string) => `${url}${url.includes('?') ? '&' : '?'}r=${++unique}`;
+
+async function ours(stack: TestStack, kind: Kind, url: string): Promise<{ ms: number; file: string }> {
+  const started = performance.now();
+  const res = await stack.api(kind === 'pdf' ? '/v1/url-to-pdf' : '/v1/screenshot', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  });
+  const body = (await res.json()) as any;
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`${kind} ${url}: ${res.status} ${JSON.stringify(body.error)}`);
+  return { ms, file: body.filename };
+}
+
+async function download(stack: TestStack, filename: string): Promise<Buffer> {
+  const res = await stack.api(`/api/uploads/${filename}`);
+  if (res.status !== 200) throw new Error(`download ${filename}: ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+async function naive(browser: Browser, kind: Kind, url: string): Promise<{ ms: number; bytes: Uint8Array }> {
+  const started = performance.now();
+  // A context per render: tabs of one context stall each other's captures (a background tab's
+  // screenshot waited out puppeteer's 180 s protocol time-out here).
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  try {
+    await page.setViewport({ width: 1280, height: 800 });
+    await page.goto(url, { waitUntil: 'networkidle0', timeout: 30_000 });
+    // Sent as source: this file is compiled without the DOM's types.
+    await page.evaluate(`(async () => {
+      for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight) {
+        window.scrollTo(0, y);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      window.scrollTo(0, 0);
+    })()`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const bytes =
+      kind === 'pdf'
+        ? await page.pdf({ format: 'a4', printBackground: true })
+        : await page.screenshot({ type: 'png', fullPage: true });
+    return { ms: performance.now() - started, bytes };
+  } finally {
+    await context.close();
+  }
+}
+
+/** Which lazy images (by index) a capture shows in their colour. */
+async function lazyImagesShown(image: Uint8Array): Promise<Set<number>> {
+  const shown = new Set<number>();
+  const target = [1, 3, 5].map((i) => Number.parseInt(LAZY_COLOUR.slice(i, i + 2), 16));
+  for (let i = 0; i < LAZY_IMAGES; i++) {
+    const top = LAZY_IMAGE.top + LAZY_IMAGE.gap * i + LAZY_IMAGE.height / 2;
+    const { data } = await sharp(image)
+      .extract({ left: LAZY_IMAGE.width / 2, top, width: 1, height: 1 })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if ([...data].every((v, c) => Math.abs(v - (target[c] ?? 0)) <= 8)) shown.add(i);
+  }
+  return shown;
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+};
+
+/** Renders per second with `concurrency` renders in flight, `total` renders in all. */
+async function throughput(
+  render: (url: string) => Promise<unknown>,
+  concurrency: number,
+  total: number,
+  page = pages.simple,
+) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < total) await render(fresh(page));
+    }),
+  );
+  return (total / (performance.now() - started)) * 1000;
+}
+
+/** Proportional set size (MB) of a process and all its descendants: shared pages counted once. */
+function treePssMb(root: number): { mb: number; processes: number } {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  let kb = 0;
+  let processes = 0;
+  const visit = (pid: number) => {
+    try {
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      kb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+      processes++;
+    } catch {
+      // the process ended meanwhile
+    }
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return { mb: kb / 1024, processes };
+}
+
+async function startStack(env: Record<string, string> = {}) {
+  return startTestStack({ allowTargets: '127.0.0.1/32', env: { LOG_LEVEL: 'warn' }, envFor: { render: env } });
+}
+
+const browser = await puppeteer.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+});
+const stack = await startStack();
+try {
+  // Warm both: the first render of each kind pays for code loading and font caches.
+  for (const kind of ['screenshot', 'pdf'] as const) {
+    for (const url of Object.values(pages)) {
+      await ours(stack, kind, fresh(url));
+      await naive(browser, kind, fresh(url));
+    }
+  }
+
+  // 1. Latency, alternating ours and naive.
+  console.log(`render latency, warm, ${ROUNDS} renders each (ms)`);
+  console.log('case                  ours p50   p95   naive p50   p95   naive/ours (p50)');
+  for (const kind of ['screenshot', 'pdf'] as const) {
+    for (const [name, url] of Object.entries(pages)) {
+      const mine: number[] = [];
+      const theirs: number[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        mine.push((await ours(stack, kind, fresh(url))).ms);
+        theirs.push((await naive(browser, kind, fresh(url))).ms);
+      }
+      const [p50, p95, n50, n95] = [
+        quantile(mine, 0.5),
+        quantile(mine, 0.95),
+        quantile(theirs, 0.5),
+        quantile(theirs, 0.95),
+      ];
+      console.log(
+        `${`${kind} ${name}`.padEnd(22)}${fmt(p50, 0).padStart(8)}${fmt(p95, 0).padStart(6)}${fmt(n50, 0).padStart(12)}` +
+          `${fmt(n95, 0).padStart(6)}${fmt(n50 / p50, 2).padStart(12)}x`,
+      );
+    }
+  }
+
+  // Completeness: every lazy image the naive capture has must be in ours.
+  const mine = await lazyImagesShown(await download(stack, (await ours(stack, 'screenshot', fresh(pages.lazy))).file));
+  const theirs = await lazyImagesShown((await naive(browser, 'screenshot', fresh(pages.lazy))).bytes);
+  const missing = [...theirs].filter((i) => !mine.has(i));
+  console.log(
+    `lazy images in the capture: ours ${mine.size}/${LAZY_IMAGES}, naive ${theirs.size}/${LAZY_IMAGES}` +
+      `${missing.length ? `; MISSING from ours: ${missing.join(', ')}` : '; none of the naive ones missing'}`,
+  );
+
+  // 2. Cache hits.
+  const cached = fresh(pages.lazy);
+  await ours(stack, 'screenshot', cached);
+  const hits: number[] = [];
+  for (let i = 0; i < ROUNDS * 3; i++) hits.push((await ours(stack, 'screenshot', cached)).ms);
+  console.log(`cache hit: p50 ${fmt(quantile(hits, 0.5))} ms, p95 ${fmt(quantile(hits, 0.95))} ms`);
+
+  // 3. Throughput.
+  console.log(`throughput, simple page screenshots (${THROUGHPUT_RENDERS} per level, renders/s)`);
+  for (const concurrency of [1, 2, 4]) {
+    const mineRate = await throughput((url) => ours(stack, 'screenshot', url), concurrency, THROUGHPUT_RENDERS);
+    const theirRate = await throughput((url) => naive(browser, 'screenshot', url), concurrency, THROUGHPUT_RENDERS);
+    console.log(
+      `  concurrency ${concurrency}: ours ${fmt(mineRate, 2)}  naive ${fmt(theirRate, 2)}  ours/naive ${fmt(mineRate / theirRate, 2)}x`,
+    );
+  }
+
+  // 4. Memory after 200 renders.
+  const pid = stack.pid('render');
+  if (pid === undefined) throw new Error('no render process');
+  const before = treePssMb(pid);
+  const kinds: Kind[] = ['screenshot', 'pdf'];
+  await throughput(
+    (url) => ours(stack, kinds[unique % 2] ?? 'screenshot', unique % 3 === 0 ? fresh(pages.lazy) : url),
+    4,
+    MEMORY_RENDERS,
+  );
+  const after = treePssMb(pid);
+  console.log(
+    `render service + Chromium PSS: ${fmt(before.mb, 0)} MB (${before.processes} processes) after warm-up, ` +
+      `${fmt(after.mb, 0)} MB (${after.processes}) after ${MEMORY_RENDERS} more renders: ${fmt(after.mb / before.mb, 2)}x`,
+  );
+} finally {
+  await stack.stop();
+}
+
+if (process.env.BENCH_POOL_SIZING === '1') {
+  // A 16,000 px capture takes seconds and puppeteer runs one capture at a time per browser.
+  const tall = site.url('/page/tall?px=16000');
+  console.log('pool sizing, renders/s: simple page at concurrency 4 and 8, 16,000 px page at 4');
+  for (const [browsers, perBrowser] of [
+    [1, 2],
+    [1, 4],
+    [2, 1],
+    [2, 2],
+    [4, 1],
+  ] as const) {
+    const sized = await startStack({ RENDER_BROWSERS: String(browsers), RENDER_PAGES_PER_BROWSER: String(perBrowser) });
+    try {
+      await ours(sized, 'screenshot', fresh(pages.simple));
+      const rates = [];
+      for (const concurrency of [4, 8]) {
+        rates.push(await throughput((url) => ours(sized, 'screenshot', url), concurrency, THROUGHPUT_RENDERS * 2));
+      }
+      rates.push(await throughput((url) => ours(sized, 'screenshot', url), 4, THROUGHPUT_RENDERS / 2, tall));
+      const pss = treePssMb(sized.pid('render') ?? 0).mb;
+      console.log(
+        `  ${browsers} browser(s) x ${perBrowser}: ${rates.map((r) => fmt(r, 2)).join(' / ')}, PSS ${fmt(pss, 0)} MB`,
+      );
+    } finally {
+      await sized.stop();
+    }
+  }
+}
+await browser.close();
+await site.close();

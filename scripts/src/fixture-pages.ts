@@ -1,0 +1,156 @@
+/**
+ * Pages for rendering tests and benchmarks, added to a fixture site (fixture-site.ts). Layouts are
+ * fixed (body margin 0, blocks of known size and colour) so a test can sample a screenshot's
+ * pixels where it knows what must be.
+ *
+ *   /page/simple           one screen: a heading and a paragraph
+ *   /page/scheme           white background, black under prefers-color-scheme: dark
+ *   /page/lazy?n=12        n images 300 px tall, 900 px apart, every other one loading="lazy" and the
+ *                          rest loaded by an IntersectionObserver; image i is /lazy-img/<i>.svg, solid
+ *                          LAZY_COLOUR, at top 600 + 900 i; its placeholder is white
+ *   /page/tall?px=200000   a page px tall (a repeating stripe pattern)
+ *   /page/infinite         appends a screen of content whenever the bottom comes into view, forever
+ *   /page/never-idle       polls /ok every 50 ms and loads an image that never finishes
+ *   /page/hostile          alert, confirm and prompt at load, a beforeunload handler, window.open
+ *                          pop-ups, a download started by a script
+ *   /page/js-redirect?to=<url>
+ *                          sends the window to <url> by script 50 ms after load
+ *   /page/embeds?internal=<origin>
+ *                          image, iframe, fetch, websocket and worker requests to <origin>, an iframe of
+ *                          file:///etc/passwd and the backslash form of CVE-2024-21527, and the text
+ *                          "page rendered"
+ *   /attachment            a download (Content-Disposition: attachment), not a page
+ */
+import type { FixtureSite } from './fixture-site.js';
+
+/** The colour of every lazy image; placeholders and the page are white. */
+export const LAZY_COLOUR = '#00c853';
+export const LAZY_IMAGE = { top: 600, gap: 900, height: 300, width: 400 };
+
+const html = (body: string, head = '') =>
+  `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+  `<style>html,body{margin:0;padding:0;background:#fff;font:16px sans-serif}</style>${head}</head><body>${body}</body></html>`;
+
+export function addRenderPages(site: FixtureSite): void {
+  const page = (path: string, render: (url: URL) => string) =>
+    site.route(path, (_req, res, url) => {
+      const body = render(url);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+
+  page('/page/simple', () => html('<h1>Simple page</h1><p>One screen of text.</p>'));
+
+  page('/page/scheme', () =>
+    html(
+      '<div style="height:100vh">colour scheme</div>',
+      '<style>@media (prefers-color-scheme: dark){html,body{background:#000;color:#fff}}</style>',
+    ),
+  );
+
+  page('/page/lazy', (url) => {
+    const n = Math.min(100, Number(url.searchParams.get('n') ?? 12));
+    const { top, gap, height, width } = LAZY_IMAGE;
+    const blocks = Array.from({ length: n }, (_, i) => {
+      const style = `position:absolute;left:0;top:${top + gap * i}px;width:${width}px;height:${height}px;display:block`;
+      return i % 2 === 0
+        ? `<img loading="lazy" src="/lazy-img/${i}.svg" style="${style}" alt="">`
+        : `<img data-src="/lazy-img/${i}.svg" class="io" style="${style}" alt="">`;
+    });
+    const script = `<script>
+      const io = new IntersectionObserver((entries) => entries.forEach((e) => {
+        if (e.isIntersecting) { e.target.src = e.target.dataset.src; io.unobserve(e.target); }
+      }));
+      document.querySelectorAll('img.io').forEach((img) => io.observe(img));
+    </script>`;
+    const pageHeight = top + gap * n + 200;
+    return html(`<div style="position:relative;height:${pageHeight}px">${blocks.join('')}</div>${script}`);
+  });
+  for (let i = 0; i < 100; i++) {
+    site.route(`/lazy-img/${i}.svg`, (_req, res) => {
+      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="${LAZY_COLOUR}"/></svg>`;
+      // A little latency, as a real image server has.
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'image/svg+xml', 'content-length': Buffer.byteLength(svg) });
+        res.end(svg);
+      }, 30);
+    });
+  }
+
+  page('/page/tall', (url) => {
+    const px = Math.min(1_000_000, Number(url.searchParams.get('px') ?? 200_000));
+    return html(
+      `<div style="height:${px}px;background:repeating-linear-gradient(#fff 0 100px,#1565c0 100px 200px)"></div>`,
+    );
+  });
+
+  page('/page/infinite', () =>
+    html(
+      '<div id="feed"></div><div id="end" style="height:10px"></div>',
+      `<script>addEventListener('DOMContentLoaded', () => {
+        const feed = document.getElementById('feed'); let n = 0;
+        const more = () => { const d = document.createElement('div'); d.style.height = '1000px';
+          d.textContent = 'item ' + (n++); feed.appendChild(d); };
+        more();
+        new IntersectionObserver((e) => { if (e[0].isIntersecting) more(); }).observe(document.getElementById('end'));
+      });</script>`,
+    ),
+  );
+
+  page('/page/never-idle', () =>
+    html(
+      '<h1>Never idle</h1><img src="/never-ends" width="10" height="10" alt="">',
+      "<script>setInterval(() => fetch('/ok?poll=' + Date.now()).catch(() => {}), 50);</script>",
+    ),
+  );
+
+  page('/page/hostile', () =>
+    html(
+      '<h1>Hostile page</h1><a id="pop" href="/page/simple" target="_blank">pop</a>',
+      `<script>
+        addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'stay'; });
+        addEventListener('load', () => {
+          alert('alert'); confirm('confirm?'); prompt('prompt?');
+          window.open('/page/simple?popup=1'); window.open('/page/simple?popup=2', '_blank', 'popup');
+          document.getElementById('pop').click();
+          const a = document.createElement('a'); a.href = '/attachment'; a.download = 'x.bin';
+          document.body.appendChild(a); a.click();
+        });
+      </script>`,
+    ),
+  );
+
+  page('/page/js-redirect', (url) =>
+    html(
+      '<h1>Redirecting</h1>',
+      `<script>addEventListener('load', () => setTimeout(() => { location.href = ${JSON.stringify(url.searchParams.get('to') ?? '/')}; }, 50));</script>`,
+    ),
+  );
+
+  page('/page/embeds', (url) => {
+    const origin = url.searchParams.get('internal') ?? 'http://127.0.0.2';
+    const host = new URL(origin).host;
+    return html(
+      `<h1>page rendered</h1>
+       <img src="${origin}/secret.png" width="10" height="10" alt="">
+       <iframe src="${origin}/secret" width="300" height="60"></iframe>
+       <iframe src="file:///etc/passwd" width="300" height="60"></iframe>
+       <iframe src="\\\\${host}/secret-backslash" width="300" height="60"></iframe>
+       <pre id="out"></pre>`,
+      `<script>
+        fetch(${JSON.stringify(`${origin}/secret-fetch`)}).then((r) => r.text()).then((t) => { document.getElementById('out').textContent = t; }, () => {});
+        try { new WebSocket(${JSON.stringify(`ws://${host}/secret-ws`)}); } catch {}
+        const w = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(`fetch(${JSON.stringify(`${origin}/secret-worker`)}).catch(() => {});`)}], { type: 'text/javascript' })));
+      </script>`,
+    );
+  });
+
+  site.route('/attachment', (_req, res) => {
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-disposition': 'attachment; filename="report.bin"',
+      'content-length': 4,
+    });
+    res.end('data');
+  });
+}
