@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm dependencies when node_modules is missing or older than the lock file, and the
-# Debian packages the render service needs (Chromium and fonts for CJK and emoji) when missing.
+# Debian packages when missing: what the render service needs (Chromium, fonts for CJK and emoji),
+# and curl and jq, which the README's examples (run by the tests) use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 major=$(node -p 'process.versions.node.split(".")[0]')
@@ -10,7 +11,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   # lock cannot list them and `npm ci` refuses it; `npm install` installs from the same lock.
   npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 fi
-missing=$(for p in chromium fonts-noto-cjk fonts-noto-color-emoji; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+missing=$(for p in chromium fonts-noto-cjk fonts-noto-color-emoji curl jq; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "installing $(echo $missing) (Debian packages)" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -12,4 +12,4 @@ else
   echo "NATS unavailable: the crawl service uses its in-process bus" >&2
 fi
 npm run build --silent
-exec node scripts/dist/run-local.js
+exec node scripts/dist/run-local.js "$@"

@@ -1,5 +1,5 @@
+import { solveAltcha } from '@webutil/scripts/altcha';
 import type { ApiInit, TestStack } from '@webutil/scripts/test-stack';
-import { solveChallenge } from 'altcha-lib';
 import { expect } from 'chai';
 
 export interface Envelope {
@@ -115,12 +115,9 @@ export class Browser {
     const body = await json(res);
     expect(res.status, JSON.stringify(body)).to.equal(200);
     expect(body.data.provider).to.equal('altcha');
-    const { algorithm, challenge, maxnumber, salt, signature } = body.data.challenge;
-    const solution = await solveChallenge(challenge, salt, algorithm, maxnumber).promise;
-    expect(solution, 'the challenge has a solution').to.not.equal(null);
-    return Buffer.from(JSON.stringify({ algorithm, challenge, number: solution!.number, salt, signature })).toString(
-      'base64',
-    );
+    const payload = await solveAltcha(body.data.challenge);
+    expect(payload, 'the challenge has a solution').to.be.a('string');
+    return payload!;
   }
 
   /** Solves a challenge and submits it: the clearance cookie is set. */

@@ -1,10 +1,14 @@
 /**
  * `npm start`: the edge and every implemented service as separate processes on one machine,
  * with logs prefixed by process name; Ctrl-C stops them all cleanly.
- *   EDGE_PORT (8080)  SERVICE_BASE_PORT (50050: billing +1, render +2, crawl +3, meta-scan +5)  DATA_DIR (./.data)
+ *   EDGE_PORT (8080)  SERVICE_BASE_PORT (50050: billing +1, render +2, crawl +3, tls-scan +4,
+ *   meta-scan +5, bookmark +6)  DATA_DIR (./.data)  DEMO_PORT (8090, with --demo)
  * Any other variable (LOG_LEVEL, WEBUTIL_ALLOW_TARGETS, NATS_URL, ...) passes through.
+ * `npm start -- --demo` also serves the offline demo site (scripts/src/demo-site.ts) and allows it.
  */
 import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startDemoSite } from './demo-site.js';
 import { REPO_ROOT, startStack } from './local-stack.js';
 
 const int = (name: string, fallback: number) => {
@@ -17,12 +21,22 @@ const int = (name: string, fallback: number) => {
   return value;
 };
 
+const { values } = parseArgs({ options: { demo: { type: 'boolean', default: false } } });
+const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(REPO_ROOT, '.data'));
+const demo = values.demo ? await startDemoSite({ port: int('DEMO_PORT', 8090), dataDir }) : undefined;
 const stack = await startStack({
   edgePort: int('EDGE_PORT', 8080),
   basePort: int('SERVICE_BASE_PORT', 50050),
-  dataDir: path.resolve(process.env.DATA_DIR ?? path.join(REPO_ROOT, '.data')),
+  dataDir,
+  env: demo?.stackEnv,
+  envFor: demo && { 'tls-scan': demo.tlsScanEnv },
 });
-process.stdout.write(`\nWeb Utility API ready at ${stack.edgeUrl}/v1 (Ctrl-C stops)\n\n`);
+process.stdout.write(`\nWeb Utility API ready at ${stack.edgeUrl}/v1 (Ctrl-C stops)\n`);
+if (demo)
+  process.stdout.write(
+    `Demo site at ${demo.url} (loopback is allowed; the SSL scan of "${demo.tlsDomain}" reaches the demo HTTPS server)\n`,
+  );
+process.stdout.write('\n');
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -30,6 +44,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     process.stdout.write('\nstopping...\n');
-    void stack.stop().then(() => process.exit(0));
+    void Promise.all([stack.stop(), demo?.close()]).then(() => process.exit(0));
   });
 }

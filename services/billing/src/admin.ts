@@ -14,6 +14,8 @@
  * table for this account (credits per cycle, requests per minute); "plan" removes the override.
  * --password - reads the password from stdin. --json prints one JSON object for scripts.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@webutil/kit';
@@ -22,7 +24,7 @@ import { ApiKeys } from './api-keys.js';
 import { clockEnv, clockFrom } from './clock.js';
 import { Ledger } from './ledger.js';
 import { DEFAULT_ANONYMOUS, isPlanName, PLAN_NAMES, type PlanName } from './plans.js';
-import { openStore, storeEnv } from './stores/open.js';
+import { openStore, SQLITE_FILE, storeEnv } from './stores/open.js';
 import type { Account } from './stores/store.js';
 
 const USAGE = `usage: npm run admin -- <create-account|set-plan|add-top-up|mint-key|set-password|show> --email E [options] [--json]
@@ -70,6 +72,17 @@ function plan(value: string | undefined, fallback?: PlanName): PlanName {
   return name;
 }
 
+/** A MongoDB URL without its password, for printing. */
+function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the configured URL';
+  }
+}
+
 function required(option: 'email', value: string | undefined): string {
   if (!value) throw new UsageError(`--${option} is required`);
   return value;
@@ -84,6 +97,15 @@ async function main(): Promise<Record<string, unknown>> {
   if (!command) throw new UsageError('');
   const config = loadConfig({ ...storeEnv, ...clockEnv });
   const clock = clockFrom(config.CLOCK_OFFSET_FILE);
+  if (config.MONGO_URL) {
+    process.stderr.write(`admin: store: MongoDB at ${redacted(config.MONGO_URL)} (MONGO_URL)\n`);
+  } else {
+    const file = path.resolve(config.DATA_DIR, SQLITE_FILE);
+    process.stderr.write(`admin: store: SQLite at ${file} (DATA_DIR=${config.DATA_DIR})\n`);
+    // Only create-account may start a store; anything else in an empty place is a mistaken DATA_DIR.
+    if (command !== 'create-account' && !existsSync(file))
+      throw new Error(`no billing database at ${file}: is DATA_DIR right? (the service and create-account make it)`);
+  }
   const store = await openStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
   const accounts = new Accounts(store, clock);
   const apiKeys = new ApiKeys(store, clock);

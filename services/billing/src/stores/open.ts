@@ -11,6 +11,9 @@ export const storeEnv = {
   MONGO_URL: env.optionalString(),
 };
 
+/** The embedded store's file name under the data directory. */
+export const SQLITE_FILE = 'billing.sqlite';
+
 export interface StoreConfig {
   /** The embedded store's directory (default). */
   dataDir: string;
@@ -22,5 +25,5 @@ export interface StoreConfig {
 export async function openStore(config: StoreConfig): Promise<BillingStore> {
   if (config.mongoUrl) return MongoStore.connect(config.mongoUrl);
   mkdirSync(config.dataDir, { recursive: true });
-  return new SqliteStore(path.join(config.dataDir, 'billing.sqlite'));
+  return new SqliteStore(path.join(config.dataDir, SQLITE_FILE));
 }
