@@ -1,0 +1,337 @@
+{{- define "webutil.fullname" -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "webutil.labels" -}}
+app.kubernetes.io/part-of: webutil
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "name" "billing") */}}
+{{- define "webutil.selector" -}}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/name: {{ .name }}
+{{- end -}}
+
+{{- define "webutil.componentName" -}}
+{{- printf "%s-%s" (include "webutil.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "webutil.secretName" -}}
+{{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "webutil.fullname" .)) -}}
+{{- end -}}
+
+{{- define "webutil.natsUrl" -}}
+{{- if .Values.nats.enabled -}}
+nats://{{ include "webutil.fullname" . }}-nats:4222
+{{- else -}}
+{{ .Values.nats.url }}
+{{- end -}}
+{{- end -}}
+
+{{/* The Connect (HTTP/1.1) port of a gRPC service: its gRPC port + 1000, as in the local layout. */}}
+{{- define "webutil.connectPort" -}}
+{{- add .port 1000 -}}
+{{- end -}}
+
+{{- define "webutil.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.podSecurity.runAsUser }}
+runAsGroup: {{ .Values.podSecurity.runAsGroup }}
+fsGroup: {{ .Values.podSecurity.fsGroup }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "webutil.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/*
+One service: Deployment, Service, and its HorizontalPodAutoscaler, PodDisruptionBudget and
+NetworkPolicy. Called as (dict "root" $ "name" "<key under .Values.services>").
+*/}}
+{{- define "webutil.service" -}}
+{{- $root := .root -}}
+{{- $name := .name -}}
+{{- $svc := index $root.Values.services $name -}}
+{{- $full := include "webutil.componentName" . -}}
+{{- $tag := $root.Values.image.tag | default $root.Chart.AppVersion -}}
+{{- $monitor := include "webutil.serviceMonitorEnabled" $root -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "webutil.labels" $root | nindent 4 }}
+    {{- include "webutil.selector" . | nindent 4 }}
+spec:
+  {{- if not $svc.autoscaling.enabled }}
+  replicas: {{ $svc.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: { maxSurge: 1, maxUnavailable: 0 }
+  selector:
+    matchLabels:
+      {{- include "webutil.selector" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "webutil.labels" $root | nindent 8 }}
+        {{- include "webutil.selector" . | nindent 8 }}
+      annotations:
+        checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+        {{- if ne $monitor "true" }}
+        prometheus.io/scrape: "true"
+        prometheus.io/port: {{ $root.Values.metrics.port | quote }}
+        prometheus.io/path: /metrics
+        {{- end }}
+    spec:
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: {{ $svc.terminationGracePeriodSeconds }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- include "webutil.podSecurityContext" $root | nindent 8 }}
+      {{- if $root.Values.topologySpread }}
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              {{- include "webutil.selector" . | nindent 14 }}
+        - maxSkew: 1
+          topologyKey: topology.kubernetes.io/zone
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              {{- include "webutil.selector" . | nindent 14 }}
+      {{- end }}
+      containers:
+        - name: {{ $name }}
+          image: "{{ $root.Values.image.registry }}/{{ $name }}:{{ $tag }}"
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          {{- if $svc.browser }}
+          # tini reaps the zombie processes Chromium leaves behind.
+          command: ["/usr/bin/tini", "--", "node", "--enable-source-maps", "services/{{ $name }}/dist/main.js"]
+          {{- end }}
+          envFrom:
+            - configMapRef:
+                name: {{ include "webutil.fullname" $root }}-config
+          env:
+            - name: PORT
+              value: {{ $svc.port | quote }}
+            {{- if not $svc.http }}
+            - name: CONNECT_PORT
+              value: {{ include "webutil.connectPort" $svc | quote }}
+            {{- end }}
+            - name: METRICS_PORT
+              value: {{ $root.Values.metrics.port | quote }}
+            - name: SHUTDOWN_GRACE_MS
+              value: {{ mul (sub $svc.terminationGracePeriodSeconds 5) 1000 | quote }}
+            - name: MONGO_URL
+              valueFrom:
+                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: MONGO_URL }
+            {{- if eq $name "billing" }}
+            - name: CHALLENGE_SECRET
+              valueFrom:
+                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: CHALLENGE_SECRET }
+            - name: TURNSTILE_SECRET
+              valueFrom:
+                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SECRET, optional: true }
+            - name: TURNSTILE_SITE_KEY
+              valueFrom:
+                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SITE_KEY, optional: true }
+            {{- end }}
+            {{- range $key, $value := $svc.env }}
+            - name: {{ $key }}
+              value: {{ $value | quote }}
+            {{- end }}
+          ports:
+            - name: {{ ternary "http" "grpc" (default false $svc.http) }}
+              containerPort: {{ $svc.port }}
+            {{- if not $svc.http }}
+            - name: connect
+              containerPort: {{ include "webutil.connectPort" $svc }}
+            {{- end }}
+            - name: metrics
+              containerPort: {{ $root.Values.metrics.port }}
+          {{- if $svc.http }}
+          readinessProbe:
+            httpGet: { path: /healthz, port: http }
+            periodSeconds: 5
+          livenessProbe:
+            httpGet: { path: /healthz, port: http }
+            periodSeconds: 10
+            failureThreshold: 6
+          {{- else }}
+          # Native gRPC probes on the kit's health service (grpc.health.v1).
+          readinessProbe:
+            grpc: { port: {{ $svc.port }}, service: readiness }
+            periodSeconds: 5
+          livenessProbe:
+            grpc: { port: {{ $svc.port }}, service: liveness }
+            periodSeconds: 10
+            failureThreshold: 6
+          startupProbe:
+            grpc: { port: {{ $svc.port }}, service: liveness }
+            periodSeconds: 2
+            failureThreshold: 60
+          {{- end }}
+          resources:
+            {{- toYaml $svc.resources | nindent 12 }}
+          securityContext:
+            {{- include "webutil.containerSecurityContext" $root | nindent 12 }}
+          volumeMounts:
+            - { name: data, mountPath: /data }
+            - { name: tmp, mountPath: /tmp }
+            {{- if $svc.browser }}
+            - { name: shm, mountPath: /dev/shm }
+            {{- end }}
+      volumes:
+        # Scratch only: state lives in MongoDB and NATS.
+        - name: data
+          emptyDir: { sizeLimit: 1Gi }
+        - name: tmp
+          emptyDir: { sizeLimit: 1Gi }
+        {{- if $svc.browser }}
+        - name: shm
+          emptyDir: { medium: Memory, sizeLimit: 512Mi }
+        {{- end }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "webutil.labels" $root | nindent 4 }}
+    {{- include "webutil.selector" . | nindent 4 }}
+spec:
+  selector:
+    {{- include "webutil.selector" . | nindent 4 }}
+  ports:
+    - name: {{ ternary "http" "grpc" (default false $svc.http) }}
+      port: {{ $svc.port }}
+      targetPort: {{ $svc.port }}
+      {{- if not $svc.http }}
+      appProtocol: grpc
+    - name: connect
+      port: {{ include "webutil.connectPort" $svc }}
+      targetPort: {{ include "webutil.connectPort" $svc }}
+      appProtocol: http
+      {{- end }}
+    - name: metrics
+      port: {{ $root.Values.metrics.port }}
+      targetPort: {{ $root.Values.metrics.port }}
+{{- if $svc.autoscaling.enabled }}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "webutil.labels" $root | nindent 4 }}
+spec:
+  scaleTargetRef: { apiVersion: apps/v1, kind: Deployment, name: {{ $full }} }
+  minReplicas: {{ $svc.autoscaling.minReplicas }}
+  maxReplicas: {{ $svc.autoscaling.maxReplicas }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target: { type: Utilization, averageUtilization: {{ $svc.autoscaling.targetCPUUtilizationPercentage }} }
+{{- end }}
+{{- if $svc.pdb }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "webutil.labels" $root | nindent 4 }}
+spec:
+  minAvailable: {{ $svc.pdb.minAvailable }}
+  selector:
+    matchLabels:
+      {{- include "webutil.selector" . | nindent 6 }}
+{{- end }}
+{{- if $root.Values.networkPolicy.enabled }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ $full }}
+  labels:
+    {{- include "webutil.labels" $root | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "webutil.selector" . | nindent 6 }}
+  policyTypes: [Ingress, Egress]
+  ingress:
+    {{- if $svc.http }}
+    # Outside traffic reaches the edge only, through the ingress controller.
+    - from:
+        - namespaceSelector:
+            matchLabels: { kubernetes.io/metadata.name: {{ $root.Values.networkPolicy.ingressNamespace }} }
+      ports:
+        - { port: {{ $svc.port }}, protocol: TCP }
+    {{- else }}
+    # Internal gRPC and Connect are unauthenticated: only the edge may call a service.
+    - from:
+        - podSelector:
+            matchLabels:
+              {{- include "webutil.selector" (dict "root" $root "name" "edge") | nindent 14 }}
+      ports:
+        - { port: {{ $svc.port }}, protocol: TCP }
+        - { port: {{ include "webutil.connectPort" $svc }}, protocol: TCP }
+    {{- end }}
+    # Prometheus scrapes from anywhere in the cluster.
+    - from:
+        - namespaceSelector: {}
+      ports:
+        - { port: {{ $root.Values.metrics.port }}, protocol: TCP }
+  egress:
+    # Cluster DNS.
+    - to:
+        - namespaceSelector:
+            matchLabels: { kubernetes.io/metadata.name: {{ $root.Values.networkPolicy.dnsNamespace }} }
+      ports:
+        - { port: 53, protocol: UDP }
+        - { port: 53, protocol: TCP }
+    # The release's own NATS and MongoDB (and the services, for the edge).
+    - to:
+        - podSelector:
+            matchLabels: { app.kubernetes.io/instance: {{ $root.Release.Name }} }
+    {{- if or $svc.fetchesUrls (not $root.Values.mongodb.enabled) (not $root.Values.nats.enabled) }}
+    # {{ if $svc.fetchesUrls }}Fetches users' URLs: the internet, never cluster, node or metadata addresses.{{ else }}An external MongoDB or NATS.{{ end }}
+    - to:
+        - ipBlock:
+            cidr: 0.0.0.0/0
+            except:
+              {{- toYaml $root.Values.networkPolicy.blockedCidrs | nindent 14 }}
+    {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "webutil.serviceMonitorEnabled" -}}
+{{- $mode := toString .Values.metrics.serviceMonitor -}}
+{{- if eq $mode "auto" -}}
+{{- .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" -}}
+{{- else -}}
+{{- eq $mode "true" -}}
+{{- end -}}
+{{- end -}}
