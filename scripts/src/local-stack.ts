@@ -47,6 +47,7 @@ export interface StackOptions {
 
 export interface Stack {
   edgeUrl: string;
+  /** By process name; `<service>-connect` is a service's Connect (HTTP/1.1) port. */
   ports: Record<string, number>;
   /** Kills one process (SIGKILL), as a crash would. */
   kill(name: string): Promise<void>;
@@ -138,12 +139,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const procs: Proc[] = [];
   for (const service of SERVICES) {
     const port = options.basePort === 0 ? await freePort() : options.basePort + service.portOffset;
+    // The Connect protocol for internal tools: the gRPC port + 1000 in the fixed layout.
+    const connectPort = options.basePort === 0 ? await freePort() : port + 1000;
     ports[service.name] = port;
+    ports[`${service.name}-connect`] = connectPort;
     procs.push({
       name: service.name,
       entry: path.join(REPO_ROOT, service.dir, 'dist/main.js'),
       port,
-      env: { ...common, ...options.envFor?.[service.name], HOST: '127.0.0.1', PORT: String(port) },
+      env: {
+        ...common,
+        ...options.envFor?.[service.name],
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        CONNECT_PORT: String(connectPort),
+      },
       health: grpcReady(port),
     });
   }

@@ -94,6 +94,7 @@ await runService({
   bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges }, log)],
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   metricsPort: config.METRICS_PORT,
+  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);

@@ -32,6 +32,7 @@ await runService({
   ],
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   metricsPort: config.METRICS_PORT,
+  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: async () => {
     stopSweeping();

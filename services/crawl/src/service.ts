@@ -91,6 +91,7 @@ export async function runCrawlService(settings: CrawlSettings): Promise<RunningS
     bindings: [service.binding],
     shutdownGraceMs: settings.shutdownGraceMs,
     metricsPort: settings.metricsPort,
+    connectPort: settings.connectPort,
     log,
     onShutdown: () => service.close(),
   });

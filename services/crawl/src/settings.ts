@@ -6,6 +6,7 @@ export interface CrawlSettings {
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   metricsPort: number | undefined;
+  connectPort: number | undefined;
   shutdownGraceMs: number;
   /** CIDRs fetched although private (tests, on-prem installs). */
   allowTargets: string[];
@@ -132,6 +133,7 @@ export function readCrawlSettings(source: NodeJS.ProcessEnv = process.env): Craw
     port: c.PORT,
     logLevel: c.LOG_LEVEL,
     metricsPort: c.METRICS_PORT,
+    connectPort: c.CONNECT_PORT,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     allowTargets: c.WEBUTIL_ALLOW_TARGETS,
     dataDir: c.DATA_DIR,

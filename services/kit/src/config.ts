@@ -74,5 +74,7 @@ function isCidr(text: string): boolean {
 export const serviceEnv = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   METRICS_PORT: wholeNumber(0, 65535).optional(),
+  /** The Connect protocol (JSON over HTTP/1.1) for internal tools; unset: gRPC only. */
+  CONNECT_PORT: wholeNumber(0, 65535).optional(),
   SHUTDOWN_GRACE_MS: env.int(10_000),
 };

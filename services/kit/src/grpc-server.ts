@@ -1,31 +1,16 @@
-import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
-import { ServiceError, toGrpcError } from './errors.js';
+import { serveConnect } from './connect-server.js';
+import { ServiceError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
-import { observeRpc, serveMetrics } from './metrics.js';
+import { serveMetrics } from './metrics.js';
+import { protoRoot } from './proto-root.js';
+import { type StreamHandler, startCall, type UnaryHandler } from './rpc-call.js';
 
-/** What every handler receives besides its request. */
-export interface CallContext {
-  /** Crosses edge -> service in the x-request-id metadata. */
-  requestId: string;
-  log: Logger;
-  /** Aborts when the caller cancels or the call's deadline passes. */
-  signal: AbortSignal;
-  /** Epoch milliseconds, or Infinity when the caller set no deadline. */
-  deadline: number;
-}
-
-export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
-export type StreamHandler<Req, Res> = (
-  request: Req,
-  ctx: CallContext,
-  send: (message: Res) => Promise<void>,
-) => Promise<void>;
+export { protoRoot } from './proto-root.js';
+export type { CallContext, StreamHandler, UnaryHandler } from './rpc-call.js';
 
 /** The shape ts-proto emits for one method of a grpc-js service definition. */
 export interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
@@ -53,6 +38,8 @@ export type Handlers<D extends AnyDefinition> = {
 export interface ServiceBinding {
   definition: grpc.ServiceDefinition;
   implementation: grpc.UntypedServiceImplementation;
+  /** The same handlers by method name, which the Connect server calls too. */
+  handlers: Record<string, UnaryHandler<unknown, unknown> | StreamHandler<unknown, unknown>>;
 }
 
 export interface RunServiceOptions {
@@ -65,6 +52,8 @@ export interface RunServiceOptions {
   bindings: ServiceBinding[];
   shutdownGraceMs?: number;
   metricsPort?: number;
+  /** Also serve the Connect protocol (JSON or binary over HTTP/1.1) on this port, for internal tools. */
+  connectPort?: number;
   log?: Logger;
   /** Closes the service's own resources (stores, buses) after the last call drained. */
   onShutdown?: () => Promise<void>;
@@ -89,16 +78,18 @@ export function bind<D extends AnyDefinition>(
   log: Logger,
 ): ServiceBinding {
   const implementation: grpc.UntypedServiceImplementation = {};
+  const bound: ServiceBinding['handlers'] = {};
   for (const [method, def] of Object.entries(definition)) {
     const handler = (handlers[method as keyof D] ?? unimplemented) as
       | UnaryHandler<unknown, unknown>
       | StreamHandler<unknown, unknown>;
+    bound[method] = handler;
     const rpc = def.path.split('/').pop() ?? method;
     implementation[method] = def.responseStream
       ? streamCall(rpc, handler as StreamHandler<unknown, unknown>, log)
       : unaryCall(rpc, handler as UnaryHandler<unknown, unknown>, log);
   }
-  return { definition: definition as unknown as grpc.ServiceDefinition, implementation };
+  return { definition: definition as unknown as grpc.ServiceDefinition, implementation, handlers: bound };
 }
 
 const unimplemented = async (): Promise<never> => {
@@ -110,38 +101,13 @@ function contextOf(
   rpc: string,
   log: Logger,
 ) {
-  const requestId = String(call.metadata.get('x-request-id')[0] ?? randomUUID());
-  const controller = new AbortController();
   const rawDeadline = call.getDeadline();
-  const deadline = rawDeadline instanceof Date ? rawDeadline.getTime() : rawDeadline;
-  let timer: NodeJS.Timeout | undefined;
-  if (Number.isFinite(deadline)) {
-    timer = setTimeout(
-      () => controller.abort(new ServiceError(grpc.status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'deadline exceeded')),
-      Math.max(0, deadline - Date.now()),
-    );
-  }
-  call.on('cancelled', () =>
-    controller.abort(new ServiceError(grpc.status.CANCELLED, 'CANCELLED', 'cancelled by caller')),
-  );
-  const ctx: CallContext = { requestId, log: log.child({ requestId, rpc }), signal: controller.signal, deadline };
-  return { ctx, done: () => clearTimeout(timer) };
-}
-
-function finish(ctx: CallContext, rpc: string, started: number, err: unknown): Partial<grpc.ServiceError> | null {
-  const ms = performance.now() - started;
-  if (err === undefined) {
-    observeRpc(rpc, 'OK', ms);
-    ctx.log.info({ ms: Math.round(ms), code: 'OK' }, 'rpc done');
-    return null;
-  }
-  const failure = toGrpcError(err);
-  const codeName = grpc.status[failure.code ?? grpc.status.UNKNOWN] ?? 'UNKNOWN';
-  observeRpc(rpc, codeName, ms);
-  if (err instanceof ServiceError)
-    ctx.log.info({ ms: Math.round(ms), code: codeName, reason: err.reason }, 'rpc failed');
-  else ctx.log.error({ ms: Math.round(ms), code: codeName, err }, 'rpc crashed');
-  return failure;
+  const started = startCall(rpc, log, {
+    requestId: call.metadata.get('x-request-id')[0]?.toString(),
+    deadline: rawDeadline instanceof Date ? rawDeadline.getTime() : rawDeadline,
+  });
+  call.on('cancelled', () => started.cancel());
+  return started;
 }
 
 function unaryCall(
@@ -150,18 +116,13 @@ function unaryCall(
   log: Logger,
 ): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
-    const started = performance.now();
-    const { ctx, done } = contextOf(call, rpc, log);
+    const { ctx, end } = contextOf(call, rpc, log);
     handler(call.request, ctx).then(
       (response) => {
-        done();
-        finish(ctx, rpc, started, undefined);
+        end();
         callback(null, response);
       },
-      (err: unknown) => {
-        done();
-        callback(finish(ctx, rpc, started, err));
-      },
+      (err: unknown) => callback(end(err)),
     );
   };
 }
@@ -172,8 +133,7 @@ function streamCall(
   log: Logger,
 ): grpc.handleServerStreamingCall<unknown, unknown> {
   return (call) => {
-    const started = performance.now();
-    const { ctx, done } = contextOf(call, rpc, log);
+    const { ctx, end } = contextOf(call, rpc, log);
     // A cancelled call never drains: the send that waits for it fails with the cancellation instead.
     const send = (message: unknown) =>
       new Promise<void>((resolve, reject) => {
@@ -190,22 +150,12 @@ function streamCall(
       });
     handler(call.request, ctx, send).then(
       () => {
-        done();
-        finish(ctx, rpc, started, undefined);
+        end();
         call.end();
       },
-      (err: unknown) => {
-        done();
-        call.emit('error', finish(ctx, rpc, started, err));
-      },
+      (err: unknown) => call.emit('error', end(err)),
     );
   };
-}
-
-/** Directory holding the .proto sources, shipped for server reflection. */
-export function protoRoot(): string {
-  const require = createRequire(import.meta.url);
-  return path.dirname(require.resolve('@webutil/proto/package.json'));
 }
 
 /**
@@ -242,7 +192,11 @@ export async function runService(opts: RunServiceOptions): Promise<RunningServic
     ),
   );
   const metrics = opts.metricsPort !== undefined ? await serveMetrics(opts.metricsPort) : undefined;
-  log.info({ port, services: serviceNames }, 'listening');
+  const connect =
+    opts.connectPort !== undefined
+      ? await serveConnect({ host: opts.host ?? '0.0.0.0', port: opts.connectPort, bindings: opts.bindings, log })
+      : undefined;
+  log.info({ port, connectPort: connect?.port, services: serviceNames }, 'listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -261,6 +215,7 @@ export async function runService(opts: RunServiceOptions): Promise<RunningServic
           resolve();
         });
       });
+      await connect?.close();
       metrics?.close();
       await opts.onShutdown?.();
       log.info('stopped');

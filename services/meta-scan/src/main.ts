@@ -38,6 +38,7 @@ await runService({
   ],
   shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   metricsPort: config.METRICS_PORT,
+  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: () => http.close(),
 });
