@@ -8,6 +8,7 @@ import { downloadHandler } from './downloads.js';
 import { HttpError } from './envelope.js';
 import { creditsHeader } from './middleware/credits-header.js';
 import { errorEnvelope } from './middleware/errors.js';
+import { requestMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
@@ -64,6 +65,7 @@ export function createApp({ clients, log, jsonLimit, trustedProxies, publicBaseU
     const middleware = downloadHandler(spec, clients, log);
     for (const path of spec.paths) router.register(path, ['GET'], middleware, { name: path });
   }
+  app.use(requestMetrics());
   app.use(requestId());
   app.use(clientAddress(trustedProxies));
   app.use(creditsHeader(clients.billing));

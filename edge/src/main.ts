@@ -1,4 +1,4 @@
-import { createLogger, env, loadConfig } from '@webutil/kit';
+import { createLogger, env, loadConfig, serveMetrics, serviceEnv } from '@webutil/kit';
 import { z } from 'zod';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
@@ -26,6 +26,8 @@ const config = loadConfig({
   MAX_CONNECTIONS_PER_CLIENT: env.int(256, 1),
   /** Where clients reach the API; download links start with it. Default: this process on 127.0.0.1. */
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Prometheus /metrics on its own port (not on the public one); unset: none. */
+  METRICS_PORT: serviceEnv.METRICS_PORT,
 });
 
 const log = createLogger('edge', config.LOG_LEVEL);
@@ -53,6 +55,7 @@ const server = createServer(app, {
   maxConnectionsPerClient: config.MAX_CONNECTIONS_PER_CLIENT,
   trustedProxies: config.TRUSTED_PROXIES,
 });
+const metrics = config.METRICS_PORT === undefined ? undefined : await serveMetrics(config.METRICS_PORT);
 server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   log.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'listening');
@@ -68,6 +71,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     server.close(() => {
       clearTimeout(force);
       closeAll(clients);
+      metrics?.close();
       log.info('stopped');
       process.exit(0);
     });

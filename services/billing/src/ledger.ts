@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
+import { creditsSpent } from './credit-metrics.js';
 import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
 import type { Account, BillingStore, Reservation } from './stores/store.js';
 
@@ -84,6 +85,7 @@ export class Ledger {
   async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Balance | undefined> {
     const reservation = await this.store.settle(reservationId, outcome);
     if (!reservation) return undefined;
+    if (outcome === 'spend') creditsSpent.inc(reservation.fromCycle + reservation.fromTopUp);
     return this.balance(await this.payerOf(reservation));
   }
 

@@ -2,6 +2,7 @@ import { bind, type Logger, notFound, type ServiceBinding } from '@webutil/kit';
 import { BillingServiceService, type Denial, type Session } from '@webutil/proto/webutil/billing/v1/billing';
 import { type ApiKeys, keyMessage } from './api-keys.js';
 import type { Challenges } from './challenge.js';
+import { creditsRefused } from './credit-metrics.js';
 import type { Gate } from './gate.js';
 import type { Ledger } from './ledger.js';
 import { accountMessage, type Sessions } from './sessions.js';
@@ -26,7 +27,12 @@ export function billingService(
   return bind(
     BillingServiceService,
     {
-      authorize: (request) => gate.authorize(request),
+      authorize: async (request) => {
+        const answer = await gate.authorize(request);
+        if (answer.outcome?.$case === 'denial' && request.credits > 0)
+          creditsRefused.inc({ reason: answer.outcome.denial.reason }, request.credits);
+        return answer;
+      },
       commit: (request) => settle(request.reservationId, 'spend'),
       release: (request) => settle(request.reservationId, 'refund'),
       getQuota: async (request) => ({

@@ -29,7 +29,7 @@ export {
 } from './grpc-server.js';
 export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
-export { counter, gauge } from './metrics.js';
+export { counter, gauge, histogram, serveMetrics } from './metrics.js';
 export { resolveTarget, targetFailure } from './resolve-target.js';
 export {
   type FetchOptions,

@@ -6,6 +6,7 @@ import {
   Gauge,
   type GaugeConfiguration,
   Histogram,
+  type HistogramConfiguration,
   Registry,
 } from 'prom-client';
 
@@ -34,6 +35,13 @@ export function gauge<L extends string = string>(config: Omit<GaugeConfiguration
 /** A service's own counter, exposed with the kit's metrics. */
 export function counter<L extends string = string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
   return new Counter({ ...config, registers: [registry] });
+}
+
+/** A process's own histogram (the edge's request latency), exposed with the kit's metrics. */
+export function histogram<L extends string = string>(
+  config: Omit<HistogramConfiguration<L>, 'registers'>,
+): Histogram<L> {
+  return new Histogram({ ...config, registers: [registry] });
 }
 
 /** Prometheus text exposition on GET /metrics, with the process's default metrics. */

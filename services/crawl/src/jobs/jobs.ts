@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type AddressPolicy,
+  gauge,
   type Logger,
   notFound,
   parseTargetUrl,
@@ -32,6 +33,9 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * crawl and publishes progress, done or failed; the recorder writes those into the job store;
  * polls read the store. Any replica can do any of these steps.
  */
+/** Crawls this process is running now (Prometheus). */
+const activeCrawls = gauge({ name: 'webutil_crawls_active', help: 'Crawls running in this process' });
+
 export class CrawlJobs {
   constructor(private readonly deps: JobsDeps) {}
 
@@ -135,6 +139,7 @@ export class CrawlJobs {
       events.refresh();
     }, this.deps.options.heartbeatMs);
     const started = Date.now();
+    activeCrawls.inc();
     try {
       const restarted = lease.attempt > 1 ? ` (restarted after an interruption, try ${lease.attempt})` : '';
       const crawl = crawlSite(
@@ -161,6 +166,7 @@ export class CrawlJobs {
       log.info({ ms: Date.now() - started, outcome: outcome.type }, 'crawl ended');
     } finally {
       clearInterval(heartbeat);
+      activeCrawls.dec();
     }
   }
 
