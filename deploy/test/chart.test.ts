@@ -16,7 +16,6 @@ const run = promisify(execFile);
 const CHART = path.join(REPO_ROOT, 'helm/webutil');
 const PRODUCTION = path.join(CHART, 'ci/production-values.yaml');
 
-// biome-ignore lint/suspicious/noExplicitAny: rendered manifests are checked field by field below
 type Manifest = Record<string, any>;
 type Model = new (data: Manifest) => { validate(): void };
 
