@@ -14,9 +14,12 @@ import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
 import { PREFIXES } from './route-spec.js';
 import { downloads, routes } from './routes.js';
+import type { SettlementQueue } from './settlements.js';
 
 export interface AppOptions {
   clients: Clients;
+  /** Where metered calls' holds are settled, after their responses. */
+  settlements: SettlementQueue;
   log: Logger;
   jsonLimit: string;
   /** CIDRs of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed. */
@@ -25,7 +28,7 @@ export interface AppOptions {
   publicBaseUrl: string;
 }
 
-export function createApp({ clients, log, jsonLimit, trustedProxies, publicBaseUrl }: AppOptions): Koa {
+export function createApp({ clients, settlements, log, jsonLimit, trustedProxies, publicBaseUrl }: AppOptions): Koa {
   const app = new Koa();
   app.context.publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   app.proxy = false;
@@ -53,7 +56,7 @@ export function createApp({ clients, log, jsonLimit, trustedProxies, publicBaseU
     });
   }
   for (const spec of routes) {
-    const middleware = handler(spec, clients, log);
+    const middleware = handler(spec, clients, settlements, log);
     // An upload reads its own multipart body.
     const chain = spec.method === 'POST' && !spec.upload ? [jsonBody, middleware] : middleware;
     for (const prefix of PREFIXES) {
@@ -62,7 +65,7 @@ export function createApp({ clients, log, jsonLimit, trustedProxies, publicBaseU
     }
   }
   for (const spec of downloads) {
-    const middleware = downloadHandler(spec, clients, log);
+    const middleware = downloadHandler(spec, clients, settlements, log);
     for (const path of spec.paths) router.register(path, ['GET'], middleware, { name: path });
   }
   app.use(requestMetrics());

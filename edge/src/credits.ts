@@ -12,6 +12,7 @@ import { CLEARANCE_COOKIE, cookie, credentialOf, SESSION_COOKIE } from './caller
 import { HttpError } from './envelope.js';
 import type { CallOptions, ServiceClient } from './grpc-clients.js';
 import type { Caller, Metered } from './route-spec.js';
+import type { SettlementQueue } from './settlements.js';
 
 export type BillingClient = ServiceClient<typeof BillingServiceService>;
 
@@ -21,11 +22,18 @@ export const CREDITS_HEADER = 'X-Credits-Remaining';
 /** An authorized call: spend its credits on success, return them on any failure. */
 export interface Hold {
   caller: Caller;
-  settle(outcome: 'success' | 'failure'): Promise<void>;
+  /** Queues the settlement and sets X-Credits-Remaining as it leaves the balance. */
+  settle(outcome: 'success' | 'failure'): void;
 }
 
 /**
- * Deadline of every billing call: the edge's authorize, commit and release, and the routes that
+ * How long past its route's deadline billing keeps an unsettled hold (billing's
+ * RESERVATION_GRACE_MS default): a settlement still unsent by then is dropped, not retried.
+ */
+const HOLD_GRACE_MS = 60_000;
+
+/**
+ * Deadline of every billing call: the edge's authorize and settlements, and the routes that
  * are billing's own RPCs (sign-in, keys...). They are quick store operations (a sign-in's scrypt
  * is ~0.1 s); the margin is for a loaded machine.
  */
@@ -58,10 +66,11 @@ export function setCredits(ctx: Context, remaining: number): void {
 
 /**
  * Authenticates, checks the challenge clearance and the rate, and holds the route's credits, in
- * one billing call. A refusal is thrown as its 401/402/403/429.
+ * one billing call, the only one on the call's path. A refusal is thrown as its 401/402/403/429.
  */
 export async function authorize(
   billing: BillingClient,
+  settlements: SettlementQueue,
   spec: Metered,
   ctx: Context,
   requestId: string,
@@ -94,21 +103,16 @@ export async function authorize(
   if (outcome?.$case !== 'grant') throw refusal(ctx, outcome?.denial, spec.credits);
   const { quota, reservationId } = outcome.grant;
   setCredits(ctx, quota?.remaining ?? 0);
+  const remaining = quota?.remaining ?? 0;
+  setCredits(ctx, remaining);
+  const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
   return {
     caller: { credential, quota: quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 } },
-    async settle(result) {
+    settle(result) {
       if (!reservationId) return;
-      try {
-        const settled =
-          result === 'success'
-            ? await billing.commit({ reservationId }, billingCall(requestId))
-            : await billing.release({ reservationId }, billingCall(requestId));
-        setCredits(ctx, settled.remaining);
-      } catch (err) {
-        // The reservation expires and returns its credits by itself: a lost commit spends
-        // nothing, a lost release is only late.
-        log.error({ requestId, operation: spec.operation, result, err: readGrpcError(err) }, 'billing settle failed');
-      }
+      settlements.add(reservationId, result, expiresAt);
+      // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
+      if (result === 'failure') setCredits(ctx, remaining + spec.credits);
     },
   };
 }

@@ -4,6 +4,7 @@ import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
 import { createServer } from './http-server.js';
 import { routes } from './routes.js';
+import { SettlementQueue } from './settlements.js';
 
 const config = loadConfig({
   HOST: env.string('0.0.0.0'),
@@ -39,8 +40,10 @@ const clients = connectAll({
   bookmark: config.BOOKMARK_ADDR,
   tlsScan: config.TLS_SCAN_ADDR,
 });
+const settlements = new SettlementQueue(clients.billing, log);
 const app = createApp({
   clients,
+  settlements,
   log,
   jsonLimit: config.JSON_BODY_LIMIT,
   trustedProxies: config.TRUSTED_PROXIES,
@@ -68,8 +71,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopping = true;
     log.info('shutting down: draining requests');
     const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
-    server.close(() => {
+    server.close(async () => {
       clearTimeout(force);
+      await settlements.drain(5_000);
       closeAll(clients);
       metrics?.close();
       log.info('stopped');

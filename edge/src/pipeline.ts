@@ -11,6 +11,7 @@ import { readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { RouteSpec } from './route-spec.js';
 import { issueCode } from './schemas/common.js';
+import type { SettlementQueue } from './settlements.js';
 
 /** Parses the route's input; every failure is a 4xx in the envelope, before anything is held. */
 export async function parseInput<In extends z.ZodObject>(
@@ -57,7 +58,7 @@ const clientClosed = () => new HttpError(499, 'client_closed_request', 'the clie
  * release on any failure (service error, service down, deadline, a client gone before the work
  * was done).
  */
-export function handler(spec: RouteSpec, clients: Clients, log: Logger): Middleware {
+export function handler(spec: RouteSpec, clients: Clients, settlements: SettlementQueue, log: Logger): Middleware {
   const present = presenter(spec.output);
   const envelope = spec.envelope ?? 'data';
   return async (ctx) => {
@@ -68,7 +69,7 @@ export function handler(spec: RouteSpec, clients: Clients, log: Logger): Middlew
       timeoutMs: spec.timeoutMs,
       signal: clientGone(ctx),
     };
-    const hold = await authorize(clients.billing, spec, ctx, options.requestId, log);
+    const hold = await authorize(clients.billing, settlements, spec, ctx, options.requestId, log);
     let body: object;
     let headers: Record<string, string> | undefined;
     try {
@@ -77,7 +78,7 @@ export function handler(spec: RouteSpec, clients: Clients, log: Logger): Middlew
       body = successBody(fields, envelope);
       headers = spec.headers?.(reply, ctx);
     } catch (err) {
-      await hold.settle('failure');
+      hold.settle('failure');
       if (options.signal.aborted) throw clientClosed();
       if (err instanceof HttpError) throw err;
       const httpError = httpErrorFromCall(err, spec);
@@ -90,7 +91,7 @@ export function handler(spec: RouteSpec, clients: Clients, log: Logger): Middlew
     }
     // The service did the work (a job created, a file written): it is billed even when the
     // client has left meanwhile. A client that left earlier had its call cancelled instead.
-    await hold.settle('success');
+    hold.settle('success');
     if (options.signal.aborted) throw clientClosed();
     ctx.status = spec.status ?? 200;
     ctx.body = body;

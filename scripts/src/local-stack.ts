@@ -67,6 +67,8 @@ interface Proc {
   health: () => Promise<boolean>;
 }
 
+const handedOut = new Set<number>();
+
 /**
  * A port that is free now and stays free until a child binds it: chosen below the kernel's
  * ephemeral range (32768+ on Linux), where outbound connections and other port-0 binds take
@@ -75,6 +77,8 @@ interface Proc {
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
+    // Two picks before either is bound would both find the port free: hand each out once.
+    if (handedOut.has(port)) continue;
     const server = net.createServer();
     const bound = await new Promise<boolean>((resolve) => {
       server.once('error', () => resolve(false));
@@ -83,6 +87,7 @@ export async function freePort(): Promise<number> {
     if (!bound) continue;
     server.close();
     await once(server, 'close');
+    handedOut.add(port);
     return port;
   }
 }

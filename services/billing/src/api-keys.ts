@@ -67,7 +67,10 @@ export class ApiKeys {
     if (key.revokedAt !== null) return { failure: 'REVOKED_API_KEY' };
     const account = await this.store.accountById(key.accountId);
     if (!account) return { failure: 'INVALID_API_KEY' };
-    await this.store.touchApiKey(key.id, this.clock(), TOUCH_EVERY_MS);
+    // Last use is recorded at most once a minute, and not even attempted in between (no write per request).
+    const now = this.clock();
+    if (key.lastUsedAt === null || now - key.lastUsedAt >= TOUCH_EVERY_MS)
+      await this.store.touchApiKey(key.id, now, TOUCH_EVERY_MS);
     return { key, account };
   }
 }

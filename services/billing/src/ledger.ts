@@ -22,8 +22,6 @@ export interface LedgerOptions {
   reservationGraceMs: number;
 }
 
-const ALLOWANCE_KEY = /^allowance\|\d+\|(.+)$/;
-
 /**
  * Credits: holds before a call, spend or refund after it, expiry of holds nobody settled (an edge
  * that died mid-call), monthly cycle renewal and the anonymous daily allowance.
@@ -81,12 +79,15 @@ export class Ledger {
     return reservation ? { reservationId: reservation.id, balance } : { short: balance };
   }
 
-  /** Spends or refunds a hold; undefined when it was already settled or expired. */
-  async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Balance | undefined> {
+  /**
+   * Spends or refunds a hold; false when it was already settled or had expired. The balance is
+   * not read again: the hold already took the credits, and the edge knows what a refund returns.
+   */
+  async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<boolean> {
     const reservation = await this.store.settle(reservationId, outcome);
-    if (!reservation) return undefined;
+    if (!reservation) return false;
     if (outcome === 'spend') creditsSpent.inc(reservation.fromCycle + reservation.fromTopUp);
-    return this.balance(await this.payerOf(reservation));
+    return true;
   }
 
   /** Refunds holds whose time ran out; returns how many. */
@@ -105,14 +106,5 @@ export class Ledger {
   private allowanceKey(subject: string): { key: string; expiresAt: number } {
     const { day, endsAt } = utcDay(this.clock());
     return { key: `allowance|${day}|${subject}`, expiresAt: endsAt + 86_400_000 };
-  }
-
-  private async payerOf(reservation: Reservation): Promise<Payer> {
-    if (reservation.accountId) {
-      const account = await this.store.accountById(reservation.accountId);
-      if (account) return { kind: 'account', account };
-    }
-    const subject = ALLOWANCE_KEY.exec(reservation.allowanceKey ?? '')?.[1] ?? '';
-    return { kind: 'anonymous', subject };
   }
 }

@@ -1,5 +1,10 @@
-import { bind, type Logger, notFound, type ServiceBinding } from '@webutil/kit';
-import { BillingServiceService, type Denial, type Session } from '@webutil/proto/webutil/billing/v1/billing';
+import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
+import {
+  BillingServiceService,
+  type Denial,
+  type Session,
+  SettlementOutcome,
+} from '@webutil/proto/webutil/billing/v1/billing';
 import { type ApiKeys, keyMessage } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import { creditsRefused } from './credit-metrics.js';
@@ -19,11 +24,6 @@ export function billingService(
   { gate, ledger, sessions, apiKeys, challenges }: BillingDeps,
   log: Logger,
 ): ServiceBinding {
-  const settle = async (reservationId: string, outcome: 'spend' | 'refund') => {
-    const balance = await ledger.settle(reservationId, outcome);
-    if (!balance) throw notFound('RESERVATION_NOT_FOUND', 'the reservation was already settled or has expired');
-    return { remaining: balance.remaining };
-  };
   return bind(
     BillingServiceService,
     {
@@ -33,8 +33,15 @@ export function billingService(
           creditsRefused.inc({ reason: answer.outcome.denial.reason }, request.credits);
         return answer;
       },
-      commit: (request) => settle(request.reservationId, 'spend'),
-      release: (request) => settle(request.reservationId, 'refund'),
+      settle: async ({ settlements }) => {
+        const settled: string[] = [];
+        for (const { reservationId, outcome } of settlements) {
+          if (outcome === SettlementOutcome.SETTLEMENT_OUTCOME_UNSPECIFIED) continue;
+          const spend = outcome === SettlementOutcome.SETTLEMENT_OUTCOME_SPEND;
+          if (await ledger.settle(reservationId, spend ? 'spend' : 'refund')) settled.push(reservationId);
+        }
+        return { settled };
+      },
       getQuota: async (request) => ({
         quota: await gate.quota(request.credential ?? { clientIp: '' }, request.refused),
       }),

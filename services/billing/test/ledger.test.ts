@@ -89,14 +89,15 @@ describe('billing domain (embedded store, injected clock)', () => {
       const spent = await ledger.reserve(payer, 2, 5_000);
       const lost = await ledger.reserve(payer, 3, 5_000);
       if (!('reservationId' in spent) || !('reservationId' in lost)) throw new Error('holds refused');
-      expect(await ledger.settle(spent.reservationId, 'spend')).to.deep.equal({ limit: 3000, remaining: 2995 });
-      expect(await ledger.settle(spent.reservationId, 'refund')).to.equal(undefined);
+      expect(await ledger.settle(spent.reservationId, 'spend')).to.equal(true);
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2995 });
+      expect(await ledger.settle(spent.reservationId, 'refund')).to.equal(false);
       now += 5_999;
       expect(await ledger.expireHolds()).to.equal(0);
       now += 2;
       expect(await ledger.expireHolds()).to.equal(1);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2998 });
-      expect(await ledger.settle(lost.reservationId, 'spend')).to.equal(undefined);
+      expect(await ledger.settle(lost.reservationId, 'spend')).to.equal(false);
     });
   });
 

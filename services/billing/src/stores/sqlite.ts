@@ -151,6 +151,8 @@ const toReservation = (r: ReservationRow): Reservation => ({
 export class SqliteStore implements BillingStore {
   private readonly db: Database.Database;
   private readonly q;
+  /** Transactions built once, not per call. */
+  private readonly tx;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -227,6 +229,60 @@ export class SqliteStore implements BillingStore {
       sweepCounters: db.prepare('DELETE FROM counters WHERE expires_at <= ?'),
       sweepSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
     };
+    const q = this.q;
+    this.tx = {
+      reserveCredits: db.transaction((accountId: string, credits: number, hold: Hold): Reservation | undefined => {
+        const row = q.accountById.get(accountId);
+        if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
+        const fromCycle = Math.min(row.cycle_credits, credits);
+        const taken = { id: accountId, cycleCredits: row.cycle_credits, fromCycle, fromTopUp: credits - fromCycle };
+        if (q.takeCredits.run(taken).changes !== 1) return undefined;
+        const reservation: Reservation = {
+          ...hold,
+          accountId,
+          allowanceKey: null,
+          cycleEnd: row.cycle_end,
+          fromCycle,
+          fromTopUp: taken.fromTopUp,
+        };
+        q.insertReservation.run(reservation);
+        return reservation;
+      }),
+      reserveAllowance: db.transaction(
+        (key: string, credits: number, max: number, expiresAt: number, hold: Hold): Reservation | undefined => {
+          const taken = q.takeAllowance.get({ key, credits, max, expiresAt });
+          if (!taken) return undefined;
+          const reservation: Reservation = {
+            ...hold,
+            accountId: null,
+            allowanceKey: key,
+            cycleEnd: null,
+            fromCycle: credits,
+            fromTopUp: 0,
+          };
+          q.insertReservation.run(reservation);
+          return reservation;
+        },
+      ),
+      settle: db.transaction((reservationId: string, outcome: 'spend' | 'refund'): Reservation | undefined => {
+        const row = q.reservationById.get(reservationId);
+        if (!row || q.deleteReservation.run(reservationId).changes !== 1) return undefined;
+        const reservation = toReservation(row);
+        if (outcome === 'refund') {
+          if (reservation.accountId) {
+            q.refundAccount.run({
+              id: reservation.accountId,
+              cycleEnd: reservation.cycleEnd,
+              fromCycle: reservation.fromCycle,
+              fromTopUp: reservation.fromTopUp,
+            });
+          } else if (reservation.allowanceKey) {
+            q.refundAllowance.run(reservation.fromCycle, reservation.allowanceKey);
+          }
+        }
+        return reservation;
+      }),
+    };
   }
 
   async insertAccount(account: Account): Promise<void> {
@@ -272,25 +328,7 @@ export class SqliteStore implements BillingStore {
   }
 
   async reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined> {
-    return this.db
-      .transaction(() => {
-        const row = this.q.accountById.get(accountId);
-        if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
-        const fromCycle = Math.min(row.cycle_credits, credits);
-        const taken = { id: accountId, cycleCredits: row.cycle_credits, fromCycle, fromTopUp: credits - fromCycle };
-        if (this.q.takeCredits.run(taken).changes !== 1) return undefined;
-        const reservation: Reservation = {
-          ...hold,
-          accountId,
-          allowanceKey: null,
-          cycleEnd: row.cycle_end,
-          fromCycle,
-          fromTopUp: taken.fromTopUp,
-        };
-        this.q.insertReservation.run(reservation);
-        return reservation;
-      })
-      .immediate();
+    return this.tx.reserveCredits.immediate(accountId, credits, hold);
   }
 
   async reserveAllowance(
@@ -301,45 +339,11 @@ export class SqliteStore implements BillingStore {
     hold: Hold,
   ): Promise<Reservation | undefined> {
     if (credits > max) return undefined;
-    return this.db
-      .transaction(() => {
-        const taken = this.q.takeAllowance.get({ key: allowanceKey, credits, max, expiresAt: allowanceExpiresAt });
-        if (!taken) return undefined;
-        const reservation: Reservation = {
-          ...hold,
-          accountId: null,
-          allowanceKey,
-          cycleEnd: null,
-          fromCycle: credits,
-          fromTopUp: 0,
-        };
-        this.q.insertReservation.run(reservation);
-        return reservation;
-      })
-      .immediate();
+    return this.tx.reserveAllowance.immediate(allowanceKey, credits, max, allowanceExpiresAt, hold);
   }
 
   async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined> {
-    return this.db
-      .transaction(() => {
-        const row = this.q.reservationById.get(reservationId);
-        if (!row || this.q.deleteReservation.run(reservationId).changes !== 1) return undefined;
-        const reservation = toReservation(row);
-        if (outcome === 'refund') {
-          if (reservation.accountId) {
-            this.q.refundAccount.run({
-              id: reservation.accountId,
-              cycleEnd: reservation.cycleEnd,
-              fromCycle: reservation.fromCycle,
-              fromTopUp: reservation.fromTopUp,
-            });
-          } else if (reservation.allowanceKey) {
-            this.q.refundAllowance.run(reservation.fromCycle, reservation.allowanceKey);
-          }
-        }
-        return reservation;
-      })
-      .immediate();
+    return this.tx.settle.immediate(reservationId, outcome);
   }
 
   async expiredReservations(now: number, limit: number): Promise<Reservation[]> {
