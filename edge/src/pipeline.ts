@@ -38,14 +38,21 @@ export async function parseInput<In extends z.ZodObject>(
 /** Aborts when the HTTP client disconnects before the response is written. */
 export function clientGone(ctx: Context): AbortSignal {
   const controller = new AbortController();
-  // A client that hung up while its body was read has closed the socket already, and no 'close'
-  // event is left to wait for.
   const socket = ctx.req.socket;
-  if (socket.destroyed || socket.readableEnded) controller.abort();
-  else
-    ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) controller.abort();
-    });
+  // A client that hung up while its body was read has closed the socket already, and no event is
+  // left to wait for. One that hangs up now is seen at its FIN ('end'), before the socket closes.
+  if (socket.destroyed || socket.readableEnded) {
+    controller.abort();
+    return controller.signal;
+  }
+  const gone = () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  };
+  socket.once('end', gone);
+  ctx.res.once('close', () => {
+    socket.off('end', gone);
+    gone();
+  });
   return controller.signal;
 }
 

@@ -6,6 +6,7 @@
  *     to the same fixture, p50/p99 at 50 concurrent requests.
  */
 
+import { readFileSync } from 'node:fs';
 import { LinkCollector } from '@webutil/crawl';
 import * as cheerio from 'cheerio';
 import { startFixtureSite } from '../src/fixture-site.js';
@@ -60,11 +61,15 @@ try {
 
   // 3. Edge overhead on the cheapest route.
   const direct = await load(site.url('/ok'), { concurrency: 50, durationMs: DURATION });
+  const cpuBefore = { edge: cpuMs(stack.pid('edge')), billing: cpuMs(stack.pid('billing')) };
   const viaEdge = await load(`${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, {
     concurrency: 50,
     durationMs: DURATION,
     headers: auth,
   });
+  // CPU the edge and billing spent per metered request during that run (warm-up included, so an upper bound).
+  const cpuPerRequest = (name: 'edge' | 'billing') =>
+    (cpuMs(stack.pid(name)) - cpuBefore[name]) / (viaEdge.requests + viaEdge.errors);
 
   console.log('\n== foundation benchmark (issue 2) ==');
   console.log(
@@ -79,7 +84,18 @@ try {
   console.log(
     `edge/direct latency ratio: p50 ${fmt(viaEdge.p50 / direct.p50, 2)}x, p99 ${fmt(viaEdge.p99 / direct.p99, 2)}x`,
   );
+  const edgeCpu = cpuPerRequest('edge');
+  const billingCpu = cpuPerRequest('billing');
+  console.log(
+    `CPU per metered down-check: edge ${fmt(edgeCpu, 2)} ms + billing ${fmt(billingCpu, 2)} ms = ${fmt(edgeCpu + billingCpu, 2)} ms`,
+  );
 } finally {
   await stack.stop();
   await site.close();
+}
+
+/** User + system CPU milliseconds of a process so far, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
