@@ -167,9 +167,13 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
   });
   const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
   signOut.addEventListener('click', async () => {
-    await call('POST', '/auth/sign-out').catch(() => undefined);
-    setCsrfToken(undefined);
-    go('/');
+    try {
+      await call('POST', '/auth/sign-out', {});
+      setCsrfToken(undefined);
+      go('/');
+    } catch (err) {
+      showError(status, err);
+    }
   });
   show(
     main,
