@@ -30,6 +30,18 @@ const PAGES = [
 ];
 const AXE = readFileSync(path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
+/** axe-core's serious and critical violations on the page as it stands. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  // Injected through CDP, not as a page <script>, so the CSP stays strict.
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const result: AxeResults = await window.axe.run();
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
 describe('website: pages in a real browser', function () {
   this.timeout(120_000);
   let site: FixtureSite;
@@ -61,6 +73,7 @@ describe('website: pages in a real browser', function () {
   }
 
   before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
     site = await startFixtureSite();
     site.route('/links', (_req, res) => {
       res.setHeader('content-type', 'text/html');
@@ -135,14 +148,20 @@ describe('website: pages in a real browser', function () {
     });
     expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('FREE');
     await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
+    await stack.admin('add-top-up', '--email', email, '--credits', '500');
     await open(page, '/account');
     expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('STARTER');
+    expect(await page.$eval('#top-ups', (el) => el.textContent)).to.equal('500');
+    expect(await page.$eval('#renews', (el) => el.textContent)).to.not.equal('never');
+    expect(await page.$eval('#credits-left', (el) => el.textContent)).to.match(/^3500 /);
     await page.type('#key-name', 'from the browser');
     await page.click('form.inline-form button[type=submit]');
     await page.waitForSelector('#new-key');
     const key = await page.$eval('#new-key', (el) => el.value);
     expect(key).to.match(/^wu_live_/);
     await page.waitForSelector('#keys');
+    expect(await seriousViolations(page), 'axe on the dashboard').to.deep.equal([]);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'account-desktop-light.png'), fullPage: true });
     const downCheck = `${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`;
     const used = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
     expect(used.status).to.equal(200);
@@ -178,7 +197,6 @@ describe('website: pages in a real browser', function () {
   });
 
   it('every page passes axe-core (no serious or critical violations); screenshots at desktop and 360 px, light and dark', async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     const page = await visitor();
     const failures: string[] = [];
     for (const pagePath of PAGES) {
@@ -202,15 +220,7 @@ describe('website: pages in a real browser', function () {
             if (wide.length) failures.push(`${pagePath} ${scheme}: wider than 360 px: ${wide.slice(0, 3).join(', ')}`);
           }
         }
-        // axe runs from a CDP-injected script, not a page <script>, so the CSP stays strict.
-        await page.evaluate(AXE);
-        const violations = await page.evaluate(async () => {
-          const result: AxeResults = await window.axe.run();
-          return result.violations
-            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-        });
-        failures.push(...violations.map((v: string) => `${pagePath} (${scheme}): ${v}`));
+        failures.push(...(await seriousViolations(page)).map((v) => `${pagePath} (${scheme}): ${v}`));
       }
     }
     expect(failures).to.deep.equal([]);

@@ -110,6 +110,8 @@ export interface Account {
   email: string;
   plan: string;
   createdAt: string;
+  cycleEnds: string;
+  topUpCredits: number;
 }
 
 /** The signed-in account, or undefined; keeps the CSRF token. */
