@@ -180,20 +180,26 @@ describe('website: pages in a real browser', function () {
     await page.browserContext().close();
   });
 
-  it('a crawl shows its progress until done, and the screenshot playground shows the image', async () => {
-    const [crawl, shot] = [await visitor(), await visitor()];
+  it('a crawl shows its progress until done, the screenshot playground shows the image, the meta audit groups its checks', async () => {
+    const [crawl, shot, meta] = [await visitor(), await visitor(), await visitor()];
+    await open(meta, '/play/meta-scan');
+    await run(meta, site.url('/links'));
     await open(crawl, '/play/broken-links-crawl');
     await run(crawl, site.url('/links'));
     await open(shot, '/play/screenshot');
-    await run(shot, site.url('/page/simple'));
+    await run(shot, site.url('/links'));
     await crawl.waitForFunction(() => document.querySelector('.phase')?.textContent === 'Phase: done', {
       timeout: 60_000,
     });
     await crawl.waitForSelector('.result tr.sev-broken');
     await shot.waitForFunction(() => (document.querySelector('img.shot')?.naturalWidth ?? 0) > 0, { timeout: 60_000 });
     expect(await shot.$eval('img.shot', (img) => img.naturalWidth)).to.be.above(100);
-    await crawl.browserContext().close();
-    await shot.browserContext().close();
+    await meta.waitForSelector('.result section.group, .result [role=alert]', { timeout: 60_000 });
+    expect(await meta.$$eval('.result [role=alert]', (alerts) => alerts.map((a) => a.textContent))).to.deep.equal([]);
+    const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));
+    expect(groups).to.include.members(['basic', 'technical', 'social', 'images']);
+    expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
+    for (const page of [crawl, shot, meta]) await page.browserContext().close();
   });
 
   it('every page passes axe-core (no serious or critical violations); screenshots at desktop and 360 px, light and dark', async () => {

@@ -84,11 +84,34 @@ function table(caption: string, rows: Row[]): HTMLElement {
   );
 }
 
+/** Rows that each hold a list (the meta audit's categories and their checks): one table per row. */
+function grouped(key: string, rows: Row[]): HTMLElement[] {
+  const first = rows[0] ?? {};
+  const inner = Object.keys(first).find((k) => {
+    const value = first[k];
+    return Array.isArray(value) && value.some(isRow);
+  });
+  if (!inner) return [table(key, rows)];
+  return rows.map((row) => {
+    const name = String(row.id ?? row.name ?? key);
+    return h(
+      'section',
+      { class: 'group' },
+      h('h3', {}, name),
+      facts(row),
+      table(`${key}: ${name}`, row[inner] as Row[]),
+    );
+  });
+}
+
 /** Any reply: its scalar facts as a card, its arrays of objects as tables, nested objects as cards. */
 function generic(reply: Row): HTMLElement[] {
-  const parts: HTMLElement[] = [h('div', { class: 'card' }, facts(reply))];
+  const parts: HTMLElement[] = [];
+  if (typeof reply.grade === 'string')
+    parts.push(h('p', { class: 'grade', 'aria-label': `Grade ${reply.grade}` }, reply.grade));
+  parts.push(h('div', { class: 'card' }, facts(reply)));
   for (const [key, value] of Object.entries(reply)) {
-    if (Array.isArray(value) && value.some(isRow)) parts.push(table(key, value as Row[]));
+    if (Array.isArray(value) && value.some(isRow)) parts.push(...grouped(key, value as Row[]));
     else if (isRow(value))
       for (const [inner, list] of Object.entries(value))
         if (Array.isArray(list) && list.some(isRow)) parts.push(table(`${key}.${inner}`, list as Row[]));
