@@ -3,12 +3,14 @@
  * Screenshots of the main pages (desktop and 360 px, light and dark) are kept in
  * test-artifacts/website/ (gitignored).
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
+import { bookmark, folder, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
@@ -200,6 +202,29 @@ describe('website: pages in a real browser', function () {
     expect(groups).to.include.members(['basic', 'technical', 'social', 'images']);
     expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
     for (const page of [crawl, shot, meta]) await page.browserContext().close();
+  });
+
+  it('an XBEL upload gives a download link to the bookmark HTML', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'website-xbel-'));
+    const file = path.join(dir, 'bookmarks.xbel');
+    writeFileSync(file, xbelOf([folder('Work', [bookmark('https://example.com/', 'Example')])]));
+    const page = await visitor();
+    try {
+      await open(page, '/play/xbel-to-html');
+      const input = await page.$('#field-file');
+      await input!.uploadFile(file);
+      await page.click('form.play button[type=submit]');
+      await page.waitForSelector('.result a[href*="/xbel-to-html/download/"], .result [role=alert]', {
+        timeout: 30_000,
+      });
+      const href = await page.$eval('.result a[href*="/xbel-to-html/download/"]', (a) => a.href);
+      const download = await fetch(href);
+      expect(download.status).to.equal(200);
+      expect(await download.text()).to.include('https://example.com/');
+    } finally {
+      await page.browserContext().close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('every page passes axe-core (no serious or critical violations); screenshots at desktop and 360 px, light and dark', async () => {
