@@ -227,6 +227,28 @@ describe('website: pages in a real browser', function () {
     }
   });
 
+  it('the API docs list every route of the OpenAPI document, each with a curl example', async () => {
+    const contract = (await (await fetch(`${stack.edgeUrl}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const expected = Object.entries(contract.paths)
+      .filter(([p]) => !p.startsWith('/api/v1/'))
+      .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`));
+    const page = await visitor();
+    await open(page, '/docs');
+    const shown = await page.$$eval('section.route', (sections) =>
+      sections.map((el) => [el.querySelector('h2')?.textContent, el.querySelector('pre.curl')?.textContent]),
+    );
+    expect(shown.map(([route]) => route)).to.have.members(expected);
+    for (const [route, example] of shown) expect(example, route).to.match(/^curl .*"http:\/\/127\.0\.0\.1:\d+\//);
+    const keyRoute = shown.find(([route]) => route === 'GET /v1/down-check')![1];
+    expect(keyRoute).to.include('Authorization: Bearer');
+    expect(shown.find(([route]) => route === 'POST /v1/keys')![1])
+      .to.include('wu_session')
+      .and.include('X-CSRF-Token');
+    await page.browserContext().close();
+  });
+
   it('every page passes axe-core (no serious or critical violations); screenshots at desktop and 360 px, light and dark', async () => {
     const page = await visitor();
     const failures: string[] = [];

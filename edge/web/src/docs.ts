@@ -5,16 +5,27 @@ import { type Document, inputFields, type Operation, openApi, operations } from 
 function curl(doc: Document, op: Operation): string {
   const base = `${location.origin}${op.path.replace(/\{(\w+)\}/g, '<$1>')}`;
   const fields = inputFields(doc, op).filter((f) => f.required);
-  const auth = '-H "Authorization: Bearer $WU_API_KEY"';
-  if (op.method === 'GET') {
-    const query = fields.map((f) => `${f.name}=${f.name === 'url' ? 'https://example.com' : '...'}`).join('&');
-    return `curl ${auth} "${base}${query ? `?${query}` : ''}"`;
+  const example = (name: string) => (name === 'url' ? 'https://example.com' : '...');
+  const schemes = new Set((op.security ?? []).flatMap((entry) => Object.keys(entry)));
+  // An API key where the route takes one; else the browser session (and its CSRF token to change state).
+  const parts = ['curl'];
+  if (op.method === 'DELETE') parts.push('-X DELETE');
+  if (schemes.has('apiKey')) parts.push('-H "Authorization: Bearer $WU_API_KEY"');
+  else if (schemes.has('session')) {
+    parts.push('-b "wu_session=$WU_SESSION"');
+    if (op.method !== 'GET') parts.push('-H "X-CSRF-Token: $WU_CSRF_TOKEN"');
   }
-  if (op.requestBody?.content['multipart/form-data'])
-    return `curl ${auth} ${fields.map((f) => `-F "${f.name}=@file"`).join(' ')} "${base}"`;
-  const body = Object.fromEntries(fields.map((f) => [f.name, f.name === 'url' ? 'https://example.com' : '...']));
-  const method = op.method === 'POST' ? '' : `-X ${op.method} `;
-  return `curl ${method}${auth} -H "Content-Type: application/json" -d '${JSON.stringify(body)}' "${base}"`;
+  if (op.method === 'GET') {
+    const query = fields.map((f) => `${f.name}=${example(f.name)}`).join('&');
+    parts.push(`"${base}${query ? `?${query}` : ''}"`);
+  } else if (op.requestBody?.content['multipart/form-data']) {
+    parts.push(...fields.map((f) => `-F "${f.name}=${f.name === 'file' ? '@bookmarks.xbel' : '...'}"`), `"${base}"`);
+  } else {
+    const body = Object.fromEntries(fields.map((f) => [f.name, example(f.name)]));
+    if (op.method === 'POST') parts.push('-H "Content-Type: application/json"', `-d '${JSON.stringify(body)}'`);
+    parts.push(`"${base}"`);
+  }
+  return parts.join(' ');
 }
 
 export async function docs(main: HTMLElement): Promise<void> {

@@ -27,6 +27,7 @@ export interface Operation {
   parameters?: { name: string; in: string; required?: boolean; schema: Schema; description?: string }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { description?: string }>;
+  security?: Record<string, string[]>[];
 }
 
 export interface Document {
