@@ -50,10 +50,15 @@ describe('website: pages in a real browser', function () {
   let stack: TestStack;
   let browser: Browser;
 
-  /** A fresh visitor: its own cookies and storage. */
+  let visitors = 0;
+  /**
+   * A fresh visitor: its own cookies, storage and client address (the stack trusts 127.0.0.1 as a
+   * proxy), so each has its own anonymous daily allowance.
+   */
   async function visitor(): Promise<Page> {
     const context = await browser.createBrowserContext();
     const page = await context.newPage();
+    await page.setExtraHTTPHeaders({ 'x-forwarded-for': `198.51.100.${++visitors}` });
     page.on('dialog', (dialog) => void dialog.accept());
     return page;
   }
@@ -123,10 +128,17 @@ describe('website: pages in a real browser', function () {
     expect(gzipped).to.be.below(200 * 1024);
   });
 
-  it('an anonymous visitor solves the challenge and runs link-extract against a site', async () => {
+  it('an anonymous visitor solves the challenge and runs link-extract against a site, by keyboard alone', async () => {
     const page = await visitor();
     await open(page, '/play/link-extract');
-    await run(page, site.url('/links'));
+    // Tab from the top of the page to the form's field, type, and submit with Enter.
+    let tabs = 0;
+    while ((await page.evaluate(() => document.activeElement?.id)) !== 'field-url') {
+      expect(++tabs, 'the URL field is reachable with Tab').to.be.below(15);
+      await page.keyboard.press('Tab');
+    }
+    await page.keyboard.type(site.url('/links'));
+    await page.keyboard.press('Enter');
     await page.waitForSelector('.result table', { timeout: 30_000 });
     const text = await page.$eval('.result', (el) => el.textContent ?? '');
     expect(text).to.include(site.url('/ok')).and.include(site.url('/missing-page'));
@@ -217,6 +229,7 @@ describe('website: pages in a real browser', function () {
       await page.waitForSelector('.result a[href*="/xbel-to-html/download/"], .result [role=alert]', {
         timeout: 30_000,
       });
+      expect(await page.$$eval('.result [role=alert]', (alerts) => alerts.map((a) => a.textContent))).to.deep.equal([]);
       const href = await page.$eval('.result a[href*="/xbel-to-html/download/"]', (a) => a.href);
       const download = await fetch(href);
       expect(download.status).to.equal(200);
