@@ -194,8 +194,10 @@ describe('website: pages in a real browser', function () {
     await page.browserContext().close();
   });
 
-  it('a crawl shows its progress until done, the screenshot playground shows the image, the meta audit groups its checks', async () => {
-    const [crawl, shot, meta] = [await visitor(), await visitor(), await visitor()];
+  it('a crawl shows its progress until done, the screenshot playground shows the image, the meta audit groups its checks, the PDF is previewed', async () => {
+    const [crawl, shot, meta, pdf] = [await visitor(), await visitor(), await visitor(), await visitor()];
+    await open(pdf, '/play/url-to-pdf');
+    await run(pdf, site.url('/links'));
     await open(meta, '/play/meta-scan');
     await run(meta, site.url('/links'));
     await open(crawl, '/play/broken-links-crawl');
@@ -213,7 +215,16 @@ describe('website: pages in a real browser', function () {
     const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));
     expect(groups).to.include.members(['basic', 'technical', 'social', 'images']);
     expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
-    for (const page of [crawl, shot, meta]) await page.browserContext().close();
+    await pdf.waitForSelector('.result iframe.pdf, .result [role=alert]', { timeout: 60_000 });
+    const preview = await pdf.$eval('.result iframe.pdf', (frame) => frame.src);
+    const file = await fetch(preview);
+    expect(file.headers.get('content-type')).to.equal('application/pdf');
+    expect(
+      Buffer.from(await file.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).to.equal('%PDF-');
+    for (const page of [crawl, shot, meta, pdf]) await page.browserContext().close();
   });
 
   it('an XBEL upload gives a download link to the bookmark HTML', async () => {

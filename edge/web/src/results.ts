@@ -152,6 +152,9 @@ export async function renderResult(container: Element, operationId: string, repl
   if (operationId === 'screenshot' && typeof reply.filename === 'string')
     extra.push(h('img', { src: `/api/uploads/${reply.filename}`, alt: 'Screenshot of the page', class: 'shot' }));
   if (operationId === 'url-to-pdf' && typeof reply.filename === 'string')
-    extra.push(h('p', {}, h('a', { href: `/api/uploads/${reply.filename}` }, 'Open the PDF')));
+    extra.push(
+      h('p', {}, h('a', { href: `/api/uploads/${reply.filename}` }, 'Open the PDF')),
+      h('iframe', { src: `/api/uploads/${reply.filename}`, title: 'PDF preview', class: 'pdf' }),
+    );
   show(container, h('h2', {}, 'Result'), extra, generic(reply), raw(reply));
 }
