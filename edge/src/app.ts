@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { bodyParser } from '@koa/bodyparser';
 import { Router } from '@koa/router';
 import type { Logger } from '@webutil/kit';
@@ -15,6 +16,7 @@ import { handler } from './pipeline.js';
 import { PREFIXES } from './route-spec.js';
 import { downloads, routes } from './routes.js';
 import type { SettlementQueue } from './settlements.js';
+import { assetHandler, loadWebsite, PAGE_PATHS, securityHeaders, shellHandler } from './website.js';
 
 export interface AppOptions {
   clients: Clients;
@@ -26,9 +28,19 @@ export interface AppOptions {
   trustedProxies: readonly string[];
   /** Where clients reach this API (absolute links start with it), e.g. https://api.example.com. */
   publicBaseUrl: string;
+  /** The built website (edge/dist/web); default: beside this file. */
+  webDir?: string;
 }
 
-export function createApp({ clients, settlements, log, jsonLimit, trustedProxies, publicBaseUrl }: AppOptions): Koa {
+export function createApp({
+  clients,
+  settlements,
+  log,
+  jsonLimit,
+  trustedProxies,
+  publicBaseUrl,
+  webDir = fileURLToPath(new URL('./web/', import.meta.url)),
+}: AppOptions): Koa {
   const app = new Koa();
   app.context.publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   app.proxy = false;
@@ -63,6 +75,13 @@ export function createApp({ clients, settlements, log, jsonLimit, trustedProxies
       const path = `${prefix}${spec.path}`;
       router.register(path, [spec.method], chain, { name: path });
     }
+  }
+  const site = loadWebsite(webDir);
+  if (site) {
+    for (const page of PAGE_PATHS) router.get(page, securityHeaders, shellHandler(site.shell));
+    for (const [assetPath, asset] of site.assets) router.get(assetPath, securityHeaders, assetHandler(asset));
+  } else {
+    log.warn({ webDir }, 'no website build found; serving the API only');
   }
   for (const spec of downloads) {
     const middleware = downloadHandler(spec, clients, settlements, log);

@@ -50,7 +50,15 @@ export const ChallengeCleared = z
   .strictObject({ maxAgeSeconds: count.meta({ description: 'Lifetime of the wu_clearance cookie just set.' }) })
   .meta({ id: 'ChallengeCleared' });
 
-const Account = z.strictObject({ email: z.string(), plan, createdAt: timestamp }).meta({ id: 'Account' });
+const Account = z
+  .strictObject({
+    email: z.string(),
+    plan,
+    createdAt: timestamp,
+    cycleEnds: timestamp.meta({ description: 'When the cycle’s credits renew.' }),
+    topUpCredits: count.meta({ description: 'Purchased credits left; they outlast the cycle.' }),
+  })
+  .meta({ id: 'Account' });
 export const Session = z
   .strictObject({
     account: Account,

@@ -23,7 +23,13 @@ const SESSION_TTL_MS = 14 * 86_400_000;
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export function accountMessage(account: Account): AccountMessage {
-  return { email: account.email, plan: account.plan, createdAt: new Date(account.createdAt).toISOString() };
+  return {
+    email: account.email,
+    plan: account.plan,
+    createdAt: new Date(account.createdAt).toISOString(),
+    cycleEnds: new Date(account.cycleEnd).toISOString(),
+    topUpCredits: account.topUpCredits,
+  };
 }
 
 export interface SessionDeps {

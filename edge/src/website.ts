@@ -1,0 +1,87 @@
+/**
+ * The website: the pages' shell and the hashed assets esbuild wrote to dist/web (edge/web/build.mjs),
+ * served from memory with strict security headers. The pages call the API through /api/v1 on this
+ * same origin, so the CSP can allow 'self' only.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Middleware } from 'koa';
+
+/** No inline scripts or styles anywhere; nothing may frame the site. */
+export const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Paths that show the single-page shell; the page's router picks the view. */
+export const PAGE_PATHS = ['/', '/sign-in', '/sign-up', '/account', '/docs', '/play/:operation'];
+
+interface Asset {
+  body: Buffer;
+  gzip?: Buffer;
+  type: string;
+}
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+function load(dir: string, name: string): Asset {
+  const file = path.join(dir, name);
+  return {
+    body: readFileSync(file),
+    gzip: existsSync(`${file}.gz`) ? readFileSync(`${file}.gz`) : undefined,
+    type: TYPES[path.extname(name)] ?? 'application/octet-stream',
+  };
+}
+
+/** The built site, or undefined when the build has not produced one (the API still works). */
+export function loadWebsite(dir: string): { shell: Asset; assets: Map<string, Asset> } | undefined {
+  if (!existsSync(path.join(dir, 'index.html'))) return undefined;
+  const assetDir = path.join(dir, 'assets');
+  const assets = new Map(
+    readdirSync(assetDir)
+      .filter((name) => !name.endsWith('.gz'))
+      .map((name) => [`/assets/${name}`, load(assetDir, name)] as const),
+  );
+  return { shell: load(dir, 'index.html'), assets };
+}
+
+/** Security headers on every page and asset; HSTS only when the request came over TLS. */
+export const securityHeaders: Middleware = async (ctx, next) => {
+  ctx.set('Content-Security-Policy', CSP);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'same-origin');
+  ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+  if (ctx.state.https) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+  await next();
+};
+
+function send(asset: Asset, cacheControl: string): Middleware {
+  return (ctx) => {
+    ctx.set('Cache-Control', cacheControl);
+    ctx.vary('Accept-Encoding');
+    ctx.type = asset.type;
+    if (asset.gzip && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = asset.gzip;
+    } else {
+      ctx.body = asset.body;
+    }
+  };
+}
+
+/** The shell is revalidated each visit (it names the current assets); hashed assets never change. */
+export const shellHandler = (shell: Asset) => send(shell, 'no-cache');
+export const assetHandler = (asset: Asset) => send(asset, 'public, max-age=31536000, immutable');

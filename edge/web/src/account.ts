@@ -1,0 +1,210 @@
+/** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
+import { type Account, call, currentAccount, refreshCredits, setCsrfToken, solvedPayload } from './api.js';
+import { h, show } from './dom.js';
+import { showError } from './playground.js';
+
+function field(name: string, label: string, type: string, autocomplete: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: `f-${name}` }, label),
+    h('input', { id: `f-${name}`, name, type, required: true, autocomplete }),
+  );
+}
+
+export function authPage(main: HTMLElement, mode: 'sign-in' | 'sign-up', go: (path: string) => void): void {
+  const message = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { class: 'auth' },
+    field('email', 'Email', 'email', 'email'),
+    field('password', 'Password', 'password', mode === 'sign-up' ? 'new-password' : 'current-password'),
+    h('p', { id: 'challenge-status', class: 'muted', role: 'status' }),
+    h('button', { type: 'submit' }, mode === 'sign-up' ? 'Create account' : 'Sign in'),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const values = Object.fromEntries(new FormData(form)) as Record<string, string>;
+    try {
+      // Sign-up redeems a freshly solved challenge of its own; sign-in asks only after many failures.
+      const extra = mode === 'sign-up' ? { payload: await solvedPayload() } : {};
+      const session = await call<{ csrfToken: string }>('POST', `/auth/${mode}`, { ...values, ...extra });
+      setCsrfToken(session.csrfToken);
+      go('/account');
+    } catch (err) {
+      showError(message, err);
+    }
+  });
+  show(
+    main,
+    h('h1', {}, mode === 'sign-up' ? 'Create an account' : 'Sign in'),
+    form,
+    message,
+    mode === 'sign-up'
+      ? h('p', {}, 'Already have an account? ', h('a', { href: '/sign-in' }, 'Sign in'))
+      : h('p', {}, 'New here? ', h('a', { href: '/sign-up' }, 'Create an account')),
+  );
+}
+
+interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
+
+async function keyList(container: HTMLElement, status: HTMLElement): Promise<void> {
+  const { keys } = await call<{ keys: ApiKey[] }>('GET', '/keys');
+  const rows = keys.map((key) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, key.name),
+      h('td', {}, h('code', {}, `${key.prefix}…`)),
+      h('td', {}, when(key.createdAt)),
+      h('td', {}, when(key.lastUsedAt)),
+      h(
+        'td',
+        {},
+        key.revokedAt
+          ? `revoked ${when(key.revokedAt)}`
+          : h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                'aria-label': `Revoke ${key.name}`,
+                onclick: async () => {
+                  if (!window.confirm(`Revoke the key “${key.name}”? Programs using it will get 401.`)) return;
+                  try {
+                    await call('DELETE', `/keys/${encodeURIComponent(key.id)}`);
+                    status.textContent = `Key “${key.name}” revoked.`;
+                    await keyList(container, status);
+                  } catch (err) {
+                    showError(status, err);
+                  }
+                },
+              },
+              'Revoke',
+            ),
+      ),
+    ),
+  );
+  show(
+    container,
+    keys.length
+      ? h(
+          'div',
+          { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'API keys' },
+          h(
+            'table',
+            { id: 'keys' },
+            h('caption', {}, 'Your API keys'),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Name', 'Prefix', 'Created', 'Last used', 'Status'].map((c) => h('th', { scope: 'col' }, c)),
+              ),
+            ),
+            h('tbody', {}, rows),
+          ),
+        )
+      : h('p', {}, 'No API keys yet.'),
+  );
+}
+
+export async function dashboard(main: HTMLElement, go: (path: string) => void): Promise<void> {
+  const account: Account | undefined = await currentAccount();
+  if (!account) return go('/sign-in');
+  const quota = await call<{ plan?: string; limit: number; remaining: number }>('GET', '/quota');
+  const status = h('div', { role: 'status', 'aria-live': 'polite' });
+  const keys = h('div');
+  const created = h('div', { 'aria-live': 'polite' });
+  const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: 100 });
+  const form = h(
+    'form',
+    { class: 'inline-form' },
+    h('div', { class: 'field' }, h('label', { for: 'key-name' }, 'Key name'), name),
+    h('button', { type: 'submit' }, 'Create key'),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      const key = await call<ApiKey & { key: string }>('POST', '/keys', { name: name.value });
+      const value = h('input', { id: 'new-key', readonly: true, value: key.key, 'aria-label': 'The new API key' });
+      show(
+        created,
+        h(
+          'div',
+          { class: 'card' },
+          h('p', {}, h('strong', {}, 'Copy this key now: it is shown only once.')),
+          value,
+          h(
+            'button',
+            {
+              type: 'button',
+              onclick: async () => {
+                await navigator.clipboard.writeText(key.key).catch(() => value.select());
+                status.textContent = 'Key copied.';
+              },
+            },
+            'Copy',
+          ),
+        ),
+      );
+      form.reset();
+      await keyList(keys, status);
+    } catch (err) {
+      showError(status, err);
+    }
+  });
+  const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
+  signOut.addEventListener('click', async () => {
+    try {
+      await call('POST', '/auth/sign-out', {});
+      setCsrfToken(undefined);
+      go('/');
+    } catch (err) {
+      showError(status, err);
+    }
+  });
+  show(
+    main,
+    h('h1', {}, 'Your account'),
+    h(
+      'div',
+      { class: 'card' },
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Email'),
+        h('dd', {}, account.email),
+        h('dt', {}, 'Plan'),
+        h('dd', { id: 'plan' }, account.plan),
+        h('dt', {}, 'Credits left'),
+        h('dd', { id: 'credits-left' }, `${quota.remaining} (cycle allowance ${quota.limit}, plus top-ups)`),
+        h('dt', {}, 'Top-up credits'),
+        h('dd', { id: 'top-ups' }, account.topUpCredits),
+        h('dt', {}, 'Renews'),
+        h('dd', { id: 'renews' }, when(account.cycleEnds)),
+        h('dt', {}, 'Member since'),
+        h('dd', {}, when(account.createdAt)),
+      ),
+    ),
+    h('h2', {}, 'API keys'),
+    form,
+    created,
+    status,
+    keys,
+    signOut,
+  );
+  await keyList(keys, status);
+  await refreshCredits();
+}

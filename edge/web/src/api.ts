@@ -1,0 +1,128 @@
+/**
+ * Calls to the API on this origin (/api/v1): the session cookie rides along, the CSRF token is
+ * sent once known, the credits header is shown, and a missing or stale bot clearance is earned
+ * (ALTCHA proof of work) and the call retried once.
+ */
+import { solveChallenge } from 'altcha-lib';
+
+export const API = '/api/v1';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | undefined;
+export const setCsrfToken = (token: string | undefined) => {
+  csrfToken = token;
+};
+
+const CHALLENGE_CODES = new Set(['challenge_required', 'challenge_expired', 'challenge_failed']);
+const CLEARANCE_KEY = 'wu-clearance-until';
+
+function showCredits(res: Response): void {
+  const credits = res.headers.get('x-credits-remaining');
+  const target = document.getElementById('credits');
+  if (credits !== null && target) target.textContent = credits;
+}
+
+async function send(method: string, path: string, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  let payload: BodyInit | undefined;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const res = await fetch(`${API}${path}`, { method, headers, body: payload, credentials: 'same-origin' });
+  showCredits(res);
+  return res;
+}
+
+async function unwrap<T>(res: Response): Promise<T> {
+  const body = (await res.json().catch(() => undefined)) as
+    | { success: boolean; data?: T; error?: { code: string; message: string } }
+    | undefined;
+  if (!body) throw new ApiError(res.status, 'bad_response', `the server answered ${res.status} without JSON`);
+  if (body.success === false || !res.ok)
+    throw new ApiError(res.status, body.error?.code ?? 'error', body.error?.message ?? `HTTP ${res.status}`);
+  // Rendering and XBEL routes answer with their fields at the top level.
+  return (body.data ?? body) as T;
+}
+
+/** A call; browser callers earn a clearance first when the route asks for one. */
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await send(method, path, body);
+  if (res.status === 401) {
+    const failure = await res
+      .clone()
+      .json()
+      .catch(() => undefined);
+    if (CHALLENGE_CODES.has(failure?.error?.code)) {
+      sessionStorage.removeItem(CLEARANCE_KEY);
+      await ensureClearance();
+      return unwrap<T>(await send(method, path, body));
+    }
+  }
+  return unwrap<T>(res);
+}
+
+function status(text: string): void {
+  const el = document.getElementById('challenge-status');
+  if (el) el.textContent = text;
+}
+
+/** A freshly solved proof of work: the base64 payload the ALTCHA widget would submit. */
+export async function solvedPayload(): Promise<string> {
+  const challenge = await unwrap<
+    | {
+        provider: 'altcha';
+        challenge: { algorithm: string; challenge: string; maxnumber: number; salt: string; signature: string };
+      }
+    | { provider: 'turnstile'; siteKey: string }
+  >(await send('GET', '/challenge'));
+  if (challenge.provider !== 'altcha')
+    throw new ApiError(503, 'challenge_unavailable', 'this server uses Turnstile, which this site does not load yet');
+  const { algorithm, challenge: hash, maxnumber, salt, signature } = challenge.challenge;
+  status('Checking that you are a person (a few seconds of work in your browser)…');
+  const solution = await solveChallenge(hash, salt, algorithm, maxnumber).promise;
+  if (!solution) throw new ApiError(401, 'challenge_failed', 'the challenge could not be solved; try again');
+  return btoa(JSON.stringify({ algorithm, challenge: hash, number: solution.number, salt, signature }));
+}
+
+/** Earns the wu_clearance cookie unless the one we hold is still valid (then nothing shows). */
+export async function ensureClearance(): Promise<void> {
+  if (Number(sessionStorage.getItem(CLEARANCE_KEY)) > Date.now()) return;
+  const payload = await solvedPayload();
+  const cleared = await unwrap<{ maxAgeSeconds: number }>(await send('POST', '/challenge', { payload }));
+  // Renewed a minute early so a call never races the cookie's expiry.
+  sessionStorage.setItem(CLEARANCE_KEY, String(Date.now() + (cleared.maxAgeSeconds - 60) * 1000));
+  status('Challenge passed.');
+}
+
+export interface Account {
+  email: string;
+  plan: string;
+  createdAt: string;
+  cycleEnds: string;
+  topUpCredits: number;
+}
+
+/** The signed-in account, or undefined; keeps the CSRF token. */
+export async function currentAccount(): Promise<Account | undefined> {
+  const res = await send('GET', '/auth/me');
+  if (res.status === 401) return undefined;
+  const session = await unwrap<{ account: Account; csrfToken: string }>(res);
+  setCsrfToken(session.csrfToken);
+  return session.account;
+}
+
+export async function refreshCredits(): Promise<void> {
+  await send('GET', '/quota');
+}
