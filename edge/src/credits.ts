@@ -110,7 +110,7 @@ export async function authorize(
     caller: { credential, quota: quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 } },
     settle(result) {
       if (!reservationId) return;
-      settlements.add(reservationId, result, expiresAt);
+      settlements.add(reservationId, spec.operation, result, expiresAt);
       // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
       if (result === 'failure') setCredits(ctx, remaining + spec.credits);
     },

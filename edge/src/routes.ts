@@ -31,6 +31,7 @@ import {
   Session,
   SignedOut,
   solutionInput,
+  UsageList,
 } from './schemas/billing.js';
 import { XBEL_UPLOAD, XbelResult, xbelDecryptInput, xbelToHtmlInput } from './schemas/bookmark.js';
 import { jobInput, noInput, required, urlInput } from './schemas/common.js';
@@ -410,6 +411,26 @@ export const routes: RouteSpec[] = [
     output: ApiKeyList,
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.listApiKeys({ credential: caller.credential }, options),
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/account/usage',
+    operation: 'account-usage',
+    summary: 'The account’s most recent spent calls (operation, credits, time), newest first.',
+    credits: 0,
+    callers: 'session',
+    input: noInput,
+    output: UsageList,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.billing.listUsage({ credential: caller.credential }, options),
+    present: (reply) => ({
+      usage: reply.entries.map(({ operation, credits, atMs }) => ({
+        operation,
+        credits,
+        at: new Date(Number(atMs)).toISOString(),
+      })),
+    }),
     headers: noStore,
   }),
   route({

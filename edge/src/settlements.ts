@@ -5,6 +5,7 @@ import type { BillingClient } from './credits.js';
 interface Queued {
   reservationId: string;
   outcome: SettlementOutcome;
+  operation: string;
   /** After this, billing has returned the hold's credits by itself: retrying is pointless. */
   expiresAt: number;
 }
@@ -42,10 +43,10 @@ export class SettlementQueue {
     this.options = { ...DEFAULTS, ...options };
   }
 
-  add(reservationId: string, result: 'success' | 'failure', expiresAt: number): void {
+  add(reservationId: string, operation: string, result: 'success' | 'failure', expiresAt: number): void {
     const outcome =
       result === 'success' ? SettlementOutcome.SETTLEMENT_OUTCOME_SPEND : SettlementOutcome.SETTLEMENT_OUTCOME_REFUND;
-    this.pending.push({ reservationId, outcome, expiresAt });
+    this.pending.push({ reservationId, operation, outcome, expiresAt });
     this.sendNext();
   }
 
@@ -74,7 +75,7 @@ export class SettlementQueue {
       if (live.length === 0) return;
       try {
         await this.billing.settle(
-          { settlements: live.map(({ reservationId, outcome }) => ({ reservationId, outcome })) },
+          { settlements: live.map(({ reservationId, outcome, operation }) => ({ reservationId, outcome, operation })) },
           { requestId: `settle-${live[0]?.reservationId}`, timeoutMs: this.options.timeoutMs, signal: NEVER },
         );
         return;

@@ -62,12 +62,17 @@ describe('settlements after the response', function () {
       const grant = authorized.outcome?.$case === 'grant' ? authorized.outcome.grant : undefined;
       expect(grant?.quota?.remaining, 'the hold took the credits').to.equal(8);
       const reservationId = grant?.reservationId ?? '';
-      const spend = { reservationId, outcome: SettlementOutcome.SETTLEMENT_OUTCOME_SPEND };
+      const spend = { reservationId, operation: 'broken-links', outcome: SettlementOutcome.SETTLEMENT_OUTCOME_SPEND };
       const first = await unary<SettleResponse>((done) => client.settle({ settlements: [spend, spend] }, done));
       expect(first.settled).to.deep.equal([reservationId]);
       const again = await unary<SettleResponse>((done) =>
         client.settle(
-          { settlements: [spend, { reservationId, outcome: SettlementOutcome.SETTLEMENT_OUTCOME_REFUND }] },
+          {
+            settlements: [
+              spend,
+              { reservationId, operation: 'broken-links', outcome: SettlementOutcome.SETTLEMENT_OUTCOME_REFUND },
+            ],
+          },
           done,
         ),
       );
@@ -80,11 +85,17 @@ describe('settlements after the response', function () {
 
   it('retries a settlement billing could not take until billing is back, and spends it once', async () => {
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
+    const logged = stack.logs.length;
+    const settled = () =>
+      stack.logs.slice(logged).filter((l) => l.startsWith('[billing]') && l.includes('"rpc":"Settle","ms"')).length;
     const res = await killBillingDuring(stack.api(slowDownCheck('retried'), { apiKey }), 'retried');
     expect(res.status).to.equal(200);
     expect(creditsHeader(res), 'known from the hold, without a second billing call').to.equal(9);
     await stack.start('billing');
-    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 9 }));
+    // The restarted billing took the retried batch (its log says so; the balance alone cannot tell a
+    // spent credit from a held one).
+    await eventually(async () => expect(settled()).to.be.greaterThan(0));
+    expect(await quota(stack, { apiKey })).to.include({ remaining: 9 });
     // Spent, not merely held: past the hold's expiry (30 s + 60 s grace) the credit stays spent.
     stack.advanceClock(100_000);
     await new Promise((r) => setTimeout(r, 1_000)); // several expiry sweeps run

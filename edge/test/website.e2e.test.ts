@@ -14,6 +14,7 @@ import { bookmark, folder, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { eventually } from './billing-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there (the tests' program has no DOM types).
 declare const document: any;
@@ -179,6 +180,11 @@ describe('website: pages in a real browser', function () {
     const downCheck = `${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`;
     const used = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
     expect(used.status).to.equal(200);
+    // The key's call shows in the recent usage once its settlement reached billing (just after the answer).
+    await eventually(async () => {
+      await open(page, '/account');
+      expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
+    });
 
     await page.click('#keys button.danger'); // the confirmation dialog is accepted
     await page.waitForFunction(() => document.querySelector('#keys')?.textContent?.includes('revoked'));

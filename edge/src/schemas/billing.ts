@@ -82,3 +82,17 @@ export const NewApiKey = z
   .strictObject({ ...apiKeyFields, key: z.string().meta({ description: 'The full key, shown this once.' }) })
   .meta({ id: 'NewApiKey' });
 export const ApiKeyList = z.strictObject({ keys: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
+
+export const UsageList = z
+  .strictObject({
+    usage: z
+      .array(
+        z.strictObject({
+          operation: z.string().meta({ description: 'The route’s operation, e.g. broken-links.' }),
+          credits: count,
+          at: timestamp,
+        }),
+      )
+      .meta({ description: 'The account’s 50 most recent spent calls, newest first.' }),
+  })
+  .meta({ id: 'UsageList' });

@@ -120,12 +120,54 @@ async function keyList(container: HTMLElement, status: HTMLElement): Promise<voi
   );
 }
 
+interface UsageEntry {
+  operation: string;
+  credits: number;
+  at: string;
+}
+
+/** The account's most recent spent calls. */
+async function recentUsage(container: HTMLElement): Promise<void> {
+  const { usage } = await call<{ usage: UsageEntry[] }>('GET', '/account/usage');
+  show(
+    container,
+    usage.length
+      ? h(
+          'div',
+          { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Recent usage' },
+          h(
+            'table',
+            { id: 'usage' },
+            h('caption', {}, 'Your most recent calls that spent credits'),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['When', 'Operation', 'Credits'].map((c) => h('th', { scope: 'col' }, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              usage.map((entry) =>
+                h('tr', {}, h('td', {}, when(entry.at)), h('td', {}, entry.operation), h('td', {}, entry.credits)),
+              ),
+            ),
+          ),
+        )
+      : h('p', {}, 'No calls have spent credits yet.'),
+  );
+}
+
 export async function dashboard(main: HTMLElement, go: (path: string) => void): Promise<void> {
   const account: Account | undefined = await currentAccount();
   if (!account) return go('/sign-in');
   const quota = await call<{ plan?: string; limit: number; remaining: number }>('GET', '/quota');
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
   const keys = h('div');
+  const usage = h('div');
   const created = h('div', { 'aria-live': 'polite' });
   const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: 100 });
   const form = h(
@@ -203,8 +245,10 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
     created,
     status,
     keys,
+    h('h2', {}, 'Recent usage'),
+    usage,
     signOut,
   );
-  await keyList(keys, status);
+  await Promise.all([keyList(keys, status), recentUsage(usage)]);
   await refreshCredits();
 }

@@ -82,12 +82,23 @@ export class Ledger {
   /**
    * Spends or refunds a hold; false when it was already settled or had expired. The balance is
    * not read again: the hold already took the credits, and the edge knows what a refund returns.
+   * An account's spent call is recorded under `operation` for its recent usage.
    */
-  async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<boolean> {
+  async settle(reservationId: string, outcome: 'spend' | 'refund', operation = ''): Promise<boolean> {
     const reservation = await this.store.settle(reservationId, outcome);
     if (!reservation) return false;
-    if (outcome === 'spend') creditsSpent.inc(reservation.fromCycle + reservation.fromTopUp);
+    if (outcome === 'spend') {
+      const credits = reservation.fromCycle + reservation.fromTopUp;
+      creditsSpent.inc(credits);
+      if (reservation.accountId)
+        await this.store.addUsage({ accountId: reservation.accountId, operation, credits, at: this.clock() });
+    }
     return true;
+  }
+
+  /** An account's most recent spent calls, newest first. */
+  recentUsage(account: Account, limit = 50) {
+    return this.store.recentUsage(account.id, limit);
   }
 
   /** Refunds holds whose time ran out; returns how many. */

@@ -35,10 +35,10 @@ export function billingService(
       },
       settle: async ({ settlements }) => {
         const settled: string[] = [];
-        for (const { reservationId, outcome } of settlements) {
+        for (const { reservationId, outcome, operation } of settlements) {
           if (outcome === SettlementOutcome.SETTLEMENT_OUTCOME_UNSPECIFIED) continue;
           const spend = outcome === SettlementOutcome.SETTLEMENT_OUTCOME_SPEND;
-          if (await ledger.settle(reservationId, spend ? 'spend' : 'refund')) settled.push(reservationId);
+          if (await ledger.settle(reservationId, spend ? 'spend' : 'refund', operation)) settled.push(reservationId);
         }
         return { settled };
       },
@@ -65,6 +65,11 @@ export function billingService(
       listApiKeys: async (request) => {
         const { account } = await gate.session(request.credential);
         return { keys: (await apiKeys.list(account)).map(keyMessage) };
+      },
+      listUsage: async (request) => {
+        const { account } = await gate.session(request.credential);
+        const usage = await ledger.recentUsage(account);
+        return { entries: usage.map(({ operation, credits, at }) => ({ operation, credits, atMs: String(at) })) };
       },
       revokeApiKey: async (request) => {
         const { account } = await gate.session(request.credential);

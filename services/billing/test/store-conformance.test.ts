@@ -456,6 +456,21 @@ for (const harness of harnesses) {
       });
     });
 
+    describe('usage', () => {
+      it('lists an account’s spent calls newest first, up to the limit, and only its own', async () => {
+        const [a, b] = [randomUUID(), randomUUID()];
+        for (let i = 0; i < 5; i++)
+          await store.addUsage({ accountId: a, operation: `op-${i}`, credits: i + 1, at: T0 + i });
+        await store.addUsage({ accountId: b, operation: 'other', credits: 2, at: T0 + 10 });
+        expect(await store.recentUsage(a, 3)).to.deep.equal([
+          { accountId: a, operation: 'op-4', credits: 5, at: T0 + 4 },
+          { accountId: a, operation: 'op-3', credits: 4, at: T0 + 3 },
+          { accountId: a, operation: 'op-2', credits: 3, at: T0 + 2 },
+        ]);
+        expect(await store.recentUsage(randomUUID(), 3)).to.deep.equal([]);
+      });
+    });
+
     describe('sessions and secrets', () => {
       it('stores, finds and deletes a session', async () => {
         const session = {

@@ -9,6 +9,7 @@ import {
   type PlanChange,
   type Reservation,
   type SessionRecord,
+  type UsageRecord,
 } from './store.js';
 
 // Only operations MongoDB and jongodb share: findOneAndUpdate/updateOne with $inc/$set/$unset/
@@ -106,6 +107,12 @@ counterSchema.index({ openHolds: 1 }, { sparse: true });
 
 const secretSchema = new Schema<SecretDoc>({ _id: String, value: String }, OPTIONS);
 
+const usageSchema = new Schema<UsageRecord>(
+  { accountId: String, operation: String, credits: Number, at: Number },
+  OPTIONS,
+);
+usageSchema.index({ accountId: 1, at: -1 });
+
 /** A model of plain documents (the schemas add an `id` virtual we never use). */
 type DocModel<T> = Model<T, object, object, { id: string }>;
 
@@ -165,6 +172,7 @@ export class MongoStore implements BillingStore {
     private readonly sessions: DocModel<SessionDoc>,
     private readonly counters: DocModel<CounterDoc>,
     private readonly secrets: DocModel<SecretDoc>,
+    private readonly usage: DocModel<UsageRecord>,
   ) {}
 
   static async connect(url: string, dbName?: string): Promise<MongoStore> {
@@ -178,8 +186,10 @@ export class MongoStore implements BillingStore {
       connection.model('Session', sessionSchema, 'sessions'),
       connection.model('Counter', counterSchema, 'counters'),
       connection.model('Secret', secretSchema, 'secrets'),
+      connection.model('Usage', usageSchema, 'usage'),
     );
-    for (const model of [store.accounts, store.apiKeys, store.sessions, store.counters]) await model.createIndexes();
+    for (const model of [store.accounts, store.apiKeys, store.sessions, store.counters, store.usage])
+      await model.createIndexes();
     return store;
   }
 
@@ -401,6 +411,15 @@ export class MongoStore implements BillingStore {
     await this.apiKeys.updateOne({ _id: keyId, accountId, revokedAt: null }, { $set: { revokedAt: at } });
     const doc = await this.apiKeys.findOne({ _id: keyId, accountId }).lean<ApiKeyDoc>();
     return doc ? toApiKey(doc) : undefined;
+  }
+
+  async addUsage(usage: UsageRecord): Promise<void> {
+    await this.usage.create(usage);
+  }
+
+  async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {
+    const docs = await this.usage.find({ accountId }).sort({ at: -1, _id: -1 }).limit(limit).lean<UsageRecord[]>();
+    return docs.map(({ accountId, operation, credits, at }) => ({ accountId, operation, credits, at }));
   }
 
   async touchApiKey(keyId: string, at: number, everyMs: number): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type PlanChange,
   type Reservation,
   type SessionRecord,
+  type UsageRecord,
 } from './store.js';
 
 const SCHEMA = `
@@ -60,6 +61,13 @@ CREATE TABLE IF NOT EXISTS counters (
   expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS counters_expiry ON counters (expires_at);
+CREATE TABLE IF NOT EXISTS usage (
+  account_id TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  credits INTEGER NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_account ON usage (account_id, at DESC);
 CREATE TABLE IF NOT EXISTS secrets (
   name TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -219,6 +227,12 @@ export class SqliteStore implements BillingStore {
       touchApiKey: db.prepare(
         'UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)',
       ),
+      insertUsage: db.prepare(
+        'INSERT INTO usage (account_id, operation, credits, at) VALUES (@accountId, @operation, @credits, @at)',
+      ),
+      recentUsage: db.prepare<[string, number], UsageRecord>(
+        'SELECT account_id AS accountId, operation, credits, at FROM usage WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?',
+      ),
       insertSession: db.prepare(
         'INSERT INTO sessions (id, account_id, csrf_token, created_at, expires_at) VALUES (@id, @accountId, @csrfToken, @createdAt, @expiresAt)',
       ),
@@ -375,6 +389,14 @@ export class SqliteStore implements BillingStore {
     this.q.revokeApiKey.run(at, keyId, accountId);
     const row = this.q.apiKeyOf.get(keyId, accountId);
     return row && toApiKey(row);
+  }
+
+  async addUsage(usage: UsageRecord): Promise<void> {
+    this.q.insertUsage.run(usage);
+  }
+
+  async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {
+    return this.q.recentUsage.all(accountId, limit);
   }
 
   async touchApiKey(keyId: string, at: number, everyMs: number): Promise<void> {

@@ -49,6 +49,11 @@ export interface BillingStore {
   /** Records use, at most once per `everyMs`, so a busy key is not a write per request. */
   touchApiKey(keyId: string, at: number, everyMs: number): Promise<void>;
 
+  /** Records a spent call of an account (the dashboard's recent usage). */
+  addUsage(usage: UsageRecord): Promise<void>;
+  /** An account's most recent spent calls, newest first. */
+  recentUsage(accountId: string, limit: number): Promise<UsageRecord[]>;
+
   insertSession(session: SessionRecord): Promise<void>;
   sessionById(id: string): Promise<SessionRecord | undefined>;
   deleteSession(id: string): Promise<void>;
@@ -93,6 +98,13 @@ export interface Hold {
 }
 
 /** Credits held for one call: what was taken and from where, so a refund puts it back. */
+export interface UsageRecord {
+  accountId: string;
+  operation: string;
+  credits: number;
+  at: number;
+}
+
 export interface Reservation {
   id: string;
   /** Set for signed-in callers (sessions, API keys). */
