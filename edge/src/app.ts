@@ -16,7 +16,14 @@ import { handler } from './pipeline.js';
 import { PREFIXES } from './route-spec.js';
 import { downloads, routes } from './routes.js';
 import type { SettlementQueue } from './settlements.js';
-import { assetHandler, loadWebsite, PAGE_PATHS, securityHeaders, shellHandler } from './website.js';
+import {
+  assetHandler,
+  contentSecurityPolicy,
+  loadWebsite,
+  PAGE_PATHS,
+  securityHeaders,
+  shellHandler,
+} from './website.js';
 
 export interface AppOptions {
   clients: Clients;
@@ -30,6 +37,8 @@ export interface AppOptions {
   publicBaseUrl: string;
   /** The built website (edge/dist/web); default: beside this file. */
   webDir?: string;
+  /** The bot challenge is Cloudflare Turnstile (billing has its keys): the pages load its widget. */
+  turnstile?: boolean;
 }
 
 export function createApp({
@@ -40,6 +49,7 @@ export function createApp({
   trustedProxies,
   publicBaseUrl,
   webDir = fileURLToPath(new URL('./web/', import.meta.url)),
+  turnstile = false,
 }: AppOptions): Koa {
   const app = new Koa();
   app.context.publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
@@ -78,8 +88,9 @@ export function createApp({
   }
   const site = loadWebsite(webDir);
   if (site) {
-    for (const page of PAGE_PATHS) router.get(page, securityHeaders, shellHandler(site.shell));
-    for (const [assetPath, asset] of site.assets) router.get(assetPath, securityHeaders, assetHandler(asset));
+    const headers = securityHeaders(contentSecurityPolicy({ turnstile }));
+    for (const page of PAGE_PATHS) router.get(page, headers, shellHandler(site.shell));
+    for (const [assetPath, asset] of site.assets) router.get(assetPath, headers, assetHandler(asset));
   } else {
     log.warn({ webDir }, 'no website build found; serving the API only');
   }

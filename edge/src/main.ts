@@ -27,6 +27,8 @@ const config = loadConfig({
   MAX_CONNECTIONS_PER_CLIENT: env.int(256, 1),
   /** Where clients reach the API; download links start with it. Default: this process on 127.0.0.1. */
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Set (as for billing) when the bot challenge is Cloudflare Turnstile: the pages' CSP allows its widget. */
+  TURNSTILE_SITE_KEY: env.optionalString(),
   /** Prometheus /metrics on its own port (not on the public one); unset: none. */
   METRICS_PORT: serviceEnv.METRICS_PORT,
 });
@@ -48,6 +50,7 @@ const app = createApp({
   jsonLimit: config.JSON_BODY_LIMIT,
   trustedProxies: config.TRUSTED_PROXIES,
   publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+  turnstile: Boolean(config.TURNSTILE_SITE_KEY),
 });
 const server = createServer(app, {
   headersTimeoutMs: config.HEADERS_TIMEOUT_MS,

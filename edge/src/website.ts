@@ -7,19 +7,28 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Middleware } from 'koa';
 
-/** No inline scripts or styles anywhere; nothing may frame the site. */
-export const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "frame-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** Where Cloudflare's Turnstile widget loads from (its script and its frame). */
+export const TURNSTILE_ORIGIN = 'https://challenges.cloudflare.com';
+
+/**
+ * No inline scripts or styles anywhere; nothing may frame the site. With Turnstile configured, its
+ * widget's script and frame (and only those) come from Cloudflare.
+ */
+export function contentSecurityPolicy(options: { turnstile: boolean }): string {
+  const widget = options.turnstile ? ` ${TURNSTILE_ORIGIN}` : '';
+  return [
+    "default-src 'self'",
+    `script-src 'self'${widget}`,
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    `frame-src 'self'${widget}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** Paths that show the single-page shell; the page's router picks the view. */
 export const PAGE_PATHS = ['/', '/sign-in', '/sign-up', '/account', '/docs', '/play/:operation'];
@@ -59,14 +68,16 @@ export function loadWebsite(dir: string): { shell: Asset; assets: Map<string, As
 }
 
 /** Security headers on every page and asset; HSTS only when the request came over TLS. */
-export const securityHeaders: Middleware = async (ctx, next) => {
-  ctx.set('Content-Security-Policy', CSP);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'same-origin');
-  ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
-  if (ctx.state.https) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
-  await next();
-};
+export const securityHeaders =
+  (csp: string): Middleware =>
+  async (ctx, next) => {
+    ctx.set('Content-Security-Policy', csp);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+    if (ctx.state.https) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    await next();
+  };
 
 function send(asset: Asset, cacheControl: string): Middleware {
   return (ctx) => {

@@ -1,5 +1,5 @@
 /** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
-import { type Account, call, currentAccount, refreshCredits, setCsrfToken, solvedPayload } from './api.js';
+import { type Account, call, currentAccount, refreshCredits, setCsrfToken, solvedChallenge } from './api.js';
 import { h, show } from './dom.js';
 import { showError } from './playground.js';
 
@@ -27,7 +27,7 @@ export function authPage(main: HTMLElement, mode: 'sign-in' | 'sign-up', go: (pa
     const values = Object.fromEntries(new FormData(form)) as Record<string, string>;
     try {
       // Sign-up redeems a freshly solved challenge of its own; sign-in asks only after many failures.
-      const extra = mode === 'sign-up' ? { payload: await solvedPayload() } : {};
+      const extra = mode === 'sign-up' ? await solvedChallenge() : {};
       const session = await call<{ csrfToken: string }>('POST', `/auth/${mode}`, { ...values, ...extra });
       setCsrfToken(session.csrfToken);
       go('/account');

@@ -78,8 +78,14 @@ function status(text: string): void {
   if (el) el.textContent = text;
 }
 
-/** A freshly solved proof of work: the base64 payload the ALTCHA widget would submit. */
-export async function solvedPayload(): Promise<string> {
+/** What POST /challenge and sign-up take: a solved ALTCHA payload or a Turnstile token. */
+export type Solution = { payload: string } | { turnstileToken: string };
+
+/**
+ * A freshly solved challenge: the ALTCHA proof of work (the payload the ALTCHA widget would
+ * submit), or, when the server uses Cloudflare Turnstile, the token of its widget.
+ */
+export async function solvedChallenge(): Promise<Solution> {
   const challenge = await unwrap<
     | {
         provider: 'altcha';
@@ -87,20 +93,75 @@ export async function solvedPayload(): Promise<string> {
       }
     | { provider: 'turnstile'; siteKey: string }
   >(await send('GET', '/challenge'));
-  if (challenge.provider !== 'altcha')
-    throw new ApiError(503, 'challenge_unavailable', 'this server uses Turnstile, which this site does not load yet');
+  if (challenge.provider === 'turnstile') return { turnstileToken: await turnstileToken(challenge.siteKey) };
   const { algorithm, challenge: hash, maxnumber, salt, signature } = challenge.challenge;
   status('Checking that you are a person (a few seconds of work in your browser)…');
   const solution = await solveChallenge(hash, salt, algorithm, maxnumber).promise;
   if (!solution) throw new ApiError(401, 'challenge_failed', 'the challenge could not be solved; try again');
-  return btoa(JSON.stringify({ algorithm, challenge: hash, number: solution.number, salt, signature }));
+  return { payload: btoa(JSON.stringify({ algorithm, challenge: hash, number: solution.number, salt, signature })) };
+}
+
+interface TurnstileApi {
+  render(
+    container: HTMLElement,
+    options: { sitekey: string; callback: (token: string) => void; 'error-callback': () => void },
+  ): string;
+  remove(widgetId: string): void;
+}
+
+const TURNSTILE_SCRIPT = 'https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit';
+let turnstileLoaded: Promise<TurnstileApi> | undefined;
+
+/** Cloudflare's widget script, loaded once and only on servers that use Turnstile. */
+function loadTurnstile(): Promise<TurnstileApi> {
+  turnstileLoaded ??= new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = TURNSTILE_SCRIPT;
+    script.async = true;
+    script.onload = () => {
+      const api = (window as unknown as { turnstile?: TurnstileApi }).turnstile;
+      if (api) resolve(api);
+      else reject(new ApiError(503, 'challenge_unavailable', 'the Turnstile widget did not start'));
+    };
+    script.onerror = () => {
+      turnstileLoaded = undefined;
+      reject(new ApiError(503, 'challenge_unavailable', 'the Turnstile widget could not be loaded'));
+    };
+    document.head.append(script);
+  });
+  return turnstileLoaded;
+}
+
+/** Shows the Turnstile widget under the challenge status until it gives a token. */
+async function turnstileToken(siteKey: string): Promise<string> {
+  const api = await loadTurnstile();
+  status('Please confirm you are a person.');
+  let box = document.getElementById('challenge-widget');
+  if (!box) {
+    box = document.createElement('div');
+    box.id = 'challenge-widget';
+    (document.getElementById('challenge-status') ?? document.body).after(box);
+  }
+  const container = box;
+  return new Promise((resolve, reject) => {
+    const id = api.render(container, {
+      sitekey: siteKey,
+      callback: (token) => {
+        api.remove(id);
+        resolve(token);
+      },
+      'error-callback': () => {
+        api.remove(id);
+        reject(new ApiError(401, 'challenge_failed', 'the Turnstile check failed; try again'));
+      },
+    });
+  });
 }
 
 /** Earns the wu_clearance cookie unless the one we hold is still valid (then nothing shows). */
 export async function ensureClearance(): Promise<void> {
   if (Number(sessionStorage.getItem(CLEARANCE_KEY)) > Date.now()) return;
-  const payload = await solvedPayload();
-  const cleared = await unwrap<{ maxAgeSeconds: number }>(await send('POST', '/challenge', { payload }));
+  const cleared = await unwrap<{ maxAgeSeconds: number }>(await send('POST', '/challenge', await solvedChallenge()));
   // Renewed a minute early so a call never races the cookie's expiry.
   sessionStorage.setItem(CLEARANCE_KEY, String(Date.now() + (cleared.maxAgeSeconds - 60) * 1000));
   status('Challenge passed.');

@@ -156,6 +156,12 @@ spec:
               valueFrom:
                 secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SITE_KEY, optional: true }
             {{- end }}
+            {{- if $svc.http }}
+            # The pages' CSP allows Cloudflare's widget when the challenge is Turnstile.
+            - name: TURNSTILE_SITE_KEY
+              valueFrom:
+                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SITE_KEY, optional: true }
+            {{- end }}
             {{- range $key, $value := $svc.env }}
             - name: {{ $key }}
               value: {{ $value | quote }}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, env, loadConfig, runService, serviceEnv } from '@webutil/kit';
+import { createLogger, env, loadConfig, processOptions, runService, serviceEnv } from '@webutil/kit';
 import { Accounts } from './accounts.js';
 import { ApiKeys } from './api-keys.js';
 import { Challenges } from './challenge.js';
@@ -88,13 +88,9 @@ const timers = [
 
 await runService({
   name: 'billing',
-  host: config.HOST,
-  port: config.PORT,
+  ...processOptions(config),
   protoFiles: ['webutil/billing/v1/billing.proto'],
   bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges }, log)],
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  metricsPort: config.METRICS_PORT,
-  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { createLogger, env, loadConfig, runService, serviceEnv } from '@webutil/kit';
+import { createLogger, env, loadConfig, processOptions, runService, serviceEnv } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { keyDerivation } from './floccus-crypto.js';
 import { bookmarkService } from './server.js';
@@ -24,15 +24,11 @@ const stopSweeping = sweepArtifacts(store, config.ARTIFACT_SWEEP_MS, log);
 
 await runService({
   name: 'bookmark',
-  host: config.HOST,
-  port: config.PORT,
+  ...processOptions(config),
   protoFiles: ['webutil/bookmark/v1/bookmark.proto'],
   bindings: [
     bookmarkService({ store, ttlMs: config.XBEL_TTL_MS, deriveKey: keyDerivation(config.KDF_CONCURRENCY) }, log),
   ],
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  metricsPort: config.METRICS_PORT,
-  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: async () => {
     stopSweeping();

@@ -59,6 +59,23 @@ export interface RunServiceOptions {
   onShutdown?: () => Promise<void>;
 }
 
+/** The process settings every service reads from `serviceEnv` (plus its own HOST and PORT), as runService options. */
+export function processOptions(config: {
+  HOST: string;
+  PORT: number;
+  SHUTDOWN_GRACE_MS: number;
+  METRICS_PORT?: number;
+  CONNECT_PORT?: number;
+}): Pick<RunServiceOptions, 'host' | 'port' | 'shutdownGraceMs' | 'metricsPort' | 'connectPort'> {
+  return {
+    host: config.HOST,
+    port: config.PORT,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+    metricsPort: config.METRICS_PORT,
+    connectPort: config.CONNECT_PORT,
+  };
+}
+
 export interface RunningService {
   port: number;
   log: Logger;

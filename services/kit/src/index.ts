@@ -20,6 +20,7 @@ export {
   type Handlers,
   MAX_MESSAGE_BYTES,
   type MethodDefinition,
+  processOptions,
   protoRoot,
   type RequestOf,
   type ResponseOf,

@@ -1,4 +1,13 @@
-import { AddressPolicy, createLogger, env, loadConfig, runService, SafeHttp, serviceEnv } from '@webutil/kit';
+import {
+  AddressPolicy,
+  createLogger,
+  env,
+  loadConfig,
+  processOptions,
+  runService,
+  SafeHttp,
+  serviceEnv,
+} from '@webutil/kit';
 import { metaScanService } from './server.js';
 
 const config = loadConfig({
@@ -19,8 +28,7 @@ const http = new SafeHttp({ policy, connectTimeoutMs: config.DOWN_CHECK_TIMEOUT_
 
 await runService({
   name: 'meta-scan',
-  host: config.HOST,
-  port: config.PORT,
+  ...processOptions(config),
   protoFiles: ['webutil/metascan/v1/metascan.proto'],
   bindings: [
     metaScanService(
@@ -36,9 +44,6 @@ await runService({
       log,
     ),
   ],
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  metricsPort: config.METRICS_PORT,
-  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: () => http.close(),
 });

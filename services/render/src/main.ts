@@ -1,4 +1,4 @@
-import { AddressPolicy, createLogger, env, loadConfig, runService, serviceEnv } from '@webutil/kit';
+import { AddressPolicy, createLogger, env, loadConfig, processOptions, runService, serviceEnv } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { z } from 'zod';
 import { BrowserPool } from './browser-pool.js';
@@ -59,8 +59,7 @@ const pool = await BrowserPool.start({
 
 await runService({
   name: 'render',
-  host: config.HOST,
-  port: config.PORT,
+  ...processOptions(config),
   protoFiles: ['webutil/render/v1/render.proto'],
   bindings: [
     renderService(
@@ -88,9 +87,6 @@ await runService({
       log,
     ),
   ],
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  metricsPort: config.METRICS_PORT,
-  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: async () => {
     stopSweeping();

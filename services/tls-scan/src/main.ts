@@ -1,4 +1,13 @@
-import { AddressPolicy, createLogger, env, loadConfig, runService, SafeHttp, serviceEnv } from '@webutil/kit';
+import {
+  AddressPolicy,
+  createLogger,
+  env,
+  loadConfig,
+  processOptions,
+  runService,
+  SafeHttp,
+  serviceEnv,
+} from '@webutil/kit';
 import { TrustStore } from './chain.js';
 import { tlsScanService } from './server.js';
 
@@ -22,8 +31,7 @@ const store = TrustStore.load(config.SSL_SCAN_EXTRA_CA_FILE);
 
 await runService({
   name: 'tls-scan',
-  host: config.HOST,
-  port: config.PORT,
+  ...processOptions(config),
   protoFiles: ['webutil/tlsscan/v1/tlsscan.proto'],
   bindings: [
     tlsScanService(
@@ -38,9 +46,6 @@ await runService({
       log,
     ),
   ],
-  shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
-  metricsPort: config.METRICS_PORT,
-  connectPort: config.CONNECT_PORT,
   log,
   onShutdown: () => http.close(),
 });
