@@ -12,3 +12,4 @@ node --import tsx scripts/bench/scans.ts
 node --import tsx scripts/bench/hostile.ts
 node --import tsx scripts/bench/bookmark.ts
 node --import tsx scripts/bench/render.ts
+node --import tsx scripts/bench/transport.ts
