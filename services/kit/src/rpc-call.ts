@@ -39,28 +39,37 @@ export function startCall(
   const requestId = caller.requestId || randomUUID();
   const controller = new AbortController();
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  if (Number.isFinite(caller.deadline)) {
-    timer = setTimeout(
-      () => controller.abort(new ServiceError(grpc.status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'deadline exceeded')),
-      Math.max(0, caller.deadline - Date.now()),
-    );
-  }
+  let ended = false;
+  let callLog: Logger | undefined;
   const ctx: CallContext = {
     requestId,
-    log: log.child({ requestId, rpc }),
+    // Most calls never log: the child logger is built on first use, not per call.
+    get log() {
+      callLog ??= log.child({ requestId, rpc });
+      return callLog;
+    },
     signal: controller.signal,
     deadline: caller.deadline,
   };
   return {
     ctx,
-    cancel: () => controller.abort(new ServiceError(grpc.status.CANCELLED, 'CANCELLED', 'cancelled by caller')),
+    // Both protocols cancel a call at its deadline, and grpc-js reports 'cancelled' after calls
+    // it has answered too: only a call still running is aborted, with the reason that applies.
+    cancel: () => {
+      if (ended || controller.signal.aborted) return;
+      controller.abort(
+        // Timers may fire a few milliseconds before the deadline as Date.now() reads it.
+        Date.now() + 5 >= caller.deadline
+          ? new ServiceError(grpc.status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'deadline exceeded')
+          : new ServiceError(grpc.status.CANCELLED, 'CANCELLED', 'cancelled by caller'),
+      );
+    },
     end: (err) => {
-      clearTimeout(timer);
+      ended = true;
       const ms = performance.now() - started;
       if (err === undefined) {
         observeRpc(rpc, 'OK', ms);
-        ctx.log.info({ ms: Math.round(ms), code: 'OK' }, 'rpc done');
+        log.info({ requestId, rpc, ms: Math.round(ms), code: 'OK' }, 'rpc done');
         return null;
       }
       const failure = toGrpcError(err);
