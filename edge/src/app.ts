@@ -5,6 +5,7 @@ import type { Logger } from '@webutil/kit';
 import Koa from 'koa';
 import { clientAddress } from './caller.js';
 import type { Clients } from './clients.js';
+import type { Metering } from './credits.js';
 import { downloadHandler } from './downloads.js';
 import { HttpError } from './envelope.js';
 import { creditsHeader } from './middleware/credits-header.js';
@@ -15,7 +16,6 @@ import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
 import { PREFIXES } from './route-spec.js';
 import { downloads, routes } from './routes.js';
-import type { SettlementQueue } from './settlements.js';
 import {
   assetHandler,
   contentSecurityPolicy,
@@ -27,8 +27,8 @@ import {
 
 export interface AppOptions {
   clients: Clients;
-  /** Where metered calls' holds are settled, after their responses. */
-  settlements: SettlementQueue;
+  /** Authorizations, settlements and the callers' views (billing's side of every route). */
+  metering: Metering;
   log: Logger;
   jsonLimit: string;
   /** CIDRs of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed. */
@@ -43,7 +43,7 @@ export interface AppOptions {
 
 export function createApp({
   clients,
-  settlements,
+  metering,
   log,
   jsonLimit,
   trustedProxies,
@@ -78,7 +78,7 @@ export function createApp({
     });
   }
   for (const spec of routes) {
-    const middleware = handler(spec, clients, settlements, log);
+    const middleware = handler(spec, clients, metering, log);
     // An upload reads its own multipart body.
     const chain = spec.method === 'POST' && !spec.upload ? [jsonBody, middleware] : middleware;
     for (const prefix of PREFIXES) {
@@ -95,13 +95,13 @@ export function createApp({
     log.warn({ webDir }, 'no website build found; serving the API only');
   }
   for (const spec of downloads) {
-    const middleware = downloadHandler(spec, clients, settlements, log);
+    const middleware = downloadHandler(spec, clients, metering, log);
     for (const path of spec.paths) router.register(path, ['GET'], middleware, { name: path });
   }
   app.use(requestMetrics());
   app.use(requestId());
   app.use(clientAddress(trustedProxies));
-  app.use(creditsHeader(clients.billing));
+  app.use(creditsHeader(metering));
   app.use(errorEnvelope(log));
   app.use(router.routes());
   app.use(router.allowedMethods());

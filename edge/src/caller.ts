@@ -71,6 +71,13 @@ export function credentialOf(ctx: Context): Credential {
   return credential;
 }
 
+/** A caller among the edge's views and pending refunds: the credential billing knows it by. */
+export function callerKey(credential: Credential): string {
+  if (credential.apiKey !== undefined) return `key:${credential.apiKey}`;
+  if (credential.sessionToken) return `session:${credential.sessionToken}`;
+  return `ip:${credential.clientIp}`;
+}
+
 /** A solved challenge from a request body (`payload` for ALTCHA, or `turnstileToken`), if any. */
 export function challengeSolution(body: { payload?: string; turnstileToken?: string }): ChallengeSolution | undefined {
   if (body.payload) return { kind: { $case: 'altchaPayload', altchaPayload: body.payload } };

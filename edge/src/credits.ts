@@ -1,20 +1,16 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
-import {
-  type AuthorizeResponse,
-  type BillingServiceService,
-  CallerPolicy,
-  type Denial,
-  Refusal,
-} from '@webutil/proto/webutil/billing/v1/billing';
+import { type AuthorizeResponse, CallerPolicy, type Denial, Refusal } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
+import { AuthorizeQueue } from './authorize-queue.js';
+import { type BillingClient, billingCall } from './billing-client.js';
 import { httpErrorFromCall } from './call-errors.js';
-import { CLEARANCE_COOKIE, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
+import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
+import { CallerViews } from './caller-views.js';
 import { HttpError } from './envelope.js';
-import type { CallOptions, ServiceClient } from './grpc-clients.js';
 import type { Caller, Metered } from './route-spec.js';
-import type { SettlementQueue } from './settlements.js';
+import { SettlementQueue } from './settlements.js';
 
-export type BillingClient = ServiceClient<typeof BillingServiceService>;
+export { BILLING_TIMEOUT_MS } from './billing-client.js';
 
 /** Every response carries the caller's credits left (0 when the caller is unknown). */
 export const CREDITS_HEADER = 'X-Credits-Remaining';
@@ -32,12 +28,6 @@ export interface Hold {
  */
 const HOLD_GRACE_MS = 60_000;
 
-/**
- * Deadline of every billing call: the edge's authorize and settlements, and the routes that
- * are billing's own RPCs (sign-in, keys...). They are quick store operations (a sign-in's scrypt
- * is ~0.1 s); the margin is for a loaded machine.
- */
-export const BILLING_TIMEOUT_MS = 10_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const POLICIES = {
   any: CallerPolicy.CALLER_POLICY_ANY,
@@ -53,69 +43,127 @@ const STATUS_BY_REFUSAL: Record<Refusal, number> = {
   [Refusal.UNRECOGNIZED]: 403,
 };
 
-/** Billing calls are short and must finish even when the HTTP client has gone. */
-const billingCall = (requestId: string): CallOptions => ({
-  requestId,
-  timeoutMs: BILLING_TIMEOUT_MS,
-  signal: new AbortController().signal,
-});
-
 export function setCredits(ctx: Context, remaining: number): void {
   ctx.set(CREDITS_HEADER, String(remaining));
 }
 
-/**
- * Authenticates, checks the challenge clearance and the rate, and holds the route's credits, in
- * one billing call, the only one on the call's path. A refusal is thrown as its 401/402/403/429.
- */
-export async function authorize(
-  billing: BillingClient,
-  settlements: SettlementQueue,
-  spec: Metered,
-  ctx: Context,
-  requestId: string,
-  log: Logger,
-): Promise<Hold> {
-  const callers = spec.callers ?? 'any';
-  // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
-  const credential =
-    callers === 'ip'
-      ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) }
-      : credentialOf(ctx);
-  let outcome: AuthorizeResponse['outcome'];
-  try {
-    ({ outcome } = await billing.authorize(
-      {
-        credential,
-        operation: spec.operation,
-        credits: spec.credits,
-        challenge: spec.challenge ?? spec.credits > 0,
-        callers: POLICIES[callers],
-        stateChanging: !SAFE_METHODS.has(ctx.method),
-        holdMs: spec.timeoutMs,
-      },
-      billingCall(requestId),
-    ));
-  } catch (err) {
-    log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
-    throw httpErrorFromCall(err, spec);
-  }
-  if (outcome?.$case !== 'grant') throw refusal(ctx, outcome?.denial, spec.credits);
-  const { quota, reservationId } = outcome.grant;
-  setCredits(ctx, quota?.remaining ?? 0);
-  const remaining = quota?.remaining ?? 0;
-  setCredits(ctx, remaining);
-  const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
-  return {
-    caller: { credential, quota: quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 } },
-    settle(result) {
-      if (!reservationId) return;
-      settlements.add(reservationId, spec.operation, result, expiresAt);
-      // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
-      if (result === 'failure') setCredits(ctx, remaining + spec.credits);
-    },
-  };
+export interface MeteringOptions {
+  /** How long the edge may answer a caller's free reads from billing's last word (0: never). */
+  callerViewMs: number;
 }
+
+/**
+ * The edge's side of the credit ledger: authorizations (batched), settlements (after the
+ * response, batched), and the short-lived view of each caller that answers free reads.
+ */
+export class Metering {
+  readonly settlements: SettlementQueue;
+  private readonly authorizations: AuthorizeQueue;
+  private readonly views: CallerViews;
+
+  constructor(
+    private readonly billing: BillingClient,
+    private readonly log: Logger,
+    options: MeteringOptions,
+  ) {
+    this.settlements = new SettlementQueue(billing, log);
+    this.authorizations = new AuthorizeQueue(billing);
+    this.views = new CallerViews(options.callerViewMs, billing, log);
+  }
+
+  /**
+   * Authenticates, checks the challenge clearance and the rate, and holds the route's credits, in
+   * one billing call, the only one on the call's path (a free read of the caller's own quota may
+   * be answered from the caller's view instead). A refusal is thrown as its 401/402/403/429.
+   */
+  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
+    const callers = spec.callers ?? 'any';
+    // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
+    const credential =
+      callers === 'ip'
+        ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) }
+        : credentialOf(ctx);
+    const key = callerKey(credential);
+    const seen = callers === 'ip' ? undefined : this.views.check(key, spec.fromCallerView === true);
+    if (seen) {
+      setCredits(ctx, seen.quota.remaining);
+      if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
+      return { caller: { credential, quota: seen.quota }, settle: () => undefined };
+    }
+    // Read your own writes: a refund of this caller still on its way lands first.
+    await this.settlements.refunded(key);
+    let outcome: AuthorizeResponse['outcome'];
+    try {
+      ({ outcome } = await this.authorizations.authorize(
+        {
+          credential,
+          operation: spec.operation,
+          credits: spec.credits,
+          challenge: spec.challenge ?? spec.credits > 0,
+          callers: POLICIES[callers],
+          stateChanging: !SAFE_METHODS.has(ctx.method),
+          holdMs: spec.timeoutMs,
+        },
+        requestId,
+      ));
+    } catch (err) {
+      this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
+      throw httpErrorFromCall(err, spec);
+    }
+    if (outcome?.$case !== 'grant') {
+      if (outcome?.denial.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
+      throw refusal(ctx, outcome?.denial, spec.credits);
+    }
+    const { reservationId, rate } = outcome.grant;
+    const quota = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
+    if (callers !== 'ip') this.views.remember(key, quota, rate);
+    setCredits(ctx, quota.remaining);
+    const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
+    return {
+      caller: { credential, quota },
+      settle: (result) => {
+        if (!reservationId) return;
+        this.settlements.add(reservationId, spec.operation, result, expiresAt, key);
+        // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
+        if (result === 'failure') {
+          this.views.refund(key, spec.credits);
+          setCredits(ctx, quota.remaining + spec.credits);
+        }
+      },
+    };
+  }
+
+  /**
+   * X-Credits-Remaining for a response that authorized nothing (unknown route, malformed body):
+   * from the caller's view while it is fresh, else from billing; the request counts toward the
+   * caller's rate either way.
+   */
+  async peekCredits(ctx: Context): Promise<number> {
+    try {
+      const credential = credentialOf(ctx);
+      const seen = this.views.check(callerKey(credential), true);
+      if (seen) return seen.quota.remaining;
+      const { quota } = await this.billing.getQuota(
+        { credential, refused: ctx.status >= 400 },
+        billingCall(String(ctx.state.requestId ?? '')),
+      );
+      return quota?.remaining ?? 0;
+    } catch {
+      return 0; // unknown or malformed credential, or billing unreachable
+    }
+  }
+
+  /** On shutdown: sends what is queued, for at most `withinMs`. */
+  async drain(withinMs: number): Promise<void> {
+    this.views.close();
+    await Promise.all([this.settlements.drain(withinMs), this.views.flush()]);
+  }
+}
+
+const tooManyRequests = (retryAfterSeconds: number) =>
+  new HttpError(429, 'rate_limited', `too many requests; retry in ${retryAfterSeconds} s`, undefined, {
+    'Retry-After': String(retryAfterSeconds),
+  });
 
 /** A billing refusal as the HTTP failure, with X-Credits-Remaining, Retry-After and creditsRequired. */
 export function refusal(ctx: Context, denial: Denial | undefined, creditsRequired: number): HttpError {
@@ -135,17 +183,4 @@ export function refusal(ctx: Context, denial: Denial | undefined, creditsRequire
     status === 402 ? creditsRequired : undefined,
     headers,
   );
-}
-
-/** X-Credits-Remaining for a response that authorized nothing (unknown route, malformed body). */
-export async function peekCredits(billing: BillingClient, ctx: Context): Promise<number> {
-  try {
-    const { quota } = await billing.getQuota(
-      { credential: credentialOf(ctx), refused: ctx.status >= 400 },
-      billingCall(String(ctx.state.requestId ?? '')),
-    );
-    return quota?.remaining ?? 0;
-  } catch {
-    return 0; // unknown or malformed credential, or billing unreachable
-  }
 }

@@ -4,24 +4,18 @@ import type { Logger } from '@webutil/kit';
 import type { Context, Middleware } from 'koa';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
-import { authorize } from './credits.js';
+import type { Metering } from './credits.js';
 import { HttpError } from './envelope.js';
 import type { CallOptions } from './grpc-clients.js';
 import { clientGone, parseInput } from './pipeline.js';
 import type { DownloadSpec, FilePart } from './route-spec.js';
-import type { SettlementQueue } from './settlements.js';
 
 /**
  * validate -> authorize (free: identify and rate-count) -> the streaming RPC -> the file. The first
  * message decides the answer: a failure before it (not found, expired, refused name) is the error
  * envelope; after it the bytes stream through with the headers it named.
  */
-export function downloadHandler(
-  spec: DownloadSpec,
-  clients: Clients,
-  settlements: SettlementQueue,
-  log: Logger,
-): Middleware {
+export function downloadHandler(spec: DownloadSpec, clients: Clients, metering: Metering, log: Logger): Middleware {
   const metered = { ...spec, credits: 0, challenge: false };
   return async (ctx) => {
     const input = await parseInput({ method: 'GET', input: spec.input }, ctx);
@@ -31,7 +25,7 @@ export function downloadHandler(
       signal: clientGone(ctx),
     };
     // Free: authorize only identifies and rate-limits the caller; no credits are held.
-    await authorize(clients.billing, settlements, metered, ctx, options.requestId, log);
+    await metering.authorize(metered, ctx, options.requestId);
     const parts = spec.call(clients, input, options)[Symbol.asyncIterator]();
     let first: IteratorResult<FilePart>;
     try {

@@ -2,9 +2,9 @@ import { createLogger, env, loadConfig, serveMetrics, serviceEnv } from '@webuti
 import { z } from 'zod';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
+import { Metering } from './credits.js';
 import { createServer } from './http-server.js';
 import { routes } from './routes.js';
-import { SettlementQueue } from './settlements.js';
 
 const config = loadConfig({
   HOST: env.string('0.0.0.0'),
@@ -29,6 +29,11 @@ const config = loadConfig({
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Set (as for billing) when the bot challenge is Cloudflare Turnstile: the pages' CSP allows its widget. */
   TURNSTILE_SITE_KEY: env.optionalString(),
+  /**
+   * How long the edge answers a caller's quota reads from billing's last answer for that caller
+   * (counting them toward its rate) before asking billing again; 0 asks billing every time.
+   */
+  CALLER_VIEW_MS: env.int(1_000, 0),
   /** Prometheus /metrics on its own port (not on the public one); unset: none. */
   METRICS_PORT: serviceEnv.METRICS_PORT,
 });
@@ -42,10 +47,10 @@ const clients = connectAll({
   bookmark: config.BOOKMARK_ADDR,
   tlsScan: config.TLS_SCAN_ADDR,
 });
-const settlements = new SettlementQueue(clients.billing, log);
+const metering = new Metering(clients.billing, log, { callerViewMs: config.CALLER_VIEW_MS });
 const app = createApp({
   clients,
-  settlements,
+  metering,
   log,
   jsonLimit: config.JSON_BODY_LIMIT,
   trustedProxies: config.TRUSTED_PROXIES,
@@ -76,7 +81,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
     server.close(async () => {
       clearTimeout(force);
-      await settlements.drain(5_000);
+      await metering.drain(5_000);
       closeAll(clients);
       metrics?.close();
       log.info('stopped');

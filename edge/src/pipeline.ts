@@ -4,14 +4,13 @@ import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
-import { authorize } from './credits.js';
+import type { Metering } from './credits.js';
 import { HttpError, successBody } from './envelope.js';
 import type { CallOptions } from './grpc-clients.js';
 import { readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { RouteSpec } from './route-spec.js';
 import { issueCode } from './schemas/common.js';
-import type { SettlementQueue } from './settlements.js';
 
 /** Parses the route's input; every failure is a 4xx in the envelope, before anything is held. */
 export async function parseInput<In extends z.ZodObject>(
@@ -65,7 +64,7 @@ const clientClosed = () => new HttpError(499, 'client_closed_request', 'the clie
  * release on any failure (service error, service down, deadline, a client gone before the work
  * was done).
  */
-export function handler(spec: RouteSpec, clients: Clients, settlements: SettlementQueue, log: Logger): Middleware {
+export function handler(spec: RouteSpec, clients: Clients, metering: Metering, log: Logger): Middleware {
   const present = presenter(spec.output);
   const envelope = spec.envelope ?? 'data';
   return async (ctx) => {
@@ -76,7 +75,7 @@ export function handler(spec: RouteSpec, clients: Clients, settlements: Settleme
       timeoutMs: spec.timeoutMs,
       signal: clientGone(ctx),
     };
-    const hold = await authorize(clients.billing, settlements, spec, ctx, options.requestId, log);
+    const hold = await metering.authorize(spec, ctx, options.requestId);
     let body: object;
     let headers: Record<string, string> | undefined;
     try {

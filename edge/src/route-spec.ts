@@ -39,6 +39,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
   callers?: 'any' | 'session' | 'ip';
   /** Browser callers need a challenge clearance; default: when the route spends credits. */
   challenge?: boolean;
+  /**
+   * Free, and answered from the caller's quota alone: the edge may answer it from its short-lived
+   * view of the caller (billing's last word, CALLER_VIEW_MS at most) instead of asking billing.
+   */
+  fromCallerView?: boolean;
   /** Query (GET) or JSON body (POST), merged with the path parameters. */
   input: In;
   /**
@@ -113,4 +118,7 @@ export interface DownloadSpec<In extends z.ZodObject = z.ZodObject> {
 export const download = <In extends z.ZodObject>(spec: DownloadSpec<In>): DownloadSpec<In> => spec;
 
 /** What authorize() needs of a row. */
-export type Metered = Pick<RouteSpec, 'operation' | 'credits' | 'callers' | 'challenge' | 'timeoutMs' | 'errors'>;
+export type Metered = Pick<
+  RouteSpec,
+  'operation' | 'credits' | 'callers' | 'challenge' | 'fromCallerView' | 'timeoutMs' | 'errors'
+>;

@@ -296,7 +296,8 @@ export const routes: RouteSpec[] = [
     input: noInput,
     output: Quota,
     timeoutMs: BILLING_TIMEOUT_MS,
-    // Billing's Authorize already read the quota, after counting this request.
+    fromCallerView: true,
+    // Billing's Authorize (or the edge's view of the caller) already read the quota, counting this request.
     call: async (_c, _input, _options, caller) => caller.quota,
     headers: noStore,
   }),

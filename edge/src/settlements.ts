@@ -1,6 +1,6 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
 import { SettlementOutcome } from '@webutil/proto/webutil/billing/v1/billing';
-import type { BillingClient } from './credits.js';
+import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from './billing-client.js';
 
 interface Queued {
   reservationId: string;
@@ -8,6 +8,8 @@ interface Queued {
   operation: string;
   /** After this, billing has returned the hold's credits by itself: retrying is pointless. */
   expiresAt: number;
+  /** A refund: marks it sent (or given up), for the caller's next authorization (see `refunded`). */
+  sent?: () => void;
 }
 
 export interface SettlementOptions {
@@ -19,7 +21,10 @@ export interface SettlementOptions {
   timeoutMs: number;
 }
 
-const DEFAULTS: SettlementOptions = { maxBatch: 256, retryMs: 250, timeoutMs: 10_000 };
+/** Longest a caller's authorization waits for its own refund to land. */
+const REFUND_WAIT_MS = 2_000;
+
+const DEFAULTS: SettlementOptions = { maxBatch: 256, retryMs: 250, timeoutMs: BILLING_TIMEOUT_MS };
 
 /**
  * A metered call's hold is settled (spent on success, returned on failure) after its response and
@@ -34,6 +39,8 @@ export class SettlementQueue {
   private readonly pending: Queued[] = [];
   private inFlight: Promise<void> | undefined;
   private readonly options: SettlementOptions;
+  /** Per caller, its latest refund's sending (batches leave one at a time, in order, so earlier ones are done by then). */
+  private readonly refunds = new Map<string, Promise<void>>();
 
   constructor(
     private readonly billing: BillingClient,
@@ -43,11 +50,44 @@ export class SettlementQueue {
     this.options = { ...DEFAULTS, ...options };
   }
 
-  add(reservationId: string, operation: string, result: 'success' | 'failure', expiresAt: number): void {
-    const outcome =
-      result === 'success' ? SettlementOutcome.SETTLEMENT_OUTCOME_SPEND : SettlementOutcome.SETTLEMENT_OUTCOME_REFUND;
-    this.pending.push({ reservationId, operation, outcome, expiresAt });
+  add(
+    reservationId: string,
+    operation: string,
+    result: 'success' | 'failure',
+    expiresAt: number,
+    callerKey: string,
+  ): void {
+    if (result === 'success') {
+      this.pending.push({ reservationId, operation, outcome: SettlementOutcome.SETTLEMENT_OUTCOME_SPEND, expiresAt });
+    } else {
+      const sending = new Promise<void>((sent) => {
+        this.pending.push({
+          reservationId,
+          operation,
+          outcome: SettlementOutcome.SETTLEMENT_OUTCOME_REFUND,
+          expiresAt,
+          sent,
+        });
+      });
+      this.refunds.set(callerKey, sending);
+      void sending.then(() => {
+        if (this.refunds.get(callerKey) === sending) this.refunds.delete(callerKey);
+      });
+    }
     this.sendNext();
+  }
+
+  /**
+   * Settles once the caller's refunds still queued or in flight have reached billing (or been
+   * given up), so a caller retrying right after a failure sees its credits back; at once otherwise.
+   */
+  async refunded(callerKey: string): Promise<void> {
+    const sending = this.refunds.get(callerKey);
+    if (!sending) return;
+    // Bounded: a billing that takes no settlements (an outage) must not also stall the caller.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([sending, new Promise((resolve) => (timer = setTimeout(resolve, REFUND_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** Sends what is queued (on shutdown), for at most `withinMs`. */
@@ -65,6 +105,7 @@ export class SettlementQueue {
     const batch = this.pending.splice(0, this.options.maxBatch);
     this.inFlight = this.send(batch).finally(() => {
       this.inFlight = undefined;
+      for (const queued of batch) queued.sent?.();
       this.sendNext();
     });
   }
@@ -76,7 +117,7 @@ export class SettlementQueue {
       try {
         await this.billing.settle(
           { settlements: live.map(({ reservationId, outcome, operation }) => ({ reservationId, outcome, operation })) },
-          { requestId: `settle-${live[0]?.reservationId}`, timeoutMs: this.options.timeoutMs, signal: NEVER },
+          { ...billingCall(`settle-${live[0]?.reservationId}`), timeoutMs: this.options.timeoutMs },
         );
         return;
       } catch (err) {
@@ -86,6 +127,3 @@ export class SettlementQueue {
     }
   }
 }
-
-/** Settlements must be sent whoever has gone. */
-const NEVER = new AbortController().signal;

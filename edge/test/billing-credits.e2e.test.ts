@@ -58,6 +58,8 @@ describe('billing: credits through the edge', function () {
       limit: 100,
       remaining: 0,
     });
+    // The burst's holds went to billing batched, several per call.
+    expect(stack.logs.some((l) => l.startsWith('[billing]') && l.includes('"rpc":"AuthorizeBatch"'))).to.equal(true);
   });
 
   it('mixed 1- and 2-credit routes, concurrently: never more than the balance, never negative', async function () {
@@ -155,6 +157,35 @@ describe('billing: credits through the edge', function () {
       const res = await stack.api(downCheck('/ok'), { apiKey });
       expect(res.status).to.equal(200);
       expect(creditsHeader(res)).to.equal(49);
+    });
+  });
+
+  describe('the edge’s view of a caller', () => {
+    it('gives a failed call’s credits back before the caller’s next call: a retry is not refused for them', async () => {
+      const { apiKey } = await account(stack, 'STARTER', '--credits', '1');
+      const unreachable = `/v1/meta-scan?url=${encodeURIComponent('http://127.0.0.1:1/')}`;
+      // Each failure's refund is settled after its response; the next call must still find the credit.
+      for (let i = 0; i < 5; i++) await expectFailure(await stack.api(unreachable, { apiKey }), 500, 'target_unreachable');
+      const res = await stack.api(downCheck('/ok'), { apiKey });
+      expect(res.status).to.equal(200);
+      expect(creditsHeader(res)).to.equal(0);
+    });
+
+    it('answers quota reads from billing’s last word for at most CALLER_VIEW_MS (1 s): a top-up shows within it', async () => {
+      const { email, apiKey } = await account(stack, 'STARTER', '--credits', '10');
+      expect(await quota(stack, { apiKey })).to.include({ remaining: 10 });
+      await stack.admin('add-top-up', '--email', email, '--credits', '5');
+      const toppedUp = Date.now();
+      await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 15 }), 5_000);
+      // The bound, with room for a loaded machine; a view that never expired would fail here.
+      expect(Date.now() - toppedUp).to.be.below(4_000);
+    });
+
+    it('moves with what this edge spends: a quota read right after a call shows it', async () => {
+      const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
+      expect(await quota(stack, { apiKey })).to.include({ remaining: 10 });
+      expect((await stack.api(downCheck('/ok'), { apiKey })).status).to.equal(200);
+      expect(await quota(stack, { apiKey })).to.include({ remaining: 9 });
     });
   });
 

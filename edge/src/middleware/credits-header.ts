@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { type BillingClient, CREDITS_HEADER, peekCredits, setCredits } from '../credits.js';
+import { CREDITS_HEADER, type Metering, setCredits } from '../credits.js';
 
 /**
  * X-Credits-Remaining on every response. Routes set it from their billing call; anything else
@@ -8,8 +8,8 @@ import { type BillingClient, CREDITS_HEADER, peekCredits, setCredits } from '../
  * independent of billing.
  */
 export const creditsHeader =
-  (billing: BillingClient): Middleware =>
+  (metering: Metering): Middleware =>
   async (ctx, next) => {
     await next();
-    if (ctx.path !== '/healthz' && !ctx.response.get(CREDITS_HEADER)) setCredits(ctx, await peekCredits(billing, ctx));
+    if (ctx.path !== '/healthz' && !ctx.response.get(CREDITS_HEADER)) setCredits(ctx, await metering.peekCredits(ctx));
   };

@@ -13,7 +13,7 @@ import type { Challenges } from './challenge.js';
 import { forbidden, insufficientCredits, rateLimited, unauthenticated } from './denials.js';
 import type { Balance, Ledger, Payer } from './ledger.js';
 import { type AnonymousAllowance, PLANS } from './plans.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { Counted, RateLimiter } from './rate-limit.js';
 import type { Sessions } from './sessions.js';
 import type { Account, SessionRecord } from './stores/store.js';
 
@@ -45,15 +45,16 @@ export class Gate {
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResponse> {
     const credential = request.credential ?? { clientIp: '' };
-    const { caller, limited } = await this.admit(credential, request.callers);
+    const { caller, counted } = await this.admit(credential, request.callers);
+    const limited = counted.retryAfterSeconds;
     if ('refusal' in caller) {
       // An unknown caller has no credits to show; saying so spares the edge a second billing call.
-      const denial = limited ? tooMany(limited.retryAfterSeconds) : caller;
+      const denial = limited ? tooMany(limited) : caller;
       return { outcome: { $case: 'denial', denial: { ...denial, remaining: 0 } } };
     }
     const payer = payerOf(caller);
     const refused = (denial: Denial): Promise<AuthorizeResponse> => this.deny(denial, payer);
-    if (limited) return refused(tooMany(limited.retryAfterSeconds));
+    if (limited) return refused(tooMany(limited));
 
     // A session's cookie rides along on cross-site navigations too, so any call that spends its
     // credits (GET routes included) must show the page's CSRF token.
@@ -74,10 +75,10 @@ export class Gate {
       if (denial) return refused(denial);
     }
 
-    if (request.credits <= 0)
-      return {
-        outcome: { $case: 'grant', grant: { quota: this.quotaOf(caller, await this.deps.ledger.balance(payer)) } },
-      };
+    if (request.credits <= 0) {
+      const quota = this.quotaOf(caller, await this.deps.ledger.balance(payer));
+      return { outcome: { $case: 'grant', grant: { quota, rate: counted.window } } };
+    }
     const held = await this.deps.ledger.reserve(payer, request.credits, request.holdMs);
     if ('short' in held) {
       return {
@@ -90,7 +91,7 @@ export class Gate {
     return {
       outcome: {
         $case: 'grant',
-        grant: { quota: this.quotaOf(caller, held.balance), reservationId: held.reservationId },
+        grant: { quota: this.quotaOf(caller, held.balance), reservationId: held.reservationId, rate: counted.window },
       },
     };
   }
@@ -123,10 +124,10 @@ export class Gate {
   private async admit(
     credential: Credential,
     policy: CallerPolicy,
-  ): Promise<{ caller: Caller | Denial; limited?: { retryAfterSeconds: number } }> {
+  ): Promise<{ caller: Caller | Denial; counted: Counted }> {
     const caller = await this.identify(credential, policy);
-    const counted = 'refusal' in caller ? this.anonymous(credential) : caller;
-    return { caller, limited: await this.deps.limiter.hit(rateSubject(counted), this.requestsPerMinute(counted)) };
+    const payer = 'refusal' in caller ? this.anonymous(credential) : caller;
+    return { caller, counted: await this.deps.limiter.hit(rateSubject(payer), this.requestsPerMinute(payer)) };
   }
 
   private anonymous(credential: Credential): Caller {

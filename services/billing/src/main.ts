@@ -76,7 +76,8 @@ const sessions = new Sessions({
   clock,
   signUpsPerNetworkPerDay: config.SIGN_UPS_PER_NETWORK_PER_DAY,
 });
-const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter: new RateLimiter(store, clock), anonymous });
+const limiter = new RateLimiter(store, clock);
+const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous });
 
 // Holds nobody settled (an edge died mid-call) return their credits; expired rows go away.
 const every = (ms: number, task: () => Promise<unknown>, what: string) =>
@@ -90,7 +91,7 @@ await runService({
   name: 'billing',
   ...processOptions(config),
   protoFiles: ['webutil/billing/v1/billing.proto'],
-  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges }, log)],
+  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges, limiter }, log)],
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);

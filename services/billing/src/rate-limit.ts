@@ -1,7 +1,14 @@
+import type { RateWindow } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Clock } from './clock.js';
 import type { BillingStore } from './stores/store.js';
 
 const MINUTE_MS = 60_000;
+
+/** A counted request's window; `retryAfterSeconds` when the request is past the limit. */
+export interface Counted {
+  window: RateWindow;
+  retryAfterSeconds?: number;
+}
 
 /**
  * Fixed one-minute windows counted in the store, so every billing replica shares them. Every
@@ -13,12 +20,24 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  /** Counts one request of `subject`; returns the seconds to wait when it is over `perMinute`. */
-  async hit(subject: string, perMinute: number): Promise<{ retryAfterSeconds: number } | undefined> {
+  /** Counts one request of `subject` against `perMinute`. */
+  async hit(subject: string, perMinute: number): Promise<Counted> {
     const now = this.clock();
-    const window = Math.floor(now / MINUTE_MS);
-    const windowEnd = (window + 1) * MINUTE_MS;
-    const count = await this.store.increment(`rate|${subject}|${window}`, 1, windowEnd + MINUTE_MS);
-    return count > perMinute ? { retryAfterSeconds: Math.max(1, Math.ceil((windowEnd - now) / 1000)) } : undefined;
+    const minute = Math.floor(now / MINUTE_MS);
+    const used = await this.store.increment(rateKey(subject, minute), 1, (minute + 2) * MINUTE_MS);
+    const window = { key: subject, perMinute, used, minute: String(minute) };
+    if (used <= perMinute) return { window };
+    return { window, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
+  }
+
+  /**
+   * Adds requests another process answered on its own (the edge's free reads) to their windows.
+   * Windows that have ended are past caring.
+   */
+  async add(subject: string, minute: number, requests: number): Promise<void> {
+    if (requests <= 0 || minute < Math.floor(this.clock() / MINUTE_MS)) return;
+    await this.store.increment(rateKey(subject, minute), requests, (minute + 2) * MINUTE_MS);
   }
 }
+
+const rateKey = (subject: string, minute: number) => `rate|${subject}|${minute}`;

@@ -1,5 +1,7 @@
 import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
 import {
+  type AuthorizeRequest,
+  type AuthorizeResponse,
   BillingServiceService,
   type Denial,
   type Session,
@@ -10,6 +12,7 @@ import type { Challenges } from './challenge.js';
 import { creditsRefused } from './credit-metrics.js';
 import type { Gate } from './gate.js';
 import type { Ledger } from './ledger.js';
+import type { RateLimiter } from './rate-limit.js';
 import { accountMessage, type Sessions } from './sessions.js';
 
 export interface BillingDeps {
@@ -18,20 +21,34 @@ export interface BillingDeps {
   sessions: Sessions;
   apiKeys: ApiKeys;
   challenges: Challenges;
+  limiter: RateLimiter;
 }
 
 export function billingService(
-  { gate, ledger, sessions, apiKeys, challenges }: BillingDeps,
+  { gate, ledger, sessions, apiKeys, challenges, limiter }: BillingDeps,
   log: Logger,
 ): ServiceBinding {
   return bind(
     BillingServiceService,
     {
-      authorize: async (request) => {
-        const answer = await gate.authorize(request);
-        if (answer.outcome?.$case === 'denial' && request.credits > 0)
-          creditsRefused.inc({ reason: answer.outcome.denial.reason }, request.credits);
-        return answer;
+      authorize: (request) => authorize(gate, request),
+      // As many Authorize calls at once would be: each hold is its own guarded update.
+      authorizeBatch: async ({ requests }) => {
+        const answers = await Promise.allSettled(requests.map((request) => authorize(gate, request)));
+        const failed = answers.find((answer) => answer.status === 'rejected');
+        if (!failed)
+          return { responses: answers.map((answer) => (answer as PromiseFulfilledResult<AuthorizeResponse>).value) };
+        // The batch fails whole: holds taken for its other requests go back now, not at their expiry.
+        for (const answer of answers) {
+          const outcome = answer.status === 'fulfilled' ? answer.value.outcome : undefined;
+          if (outcome?.$case === 'grant' && outcome.grant.reservationId)
+            await ledger.settle(outcome.grant.reservationId, 'refund');
+        }
+        throw failed.reason;
+      },
+      countRequests: async ({ counts }) => {
+        for (const { key, minute, requests } of counts) await limiter.add(key, Number(minute), requests);
+        return {};
       },
       settle: async ({ settlements }) => {
         const settled: string[] = [];
@@ -78,6 +95,13 @@ export function billingService(
     },
     log,
   );
+}
+
+async function authorize(gate: Gate, request: AuthorizeRequest): Promise<AuthorizeResponse> {
+  const answer = await gate.authorize(request);
+  if (answer.outcome?.$case === 'denial' && request.credits > 0)
+    creditsRefused.inc({ reason: answer.outcome.denial.reason }, request.credits);
+  return answer;
 }
 
 const sessionOutcome = (outcome: { session: Session } | { denial: Denial }) =>

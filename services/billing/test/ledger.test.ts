@@ -104,9 +104,23 @@ describe('billing domain (embedded store, injected clock)', () => {
   it('rate limits count per minute and say when the window ends', async () => {
     const limiter = new RateLimiter(store, clock);
     now = Date.UTC(2026, 0, 31, 10, 0, 45);
-    for (let i = 0; i < 2; i++) expect(await limiter.hit('s', 2)).to.equal(undefined);
-    expect(await limiter.hit('s', 2)).to.deep.equal({ retryAfterSeconds: 15 });
+    const minute = String(Math.floor(now / 60_000));
+    for (let i = 1; i <= 2; i++)
+      expect(await limiter.hit('s', 2)).to.deep.equal({ window: { key: 's', perMinute: 2, used: i, minute } });
+    expect(await limiter.hit('s', 2)).to.deep.equal({
+      window: { key: 's', perMinute: 2, used: 3, minute },
+      retryAfterSeconds: 15,
+    });
     now += 15_000;
-    expect(await limiter.hit('s', 2)).to.equal(undefined);
+    expect((await limiter.hit('s', 2)).retryAfterSeconds).to.equal(undefined);
+  });
+
+  it('adds requests counted elsewhere to their window, and drops them once the window has ended', async () => {
+    const limiter = new RateLimiter(store, clock);
+    now = Date.UTC(2026, 0, 31, 11, 0, 10);
+    const minute = Math.floor(now / 60_000);
+    await limiter.add('t', minute, 4);
+    await limiter.add('t', minute - 1, 50);
+    expect((await limiter.hit('t', 10)).window.used).to.equal(5);
   });
 });

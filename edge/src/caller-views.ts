@@ -1,0 +1,115 @@
+import { type Logger, readGrpcError } from '@webutil/kit';
+import type { Quota, RateWindow, RequestCount } from '@webutil/proto/webutil/billing/v1/billing';
+import { type BillingClient, billingCall } from './billing-client.js';
+
+interface View {
+  quota: Quota;
+  /** Billing's window when it answered, counting on here. */
+  rate: RateWindow;
+  seenAt: number;
+}
+
+const MINUTE_MS = 60_000;
+/** How often counted reads go to billing, and stale views are dropped. */
+const REPORT_EVERY_MS = 250;
+
+/** A free read answered from the view: the quota, and how long to wait when past the rate. */
+export interface ViewRead {
+  quota: Quota;
+  retryAfterSeconds?: number;
+}
+
+/**
+ * The edge's short-lived view of each caller, keyed by credential: its quota and rate window as
+ * billing last answered them (every authorization refreshes it). Free reads of the caller's own
+ * quota, the call clients make most, are answered from it for at most `ttlMs` after billing last
+ * spoke, without a billing round trip. They still count toward the caller's rate: counted here,
+ * refused here past the limit, and reported to billing in batches, as Google's ESP caches Check
+ * answers and aggregates Reports to Service Control. What this edge spends or returns moves the
+ * view at once; what happens elsewhere (another edge, a top-up, a revoked key or ended session)
+ * shows within `ttlMs`. Whatever spends credits always asks billing.
+ */
+export class CallerViews {
+  private readonly views = new Map<string, View>();
+  /** Reads answered here and not yet reported, by rate key and minute. */
+  private readonly unreported = new Map<string, RequestCount>();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly billing: BillingClient,
+    private readonly log: Logger,
+  ) {
+    if (ttlMs > 0) this.timer = setInterval(() => void this.tick(), Math.min(REPORT_EVERY_MS, ttlMs)).unref();
+  }
+
+  /** Billing's latest answer for the caller. */
+  remember(key: string, quota: Quota | undefined, rate: RateWindow | undefined): void {
+    if (!this.timer || !quota || !rate) return;
+    // Billing has not heard of the reads counted here since the last report.
+    const unreported = this.unreported.get(`${rate.key}|${rate.minute}`)?.requests ?? 0;
+    this.views.set(key, { quota, rate: { ...rate, used: rate.used + unreported }, seenAt: Date.now() });
+  }
+
+  /** Billing refused the caller for its rate again: its view (past the limit) stands for another `ttlMs`. */
+  stillLimited(key: string): void {
+    const view = this.views.get(key);
+    if (view) view.seenAt = Date.now();
+  }
+
+  /** Credits a failed call's refund gives back (billing has them back once the settlement lands). */
+  refund(key: string, credits: number): void {
+    const view = this.views.get(key);
+    if (view) view.quota = { ...view.quota, remaining: view.quota.remaining + credits };
+  }
+
+  /**
+   * A request of the caller, against its fresh view: past the caller's rate it is refused here;
+   * a free read of its quota (`answer`) is answered here; both are counted. Undefined: billing
+   * decides (and counts).
+   */
+  check(key: string, answer: boolean): ViewRead | undefined {
+    const view = this.views.get(key);
+    const now = Date.now();
+    if (!view || now - view.seenAt >= this.ttlMs) return undefined;
+    const minute = Math.floor(now / MINUTE_MS);
+    // A new window is billing's to open.
+    if (minute !== Number(view.rate.minute)) return undefined;
+    const over = view.rate.used >= view.rate.perMinute;
+    if (!over && !answer) return undefined;
+    view.rate.used++;
+    this.count(view.rate.key, view.rate.minute);
+    if (!over) return { quota: view.quota };
+    return { quota: view.quota, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
+  }
+
+  /** Reports what is counted (on shutdown too). */
+  async flush(): Promise<void> {
+    if (this.unreported.size === 0) return;
+    const counts = [...this.unreported.values()];
+    this.unreported.clear();
+    try {
+      await this.billing.countRequests({ counts }, billingCall('count-requests'));
+    } catch (err) {
+      // Best effort: a lost report undercounts a rate for one window, nothing else.
+      this.log.warn({ counts: counts.length, err: readGrpcError(err) }, 'reporting counted requests failed');
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private count(key: string, minute: string): void {
+    const id = `${key}|${minute}`;
+    const counted = this.unreported.get(id);
+    if (counted) counted.requests++;
+    else this.unreported.set(id, { key, minute, requests: 1 });
+  }
+
+  private async tick(): Promise<void> {
+    const stale = Date.now() - this.ttlMs;
+    for (const [key, view] of this.views) if (view.seenAt < stale) this.views.delete(key);
+    await this.flush();
+  }
+}
