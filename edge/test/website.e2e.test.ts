@@ -543,7 +543,9 @@ describe('website: pages in a real browser', function () {
     );
   });
 
-  it('every page passes axe-core (no serious or critical violations) and fits 360 px; screenshots at desktop and 360 px, light and dark', async () => {
+  it('every page passes axe-core (no serious or critical violations) and fits 360 px; screenshots at desktop and 360 px, light and dark', async function () {
+    // 17 pages, 4 screenshots and 3 axe runs each: about 40 s on an idle machine.
+    this.timeout(300_000);
     const page = await visitor();
     const email = `tour-${Date.now()}@example.test`;
     await stack.admin('create-account', '--email', email, '--password', PASSWORD);
