@@ -19,10 +19,12 @@ import { downloads, routes } from './routes.js';
 import {
   assetHandler,
   contentSecurityPolicy,
+  DOWNLOAD_CSP,
   loadWebsite,
   PAGE_PATHS,
   securityHeaders,
   shellHandler,
+  withCsp,
 } from './website.js';
 
 export interface AppOptions {
@@ -88,19 +90,21 @@ export function createApp({
   }
   const site = loadWebsite(webDir);
   if (site) {
-    const headers = securityHeaders(contentSecurityPolicy({ turnstile }));
-    for (const page of PAGE_PATHS) router.get(page, headers, shellHandler(site.shell));
-    for (const [assetPath, asset] of site.assets) router.get(assetPath, headers, assetHandler(asset));
+    const csp = withCsp(contentSecurityPolicy({ turnstile }));
+    for (const page of PAGE_PATHS) router.get(page, csp, shellHandler(site.shell));
+    for (const [assetPath, asset] of site.assets) router.get(assetPath, csp, assetHandler(asset));
   } else {
     log.warn({ webDir }, 'no website build found; serving the API only');
   }
+  const downloadCsp = withCsp(DOWNLOAD_CSP);
   for (const spec of downloads) {
     const middleware = downloadHandler(spec, clients, metering, log);
-    for (const path of spec.paths) router.register(path, ['GET'], middleware, { name: path });
+    for (const path of spec.paths) router.register(path, ['GET'], [downloadCsp, middleware], { name: path });
   }
   app.use(requestMetrics());
   app.use(requestId());
   app.use(clientAddress(trustedProxies));
+  app.use(securityHeaders());
   app.use(creditsHeader(metering));
   app.use(errorEnvelope(log));
   app.use(router.routes());

@@ -1,6 +1,6 @@
 /**
  * The website: the pages' shell and the hashed assets esbuild wrote to dist/web (edge/web/build.mjs),
- * served from memory with strict security headers. The pages call the API through /api/v1 on this
+ * served from memory under the pages' CSP. The pages call the API through /api/v1 on this
  * same origin, so the CSP can allow 'self' only.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -67,15 +67,32 @@ export function loadWebsite(dir: string): { shell: Asset; assets: Map<string, As
   return { shell: load(dir, 'index.html'), assets };
 }
 
-/** Security headers on every page and asset; HSTS only when the request came over TLS. */
-export const securityHeaders =
+/**
+ * What the API's own answers (JSON, downloads, 404s) may do if a browser renders them: nothing
+ * (no scripts, styles or frames of their own), and none may be framed.
+ */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+/** A download may be shown inside the site's own pages (the PDF preview frame), nowhere else. */
+export const DOWNLOAD_CSP = "default-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
+
+/**
+ * Security headers on every response of the origin; HSTS only when the request came over TLS
+ * (clientAddress has set ctx.state.https). Pages and downloads replace the CSP with their own.
+ */
+export const securityHeaders = (): Middleware => async (ctx, next) => {
+  ctx.set('Content-Security-Policy', API_CSP);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'same-origin');
+  ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+  if (ctx.state.https) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+  await next();
+};
+
+/** A route's own CSP in place of the API's. */
+export const withCsp =
   (csp: string): Middleware =>
   async (ctx, next) => {
     ctx.set('Content-Security-Policy', csp);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'same-origin');
-    ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
-    if (ctx.state.https) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     await next();
   };
 

@@ -2,12 +2,15 @@
 import { z } from 'zod';
 import { count, targetUrl } from './common.js';
 
-/** An optional option from the spec's allowed values; absent, the service applies the spec's default. */
+/**
+ * An optional option from the spec's allowed values; absent, the service applies the spec's default,
+ * which the contract states (`default`) so clients and the playground's forms preselect it.
+ */
 const oneOf = <const T extends readonly [string, ...string[]]>(name: string, values: T, fallback: T[number]) =>
   z
     .enum(values, { error: `${name} must be one of ${values.join(', ')}` })
     .optional()
-    .meta({ description: `Default ${fallback}.` });
+    .meta({ default: fallback, description: `Default ${fallback}.` });
 
 export const ScreenshotInput = z.object({
   url: targetUrl,

@@ -1,5 +1,14 @@
 /** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
-import { type Account, call, currentAccount, refreshCredits, setCsrfToken, solvedChallenge } from './api.js';
+import {
+  type Account,
+  ApiError,
+  call,
+  currentAccount,
+  refreshCredits,
+  type Solution,
+  setCsrfToken,
+  solvedChallenge,
+} from './api.js';
 import { h, show } from './dom.js';
 import { showError } from './playground.js';
 
@@ -25,10 +34,18 @@ export function authPage(main: HTMLElement, mode: 'sign-in' | 'sign-up', go: (pa
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const values = Object.fromEntries(new FormData(form)) as Record<string, string>;
+    const attempt = (solution?: Solution) =>
+      call<{ csrfToken: string }>('POST', `/auth/${mode}`, { ...values, ...solution });
     try {
-      // Sign-up redeems a freshly solved challenge of its own; sign-in asks only after many failures.
-      const extra = mode === 'sign-up' ? await solvedChallenge() : {};
-      const session = await call<{ csrfToken: string }>('POST', `/auth/${mode}`, { ...values, ...extra });
+      // Sign-up redeems a freshly solved challenge of its own; sign-in asks for one (in the body,
+      // not as a clearance) only once the account has had many failed sign-ins.
+      const session =
+        mode === 'sign-up'
+          ? await attempt(await solvedChallenge())
+          : await attempt().catch(async (err: unknown) => {
+              if (!(err instanceof ApiError && err.code === 'challenge_required')) throw err;
+              return attempt(await solvedChallenge());
+            });
       setCsrfToken(session.csrfToken);
       go('/account');
     } catch (err) {
@@ -165,6 +182,8 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
   const account: Account | undefined = await currentAccount();
   if (!account) return go('/sign-in');
   const quota = await call<{ plan?: string; limit: number; remaining: number }>('GET', '/quota');
+  // The quota's remaining counts top-ups too; they outlast the cycle, so they are shown apart.
+  const cycleLeft = Math.max(0, quota.remaining - account.topUpCredits);
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
   const keys = h('div');
   const usage = h('div');
@@ -193,8 +212,13 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
             {
               type: 'button',
               onclick: async () => {
-                await navigator.clipboard.writeText(key.key).catch(() => value.select());
-                status.textContent = 'Key copied.';
+                try {
+                  await navigator.clipboard.writeText(key.key);
+                  status.textContent = 'Key copied.';
+                } catch {
+                  value.select();
+                  status.textContent = 'Copying was refused: the key is selected, copy it with Ctrl+C.';
+                }
               },
             },
             'Copy',
@@ -230,10 +254,12 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
         h('dd', {}, account.email),
         h('dt', {}, 'Plan'),
         h('dd', { id: 'plan' }, account.plan),
-        h('dt', {}, 'Credits left'),
-        h('dd', { id: 'credits-left' }, `${quota.remaining} (cycle allowance ${quota.limit}, plus top-ups)`),
+        h('dt', {}, 'Credits left this cycle'),
+        h('dd', { id: 'cycle-credits' }, `${cycleLeft} of ${quota.limit}`),
         h('dt', {}, 'Top-up credits'),
         h('dd', { id: 'top-ups' }, account.topUpCredits),
+        h('dt', {}, 'Credits left in all'),
+        h('dd', { id: 'credits-left' }, quota.remaining),
         h('dt', {}, 'Renews'),
         h('dd', { id: 'renews' }, when(account.cycleEnds)),
         h('dt', {}, 'Member since'),

@@ -1,7 +1,8 @@
 /**
  * Calls to the API on this origin (/api/v1): the session cookie rides along, the CSRF token is
  * sent once known, the credits header is shown, and a missing or stale bot clearance is earned
- * (ALTCHA proof of work) and the call retried once.
+ * (ALTCHA proof of work) and the call retried once. Sign-up and sign-in take a solved challenge in
+ * their body instead (account.ts), so /auth/* calls are never retried with a clearance.
  */
 import { solveChallenge } from 'altcha-lib';
 
@@ -23,6 +24,7 @@ export const setCsrfToken = (token: string | undefined) => {
 };
 
 const CHALLENGE_CODES = new Set(['challenge_required', 'challenge_expired', 'challenge_failed']);
+/** The clearance cookie is HttpOnly: its expiry is kept beside it, shared by every tab of the site. */
 const CLEARANCE_KEY = 'wu-clearance-until';
 
 function showCredits(res: Response): void {
@@ -59,13 +61,13 @@ async function unwrap<T>(res: Response): Promise<T> {
 /** A call; browser callers earn a clearance first when the route asks for one. */
 export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await send(method, path, body);
-  if (res.status === 401) {
+  if (res.status === 401 && !path.startsWith('/auth/')) {
     const failure = await res
       .clone()
       .json()
       .catch(() => undefined);
     if (CHALLENGE_CODES.has(failure?.error?.code)) {
-      sessionStorage.removeItem(CLEARANCE_KEY);
+      localStorage.removeItem(CLEARANCE_KEY);
       await ensureClearance();
       return unwrap<T>(await send(method, path, body));
     }
@@ -160,10 +162,10 @@ async function turnstileToken(siteKey: string): Promise<string> {
 
 /** Earns the wu_clearance cookie unless the one we hold is still valid (then nothing shows). */
 export async function ensureClearance(): Promise<void> {
-  if (Number(sessionStorage.getItem(CLEARANCE_KEY)) > Date.now()) return;
+  if (Number(localStorage.getItem(CLEARANCE_KEY)) > Date.now()) return;
   const cleared = await unwrap<{ maxAgeSeconds: number }>(await send('POST', '/challenge', await solvedChallenge()));
   // Renewed a minute early so a call never races the cookie's expiry.
-  sessionStorage.setItem(CLEARANCE_KEY, String(Date.now() + (cleared.maxAgeSeconds - 60) * 1000));
+  localStorage.setItem(CLEARANCE_KEY, String(Date.now() + (cleared.maxAgeSeconds - 60) * 1000));
   status('Challenge passed.');
 }
 

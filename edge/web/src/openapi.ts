@@ -26,7 +26,7 @@ export interface Operation {
   description?: string;
   parameters?: { name: string; in: string; required?: boolean; schema: Schema; description?: string }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, { description?: string }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
   security?: Record<string, string[]>[];
 }
 

@@ -1,5 +1,6 @@
 /** One page per operation: a form built from the contract's input schema, and a result view. */
 import { ApiError, call, ensureClearance } from './api.js';
+import { isUnavailable, isUnavailableError, rememberAvailability } from './availability.js';
 import { h, show } from './dom.js';
 import { type Document, inputFields, type Operation, openApi, operations, type Schema } from './openapi.js';
 import { renderResult } from './results.js';
@@ -27,12 +28,21 @@ export function playgroundIndex(main: HTMLElement): void {
     h(
       'ul',
       { class: 'cards' },
-      PLAYGROUND.map(([id, title]) => h('li', {}, h('a', { href: `/play/${id}` }, title))),
+      PLAYGROUND.map(([id, title]) =>
+        h(
+          'li',
+          {},
+          h('a', { href: `/play/${id}` }, title),
+          isUnavailable(id) ? h('span', { class: 'badge', 'data-unavailable': id }, 'unavailable') : null,
+        ),
+      ),
     ),
   );
 }
 
 const typeOf = (schema: Schema) => (Array.isArray(schema.type) ? schema.type[0] : schema.type);
+/** Fields that hold a secret: typed unseen, never offered for autofill elsewhere. */
+const SECRET_FIELDS = new Set(['password', 'key']);
 
 function control(name: string, schema: Schema, required: boolean): HTMLElement {
   const id = `field-${name}`;
@@ -69,10 +79,13 @@ function control(name: string, schema: Schema, required: boolean): HTMLElement {
       { ...common, rows: 3, placeholder: 'JSON' },
       schema.default ? JSON.stringify(schema.default) : '',
     );
+  else if (SECRET_FIELDS.has(name)) input = h('input', { ...common, type: 'password', autocomplete: 'off' });
+  // A URL field stays text: the API takes "example.com" (https is meant), which type=url refuses.
   else
     input = h('input', {
       ...common,
-      type: name === 'url' ? 'url' : name === 'password' ? 'password' : 'text',
+      type: 'text',
+      inputmode: name === 'url' ? 'url' : undefined,
       value: schema.default as string | undefined,
     });
   return h('div', { class: 'field' }, h('label', { for: id }, name, required ? ' (required)' : ''), input, hint);
@@ -111,6 +124,9 @@ export async function playground(main: HTMLElement, operationId: string): Promis
   }
   const fields = inputFields(doc, op);
   const multipart = !!op.requestBody?.content['multipart/form-data'];
+  const notice = isUnavailable(operationId)
+    ? h('p', { class: 'notice', role: 'status' }, 'Unavailable: this operation did not answer a moment ago; try again.')
+    : null;
   const result = h('section', { class: 'result', 'aria-live': 'polite', 'aria-label': 'Result' });
   const button = h('button', { type: 'submit' }, 'Run');
   const form = h(
@@ -132,23 +148,27 @@ export async function playground(main: HTMLElement, operationId: string): Promis
         op.method === 'GET'
           ? await call<unknown>('GET', `${path}?${new URLSearchParams(json as Record<string, string>)}`)
           : await call<unknown>('POST', path, multipart ? data : json);
+      rememberAvailability(operationId, true);
+      notice?.remove();
       await renderResult(result, operationId, reply);
     } catch (err) {
+      if (isUnavailableError(err)) rememberAvailability(operationId, false);
       showError(result, err);
     } finally {
       button.disabled = false;
     }
   });
-  show(main, h('h1', {}, title), op.summary ? h('p', {}, op.summary) : null, form, result);
+  show(main, h('h1', {}, title), notice, op.summary ? h('p', {}, op.summary) : null, form, result);
 }
 
+/** A failure with the API's message and code; a missing or stopped service as a notice, not an error. */
 export function showError(container: Element, err: unknown): void {
   const unavailable = err instanceof ApiError && (err.status === 501 || err.status === 503);
   show(
     container,
     h(
       'div',
-      { class: unavailable ? 'notice' : 'error', role: 'alert' },
+      { class: unavailable ? 'notice' : 'error', role: unavailable ? 'status' : 'alert' },
       h('strong', {}, unavailable ? 'Unavailable: ' : 'Error: '),
       err instanceof ApiError ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err),
     ),

@@ -24,24 +24,29 @@ function facts(row: Row): HTMLElement {
   );
 }
 
+/** Rows shown at most per table: a big crawl's thousands of links would stall the page. */
+const MAX_ROWS = 500;
+
 /** A table of rows, coloured by severity, filterable by it when rows have one. */
 function table(caption: string, rows: Row[]): HTMLElement {
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => rows.some((r) => !isRow(r[c])));
   const body = h('tbody');
-  const fill = (filter: string) =>
+  const count = h('p', { class: 'muted rows-shown', 'aria-live': 'polite' });
+  const fill = (filter: string) => {
+    const matching = rows.filter((r) => !filter || r.severity === filter);
+    count.textContent =
+      matching.length > MAX_ROWS ? `Showing ${MAX_ROWS} of ${matching.length} rows (the raw JSON has all).` : '';
     show(
       body,
-      rows
-        .filter((r) => !filter || r.severity === filter)
-        .slice(0, 500)
-        .map((r) =>
-          h(
-            'tr',
-            { class: typeof r.severity === 'string' ? `sev-${r.severity}` : undefined },
-            columns.map((c) => h('td', {}, cell(c, r[c]))),
-          ),
+      matching.slice(0, MAX_ROWS).map((r) =>
+        h(
+          'tr',
+          { class: typeof r.severity === 'string' ? `sev-${r.severity}` : undefined },
+          columns.map((c) => h('td', {}, cell(c, r[c]))),
         ),
+      ),
     );
+  };
   fill('');
   const severities = [...new Set(rows.map((r) => r.severity).filter((s): s is string => typeof s === 'string'))];
   const id = `filter-${caption.replace(/\W/g, '')}`;
@@ -62,6 +67,7 @@ function table(caption: string, rows: Row[]): HTMLElement {
     'div',
     { class: 'table' },
     filter,
+    count,
     h(
       'div',
       { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': caption },
@@ -104,13 +110,54 @@ function grouped(key: string, rows: Row[]): HTMLElement[] {
   });
 }
 
+/** A certificate's name field, e.g. its subject's CN. */
+const nameField = (name: unknown, field: string) =>
+  isRow(name) && typeof name[field] === 'string' ? name[field] : '—';
+
+/** The SSL scan's certificates, server's first: one card each, who it names, who signed it, when valid. */
+function chain(reply: Row): HTMLElement | null {
+  const certificates = [reply.certificate, ...(Array.isArray(reply.chain) ? reply.chain : [])].filter(isRow);
+  if (!certificates.length) return null;
+  const day = (iso: unknown) => (typeof iso === 'string' ? new Date(iso).toLocaleDateString() : '—');
+  return h(
+    'section',
+    { class: 'chain', 'aria-label': 'Certificate chain' },
+    h('h3', {}, 'Certificate chain'),
+    h(
+      'ol',
+      { class: 'cards' },
+      certificates.map((cert, i) =>
+        h(
+          'li',
+          { class: 'card cert' },
+          h('h4', {}, i === 0 ? 'Server certificate' : i === certificates.length - 1 ? 'Root' : 'Intermediate'),
+          h(
+            'dl',
+            { class: 'facts' },
+            h('dt', {}, 'Subject'),
+            h('dd', { class: 'subject' }, nameField(cert.subject, 'CN')),
+            h('dt', {}, 'Issuer'),
+            h('dd', { class: 'issuer' }, nameField(cert.issuer, 'CN')),
+            h('dt', {}, 'Valid'),
+            h('dd', { class: 'validity' }, `${day(cert.valid_from)} to ${day(cert.valid_to)}`),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 /** Any reply: its scalar facts as a card, its arrays of objects as tables, nested objects as cards. */
 function generic(reply: Row): HTMLElement[] {
   const parts: HTMLElement[] = [];
-  if (typeof reply.grade === 'string')
-    parts.push(h('p', { class: 'grade', 'aria-label': `Grade ${reply.grade}` }, reply.grade));
+  // The meta audit's grade, or the SSL scan's.
+  const grade = reply.grade ?? reply.securityGrade;
+  if (typeof grade === 'string') parts.push(h('p', { class: 'grade', 'aria-label': `Grade ${grade}` }, grade));
+  const certificates = chain(reply);
+  if (certificates) parts.push(certificates);
   parts.push(h('div', { class: 'card' }, facts(reply)));
   for (const [key, value] of Object.entries(reply)) {
+    if (certificates && key === 'chain') continue;
     if (Array.isArray(value) && value.some(isRow)) parts.push(...grouped(key, value as Row[]));
     else if (isRow(value))
       for (const [inner, list] of Object.entries(value))
