@@ -3,7 +3,7 @@ import type { ChallengeSolution, Credential } from '@webutil/proto/webutil/billi
 import type { Context, Middleware } from 'koa';
 import { HttpError } from './envelope.js';
 
-/** Cookie names (HttpOnly, SameSite=Lax, Secure over HTTPS). */
+/** Cookie names (HttpOnly, Secure over HTTPS; SameSite below). */
 export const SESSION_COOKIE = 'wu_session';
 export const CLEARANCE_COOKIE = 'wu_clearance';
 /** A signed-in page sends its session's CSRF token in this header on state-changing requests. */
@@ -85,6 +85,13 @@ export function challengeSolution(body: { payload?: string; turnstileToken?: str
   return undefined;
 }
 
+/**
+ * The session cookie is Lax, so a link from elsewhere lands signed in (its credit-spending calls
+ * need the CSRF token anyway). The clearance is Strict: a page elsewhere cannot make a visitor's
+ * browser spend the network's anonymous allowance by navigating it to a metered GET route.
+ */
+const SAME_SITE: Record<string, 'Lax' | 'Strict'> = { [SESSION_COOKIE]: 'Lax', [CLEARANCE_COOKIE]: 'Strict' };
+
 /** A Set-Cookie value; maxAgeSeconds 0 deletes the cookie. */
 export function cookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): string {
   return [
@@ -92,7 +99,7 @@ export function cookie(ctx: Context, name: string, value: string, maxAgeSeconds:
     'Path=/',
     `Max-Age=${maxAgeSeconds}`,
     'HttpOnly',
-    'SameSite=Lax',
+    `SameSite=${SAME_SITE[name] ?? 'Strict'}`,
     ...(ctx.state.https ? ['Secure'] : []),
   ].join('; ');
 }

@@ -280,9 +280,10 @@ describe('billing: identity through the edge', function () {
       const first = await browser.post('/v1/challenge', { payload });
       expect(first.status).to.equal(200);
       const cookie = first.headers.getSetCookie().find((c) => c.startsWith('wu_clearance='))!;
+      // Strict: another site's navigation to a metered GET route does not carry it.
       expect(cookie)
         .to.match(/; HttpOnly/)
-        .and.match(/; SameSite=Lax/)
+        .and.match(/; SameSite=Strict/)
         .and.match(/; Max-Age=900/);
       await expectFailure(await browser.post('/v1/challenge', { payload }), 401, 'challenge_failed');
       await expectFailure(
