@@ -1,3 +1,4 @@
+import { unavailable } from '@webutil/kit';
 import mongoose, { type Connection, type Model, Schema } from 'mongoose';
 import type { PlanName } from '../plans.js';
 import {
@@ -16,6 +17,8 @@ import {
 // $setOnInsert and filter guards, unique and TTL indexes. Collections are never created explicitly
 // (autoCreate off); the first insert creates them and createIndexes() adds the indexes.
 const OPTIONS = { versionKey: false, autoCreate: false, autoIndex: false } as const;
+/** Tries of one hold against concurrent changes to its account. */
+const MAX_HOLD_ATTEMPTS = 20;
 
 /**
  * A credit hold lives in the document whose balance it took (the account, or the anonymous
@@ -250,7 +253,9 @@ export class MongoStore implements BillingStore {
    */
   async reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined> {
     const path = `holds.${hold.id}`;
-    for (;;) {
+    // Each lost race means another hold or a renewal went through; a caller losing this many is
+    // better told to retry than kept here.
+    for (let attempt = 0; attempt < MAX_HOLD_ATTEMPTS; attempt++) {
       const account = await this.accounts.findById(accountId).lean<AccountDoc>();
       if (!account || account.cycleCredits + account.topUpCredits < credits) return undefined;
       if (account.holds?.[hold.id]) throw new Error(`hold ${hold.id} already exists`);
@@ -274,6 +279,7 @@ export class MongoStore implements BillingStore {
       );
       if (taken.modifiedCount === 1) return toReservation({ in: 'a', docId: accountId, holdId: hold.id }, record);
     }
+    throw unavailable('LEDGER_BUSY', 'the account is too busy to hold credits right now; try again');
   }
 
   async reserveAllowance(
