@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { CidrList, canonicalIp } from '@webutil/kit';
 import type { ChallengeSolution, Credential } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context, Middleware } from 'koa';
@@ -20,11 +21,19 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  */
 export function clientAddress(trustedProxies: readonly string[]): Middleware {
   const trusted = new CidrList(trustedProxies);
+  // A connection's peer is read once, not per request on a kept-alive connection.
+  const peers = new WeakMap<Socket, { address: string; trusted: boolean }>();
   return async (ctx, next) => {
-    const peer = canonicalIp(ctx.req.socket.remoteAddress ?? '') ?? '';
-    let client = peer;
+    const socket = ctx.req.socket;
+    let peer = peers.get(socket);
+    if (!peer) {
+      const address = canonicalIp(socket.remoteAddress ?? '') ?? '';
+      peer = { address, trusted: trusted.has(address) };
+      peers.set(socket, peer);
+    }
+    let client = peer.address;
     let https = ctx.protocol === 'https';
-    if (trusted.has(peer)) {
+    if (peer.trusted) {
       const hops = ctx
         .get('x-forwarded-for')
         .split(',')

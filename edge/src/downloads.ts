@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Logger } from '@webutil/kit';
 import type { Context, Middleware } from 'koa';
@@ -6,8 +5,7 @@ import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
 import type { Metering } from './credits.js';
 import { HttpError } from './envelope.js';
-import type { CallOptions } from './grpc-clients.js';
-import { clientGone, parseInput } from './pipeline.js';
+import { callOptions, parseInput } from './pipeline.js';
 import type { DownloadSpec, FilePart } from './route-spec.js';
 
 /**
@@ -19,11 +17,7 @@ export function downloadHandler(spec: DownloadSpec, clients: Clients, metering: 
   const metered = { ...spec, credits: 0, challenge: false };
   return async (ctx) => {
     const input = await parseInput({ method: 'GET', input: spec.input }, ctx);
-    const options: CallOptions = {
-      requestId: String(ctx.state.requestId ?? randomUUID()),
-      timeoutMs: spec.timeoutMs,
-      signal: clientGone(ctx),
-    };
+    const options = callOptions(ctx, spec.timeoutMs);
     // Free: authorize only identifies and rate-limits the caller; no credits are held.
     await metering.authorize(metered, ctx, options.requestId);
     const parts = spec.call(clients, input, options)[Symbol.asyncIterator]();

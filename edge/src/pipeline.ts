@@ -55,6 +55,22 @@ export function clientGone(ctx: Context): AbortSignal {
   return controller.signal;
 }
 
+/**
+ * The service call's options; the client-gone signal is made when the call first reads it (a
+ * quota read answered by the edge itself never does), and then already aborted if the client left.
+ */
+export function callOptions(ctx: Context, timeoutMs: number): CallOptions {
+  let signal: AbortSignal | undefined;
+  return {
+    requestId: String(ctx.state.requestId ?? randomUUID()),
+    timeoutMs,
+    get signal() {
+      signal ??= clientGone(ctx);
+      return signal;
+    },
+  };
+}
+
 /** Logged as nginx does (499); the response goes nowhere. */
 const clientClosed = () => new HttpError(499, 'client_closed_request', 'the client closed the connection');
 
@@ -70,11 +86,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
   return async (ctx) => {
     // Validation comes first, so a malformed request never holds credits.
     const input = await parseInput(spec, ctx);
-    const options: CallOptions = {
-      requestId: String(ctx.state.requestId ?? randomUUID()),
-      timeoutMs: spec.timeoutMs,
-      signal: clientGone(ctx),
-    };
+    const options = callOptions(ctx, spec.timeoutMs);
     const hold = await metering.authorize(spec, ctx, options.requestId);
     let body: object;
     let headers: Record<string, string> | undefined;
