@@ -105,8 +105,17 @@ export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
     };
 
     parser.on('file', (name, stream, info) => {
-      if (name !== rules.field || file) {
+      // Refused at its first byte: a file under another name would otherwise be read without limit.
+      // (A second file is busboy's filesLimit.)
+      if (name !== rules.field) {
         stream.resume();
+        fail(
+          new HttpError(
+            400,
+            'invalid_request',
+            `unexpected file field ${JSON.stringify(name)}: send the file in the field "${rules.field}"`,
+          ),
+        );
         return;
       }
       const chunks: Buffer[] = [];

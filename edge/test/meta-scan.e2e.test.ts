@@ -106,9 +106,10 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
     return { data: body.data, checks };
   }
 
-  /** Scans a page whose head is the complete one with `changes`, and returns one check. */
+  /** Scans a page whose head is the complete one with `changes` ({origin} is the site's), and returns one check. */
   async function check(id: string, changes: Record<string, string | null>): Promise<Check> {
-    files.page = metaPage(completeHead(site.origin, changes));
+    const tags = Object.entries(changes).map(([key, value]) => [key, value?.replace('{origin}', site.origin) ?? null]);
+    files.page = metaPage(completeHead(site.origin, Object.fromEntries(tags)));
     return (await scan()).checks[id] as Check;
   }
 
@@ -201,6 +202,8 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
       ['meta_robots', { robots: 'index, nofollow' }, 'warning', /nofollow/],
       ['link_canonical', { canonical: null }, 'warning'],
       ['link_canonical', { canonical: '/page' }, 'warning', /relative/],
+      ['link_canonical', { canonical: '{origin}/page' }, 'pass', /names this page/],
+      ['link_canonical', { canonical: '{origin}/other/path' }, 'pass', /this page counts as a copy of it/],
       ['link_canonical', { canonical: 'https://elsewhere.example/page' }, 'warning', /another site/],
       ['link_canonical', { canonical: 'http://[' }, 'fail', /not a valid URL/],
       ['link_canonical', { canonical: 'mailto:me@example.com' }, 'fail'],
@@ -208,7 +211,8 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
       ['og_title', { 'og:title': 't'.repeat(91) }, 'warning'],
       ['og_title', { 'og:title': 't'.repeat(90) }, 'pass'],
       ['og_description', { 'og:description': null }, 'fail'],
-      ['og_description', { 'og:description': 'd'.repeat(201) }, 'warning'],
+      ['og_description', { 'og:description': 'd'.repeat(200) }, 'pass'],
+      ['og_description', { 'og:description': 'd'.repeat(201) }, 'warning', /201 characters; keep it under 200/],
       ['og_image', { 'og:image': null }, 'fail'],
       ['og_image', { 'og:image': '/share.png' }, 'warning', /absolute/],
       ['og_image_alt', { 'og:image:alt': null }, 'warning'],
@@ -228,6 +232,7 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
       ['twitter_image', { 'twitter:image': null, 'og:image': null }, 'fail'],
       ['twitter_site', { 'twitter:site': null }, 'warning'],
       ['twitter_site', { 'twitter:site': 'fixture' }, 'warning', /@handle/],
+      ['twitter_site', { 'twitter:site': '@fixture' }, 'pass'],
       ['twitter_creator', { 'twitter:creator': null }, 'warning'],
       ['twitter_image_alt', { 'twitter:image:alt': null }, 'warning'],
     ];
@@ -366,10 +371,16 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
   });
 
   describe('failures', () => {
-    it('requires url (400) and refuses non-web URLs (400)', async () => {
+    it('requires url (400) and refuses non-web URLs and garbage (400), spending nothing', async () => {
+      const before = creditsHeader(await stack.api('/v1/quota'));
       const missing = await expectFailure(await stack.api('/v1/meta-scan'), 400, 'invalid_request');
       expect(missing.error?.message).to.equal('url is required');
       await expectFailure(await scanUrl('ftp://example.com/'), 400, 'invalid_url');
+      // Not a host name: refused before any credit is held, like on every URL-taking route.
+      const garbage = await scanUrl('ht!tp://%%%');
+      const body = await expectFailure(garbage, 400, 'invalid_url');
+      expect(body.error?.message).to.match(/^not a valid (host name|URL): /);
+      expect(creditsHeader(garbage)).to.equal(before);
     });
 
     it('answers 500 with the reason when the page cannot be fetched, and spends nothing', async () => {
@@ -395,7 +406,7 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
       expect(creditsHeader(ok)).to.equal(before - 1);
     });
 
-    it('refuses a page that redirects to a private address (400)', async () => {
+    it('refuses a page that redirects to a private address (400, as every route does)', async () => {
       const to = encodeURIComponent('http://10.0.0.1/');
       const body = await expectFailure(await scanUrl(site.url(`/redirect-to?url=${to}`)), 400, 'target_blocked');
       expect(body.error?.message).to.equal(

@@ -19,7 +19,8 @@ x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoPro
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 type Algorithm = webcrypto.Algorithm;
 
-export type KeyKind = 'ec' | 'rsa2048' | 'rsa1024';
+/** `rsaPss`: a 2048-bit RSA key that signs with RSASSA-PSS (salt as long as the hash). */
+export type KeyKind = 'ec' | 'rsa2048' | 'rsa1024' | 'rsaPss';
 const DAY = 86_400_000;
 
 /** A certificate with its private key, ready for a TLS server. */
@@ -46,12 +47,17 @@ export interface IssueOptions {
   ca?: boolean;
   /** The issuer's certificate URL, for clients that complete chains (authorityInfoAccess caIssuers). */
   caIssuersUrl?: string;
+  /**
+   * A subjectAltName whose value is not valid DER instead of `altNames`: OpenSSL completes the
+   * handshake (it reads extensions lazily), stricter X.509 readers refuse the certificate.
+   */
+  malformedAltNames?: boolean;
 }
 
 function algorithm(kind: KeyKind, hash: string): webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams {
   if (kind === 'ec') return { name: 'ECDSA', namedCurve: 'P-256' };
   return {
-    name: 'RSASSA-PKCS1-v1_5',
+    name: kind === 'rsaPss' ? 'RSA-PSS' : 'RSASSA-PKCS1-v1_5',
     hash,
     publicExponent: new Uint8Array([1, 0, 1]),
     modulusLength: kind === 'rsa1024' ? 1024 : 2048,
@@ -59,9 +65,14 @@ function algorithm(kind: KeyKind, hash: string): webcrypto.RsaHashedKeyGenParams
 }
 
 function signingAlgorithm(keys: CryptoKeyPair, hash: string): Algorithm {
-  return keys.privateKey.algorithm.name === 'ECDSA'
-    ? ({ name: 'ECDSA', hash } as webcrypto.EcdsaParams)
-    : ({ name: 'RSASSA-PKCS1-v1_5', hash } as Algorithm);
+  switch (keys.privateKey.algorithm.name) {
+    case 'ECDSA':
+      return { name: 'ECDSA', hash } as webcrypto.EcdsaParams;
+    case 'RSA-PSS':
+      return { name: 'RSA-PSS', hash, saltLength: hash === 'SHA-1' ? 20 : 32 } as webcrypto.RsaPssParams;
+    default:
+      return { name: 'RSASSA-PKCS1-v1_5', hash } as Algorithm;
+  }
 }
 
 function pem(label: string, der: ArrayBuffer): string {
@@ -101,6 +112,10 @@ export async function issue(options: IssueOptions, issuer?: Issued): Promise<Iss
     extensions.push(
       new x509.AuthorityInfoAccessExtension({ caIssuers: [new x509.GeneralName('url', options.caIssuersUrl)] }),
     );
+  }
+  if (options.malformedAltNames) {
+    // A SEQUENCE that announces 3 bytes and holds a dNSName announcing 5 of which 1 follows.
+    extensions.push(new x509.Extension('2.5.29.17', false, new Uint8Array([0x30, 0x03, 0x82, 0x05, 0x61])));
   }
   const signerKeys = issuer?.keys ?? keys;
   const now = Date.now();
@@ -176,12 +191,17 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
 /**
  * A TCP listener on a fixed port that pipes each connection to the port it is routed to, so one
  * configured port can reach any scenario's server in turn. `refuse()` stops listening (a closed
- * port); `silence()` accepts connections and never answers (a server that does not speak TLS).
- * With `oneWayDelayMs`, every chunk waits that long in each direction: a remote server's round trip.
+ * port); `silence()` accepts connections and never answers (a server that does not speak TLS);
+ * `routeFirst()` routes the next connection only and holds every later one silent (a server whose
+ * first handshake works and whose later connections hang). With `oneWayDelayMs`, every chunk
+ * waits that long in each direction: a remote server's round trip.
  */
 export interface PortSwitch {
   port: number;
+  /** Connections accepted so far. */
+  readonly connections: number;
   route(targetPort: number): Promise<void>;
+  routeFirst(targetPort: number): Promise<void>;
   refuse(): Promise<void>;
   silence(): Promise<void>;
   close(): Promise<void>;
@@ -200,6 +220,8 @@ function delayedPipe(from: net.Socket, to: net.Socket, delayMs: number): void {
 export async function startPortSwitch(options: { oneWayDelayMs?: number } = {}): Promise<PortSwitch> {
   const delayMs = options.oneWayDelayMs ?? 0;
   let target: number | 'silent' = 'silent';
+  let routeOnlyNext = false;
+  let connections = 0;
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -207,9 +229,11 @@ export async function startPortSwitch(options: { oneWayDelayMs?: number } = {}):
     socket.on('error', () => socket.destroy());
   };
   const server = net.createServer((client) => {
+    connections++;
     track(client);
     if (target === 'silent') return;
     const upstream = net.connect(target, '127.0.0.1');
+    if (routeOnlyNext) target = 'silent';
     track(upstream);
     delayedPipe(client, upstream, delayMs);
     delayedPipe(upstream, client, delayMs);
@@ -228,18 +252,20 @@ export async function startPortSwitch(options: { oneWayDelayMs?: number } = {}):
   const dropAll = () => {
     for (const socket of sockets) socket.destroy();
   };
+  const switchTo = async (to: number | 'silent', onlyNext = false) => {
+    dropAll();
+    target = to;
+    routeOnlyNext = onlyNext;
+    await listen();
+  };
   return {
     port,
-    route: async (targetPort) => {
-      dropAll();
-      target = targetPort;
-      await listen();
+    get connections() {
+      return connections;
     },
-    silence: async () => {
-      dropAll();
-      target = 'silent';
-      await listen();
-    },
+    route: (targetPort) => switchTo(targetPort),
+    routeFirst: (targetPort) => switchTo(targetPort, true),
+    silence: () => switchTo('silent'),
     refuse: async () => {
       dropAll();
       if (server.listening) await new Promise((resolve) => server.close(resolve));
@@ -268,6 +294,7 @@ export const TLS_SCENARIOS = [
   'expired',
   'notYetValid',
   'wrongHost',
+  'commonNameMismatch',
   'rsa1024',
   'sha1',
 ] as const;
@@ -332,6 +359,7 @@ export async function startTlsScenarios(caFile: string): Promise<TlsScenarios> {
     ['expired', serve(await leaf({ validDays: [-90, -1] }), [intermediate])],
     ['notYetValid', serve(await leaf({ validDays: [2, 90] }), [intermediate])],
     ['wrongHost', serve(await leaf({ commonName: 'other.test', altNames: ['other.test'] }), [intermediate])],
+    ['commonNameMismatch', serve(await leaf({ commonName: 'other.test' }), [intermediate])],
     ['rsa1024', serve(await leaf({ key: 'rsa1024' }), [intermediate])],
     ['sha1', serve(await leaf({ hash: 'SHA-1' }), [intermediate])],
   ];

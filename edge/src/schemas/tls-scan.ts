@@ -28,7 +28,10 @@ const Certificate = z
   .strictObject({
     ...certificateFields,
     keySize: z.number().int().optional().meta({ description: 'RSA modulus or elliptic-curve size, in bits.' }),
-    sigalg: z.string().optional().meta({ example: 'sha256WithRSAEncryption' }),
+    sigalg: z.string().optional().meta({
+      description: 'OpenSSL’s name of the signature algorithm; RSASSA-PSS with its hash, e.g. "rsassaPss (sha256)".',
+      example: 'sha256WithRSAEncryption',
+    }),
   })
   .meta({ id: 'Certificate' });
 const ChainCertificate = z.strictObject(certificateFields).meta({ id: 'ChainCertificate' });
@@ -42,7 +45,10 @@ export const SslScanResult = z
     chain: z
       .array(ChainCertificate)
       .meta({ description: 'Intermediates, then the root: what the server sent, completed as browsers do.' }),
-    isValid: z.boolean().meta({ description: 'Trusted, complete, not self-signed, names the host, in date.' }),
+    isValid: z.boolean().meta({
+      description:
+        'Every validation passes: not self-signed, chain complete, trusted, commonNameValid and sanValid, in date.',
+    }),
     daysUntilExpiry: z.number().int().meta({ description: 'Negative once expired.' }),
     isExpired: z.boolean(),
     certValidations: z
@@ -55,7 +61,12 @@ export const SslScanResult = z
         chainIssueDescription: z
           .string()
           .optional()
-          .meta({ description: 'Every reason the certificate is not valid; only when isValid is false.' }),
+          .meta({
+            description:
+              'Present only when the chain has a problem (self-signed, an intermediate not sent, an untrusted ' +
+              'root, a weak signature, an issuer that is no CA or out of date), naming each; an expired or ' +
+              'misnamed certificate on a sound chain has none (isExpired, sanValid and commonNameValid say so).',
+          }),
       })
       .meta({ id: 'CertValidations' }),
     tlsVersion: z.string().meta({ description: 'Same as protocol.' }),

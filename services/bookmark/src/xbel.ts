@@ -54,15 +54,15 @@ export interface XbelLimits {
  * stack is the memory a nesting bomb grows, and 100 folder levels with their titles need ~105.
  */
 export const MAX_ELEMENT_DEPTH = 512;
-/** Characters handed to the parser between two yields to the event loop (~2 ms of parsing). */
-const SLICE_CHARS = 128 * 1024;
+/** Bytes decoded and handed to the parser between two yields to the event loop (~2 ms of parsing). */
+const SLICE_BYTES = 128 * 1024;
 
 /** The XBEL content elements; anything else (info, metadata, foreign markup) is skipped whole. */
 type Frame =
   | { kind: 'xbel'; node: XbelDocument }
   | { kind: 'folder'; node: XbelFolder }
   | { kind: 'bookmark'; node: XbelBookmark }
-  | { kind: 'text'; target: { title?: string; desc?: string }; field: 'title' | 'desc' }
+  | { kind: 'text'; target: { title?: string; desc?: string }; field: 'title' | 'desc'; parts: string[] }
   | { kind: 'other' };
 
 const invalid = (message: string) => invalidArgument('INVALID_XBEL', message);
@@ -75,7 +75,7 @@ const invalid = (message: string) => invalidArgument('INVALID_XBEL', message);
  * capped; the event loop gets a turn after every slice.
  */
 export async function readXbel(bytes: Uint8Array, limits: XbelLimits, signal?: AbortSignal): Promise<XbelDocument> {
-  const text = decodeXml(bytes);
+  const { decoder, start } = xmlDecoder(bytes);
   const doc: XbelDocument = {
     children: [],
     ids: new Map(),
@@ -101,7 +101,7 @@ export async function readXbel(bytes: Uint8Array, limits: XbelLimits, signal?: A
     }
     const attr = (name: string) => {
       const value = tag.attributes[name];
-      return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+      return typeof value === 'string' && value.trim() !== '' ? detached(value.trim()) : undefined;
     };
     const container = parent.kind === 'xbel' || parent.kind === 'folder' ? parent.node : undefined;
     const item = container && itemOf(tag.name, attr);
@@ -126,27 +126,32 @@ export async function readXbel(bytes: Uint8Array, limits: XbelLimits, signal?: A
     }
     const described = parent.kind === 'xbel' || parent.kind === 'folder' || parent.kind === 'bookmark';
     if (described && (tag.name === 'title' || tag.name === 'desc')) {
-      stack.push({ kind: 'text', target: parent.node, field: tag.name });
+      stack.push({ kind: 'text', target: parent.node, field: tag.name, parts: [] });
       return;
     }
     stack.push({ kind: 'other' });
   });
   const onText = (chunk: string) => {
     const frame = stack.at(-1);
-    if (frame?.kind === 'text') frame.target[frame.field] = (frame.target[frame.field] ?? '') + chunk;
+    if (frame?.kind === 'text') frame.parts.push(chunk);
   };
   parser.on('text', onText);
   parser.on('cdata', onText);
   parser.on('closetag', () => {
-    if (stack.pop()?.kind === 'folder') folderDepth--;
+    const frame = stack.pop();
+    if (frame?.kind === 'folder') folderDepth--;
+    else if (frame?.kind === 'text') {
+      frame.target[frame.field] = detached((frame.target[frame.field] ?? '') + frame.parts.join(''));
+    }
   });
 
   try {
-    for (let at = 0; at < text.length; at += SLICE_CHARS) {
-      parser.write(text.slice(at, at + SLICE_CHARS));
+    for (let at = start; at < bytes.length; at += SLICE_BYTES) {
+      parser.write(decoded(decoder, bytes.subarray(at, at + SLICE_BYTES), true));
       await yieldToLoop();
       signal?.throwIfAborted();
     }
+    parser.write(decoded(decoder, undefined, false));
     parser.close();
   } catch (err) {
     if (err instanceof ServiceError || signal?.aborted) throw err;
@@ -195,27 +200,40 @@ export function hasInternalSubset(doctype: string): boolean {
 }
 
 /**
- * Bytes to text: a byte-order mark decides, else the XML declaration's encoding, else UTF-8.
- * Malformed bytes are an error rather than replacement characters in someone's bookmarks.
+ * The decoder of a file's bytes, and where its text starts: a byte-order mark decides, else the
+ * XML declaration's encoding, else UTF-8. It decodes slice by slice, so the file is never held
+ * as one string besides its bytes; malformed bytes are an error rather than replacement
+ * characters in someone's bookmarks.
  */
-export function decodeXml(bytes: Uint8Array): string {
+function xmlDecoder(bytes: Uint8Array): { decoder: TextDecoder; start: number } {
   let label = 'utf-8';
   let start = 0;
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
   else if (bytes[0] === 0xff && bytes[1] === 0xfe) [label, start] = ['utf-16le', 2];
   else if (bytes[0] === 0xfe && bytes[1] === 0xff) [label, start] = ['utf-16be', 2];
   else label = declaredEncoding(bytes) ?? label;
-  let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(label, { fatal: true });
+    return { decoder: new TextDecoder(label, { fatal: true }), start };
   } catch {
     throw invalid(`the file declares an encoding this service does not read: ${label}`);
   }
+}
+
+function decoded(decoder: TextDecoder, slice: Uint8Array | undefined, more: boolean): string {
   try {
-    return decoder.decode(bytes.subarray(start));
+    return decoder.decode(slice, { stream: more });
   } catch {
     throw invalid(`the file is not valid ${decoder.encoding} text`);
   }
+}
+
+/**
+ * A copy of a string the document keeps. V8 makes a substring a view of the string it was cut
+ * from, so one kept date would keep the parser's whole 128 KiB slice alive, and with them all the
+ * text of the file: measured on a 10 MB file, the document held 42 MB instead of 18 MB.
+ */
+function detached(value: string): string {
+  return Buffer.from(value, 'utf8').toString('utf8');
 }
 
 const DECLARATION = /^<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z0-9._-]{1,40})["']/;

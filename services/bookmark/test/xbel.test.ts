@@ -84,6 +84,20 @@ describe('XBEL reader', () => {
     expect((await failed(broken)).message).to.equal('the file is not valid utf-8 text');
   });
 
+  it('decodes characters whose bytes straddle two of the slices it reads, in UTF-8 and UTF-16', async () => {
+    const SLICE = 128 * 1024;
+    const title = '€😀 Straße';
+    // White space before <title> puts the title's first character across the first slice boundary.
+    const file = (boundary: number) =>
+      `<xbel>${' '.repeat(boundary - '<xbel><title>'.length)}<title>${title}</title></xbel>`;
+    expect((await readXbel(Buffer.from(file(SLICE - 1)), limits)).title).to.equal(title);
+    // After the 2-byte BOM, the surrogate pair of 😀 straddles the boundary.
+    const utf16 = Buffer.from(`\uFEFF${file(SLICE / 2 - 2)}`, 'utf16le');
+    expect((await readXbel(utf16, limits)).title).to.equal(title);
+    const truncated = Buffer.from(`<xbel><title>${title}</title></xbel>`).subarray(0, 15);
+    expect((await failed(truncated)).message).to.equal('the file is not valid utf-8 text');
+  });
+
   const invalid: [string, string, RegExp][] = [
     ['an empty file', '', /not valid XML: .*root/],
     ['another root element', '<html><body/></html>', /the root element is <html>, not <xbel>/],

@@ -37,6 +37,7 @@ export {
   header,
   OutboundError,
   type OutboundFailureKind,
+  outboundError,
   SafeHttp,
   type SafeResponse,
 } from './safe-http.js';

@@ -1,7 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
+import * as ecc from '@peculiar/asn1-ecc';
+import * as rsa from '@peculiar/asn1-rsa';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import {
+  type AlgorithmIdentifier,
   Certificate as AsnCertificate,
   AuthorityInfoAccessSyntax,
   id_ad_caIssuers,
@@ -9,29 +12,58 @@ import {
   id_pe_authorityInfoAccess,
   SubjectAlternativeName,
 } from '@peculiar/asn1-x509';
+import { invalidArgument } from '@webutil/kit';
 import type { Certificate } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 
+/** Hashes a signature algorithm names, by OID, as OpenSSL prints them; `weak`: broken for signatures. */
+const HASHES: Record<string, { name: string; weak?: true }> = {
+  [rsa.id_md2]: { name: 'md2', weak: true },
+  [rsa.id_md5]: { name: 'md5', weak: true },
+  [rsa.id_sha1]: { name: 'sha1', weak: true },
+  [rsa.id_sha224]: { name: 'sha224' },
+  [rsa.id_sha256]: { name: 'sha256' },
+  [rsa.id_sha384]: { name: 'sha384' },
+  [rsa.id_sha512]: { name: 'sha512' },
+  [rsa.id_sha512_224]: { name: 'sha512-224' },
+  [rsa.id_sha512_256]: { name: 'sha512-256' },
+};
+
 /**
- * Signature algorithms by OID, named as OpenSSL prints them. `weak`: the hash is broken for
- * signatures (MD5, SHA-1), so a certificate signed with it is not trusted by browsers.
+ * Signature algorithms that fix their hash, by OID (the OIDs of @peculiar/asn1-rsa and -ecc),
+ * named as OpenSSL prints them. RSASSA-PSS carries its hash in its parameters instead.
  */
-const SIGNATURE_ALGORITHMS: Record<string, { name: string; weak?: true }> = {
-  '1.2.840.113549.1.1.4': { name: 'md5WithRSAEncryption', weak: true },
-  '1.2.840.113549.1.1.5': { name: 'sha1WithRSAEncryption', weak: true },
-  '1.2.840.113549.1.1.10': { name: 'rsassaPss' },
-  '1.2.840.113549.1.1.11': { name: 'sha256WithRSAEncryption' },
-  '1.2.840.113549.1.1.12': { name: 'sha384WithRSAEncryption' },
-  '1.2.840.113549.1.1.13': { name: 'sha512WithRSAEncryption' },
-  '1.2.840.113549.1.1.14': { name: 'sha224WithRSAEncryption' },
-  '1.2.840.10045.4.1': { name: 'ecdsa-with-SHA1', weak: true },
-  '1.2.840.10045.4.3.1': { name: 'ecdsa-with-SHA224' },
-  '1.2.840.10045.4.3.2': { name: 'ecdsa-with-SHA256' },
-  '1.2.840.10045.4.3.3': { name: 'ecdsa-with-SHA384' },
-  '1.2.840.10045.4.3.4': { name: 'ecdsa-with-SHA512' },
-  '1.2.840.10040.4.3': { name: 'dsaWithSHA1', weak: true },
+const SIGNATURES: Record<string, { name: string; hash?: string }> = {
+  [rsa.id_md2WithRSAEncryption]: { name: 'md2WithRSAEncryption', hash: rsa.id_md2 },
+  [rsa.id_md5WithRSAEncryption]: { name: 'md5WithRSAEncryption', hash: rsa.id_md5 },
+  [rsa.id_sha1WithRSAEncryption]: { name: 'sha1WithRSAEncryption', hash: rsa.id_sha1 },
+  [rsa.id_sha224WithRSAEncryption]: { name: 'sha224WithRSAEncryption', hash: rsa.id_sha224 },
+  [rsa.id_sha256WithRSAEncryption]: { name: 'sha256WithRSAEncryption', hash: rsa.id_sha256 },
+  [rsa.id_sha384WithRSAEncryption]: { name: 'sha384WithRSAEncryption', hash: rsa.id_sha384 },
+  [rsa.id_sha512WithRSAEncryption]: { name: 'sha512WithRSAEncryption', hash: rsa.id_sha512 },
+  [ecc.id_ecdsaWithSHA1]: { name: 'ecdsa-with-SHA1', hash: rsa.id_sha1 },
+  [ecc.id_ecdsaWithSHA224]: { name: 'ecdsa-with-SHA224', hash: rsa.id_sha224 },
+  [ecc.id_ecdsaWithSHA256]: { name: 'ecdsa-with-SHA256', hash: rsa.id_sha256 },
+  [ecc.id_ecdsaWithSHA384]: { name: 'ecdsa-with-SHA384', hash: rsa.id_sha384 },
+  [ecc.id_ecdsaWithSHA512]: { name: 'ecdsa-with-SHA512', hash: rsa.id_sha512 },
+  '1.2.840.10040.4.3': { name: 'dsaWithSHA1', hash: rsa.id_sha1 },
   '1.3.101.112': { name: 'ED25519' },
   '1.3.101.113': { name: 'ED448' },
 };
+
+/**
+ * OpenSSL's name of a certificate's signature algorithm (its OID when unknown), and whether its
+ * hash is broken for signatures (MD5, SHA-1), so that browsers no longer trust it. RSASSA-PSS is
+ * named with the hash of its parameters (RFC 4055: SHA-1 when they name none), "rsassaPss (sha256)".
+ */
+export function signatureAlgorithm(id: AlgorithmIdentifier): { name: string; weak: boolean } {
+  if (id.algorithm === rsa.id_RSASSA_PSS) {
+    const params = id.parameters ? AsnConvert.parse(id.parameters, rsa.RsaSaPssParams) : new rsa.RsaSaPssParams();
+    const hash = HASHES[params.hashAlgorithm.algorithm];
+    return { name: `rsassaPss (${hash?.name ?? params.hashAlgorithm.algorithm})`, weak: hash?.weak === true };
+  }
+  const known = SIGNATURES[id.algorithm];
+  return { name: known?.name ?? id.algorithm, weak: HASHES[known?.hash ?? '']?.weak === true };
+}
 
 /** What the scan reads from one certificate, beyond what node:crypto's X509Certificate says. */
 export interface CertificateFacts {
@@ -58,7 +90,7 @@ export interface CertificateFacts {
 export function readCertificate(der: Buffer): CertificateFacts {
   const x509 = new X509Certificate(der);
   const asn = AsnConvert.parse(der, AsnCertificate);
-  const oid = asn.signatureAlgorithm.algorithm;
+  const signature = signatureAlgorithm(asn.signatureAlgorithm);
   const extensions = asn.tbsCertificate.extensions ?? [];
   const extension = (id: string) => extensions.find((e) => e.extnID === id)?.extnValue.buffer;
   const sanDer = extension(id_ce_subjectAltName);
@@ -69,8 +101,8 @@ export function readCertificate(der: Buffer): CertificateFacts {
   const { keyBits, keyStrength } = keyOf(x509);
   return {
     x509,
-    sigalg: SIGNATURE_ALGORITHMS[oid]?.name ?? oid,
-    weakSignature: SIGNATURE_ALGORITHMS[oid]?.weak === true,
+    sigalg: signature.name,
+    weakSignature: signature.weak,
     dnsNames: san.flatMap((n) => (n.dNSName ? [n.dNSName] : [])),
     ipAddresses: san.flatMap((n) => (n.iPAddress ? [n.iPAddress] : [])),
     caIssuers: aia.flatMap((d) =>
@@ -85,6 +117,33 @@ export function readCertificate(der: Buffer): CertificateFacts {
     notBefore: new Date(x509.validFrom),
     notAfter: new Date(x509.validTo),
   };
+}
+
+/**
+ * The certificates a server sent (DER, leaf first), read. A server that sent none (it negotiated a
+ * suite without authentication) or one this reader cannot parse fails the scan as a handshake
+ * would fail in a browser: 400 with the reason, not an internal error.
+ */
+export function readSentChain(sent: readonly Buffer[]): [CertificateFacts, ...CertificateFacts[]] {
+  const [leaf, ...others] = sent;
+  if (!leaf) {
+    throw invalidArgument(
+      'TLS_HANDSHAKE_FAILED',
+      'the server sent no certificate: it negotiated a cipher suite without authentication, which browsers refuse',
+    );
+  }
+  const read = (der: Buffer, i: number) => {
+    try {
+      return readCertificate(der);
+    } catch (err) {
+      const which = i === 0 ? "the server's certificate" : `certificate ${i + 1} of the chain the server sent`;
+      throw invalidArgument(
+        'TLS_HANDSHAKE_FAILED',
+        `${which} is malformed (${err instanceof Error ? err.message : String(err)}); browsers refuse it`,
+      );
+    }
+  };
+  return [read(leaf, 0), ...others.map((der, i) => read(der, i + 1))];
 }
 
 /** Name fields (CN, O, OU, C...); a field that occurs more than once is joined with ", ". */

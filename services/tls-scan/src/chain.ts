@@ -37,8 +37,22 @@ export class TrustStore {
   }
 }
 
+const PEM_BEGIN = '-----BEGIN CERTIFICATE-----';
+const PEM_END = '-----END CERTIFICATE-----';
+
+/**
+ * The PEM certificates in a text, in order. One pass with indexOf: the text may be a downloaded
+ * issuer body, and a lazy regex over many BEGIN lines without an END costs the square of its length.
+ */
 export function splitPem(text: string): string[] {
-  return text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const found: string[] = [];
+  for (let begin = text.indexOf(PEM_BEGIN); begin >= 0; begin = text.indexOf(PEM_BEGIN, begin)) {
+    const end = text.indexOf(PEM_END, begin + PEM_BEGIN.length);
+    if (end < 0) break;
+    found.push(text.slice(begin, end + PEM_END.length));
+    begin = end + PEM_END.length;
+  }
+  return found;
 }
 
 /**
@@ -98,9 +112,11 @@ const label = (facts: CertificateFacts) =>
  * the issuer's download URL (authorityInfoAccess, as Chrome, Edge and Safari do when a server
  * leaves out an intermediate). `sent` is the server's chain, leaf first.
  */
-export async function verifyChain(sent: readonly CertificateFacts[], options: ChainOptions): Promise<ChainVerdict> {
+export async function verifyChain(
+  sent: readonly [CertificateFacts, ...CertificateFacts[]],
+  options: ChainOptions,
+): Promise<ChainVerdict> {
   const [leaf, ...others] = sent;
-  if (!leaf) throw new Error('the server sent no certificate');
   const path: PathLink[] = [{ facts: leaf, origin: 'sent' }];
   const problems: string[] = [];
   const selfSigned = isSelfSigned(leaf.x509);

@@ -1,5 +1,12 @@
 import tls, { type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
-import { invalidArgument, type ServiceError } from '@webutil/kit';
+import {
+  invalidArgument,
+  type OutboundError,
+  type OutboundFailureKind,
+  outboundError,
+  type ServiceError,
+  targetFailure,
+} from '@webutil/kit';
 import { ecStrength } from './certificate.js';
 
 export type TlsVersion = 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
@@ -50,22 +57,11 @@ export const CIPHER_CONTEXTS = {
 };
 export type CipherClass = keyof typeof CIPHER_CONTEXTS;
 
-/** Why a connection did not end in a completed handshake. */
-export class HandshakeFailure extends Error {
-  constructor(
-    /** `connect`: no TCP connection; `tls`: connected, but no handshake. */
-    readonly stage: 'connect' | 'tls',
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HandshakeFailure';
-  }
-}
-
 /**
  * Connects to exactly `endpoint.address` and completes a handshake, within `timeoutMs` for both
- * (a server that accepts TCP and never speaks TLS fails at the deadline). The caller owns the
+ * (a server that accepts TCP and never speaks TLS fails at the deadline). A failure is an
+ * OutboundError in the kit's one wording of network failures: kind `connect` or `timeout` when
+ * no TCP connection came up, `tls` when one did but no handshake completed. The caller owns the
  * socket that comes back and must destroy it.
  */
 export function connectTls(
@@ -76,6 +72,7 @@ export function connectTls(
 ): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
     let connected = false;
+    const target = `${endpoint.servername ?? endpoint.address}:${endpoint.port}`;
     const socket = tls.connect({
       host: endpoint.address,
       port: endpoint.port,
@@ -89,26 +86,20 @@ export function connectTls(
       socket.removeAllListeners('secureConnect');
       socket.removeAllListeners('close');
     };
-    const fail = (failure: HandshakeFailure) => {
+    const fail = (kind: OutboundFailureKind, code: string, detail?: string) => {
       done();
       socket.destroy();
-      reject(failure);
+      reject(outboundError(kind, code, detail, target));
     };
-    const seconds = `${timeoutMs / 1000} s`;
-    const timer = setTimeout(
-      () =>
-        fail(
-          connected
-            ? new HandshakeFailure(
-                'tls',
-                'ETIMEDOUT',
-                `the server accepted the connection but sent no TLS handshake within ${seconds}`,
-              )
-            : new HandshakeFailure('connect', 'ETIMEDOUT', `no answer on port ${endpoint.port} within ${seconds}`),
-        ),
-      timeoutMs,
-    );
-    const onAbort = () => fail(new HandshakeFailure('connect', 'ECANCELLED', 'the scan was cancelled'));
+    const timer = setTimeout(() => {
+      if (!connected) return fail('timeout', 'ETIMEDOUT');
+      fail(
+        'tls',
+        'ETIMEDOUT',
+        `the server accepted the connection but sent no TLS handshake within ${timeoutMs / 1000} s`,
+      );
+    }, timeoutMs);
+    const onAbort = () => fail('cancelled', 'ECANCELLED');
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
@@ -116,9 +107,15 @@ export function connectTls(
     });
     // Kept after the handshake too: a later error (a reset while HSTS is read) then only destroys
     // the socket instead of going unhandled.
-    socket.on('error', (err: NodeJS.ErrnoException) => fail(classify(err, connected, endpoint.port)));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? 'EUNKNOWN';
+      if (connected) fail('tls', code, tlsFailure(code, endpoint.port));
+      else fail('connect', code);
+    });
     socket.once('close', () =>
-      fail(new HandshakeFailure(connected ? 'tls' : 'connect', 'ECONNRESET', 'the server closed the connection')),
+      connected
+        ? fail('tls', 'ECONNRESET', 'the server closed the connection during the TLS handshake')
+        : fail('connect', 'ECONNRESET'),
     );
     socket.once('secureConnect', () => {
       done();
@@ -127,36 +124,24 @@ export function connectTls(
   });
 }
 
-function classify(err: NodeJS.ErrnoException, connected: boolean, port: number): HandshakeFailure {
-  const code = err.code ?? 'EUNKNOWN';
-  if (!connected) {
-    const why: Record<string, string> = {
-      ECONNREFUSED: `connection refused on port ${port}`,
-      EHOSTUNREACH: 'the host is unreachable',
-      ENETUNREACH: 'the network is unreachable',
-      ECONNRESET: 'the connection was reset',
-    };
-    return new HandshakeFailure('connect', code, why[code] ?? `could not connect (${code})`);
-  }
+/** What went wrong in a handshake on an open connection, for the kit's `TLS error: …` wording. */
+function tlsFailure(code: string, port: number): string {
   if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST|UNKNOWN_PROTOCOL/.test(code)) {
-    return new HandshakeFailure('tls', code, `the server on port ${port} does not speak TLS (${code})`);
+    return `the server on port ${port} does not speak TLS`;
   }
-  if (code === 'ECONNRESET' || code === 'EPIPE') {
-    return new HandshakeFailure('tls', code, 'the server closed the connection during the TLS handshake');
-  }
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'the server closed the connection during the TLS handshake';
   const alert = /ALERT_([A-Z_]+)$/.exec(code)?.[1];
-  return new HandshakeFailure(
-    'tls',
-    code,
-    alert
-      ? `the TLS handshake failed: the server answered with the alert ${alert.toLowerCase().replace(/_/g, ' ')}`
-      : `the TLS handshake failed (${code})`,
-  );
+  return alert
+    ? `the server answered with the alert ${alert.toLowerCase().replace(/_/g, ' ')}`
+    : 'the handshake failed';
 }
 
-/** The scan's error for a failed main handshake: 400 with the reason, as the spec says. */
-export function handshakeError(failure: HandshakeFailure): ServiceError {
-  return invalidArgument(failure.stage === 'connect' ? 'TARGET_UNREACHABLE' : 'TLS_HANDSHAKE_FAILED', failure.message);
+/**
+ * The scan's error for a failed main handshake: 400 with the reason, as the spec says. A network
+ * failure is the kit's TARGET_UNREACHABLE, worded as on every route; a failed handshake is ours.
+ */
+export function handshakeError(failure: OutboundError): ServiceError | unknown {
+  return failure.kind === 'tls' ? invalidArgument('TLS_HANDSHAKE_FAILED', failure.message) : targetFailure(failure);
 }
 
 /** What one completed handshake agreed on. */

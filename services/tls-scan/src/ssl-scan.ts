@@ -1,10 +1,17 @@
 import type { TLSSocket } from 'node:tls';
-import { type AddressPolicy, parseTargetHost, resolveTarget, type SafeHttp, targetFailure } from '@webutil/kit';
+import {
+  type AddressPolicy,
+  OutboundError,
+  parseTargetHost,
+  resolveTarget,
+  type SafeHttp,
+  targetFailure,
+} from '@webutil/kit';
 import type { SslScanResponse } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
-import { type CertificateFacts, nameMatches, presentCertificate, readCertificate } from './certificate.js';
+import { type CertificateFacts, nameMatches, presentCertificate, readSentChain } from './certificate.js';
 import { type TrustStore, verifyChain } from './chain.js';
 import { rate } from './grade.js';
-import { connectTls, HandshakeFailure, handshakeError, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
+import { connectTls, handshakeError, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
 import { hstsMaxAge, readHstsHeader } from './hsts.js';
 import { probeSupport } from './probes.js';
 
@@ -42,11 +49,11 @@ export async function sslScan(domain: string, deps: SslScanDeps, signal: AbortSi
     socket = await connectTls(endpoint, MAIN_CONTEXT, deps.handshakeTimeoutMs, signal);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    throw err instanceof HandshakeFailure ? handshakeError(err) : err;
+    throw err instanceof OutboundError ? handshakeError(err) : err;
   }
   try {
     const main = negotiatedOf(socket);
-    const sent = peerChain(socket).map(readCertificate);
+    const sent = readSentChain(peerChain(socket));
     const authority = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
     const now = new Date();
     const [hsts, support, chain] = await Promise.all([
@@ -58,7 +65,15 @@ export async function sslScan(domain: string, deps: SslScanDeps, signal: AbortSi
     const names = nameMatches(leaf, host.name);
     const isExpired = leaf.notAfter < now;
     const notYetValid = leaf.notBefore > now;
-    const isValid = !chain.selfSigned && chain.complete && chain.trusted && names.san && !isExpired && !notYetValid;
+    // The spec: true only if the certificate passes every validation, the CN's included.
+    const isValid =
+      !chain.selfSigned &&
+      chain.complete &&
+      chain.trusted &&
+      names.san &&
+      names.commonName &&
+      !isExpired &&
+      !notYetValid;
     const keyStrengths = [leaf.keyStrength, main.ephemeralStrength].filter((b): b is number => b !== undefined);
     const rating = rate({
       protocols: support.protocols,

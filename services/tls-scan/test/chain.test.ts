@@ -1,7 +1,7 @@
 import { type Issued, issue } from '@webutil/scripts/tls-fixtures';
 import { expect } from 'chai';
 import { type CertificateFacts, nameMatches, readCertificate } from '../src/certificate.js';
-import { type ChainVerdict, TrustStore, verifyChain } from '../src/chain.js';
+import { type ChainVerdict, splitPem, TrustStore, verifyChain } from '../src/chain.js';
 
 const facts = (issued: Issued): CertificateFacts => readCertificate(Buffer.from(issued.cert.rawData));
 
@@ -12,8 +12,8 @@ describe('certificate chains', function () {
   let store: TrustStore;
 
   /** Verifies what a server sent (leaf first); these leaves name no issuer URL, so nothing is downloaded. */
-  const verify = (...sent: Issued[]): Promise<ChainVerdict> =>
-    verifyChain(sent.map(facts), {
+  const verify = (leaf: Issued, ...others: Issued[]): Promise<ChainVerdict> =>
+    verifyChain([facts(leaf), ...others.map(facts)], {
       store,
       now: new Date(),
       download: () => Promise.reject(new Error('no certificate of these tests names an issuer URL')),
@@ -81,6 +81,41 @@ describe('certificate chains', function () {
     const misissued = await verify(await issue({ commonName: 'leaf' }, notCa), notCa);
     expect(misissued.trusted).to.equal(false);
     expect(misissued.problems).to.include('"Not a CA" signs "leaf" but is not a CA certificate');
+  });
+
+  it('names RSASSA-PSS signatures with their hash, and distrusts a SHA-1 one', async () => {
+    const pssRoot = await issue({ commonName: 'PSS Root', ca: true, key: 'rsaPss' });
+    const pss = await verify(await issue({ commonName: 'leaf' }, pssRoot), pssRoot);
+    expect(pss.path[0]?.facts).to.include({ sigalg: 'rsassaPss (sha256)', weakSignature: false });
+    expect(pss).to.include({ complete: true, trusted: false }); // an untrusted root, but a sound signature
+    expect(pss.problems).to.deep.equal(['the chain ends at the root "PSS Root", which is not a trusted root']);
+
+    const sha1Root = await issue({ commonName: 'PSS SHA-1 Root', ca: true, key: 'rsaPss', hash: 'SHA-1' });
+    const sha1 = await verify(await issue({ commonName: 'leaf', hash: 'SHA-1' }, sha1Root), sha1Root);
+    expect(sha1.path[0]?.facts).to.include({ sigalg: 'rsassaPss (sha1)', weakSignature: true });
+    expect(sha1.problems).to.include('"leaf" is signed with rsassaPss (sha1), which browsers no longer accept');
+  });
+});
+
+describe('PEM bundles', function () {
+  this.timeout(20_000);
+
+  it('splits certificates out of surrounding text', async () => {
+    const [a, b] = await Promise.all([issue({ commonName: 'a' }), issue({ commonName: 'b' })]);
+    expect(splitPem(`junk\n${a.pem}between\n${b.pem}-----BEGIN CERTIFICATE-----\nunterminated`)).to.deep.equal([
+      a.pem.trimEnd(),
+      b.pem.trimEnd(),
+    ]);
+    expect(splitPem('no certificate here')).to.deep.equal([]);
+  });
+
+  it('reads a hostile body in linear time: half a megabyte of BEGIN lines without an END', () => {
+    const hostile = '-----BEGIN CERTIFICATE-----\n'.repeat(20_000);
+    const started = performance.now();
+    expect(splitPem(hostile)).to.deep.equal([]);
+    expect(splitPem(`${hostile}-----END CERTIFICATE-----`)).to.have.length(1);
+    // Liveness bound: one pass takes a millisecond; a lazy regex retried from each BEGIN took 12 s here.
+    expect(performance.now() - started).to.be.below(2_000);
   });
 });
 
