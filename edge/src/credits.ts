@@ -141,12 +141,14 @@ export class Metering {
   async peekCredits(ctx: Context): Promise<number> {
     try {
       const credential = credentialOf(ctx);
-      const seen = this.views.check(callerKey(credential), true);
+      const key = callerKey(credential);
+      const seen = this.views.check(key, true);
       if (seen) return seen.quota.remaining;
-      const { quota } = await this.billing.getQuota(
+      const { quota, rate } = await this.billing.getQuota(
         { credential, refused: ctx.status >= 400 },
         billingCall(String(ctx.state.requestId ?? '')),
       );
+      this.views.remember(key, quota, rate);
       return quota?.remaining ?? 0;
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable

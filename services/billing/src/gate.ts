@@ -6,6 +6,7 @@ import {
   CallerPolicy,
   type Credential,
   type Denial,
+  type GetQuotaResponse,
   type Quota,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import { type ApiKeys, keyAllowed } from './api-keys.js';
@@ -100,13 +101,13 @@ export class Gate {
    * X-Credits-Remaining on responses that authorized nothing. A request the edge refused
    * (unknown route, malformed input) counts toward the caller's rate like any refused request.
    */
-  async quota(credential: Credential, refused: boolean): Promise<Quota> {
+  async quota(credential: Credential, refused: boolean): Promise<GetQuotaResponse> {
     // The response's status is already decided: a caller past its rate still learns its credits.
-    const caller = refused
-      ? (await this.admit(credential, CallerPolicy.CALLER_POLICY_ANY)).caller
-      : await this.identify(credential, CallerPolicy.CALLER_POLICY_ANY);
+    const { caller, counted } = refused
+      ? await this.admit(credential, CallerPolicy.CALLER_POLICY_ANY)
+      : { caller: await this.identify(credential, CallerPolicy.CALLER_POLICY_ANY), counted: undefined };
     if ('refusal' in caller) throw unauthenticatedError(caller.reason, caller.message);
-    return this.quotaOf(caller, await this.deps.ledger.balance(payerOf(caller)));
+    return { quota: this.quotaOf(caller, await this.deps.ledger.balance(payerOf(caller))), rate: counted?.window };
   }
 
   /** The signed-in session behind a credential (account and key management). */

@@ -59,9 +59,7 @@ export function billingService(
         }
         return { settled };
       },
-      getQuota: async (request) => ({
-        quota: await gate.quota(request.credential ?? { clientIp: '' }, request.refused),
-      }),
+      getQuota: (request) => gate.quota(request.credential ?? { clientIp: '' }, request.refused),
       createChallenge: () => challenges.create(),
       solveChallenge: (request) => challenges.solve(request),
       signUp: async (request) => ({ outcome: sessionOutcome(await sessions.signUp(request)) }),
