@@ -1,42 +1,12 @@
-import { createLogger, env, loadConfig, serveMetrics, serviceEnv } from '@webutil/kit';
-import { z } from 'zod';
+import { createLogger, serveMetrics } from '@webutil/kit';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
+import { readConfig } from './config.js';
 import { Metering } from './credits.js';
 import { createServer } from './http-server.js';
 import { routes } from './routes.js';
 
-const config = loadConfig({
-  HOST: env.string('0.0.0.0'),
-  PORT: env.port(8080),
-  LOG_LEVEL: z.string().default('info'),
-  JSON_BODY_LIMIT: env.string('64kb'),
-  BILLING_ADDR: env.string('127.0.0.1:50051'),
-  META_SCAN_ADDR: env.string('127.0.0.1:50055'),
-  CRAWL_ADDR: env.string('127.0.0.1:50053'),
-  RENDER_ADDR: env.string('127.0.0.1:50052'),
-  BOOKMARK_ADDR: env.string('127.0.0.1:50056'),
-  TLS_SCAN_ADDR: env.string('127.0.0.1:50054'),
-  SHUTDOWN_GRACE_MS: env.int(10_000),
-  /** Reverse proxies (CIDRs) whose X-Forwarded-For names the client; none by default. */
-  TRUSTED_PROXIES: env.cidrList(),
-  /** Slow clients: time to send the headers, and the whole request (a 10 MB upload at 1.4 Mbit/s). */
-  HEADERS_TIMEOUT_MS: env.int(10_000, 100),
-  REQUEST_TIMEOUT_MS: env.int(60_000, 100),
-  KEEP_ALIVE_TIMEOUT_MS: env.int(5_000, 100),
-  MAX_CONNECTIONS_PER_CLIENT: env.int(256, 1),
-  /** Where clients reach the API; download links start with it. Default: this process on 127.0.0.1. */
-  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
-  /** Set (as for billing) when the bot challenge is Cloudflare Turnstile: the pages' CSP allows its widget. */
-  TURNSTILE_SITE_KEY: env.optionalString(),
-  /**
-   * How long the edge answers a caller's quota reads from billing's last answer for that caller
-   * (counting them toward its rate) before asking billing again; 0 asks billing every time.
-   */
-  CALLER_VIEW_MS: env.int(1_000, 0),
-  /** Prometheus /metrics on its own port (not on the public one); unset: none. */
-  METRICS_PORT: serviceEnv.METRICS_PORT,
-});
+const config = readConfig();
 
 const log = createLogger('edge', config.LOG_LEVEL);
 const clients = connectAll({

@@ -23,6 +23,43 @@ app.kubernetes.io/name: {{ .name }}
 {{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "webutil.fullname" .)) -}}
 {{- end -}}
 
+{{/* "true" when billing uses Cloudflare Turnstile (keys in the chart's Secret, or said to be in the existing one). */}}
+{{- define "webutil.turnstile" -}}
+{{- if .Values.secrets.existingSecret -}}
+{{- .Values.secrets.existingSecretHasTurnstile -}}
+{{- else -}}
+{{- not (empty .Values.secrets.turnstileSecret) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Names of the services whose `flag` (usesMongo, usesNats) is set, as JSON: (dict "root" $ "flag" "usesMongo") */}}
+{{- define "webutil.servicesWith" -}}
+{{- $names := list -}}
+{{- $flag := .flag -}}
+{{- range $name, $svc := .root.Values.services -}}
+{{- if index $svc $flag -}}{{- $names = append $names $name -}}{{- end -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/*
+Ingress of a bundled dependency (MongoDB, NATS) on `port`: only the release's pods of the services whose
+`flag` is set: (dict "root" $ "flag" "usesMongo" "port" 27017)
+*/}}
+{{- define "webutil.clientsIngress" -}}
+{{- $names := include "webutil.servicesWith" . | fromJsonArray -}}
+{{- if $names }}
+- from:
+    - podSelector:
+        matchLabels: { app.kubernetes.io/instance: {{ .root.Release.Name }} }
+        matchExpressions:
+          - { key: app.kubernetes.io/name, operator: In, values: {{ toJson $names }} }
+  ports:
+    - { port: {{ .port }}, protocol: TCP }
+{{- else }} []
+{{- end }}
+{{- end -}}
+
 {{- define "webutil.natsUrl" -}}
 {{- if .Values.nats.enabled -}}
 nats://{{ include "webutil.fullname" . }}-nats:4222
@@ -34,6 +71,17 @@ nats://{{ include "webutil.fullname" . }}-nats:4222
 {{/* The Connect (HTTP/1.1) port of a gRPC service: its gRPC port + 1000, as in the local layout. */}}
 {{- define "webutil.connectPort" -}}
 {{- add .port 1000 -}}
+{{- end -}}
+
+{{/* Internet egress rules: 0.0.0.0/0 and ::/0 minus networkPolicy.blockedCidrs (each family cut from its own). */}}
+{{- define "webutil.internetPeers" -}}
+{{- $v4 := list -}}
+{{- $v6 := list -}}
+{{- range .Values.networkPolicy.blockedCidrs -}}
+{{- if contains ":" . -}}{{- $v6 = append $v6 . -}}{{- else -}}{{- $v4 = append $v4 . -}}{{- end -}}
+{{- end -}}
+- ipBlock: { cidr: 0.0.0.0/0, except: {{ toJson $v4 }} }
+- ipBlock: { cidr: "::/0", except: {{ toJson $v6 }} }
 {{- end -}}
 
 {{- define "webutil.podSecurityContext" -}}
@@ -66,6 +114,10 @@ NetworkPolicy. Called as (dict "root" $ "name" "<key under .Values.services>").
 {{- $full := include "webutil.componentName" . -}}
 {{- $tag := $root.Values.image.tag | default $root.Chart.AppVersion -}}
 {{- $monitor := include "webutil.serviceMonitorEnabled" $root -}}
+{{- $secret := include "webutil.secretName" $root -}}
+{{- $egress := toString $svc.internetEgress -}}
+{{- $turnstile := eq (include "webutil.turnstile" $root) "true" -}}
+{{- $internet := or (eq $egress "true") (and (eq $egress "turnstile") $turnstile) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -124,10 +176,6 @@ spec:
         - name: {{ $name }}
           image: "{{ $root.Values.image.registry }}/{{ $name }}:{{ $tag }}"
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
-          {{- if $svc.browser }}
-          # tini reaps the zombie processes Chromium leaves behind.
-          command: ["/usr/bin/tini", "--", "node", "--enable-source-maps", "services/{{ $name }}/dist/main.js"]
-          {{- end }}
           envFrom:
             - configMapRef:
                 name: {{ include "webutil.fullname" $root }}-config
@@ -140,27 +188,33 @@ spec:
             {{- end }}
             - name: METRICS_PORT
               value: {{ $root.Values.metrics.port | quote }}
+            # The process drains in what is left of the grace period after preStop, 5 s before SIGKILL.
             - name: SHUTDOWN_GRACE_MS
-              value: {{ mul (sub $svc.terminationGracePeriodSeconds 5) 1000 | quote }}
+              value: {{ mul (sub (sub $svc.terminationGracePeriodSeconds $svc.preStopSeconds) 5) 1000 | quote }}
+            {{- if $svc.usesMongo }}
             - name: MONGO_URL
               valueFrom:
-                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: MONGO_URL }
+                secretKeyRef: { name: {{ $secret }}, key: MONGO_URL }
+            {{- end }}
+            {{- if $svc.usesNats }}
+            - name: NATS_URL
+              value: {{ include "webutil.natsUrl" $root | quote }}
+            - name: CRAWL_NATS_PREFIX
+              value: {{ $root.Values.nats.streamsPrefix | quote }}
+            {{- end }}
             {{- if eq $name "billing" }}
             - name: CHALLENGE_SECRET
               valueFrom:
-                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: CHALLENGE_SECRET }
+                secretKeyRef: { name: {{ $secret }}, key: CHALLENGE_SECRET }
             - name: TURNSTILE_SECRET
               valueFrom:
-                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SECRET, optional: true }
-            - name: TURNSTILE_SITE_KEY
-              valueFrom:
-                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SITE_KEY, optional: true }
+                secretKeyRef: { name: {{ $secret }}, key: TURNSTILE_SECRET, optional: true }
             {{- end }}
-            {{- if $svc.http }}
-            # The pages' CSP allows Cloudflare's widget when the challenge is Turnstile.
+            {{- if or (eq $name "billing") $svc.http }}
+            # Billing verifies with it; the edge's pages allow Cloudflare's widget in their CSP.
             - name: TURNSTILE_SITE_KEY
               valueFrom:
-                secretKeyRef: { name: {{ include "webutil.secretName" $root }}, key: TURNSTILE_SITE_KEY, optional: true }
+                secretKeyRef: { name: {{ $secret }}, key: TURNSTILE_SITE_KEY, optional: true }
             {{- end }}
             {{- range $key, $value := $svc.env }}
             - name: {{ $key }}
@@ -175,6 +229,13 @@ spec:
             {{- end }}
             - name: metrics
               containerPort: {{ $root.Values.metrics.port }}
+          {{- if $svc.preStopSeconds }}
+          # Keeps serving while the pod leaves the Service's endpoints everywhere, so no new call
+          # reaches a process that has stopped taking them.
+          lifecycle:
+            preStop:
+              sleep: { seconds: {{ $svc.preStopSeconds }} }
+          {{- end }}
           {{- if $svc.http }}
           readinessProbe:
             httpGet: { path: /healthz, port: http }
@@ -318,17 +379,56 @@ spec:
       ports:
         - { port: 53, protocol: UDP }
         - { port: 53, protocol: TCP }
-    # The release's own NATS and MongoDB (and the services, for the edge).
+    {{- if $svc.http }}
+    # The edge calls the services.
+    {{- $callees := list }}
+    {{- range $other, $o := $root.Values.services }}
+    {{- if not $o.http }}{{ $callees = append $callees $other }}{{ end }}
+    {{- end }}
     - to:
         - podSelector:
             matchLabels: { app.kubernetes.io/instance: {{ $root.Release.Name }} }
-    {{- if or $svc.fetchesUrls (not $root.Values.mongodb.enabled) (not $root.Values.nats.enabled) }}
-    # {{ if $svc.fetchesUrls }}Fetches users' URLs: the internet, never cluster, node or metadata addresses.{{ else }}An external MongoDB or NATS.{{ end }}
+            matchExpressions:
+              - { key: app.kubernetes.io/name, operator: In, values: {{ toJson $callees }} }
+    {{- end }}
+    {{- if $svc.usesMongo }}
+    {{- if $root.Values.mongodb.enabled }}
     - to:
-        - ipBlock:
-            cidr: 0.0.0.0/0
-            except:
-              {{- toYaml $root.Values.networkPolicy.blockedCidrs | nindent 14 }}
+        - podSelector:
+            matchLabels:
+              {{- include "webutil.selector" (dict "root" $root "name" "mongodb") | nindent 14 }}
+      ports:
+        - { port: 27017, protocol: TCP }
+    {{- else }}
+    # The external MongoDB.
+    - {{- toYaml $root.Values.networkPolicy.extraEgress.mongodb | nindent 6 }}
+    {{- end }}
+    {{- end }}
+    {{- if $svc.usesNats }}
+    {{- if $root.Values.nats.enabled }}
+    - to:
+        - podSelector:
+            matchLabels:
+              {{- include "webutil.selector" (dict "root" $root "name" "nats") | nindent 14 }}
+      ports:
+        - { port: 4222, protocol: TCP }
+    {{- else }}
+    # The external NATS.
+    - {{- toYaml $root.Values.networkPolicy.extraEgress.nats | nindent 6 }}
+    {{- end }}
+    {{- end }}
+    {{- if $internet }}
+    {{- if eq $egress "turnstile" }}
+    # Cloudflare's Turnstile siteverify (HTTPS), never cluster, node or metadata addresses.
+    - to:
+        {{- include "webutil.internetPeers" $root | nindent 8 }}
+      ports:
+        - { port: 443, protocol: TCP }
+    {{- else }}
+    # Fetches users' URLs: the internet, never cluster, node or metadata addresses.
+    - to:
+        {{- include "webutil.internetPeers" $root | nindent 8 }}
+    {{- end }}
     {{- end }}
 {{- end }}
 {{- end -}}

@@ -1,43 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, env, loadConfig, processOptions, runService, serviceEnv } from '@webutil/kit';
+import { createLogger, processOptions, runService } from '@webutil/kit';
 import { Accounts } from './accounts.js';
 import { ApiKeys } from './api-keys.js';
 import { Challenges } from './challenge.js';
-import { clockEnv, clockFrom } from './clock.js';
+import { clockFrom } from './clock.js';
+import { readConfig } from './config.js';
 import { Gate } from './gate.js';
 import { Ledger } from './ledger.js';
 import { RateLimiter } from './rate-limit.js';
 import { billingService } from './server.js';
 import { Sessions } from './sessions.js';
 import { SignInThrottle } from './sign-in-throttle.js';
-import { openStore, storeEnv } from './stores/open.js';
+import { openStore } from './stores/open.js';
 
-const config = loadConfig({
-  ...serviceEnv,
-  ...storeEnv,
-  ...clockEnv,
-  HOST: env.string('0.0.0.0'),
-  PORT: env.port(50051),
-  /** Signs challenges and clearances; generated once and kept in the store when unset. */
-  CHALLENGE_SECRET: env.optionalString(),
-  CHALLENGE_MAX_NUMBER: env.int(100_000, 1_000),
-  CHALLENGE_TTL_MS: env.int(5 * 60_000, 1_000),
-  CLEARANCE_TTL_MS: env.int(15 * 60_000, 1_000),
-  TURNSTILE_SECRET: env.optionalString(),
-  TURNSTILE_SITE_KEY: env.optionalString(),
-  TURNSTILE_VERIFY_URL: env.string('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
-  ANONYMOUS_DAILY_CREDITS: env.int(10),
-  ANONYMOUS_REQUESTS_PER_MINUTE: env.int(30, 1),
-  /** New accounts per client network (IPv4 address, IPv6 /64) per UTC day. */
-  SIGN_UPS_PER_NETWORK_PER_DAY: env.int(3),
-  RESERVATION_GRACE_MS: env.int(60_000),
-  RESERVATION_SWEEP_MS: env.int(5_000, 10),
-});
-
-if (config.TURNSTILE_SECRET && !config.TURNSTILE_SITE_KEY) {
-  process.stderr.write('config error: TURNSTILE_SITE_KEY is required with TURNSTILE_SECRET\n');
-  process.exit(78); // EX_CONFIG
-}
+const config = readConfig();
 
 const log = createLogger('billing', config.LOG_LEVEL);
 const clock = clockFrom(config.CLOCK_OFFSET_FILE);

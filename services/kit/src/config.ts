@@ -4,12 +4,14 @@ import { z } from 'zod';
 /**
  * Reads and validates environment variables against a zod shape. A bad value stops the
  * process with one line naming the variable, so a misconfigured pod fails at start, not later.
+ * An empty variable counts as unset (its default, or absent): `NAME=` is how env files, compose
+ * and Helm values write "not configured", and the shell's `${NAME:-default}` reads it the same way.
  */
 export function loadConfig<S extends z.ZodRawShape>(
   shape: S,
   env: NodeJS.ProcessEnv = process.env,
 ): z.infer<z.ZodObject<S>> {
-  const parsed = z.object(shape).safeParse(env);
+  const parsed = z.object(shape).safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const name = issue ? String(issue.path[0] ?? '?') : '?';
@@ -49,8 +51,8 @@ export const env = {
 };
 
 /**
- * A whole number written in decimal. A blank value is an error: z.coerce.number() would read
- * '' (e.g. `PORT=` from an unset compose or Helm value) as 0 and start on a random port.
+ * A whole number written in decimal. White space alone is an error: z.coerce.number() would read
+ * it as 0 and start on a random port (an empty value never gets here: it is unset).
  */
 function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
   return z

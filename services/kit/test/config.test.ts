@@ -88,6 +88,19 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads an empty variable as unset: its default, or absent', () => {
+    const config = loadConfig(shape, {
+      PORT: '',
+      METRICS_PORT: '',
+      NAME: '',
+      NATS_URL: '',
+      VERBOSE: '',
+      WEBUTIL_ALLOW_TARGETS: '',
+    });
+    expect(config).to.deep.equal(loadConfig(shape, {}));
+    expect(config).to.not.have.property('NATS_URL');
+  });
+
   it('reads process.env by default', () => {
     const before = process.env.WEBUTIL_KIT_TEST_PORT;
     process.env.WEBUTIL_KIT_TEST_PORT = '1234';
@@ -119,10 +132,10 @@ describe('loadConfig', () => {
     const bad: [string, Record<string, string>][] = [
       ['PORT', { PORT: 'eighty' }],
       ['PORT', { PORT: '70000' }],
-      ['PORT', { PORT: '' }], // blank must not silently mean port 0
+      ['PORT', { PORT: ' ' }], // white space must not silently mean port 0
       ['PORT', { PORT: '80.5' }],
       ['METRICS_PORT', { METRICS_PORT: ' ' }],
-      ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '' }],
+      ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '\t' }],
       ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
       ['WORKERS', { WORKERS: '0' }],
       ['VERBOSE', { VERBOSE: 'yes' }],

@@ -1,26 +1,8 @@
-import {
-  AddressPolicy,
-  createLogger,
-  env,
-  loadConfig,
-  processOptions,
-  runService,
-  SafeHttp,
-  serviceEnv,
-} from '@webutil/kit';
+import { AddressPolicy, createLogger, processOptions, runService, SafeHttp } from '@webutil/kit';
+import { readConfig } from './config.js';
 import { metaScanService } from './server.js';
 
-const config = loadConfig({
-  ...serviceEnv,
-  HOST: env.string('0.0.0.0'),
-  PORT: env.port(50055),
-  WEBUTIL_ALLOW_TARGETS: env.cidrList(),
-  DOWN_CHECK_TIMEOUT_MS: env.int(15_000, 1),
-  TESTED_FROM: env.string('India (Mumbai)'),
-  META_PAGE_TIMEOUT_MS: env.int(15_000, 1),
-  META_FILE_TIMEOUT_MS: env.int(10_000, 1),
-  META_MAX_HEAD_BYTES: env.int(1024 * 1024, 1024),
-});
+const config = readConfig();
 
 const log = createLogger('meta-scan', config.LOG_LEVEL);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);

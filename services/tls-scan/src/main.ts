@@ -1,28 +1,9 @@
-import {
-  AddressPolicy,
-  createLogger,
-  env,
-  loadConfig,
-  processOptions,
-  runService,
-  SafeHttp,
-  serviceEnv,
-} from '@webutil/kit';
+import { AddressPolicy, createLogger, processOptions, runService, SafeHttp } from '@webutil/kit';
 import { TrustStore } from './chain.js';
+import { readConfig } from './config.js';
 import { tlsScanService } from './server.js';
 
-const config = loadConfig({
-  ...serviceEnv,
-  HOST: env.string('0.0.0.0'),
-  PORT: env.port(50054),
-  WEBUTIL_ALLOW_TARGETS: env.cidrList(),
-  /** The port scanned (the spec's 443); tests point it at their own TLS servers. */
-  SSL_SCAN_PORT: env.port(443),
-  /** PEM file of roots trusted besides Node's bundled Mozilla store (a private CA, tests). */
-  SSL_SCAN_EXTRA_CA_FILE: env.optionalString(),
-  SSL_SCAN_HANDSHAKE_TIMEOUT_MS: env.int(10_000, 1),
-  SSL_SCAN_PROBE_TIMEOUT_MS: env.int(5_000, 1),
-});
+const config = readConfig();
 
 const log = createLogger('tls-scan', config.LOG_LEVEL);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);

@@ -1,0 +1,20 @@
+import { env, loadConfig, serviceEnv } from '@webutil/kit';
+
+/** The service's settings from environment variables (a bad value stops the process, naming it). */
+export function readConfig(source: NodeJS.ProcessEnv = process.env) {
+  return loadConfig(
+    {
+      ...serviceEnv,
+      HOST: env.string('0.0.0.0'),
+      PORT: env.port(50054),
+      WEBUTIL_ALLOW_TARGETS: env.cidrList(),
+      /** The port scanned (the spec's 443); tests point it at their own TLS servers. */
+      SSL_SCAN_PORT: env.port(443),
+      /** PEM file of roots trusted besides Node's bundled Mozilla store (a private CA, tests). */
+      SSL_SCAN_EXTRA_CA_FILE: env.optionalString(),
+      SSL_SCAN_HANDSHAKE_TIMEOUT_MS: env.int(10_000, 1),
+      SSL_SCAN_PROBE_TIMEOUT_MS: env.int(5_000, 1),
+    },
+    source,
+  );
+}
