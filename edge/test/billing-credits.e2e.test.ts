@@ -165,7 +165,8 @@ describe('billing: credits through the edge', function () {
       const { apiKey } = await account(stack, 'STARTER', '--credits', '1');
       const unreachable = `/v1/meta-scan?url=${encodeURIComponent('http://127.0.0.1:1/')}`;
       // Each failure's refund is settled after its response; the next call must still find the credit.
-      for (let i = 0; i < 5; i++) await expectFailure(await stack.api(unreachable, { apiKey }), 500, 'target_unreachable');
+      for (let i = 0; i < 5; i++)
+        await expectFailure(await stack.api(unreachable, { apiKey }), 500, 'target_unreachable');
       const res = await stack.api(downCheck('/ok'), { apiKey });
       expect(res.status).to.equal(200);
       expect(creditsHeader(res)).to.equal(0);
