@@ -2,7 +2,7 @@ import { AddressPolicy, createLogger, env, loadConfig, processOptions, runServic
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { z } from 'zod';
 import { BrowserPool } from './browser-pool.js';
-import { resolverFor } from './resolver.js';
+import { lookupVia } from './dns-servers.js';
 import { renderService } from './server.js';
 
 const config = loadConfig({
@@ -46,7 +46,7 @@ const config = loadConfig({
 
 const log = createLogger('render', config.LOG_LEVEL);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
-const resolve = resolverFor(config.RENDER_DNS_SERVERS);
+const lookup = lookupVia(config.RENDER_DNS_SERVERS);
 const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'render' });
 const stopSweeping = sweepArtifacts(store, config.RENDER_SWEEP_MS, log);
 const pool = await BrowserPool.start({
@@ -67,9 +67,9 @@ await runService({
         pool,
         store,
         policy,
-        resolve,
+        lookup,
         page: {
-          egress: { policy, resolve, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },
+          egress: { policy, lookup, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },
           limits: {
             timeoutMs: config.RENDER_TIMEOUT_MS,
             quietMs: config.RENDER_QUIET_MS,

@@ -1,11 +1,11 @@
 import { status } from '@grpc/grpc-js';
-import { deadlineExceeded, invalidArgument, ServiceError } from '@webutil/kit';
+import { deadlineExceeded, invalidArgument, ServiceError, targetFailure } from '@webutil/kit';
 import { type BrowserContext, type HTTPResponse, type Page, TimeoutError } from 'puppeteer-core';
 import type { Lease } from './browser-pool.js';
 import { DEVICES, type Device } from './devices.js';
 import { EgressProxy, type EgressProxyOptions, REFUSAL_HEADER } from './egress-proxy.js';
+import { netFailure } from './net-errors.js';
 import type { PdfOptions, ScreenshotOptions } from './options.js';
-import { targetFailure } from './resolver.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface PageLimits {
@@ -224,13 +224,16 @@ function watchMainFrame(page: Page, url: string, proxy: EgressProxy, abort: (rea
   });
   page.on('error', () => abort(notRenderable('the page crashed the browser tab rendering it')));
 
-  /** `errorText`: Chromium's net error, from the failed request or else from the error thrown. */
+  /**
+   * `errorText`: Chromium's net error, from the failed request or else from the error thrown. The
+   * proxy's record comes first: it knows why it refused a connection or could not make one.
+   */
   const failure = (target: string | undefined, errorText: string): ServiceError => {
     const known = target ? proxy.failureFor(target) : undefined;
     if (known) return targetFailure(known);
     if (errorText === 'net::ERR_ABORTED')
       return notRenderable('the URL answered with no page to render (a download or an empty response)');
-    return invalidArgument('TARGET_UNREACHABLE', `the page could not be loaded (${errorText || 'navigation failed'})`);
+    return targetFailure(netFailure(errorText, target ?? url));
   };
   return {
     /** Requests the page has made so far. */
@@ -242,7 +245,7 @@ function watchMainFrame(page: Page, url: string, proxy: EgressProxy, abort: (rea
     },
     check(response: HTTPResponse | null): void {
       const shown = response ?? lastResponse;
-      if (shown && shown.headers()[REFUSAL_HEADER] === proxy.token) throw failure(shown.url(), 'refused by the proxy');
+      if (shown && shown.headers()[REFUSAL_HEADER] === proxy.token) throw failure(shown.url(), '');
       if (page.url().startsWith('chrome-error:')) throw failure(failedUrl, failedText);
     },
   };
