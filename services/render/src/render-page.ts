@@ -44,8 +44,9 @@ const CLOSE_BOUND_MS = 5_000;
 
 export const renderTimeout = (ms: number) =>
   deadlineExceeded('RENDER_TIMEOUT', `the page did not finish rendering within ${Math.round(ms / 1000)} s`);
+/** The pool launches a lost browser again at once (about a second), so a retry after 2 s finds one. */
 export const browserCrashed = () =>
-  new ServiceError(status.ABORTED, 'BROWSER_CRASHED', 'the browser rendering this page stopped; retry the request');
+  new ServiceError(status.ABORTED, 'BROWSER_CRASHED', 'the browser rendering this page stopped; retry the request', 2);
 const notRenderable = (message: string) => invalidArgument('NOT_RENDERABLE', message);
 
 /**
@@ -88,9 +89,9 @@ export async function renderPage(
         proxyServer: proxy.url,
         // Chromium sends loopback directly unless told otherwise; everything goes through the proxy.
         proxyBypassList: ['<-loopback>'],
-        downloadBehavior: { policy: 'deny' },
       }),
     );
+    await guard(lease.refuseDownloads(context));
     const page = await guard(context.newPage());
     const device = DEVICES[job.options.device];
     const main = watchMainFrame(page, url.href, proxy, (reason) => stop.abort(reason));
@@ -179,12 +180,17 @@ export async function renderPage(
 async function prepare(page: Page, device: Device, job: RenderJob): Promise<void> {
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
   const userAgent = device.userAgent ?? (await page.browser().userAgent()).replace('HeadlessChrome', 'Chrome');
+  // One call for the media type and the colour scheme: each of puppeteer's emulateMediaType and
+  // emulateMediaFeatures sends the whole emulated media, clearing what the other set.
+  const media = await page.createCDPSession();
   await Promise.all([
     page.setViewport(device.viewport),
     page.setUserAgent(userAgent),
-    page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: job.options.colorScheme }]),
-    // A PDF shows the page as a visitor sees it, not its print style sheet.
-    job.kind === 'pdf' ? page.emulateMediaType('screen') : undefined,
+    media.send('Emulation.setEmulatedMedia', {
+      // A PDF shows the page as a visitor sees it, not its print style sheet.
+      media: job.kind === 'pdf' ? 'screen' : '',
+      features: [{ name: 'prefers-color-scheme', value: job.options.colorScheme }],
+    }),
   ]);
 }
 
