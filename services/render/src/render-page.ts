@@ -1,11 +1,11 @@
-import { status } from '@grpc/grpc-js';
-import { deadlineExceeded, invalidArgument, ServiceError, targetFailure } from '@webutil/kit';
+import { invalidArgument, type ServiceError, targetFailure } from '@webutil/kit';
 import { type BrowserContext, type HTTPResponse, type Page, TimeoutError } from 'puppeteer-core';
 import type { Lease } from './browser-pool.js';
 import { DEVICES, type Device } from './devices.js';
 import { EgressProxy, type EgressProxyOptions, REFUSAL_HEADER } from './egress-proxy.js';
 import { netFailure } from './net-errors.js';
 import type { PdfOptions, ScreenshotOptions } from './options.js';
+import { browserCrashed, RenderStop } from './render-stop.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface PageLimits {
@@ -42,11 +42,6 @@ const IMAGE_QUALITY = 80;
 /** Longest a context may take to close before its browser is considered broken. */
 const CLOSE_BOUND_MS = 5_000;
 
-export const renderTimeout = (ms: number) =>
-  deadlineExceeded('RENDER_TIMEOUT', `the page did not finish rendering within ${Math.round(ms / 1000)} s`);
-/** The pool launches a lost browser again at once (about a second), so a retry after 2 s finds one. */
-export const browserCrashed = () =>
-  new ServiceError(status.ABORTED, 'BROWSER_CRASHED', 'the browser rendering this page stopped; retry the request', 2);
 const notRenderable = (message: string) => invalidArgument('NOT_RENDERABLE', message);
 
 /**
@@ -64,21 +59,8 @@ export async function renderPage(
   signal: AbortSignal,
 ): Promise<Rendered> {
   const { limits } = deps;
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(renderTimeout(limits.timeoutMs)), limits.timeoutMs);
-  const onCancel = () => stop.abort(signal.reason);
-  const onDisconnect = () => stop.abort(browserCrashed());
-  signal.addEventListener('abort', onCancel, { once: true });
-  lease.browser.once('disconnected', onDisconnect);
-  const stopped = new Promise<never>((_, reject) =>
-    stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true }),
-  );
-  stopped.catch(() => undefined);
-  /** The work, or the render's stop (time-out, cancel, crash), whichever comes first. */
-  const guard = <T>(work: Promise<T>): Promise<T> => {
-    work.catch(() => undefined);
-    return Promise.race([work, stopped]);
-  };
+  const stop = new RenderStop(lease.browser, signal, limits.timeoutMs);
+  const guard = <T>(work: Promise<T>) => stop.guard(work);
 
   let proxy: EgressProxy | undefined;
   let context: BrowserContext | undefined;
@@ -101,7 +83,7 @@ export async function renderPage(
 
     const response = await guard(page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: 0 })).catch(
       (err: unknown) => {
-        throw stop.signal.aborted ? stop.signal.reason : main.navigationFailure(err);
+        throw stop.aborted ? stop.reason : main.navigationFailure(err);
       },
     );
     main.check(response);
@@ -162,15 +144,13 @@ export async function renderPage(
     clock.end('encode');
     return { body, clipped };
   } catch (err) {
-    if (stop.signal.aborted) throw stop.signal.reason;
+    if (stop.aborted) throw stop.reason;
     // A killed browser fails the call in flight before puppeteer reports the disconnect.
     await new Promise((resolve) => setImmediate(resolve));
     if (!lease.browser.connected) throw browserCrashed();
     throw err;
   } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onCancel);
-    lease.browser.off('disconnected', onDisconnect);
+    stop.end();
     if (context && lease.browser.connected && !(await closeWithin(context, CLOSE_BOUND_MS))) lease.discard();
     await proxy?.close();
   }
