@@ -1,8 +1,8 @@
+import { startFixtureDns } from '@webutil/scripts/fixture-dns';
+import { freePort } from '@webutil/scripts/local-stack';
+import { startTestStack, type TestStack, type TestStackOptions } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { startFixtureDns } from '../../scripts/src/fixture-dns.js';
-import { freePort } from '../../scripts/src/local-stack.js';
-import { startTestStack, type TestStack, type TestStackOptions } from '../../scripts/src/test-stack.js';
 import { creditsHeader, type Envelope, json } from './billing-helpers.js';
 import { post } from './crawl-helpers.js';
 

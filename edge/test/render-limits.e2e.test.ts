@@ -1,10 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { addRenderPages } from '@webutil/scripts/fixture-pages';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
-import { addRenderPages } from '../../scripts/src/fixture-pages.js';
-import { type FixtureSite, startFixtureSite } from '../../scripts/src/fixture-site.js';
+import sharp from 'sharp';
 import { creditsHeader, expectFailure } from './billing-helpers.js';
 import {
+  download,
   expectNoOpenPages,
   expectRenderFailure,
   metric,
@@ -45,6 +48,8 @@ describe('rendering limits and failures, through the REST edge', function () {
   this.timeout(60_000);
   let site: FixtureSite;
   let stack: RenderStack;
+  const queueWaitMs = 20_000;
+  const budgetMs = 6_000;
 
   before(async () => {
     site = await startFixtureSite();
@@ -59,8 +64,8 @@ describe('rendering limits and failures, through the REST edge', function () {
         RENDER_BROWSERS: '1',
         RENDER_PAGES_PER_BROWSER: '2',
         RENDER_QUEUE_DEPTH: '4',
-        RENDER_QUEUE_WAIT_MS: '20000',
-        RENDER_TIMEOUT_MS: '6000',
+        RENDER_QUEUE_WAIT_MS: String(queueWaitMs),
+        RENDER_TIMEOUT_MS: String(budgetMs),
         RENDER_FILE_TTL_MS: '2000',
         RENDER_CACHE_WINDOW_MS: '1000',
         RENDER_SWEEP_MS: '200',
@@ -81,6 +86,8 @@ describe('rendering limits and failures, through the REST edge', function () {
     ]);
     for (const call of calls) {
       expect(expectRenderFailure(call, 408, 'render_timeout')).to.match(/within 6 s/);
+      // Server-Timing is a header of the 200 (docs/decisions.md); a failure has none.
+      expect(call.res.headers.get('server-timing')).to.equal(null);
     }
     // Liveness: the 6 s budget ends both, far from the route's 60 s deadline.
     expect(Date.now() - started).to.be.below(30_000);
@@ -99,6 +106,8 @@ describe('rendering limits and failures, through the REST edge', function () {
     process.kill(browserPid!, 'SIGKILL');
     const failed = await inFlight;
     expect(expectRenderFailure(failed, 503, 'browser_crashed')).to.match(/retry/);
+    // Chromium is launched again at once; a retry after this finds it.
+    expect(failed.res.headers.get('retry-after')).to.equal('2');
     expect(failed.credits).to.equal(before);
     const next = await rendered(stack, 'screenshot', { url: site.url('/page/simple?after-kill=1') });
     expect(next.body.success).to.equal(true);
@@ -122,6 +131,8 @@ describe('rendering limits and failures, through the REST edge', function () {
     // Two rendering and four waiting are accepted; the rest are refused at once.
     expect(ok.length, outcomes).to.be.at.least(6);
     expect(ok.length + refused.length).to.equal(20);
+    // None hangs: an accepted render ends within its longest wait for a browser plus its budget.
+    for (const { ms } of ok) expect(ms).to.be.below(queueWaitMs + budgetMs);
     for (const { call, ms } of refused) {
       expectRenderFailure(call, 503, 'render_busy');
       expect(call.res.headers.get('retry-after')).to.match(/^\d+$/);
@@ -190,5 +201,51 @@ describe('rendering with no private address allowed, through the REST edge', fun
     }
     expect(creditsHeader(await stack.api('/v1/quota'))).to.equal(before);
     expect(site.connections).to.equal(0);
+  });
+});
+
+/**
+ * Result files in GridFS (MONGO_URL) on jongodb, as replicas share them: a render's file is
+ * downloaded whole, with its length, and is gone after its lifetime.
+ */
+describe('rendering with result files in GridFS on jongodb, through the REST edge', function () {
+  this.timeout(60_000);
+  let site: FixtureSite;
+  let jongodb: MongoUnderTest;
+  let stack: RenderStack;
+
+  before(async () => {
+    [site, jongodb] = await Promise.all([startFixtureSite(), startMongo()]);
+    addRenderPages(site);
+    stack = await startRenderStack({
+      allowTargets: '127.0.0.1/32',
+      render: {
+        MONGO_URL: jongodb.url,
+        RENDER_BROWSERS: '1',
+        RENDER_FILE_TTL_MS: '2000',
+        RENDER_CACHE_WINDOW_MS: '1000',
+        RENDER_SWEEP_MS: '200',
+      },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    await Promise.all([site?.close(), jongodb?.stop()]);
+  });
+
+  it('serves the file from GridFS with its length and bytes, and 404 after its lifetime', async () => {
+    const [shot, pdf] = await Promise.all([
+      rendered(stack, 'screenshot', { url: site.url('/page/lazy?n=4') }),
+      rendered(stack, 'url-to-pdf', { url: site.url('/page/simple?gridfs=1') }),
+    ]);
+    expect((await sharp(shot.file).metadata()).format).to.equal('png');
+    expect(pdf.file.subarray(0, 5).toString()).to.equal('%PDF-');
+    // Nothing on the local disk: the files are in the database.
+    expect(existsSync(path.join(stack.dataDir, 'artifacts', 'render'))).to.equal(false);
+    expect((await download(stack, shot.body.filename)).equals(shot.file)).to.equal(true);
+    await new Promise((resolve) => setTimeout(resolve, 2_600));
+    for (const { body } of [shot, pdf]) {
+      await expectFailure(await stack.api(`/api/uploads/${body.filename}`, { anonymous: true }), 404, 'file_not_found');
+    }
   });
 });

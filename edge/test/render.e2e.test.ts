@@ -1,12 +1,25 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  addRenderPages,
+  FEATURE_OFF,
+  FEATURE_ON,
+  LAZY_COLOUR,
+  LAZY_IMAGE,
+  type RenderPages,
+} from '@webutil/scripts/fixture-pages';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { freePort } from '@webutil/scripts/local-stack';
 import { expect } from 'chai';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { KnownDevices } from 'puppeteer-core';
 import sharp from 'sharp';
-import { addRenderPages, LAZY_COLOUR, LAZY_IMAGE } from '../../scripts/src/fixture-pages.js';
-import { type FixtureSite, startFixtureSite } from '../../scripts/src/fixture-site.js';
 import { creditsHeader, expectFailure } from './billing-helpers.js';
 import {
   expectNoOpenPages,
   expectRenderFailure,
+  metric,
   pixel,
   type RenderStack,
   render,
@@ -29,7 +42,41 @@ async function readPdf(bytes: Buffer) {
   return { pages, width: width!, height: height!, text };
 }
 
+interface PdfCanvas {
+  canvas: unknown;
+  context: { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+}
+
+/** The colour [r, g, b] at the middle of a PDF's first page, rasterised as a viewer would show it. */
+async function pdfPageColour(bytes: Buffer): Promise<number[]> {
+  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
+  const page = await doc.getPage(1);
+  const viewport = page.getViewport({ scale: 0.25 });
+  const { canvas, context } = (doc.canvasFactory as { create(w: number, h: number): PdfCanvas }).create(
+    Math.ceil(viewport.width),
+    Math.ceil(viewport.height),
+  );
+  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+  const { data } = context.getImageData(Math.floor(viewport.width / 2), Math.floor(viewport.height / 2), 1, 1);
+  await doc.destroy();
+  return [...data].slice(0, 3);
+}
+
+/** Every file under a directory, recursively. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : [path.join(dir, entry.name)],
+  );
+
 const hex = (colour: string) => [1, 3, 5].map((i) => Number.parseInt(colour.slice(i, i + 2), 16));
+
+/** A cache hit's Server-Timing: the spec's stages, in its order, all 0 (no browser), then total. */
+function expectCachedTiming(res: Response, last: 'encode' | 'render'): void {
+  const timing = serverTiming(res);
+  expect(Object.keys(timing).join(' ')).to.equal(`queue page nav net scroll settle ${last} total`);
+  expect(Object.entries(timing).filter(([stage, ms]) => stage !== 'total' && ms !== 0)).to.deep.equal([]);
+  expect(timing.total).to.be.a('number').and.at.least(0);
+}
 const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - (b[i] ?? 0)) <= 8);
 
 /**
@@ -40,17 +87,24 @@ describe('rendering, through the REST edge', function () {
   this.timeout(60_000);
   let site: FixtureSite;
   let internal: FixtureSite;
+  let pages: RenderPages;
   let stack: RenderStack;
+  // The render service's home directory, where Chromium would put a download it let through.
+  const home = mkdtempSync(path.join(os.tmpdir(), 'webutil-render-home-'));
 
   before(async () => {
     [site, internal] = await Promise.all([startFixtureSite(), startFixtureSite({ host: '127.0.0.2' })]);
-    addRenderPages(site);
+    pages = addRenderPages(site);
     // The network wait bound shortened (3 s by default) so the never-idle page is quick to test.
-    stack = await startRenderStack({ allowTargets: '127.0.0.1/32', render: { RENDER_NET_MAX_MS: '1500' } });
+    stack = await startRenderStack({
+      allowTargets: '127.0.0.1/32',
+      render: { RENDER_NET_MAX_MS: '1500', HOME: home, XDG_DOWNLOAD_DIR: path.join(home, 'Downloads') },
+    });
   });
   after(async () => {
     await stack?.stop();
     await Promise.all([site?.close(), internal?.close()]);
+    rmSync(home, { recursive: true, force: true });
   });
   afterEach(() => {
     expect(internal.connections, 'connections that reached the internal address').to.equal(0);
@@ -91,25 +145,35 @@ describe('rendering, through the REST edge', function () {
       }
     });
 
-    it('emulates desktop and mobile devices: viewport width times the device scale factor', async () => {
-      const [desktop, mobile] = await Promise.all(
-        ['desktop', 'mobile'].map((device) =>
-          rendered(stack, 'screenshot', { url: site.url('/page/simple?d=1'), device }),
-        ),
-      );
-      expect((await sharp(desktop!.file).metadata()).width).to.equal(1280);
+    it('emulates a desktop by default and a phone on request: width, scale, touch and user agent', async () => {
+      const [desktop, mobile] = await Promise.all([
+        rendered(stack, 'screenshot', { url: site.url('/page/device?shot=desktop') }),
+        rendered(stack, 'screenshot', { url: site.url('/page/device?shot=mobile'), device: 'mobile' }),
+      ]);
+      expect((await sharp(desktop.file).metadata()).width).to.equal(1280);
       // iPhone 15 Pro: 393 CSS px at scale 3.
-      expect((await sharp(mobile!.file).metadata()).width).to.equal(1179);
+      expect((await sharp(mobile.file).metadata()).width).to.equal(1179);
+      // The page's stripes: a coarse pointer (y 0-100 CSS px), then touch points (100-200).
+      const stripes = async (file: Buffer, scale: number) =>
+        Promise.all([50, 150].map((y) => pixel(file, 10 * scale, y * scale)));
+      expect(await stripes(desktop.file, 1)).to.deep.equal([hex(FEATURE_OFF), hex(FEATURE_OFF)]);
+      expect(await stripes(mobile.file, 3)).to.deep.equal([hex(FEATURE_ON), hex(FEATURE_ON)]);
+      const desktopAgent = pages.userAgents.get('/page/device?shot=desktop');
+      expect(desktopAgent)
+        .to.match(/Chrome\//)
+        .and.not.match(/Headless|Mobile/);
+      expect(pages.userAgents.get('/page/device?shot=mobile')).to.equal(KnownDevices['iPhone 15 Pro'].userAgent);
     });
 
-    it('emulates prefers-color-scheme', async () => {
-      const [light, dark] = await Promise.all(
-        ['light', 'dark'].map((colorScheme) =>
-          rendered(stack, 'screenshot', { url: site.url('/page/scheme'), colorScheme }),
-        ),
-      );
-      expect(await pixel(light!.file, 640, 400)).to.deep.equal([255, 255, 255]);
-      expect(await pixel(dark!.file, 640, 400)).to.deep.equal([0, 0, 0]);
+    it('emulates prefers-color-scheme, light by default, with png as the default format', async () => {
+      const [light, dark] = await Promise.all([
+        rendered(stack, 'screenshot', { url: site.url('/page/scheme') }),
+        rendered(stack, 'screenshot', { url: site.url('/page/scheme'), colorScheme: 'dark' }),
+      ]);
+      expect(light.body).to.include({ format: 'png', fileExtension: 'png' });
+      expect(await sharp(light.file).metadata()).to.include({ format: 'png', width: 1280 });
+      expect(await pixel(light.file, 640, 400)).to.deep.equal([255, 255, 255]);
+      expect(await pixel(dark.file, 640, 400)).to.deep.equal([0, 0, 0]);
     });
 
     it('scrolls the page so lazy images (native and IntersectionObserver) are in the capture', async () => {
@@ -138,6 +202,7 @@ describe('rendering, through the REST edge', function () {
       const again = await render(stack, 'screenshot', { url, format: 'webp' });
       expect(again.res.headers.get('x-screenshot-cache')).to.equal('HIT');
       expect(again.body.filename).to.equal(first.body.filename);
+      expectCachedTiming(again.res, 'encode');
       expect(again.credits).to.equal(first.credits - 2);
       expect(site.requests.length, 'requests to the site for a cached result').to.equal(seen);
       const changes = [{ format: 'png' }, { device: 'mobile' }, { colorScheme: 'dark' }, { url: `${url}&v=2` }];
@@ -152,43 +217,63 @@ describe('rendering, through the REST edge', function () {
   });
 
   describe('POST /v1/url-to-pdf', () => {
-    // Paper sizes in points (1/72 in), as Chromium prints them.
-    const sizes: [string, string, number, number][] = [
-      ['letter', 'portrait', 612, 792],
-      ['legal', 'portrait', 612, 1008],
-      ['a4', 'portrait', 595, 842],
-      ['a4', 'landscape', 842, 595],
-      ['a0', 'portrait', 2384, 3370],
-      ['a6', 'landscape', 420, 298],
+    // Paper sizes in points (1/72 in), as Chromium prints them; the layout width the page saw.
+    const cases: [Record<string, string>, number, number, number][] = [
+      // Nothing but the URL: A4 portrait, laid out on the desktop viewport.
+      [{}, 595, 842, 1280],
+      [{ pageFormat: 'letter', orientation: 'portrait' }, 612, 792, 1280],
+      [{ pageFormat: 'legal' }, 612, 1008, 1280],
+      [{ pageFormat: 'a4', orientation: 'landscape' }, 842, 595, 1280],
+      [{ pageFormat: 'a0', orientation: 'portrait' }, 2384, 3370, 1280],
+      [{ pageFormat: 'a6', orientation: 'landscape' }, 420, 298, 1280],
+      // A phone's layout viewport (iPhone 15 Pro, 393 CSS px) before printing.
+      [{ deviceType: 'mobile' }, 595, 842, 393],
     ];
-    it('prints the page format and orientation asked for', async () => {
+    it('prints the page format, orientation and layout viewport asked for (A4 portrait, desktop by default)', async () => {
       const results = await Promise.all(
-        sizes.map(([pageFormat, orientation]) =>
-          rendered(stack, 'url-to-pdf', { url: site.url('/page/simple?pdf=1'), pageFormat, orientation }),
+        cases.map(([options], i) =>
+          rendered(stack, 'url-to-pdf', { url: site.url(`/page/device?pdf=${i}`), ...options }),
         ),
       );
-      for (const [i, [pageFormat, orientation, width, height]] of sizes.entries()) {
+      for (const [i, [options, width, height, layoutWidth]] of cases.entries()) {
         const { res, body, file } = results[i]!;
+        const what = JSON.stringify(options);
         expect(body).to.have.all.keys('success', 'filename', 'sizeBytes', 'durationMs');
         expect(body.filename).to.match(/^[A-Za-z0-9_-]{32}\.pdf$/);
         expect(res.headers.get('x-pdf-cache')).to.equal('MISS');
         expect(Object.keys(serverTiming(res)).join(' ')).to.equal('queue page nav net scroll settle render total');
         const pdf = await readPdf(file);
-        expect(Math.round(pdf.width), `${pageFormat} ${orientation} width`).to.be.closeTo(width, 2);
-        expect(Math.round(pdf.height), `${pageFormat} ${orientation} height`).to.be.closeTo(height, 2);
-        expect(pdf.text).to.contain('Simple page');
+        expect(Math.round(pdf.width), `${what} width`).to.be.closeTo(width, 2);
+        expect(Math.round(pdf.height), `${what} height`).to.be.closeTo(height, 2);
+        expect(pdf.text, what).to.contain(`layout width ${layoutWidth}`);
       }
+      const phone = KnownDevices['iPhone 15 Pro'].userAgent;
+      expect(pages.userAgents.get(`/page/device?pdf=${cases.length - 1}`)).to.equal(phone);
+      expect(pages.userAgents.get('/page/device?pdf=0')).to.not.equal(phone);
     });
 
-    it('prints backgrounds in the theme asked for, and answers a repeat from the cache', async () => {
+    it('prints backgrounds in the theme asked for; a repeat is a cache hit, any changed option a miss', async () => {
       const url = site.url('/page/scheme?pdf=1');
       const dark = await rendered(stack, 'url-to-pdf', { url, theme: 'dark' });
+      expect(await pdfPageColour(dark.file)).to.deep.equal([0, 0, 0]);
       const again = await render(stack, 'url-to-pdf', { url, theme: 'dark' });
       expect(again.res.headers.get('x-pdf-cache')).to.equal('HIT');
       expect(again.body.filename).to.equal(dark.body.filename);
-      const light = await render(stack, 'url-to-pdf', { url, theme: 'light' });
-      expect(light.res.headers.get('x-pdf-cache')).to.equal('MISS');
-      expect(light.body.filename).to.not.equal(dark.body.filename);
+      expectCachedTiming(again.res, 'render');
+      const changes = [
+        { theme: 'light' },
+        { pageFormat: 'a5' },
+        { orientation: 'landscape' },
+        { deviceType: 'mobile' },
+      ];
+      const misses = await Promise.all(
+        changes.map((changed) => rendered(stack, 'url-to-pdf', { url, theme: 'dark', ...changed })),
+      );
+      for (const [i, miss] of misses.entries()) {
+        expect(miss.res.headers.get('x-pdf-cache'), JSON.stringify(changes[i])).to.equal('MISS');
+        expect(miss.body.filename).to.not.equal(dark.body.filename);
+      }
+      expect(await pdfPageColour(misses[0]!.file)).to.deep.equal([255, 255, 255]);
     });
   });
 
@@ -307,17 +392,39 @@ describe('rendering, through the REST edge', function () {
       await rendered(stack, 'screenshot', { url });
     });
 
-    it('answers a name that does not resolve with 400 target_unreachable', async () => {
-      const call = await render(stack, 'screenshot', { url: 'http://no-such-host.example.com/' });
-      expect(expectRenderFailure(call, 400, 'target_unreachable')).to.match(/does not resolve/);
+    it('answers a target it cannot reach with 400 target_unreachable, in the wording every route uses', async () => {
+      // The service's own check; the proxy's connection; Chromium's own failure (plain HTTP in a TLS tunnel).
+      const closedPort = await freePort();
+      const failures: [string, string][] = [
+        ['http://no-such-host.example.com/', 'the host name does not resolve (ENOTFOUND)'],
+        [`http://127.0.0.1:${closedPort}/`, 'the connection was refused (ECONNREFUSED)'],
+        [`https://127.0.0.1:${site.port}/`, 'TLS error: handshake failed (ERR_SSL_PROTOCOL_ERROR)'],
+      ];
+      const before = creditsHeader(await stack.api('/v1/quota'));
+      for (const [url, message] of failures) {
+        for (const route of ['screenshot', 'url-to-pdf'] as const) {
+          expect(expectRenderFailure(await render(stack, route, { url }), 400, 'target_unreachable'), url).to.equal(
+            message,
+          );
+        }
+      }
+      expect(creditsHeader(await stack.api('/v1/quota'))).to.equal(before);
     });
   });
 
   describe('pages that fight back', () => {
     it('dismisses dialogs, closes pop-ups and refuses downloads', async () => {
-      const { body } = await rendered(stack, 'screenshot', { url: site.url('/page/hostile') });
-      expect(body.clipped).to.equal(false);
-      await rendered(stack, 'url-to-pdf', { url: site.url('/page/hostile') });
+      const refused = await metric(stack, 'webutil_render_downloads_refused_total');
+      const [shot] = await Promise.all([
+        rendered(stack, 'screenshot', { url: site.url('/page/hostile') }),
+        rendered(stack, 'url-to-pdf', { url: site.url('/page/hostile') }),
+      ]);
+      expect(shot.body.clipped).to.equal(false);
+      // The page turns red when a pop-up it opened outlives its check (blue when none opened).
+      expect(await pixel(shot.file, 640, 400)).to.deep.equal([255, 255, 255]);
+      // One download per render, each refused by Chromium as it began; none written anywhere.
+      expect(await metric(stack, 'webutil_render_downloads_refused_total')).to.equal(refused + 2);
+      expect(filesUnder(home).filter((file) => /\.bin|crdownload/.test(file))).to.deep.equal([]);
     });
 
     it('stops an infinite scroll at the height cap', async () => {

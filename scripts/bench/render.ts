@@ -3,11 +3,12 @@
  * running the naive pipeline on the same Chromium, in one run, on two fixture pages: a simple one
  * and a tall one with a dozen lazy images.
  *  1. warm latency, p50 and p95 over BENCH_ROUNDS renders each (unique URLs, so no cache hit), and
- *     the ratio naive / ours; every lazy image the naive capture shows must be in ours too;
+ *     the ratio naive / ours; every lazy image the naive capture shows must be in ours too (the
+ *     run exits with status 1 when one is missing);
  *  2. cache-hit latency (the same request again);
  *  3. throughput (renders per second) at concurrency 1, 2 and 4, ours and naive;
  *  4. memory: PSS of the render service and every Chromium process under it, after warm-up and
- *     after 200 more renders.
+ *     after 200 more renders (screenshots and PDFs of the simple, lazy and 200,000 px pages).
  * The naive pipeline: a new context and page per render, goto with networkidle0 (500 ms without requests), a
  * scroll through the page with a 100 ms pause per screen, a fixed 500 ms settle, then capture.
  * BENCH_POOL_SIZING=1 adds a run per pool shape (browsers x pages per browser) at concurrency 4.
@@ -32,6 +33,8 @@ let unique = 0;
 const site = await startFixtureSite();
 addRenderPages(site);
 const pages = { simple: site.url('/page/simple'), lazy: site.url(`/page/lazy?n=${LAZY_IMAGES}`) };
+/** Memory only: a page clipped at the capture cap, the largest bitmap a render makes. */
+const clippedPage = site.url('/page/tall?px=200000');
 const fresh = (url: string) => `${url}${url.includes('?') ? '&' : '?'}r=${++unique}`;
 
 async function ours(stack: TestStack, kind: Kind, url: string): Promise<{ ms: number; file: string }> {
@@ -199,6 +202,8 @@ try {
     `lazy images in the capture: ours ${mine.size}/${LAZY_IMAGES}, naive ${theirs.size}/${LAZY_IMAGES}` +
       `${missing.length ? `; MISSING from ours: ${missing.join(', ')}` : '; none of the naive ones missing'}`,
   );
+  // A faster capture that misses content is no improvement: the run fails.
+  if (missing.length > 0) process.exitCode = 1;
 
   // 2. Cache hits.
   const cached = fresh(pages.lazy);
@@ -221,9 +226,16 @@ try {
   const pid = stack.pid('render');
   if (pid === undefined) throw new Error('no render process');
   const before = treePssMb(pid);
+  // Every pairing of kind and page in turn: 2 kinds x 3 pages.
   const kinds: Kind[] = ['screenshot', 'pdf'];
+  const mix = [pages.simple, pages.lazy, clippedPage];
+  let turn = 0;
   await throughput(
-    (url) => ours(stack, kinds[unique % 2] ?? 'screenshot', unique % 3 === 0 ? fresh(pages.lazy) : url),
+    (url) => {
+      const i = turn++;
+      const page = mix[i % mix.length] ?? pages.simple;
+      return ours(stack, kinds[i % kinds.length] ?? 'screenshot', page === pages.simple ? url : fresh(page));
+    },
     4,
     MEMORY_RENDERS,
   );

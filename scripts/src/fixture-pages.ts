@@ -11,8 +11,13 @@
  *   /page/tall?px=200000   a page px tall (a repeating stripe pattern)
  *   /page/infinite         appends a screen of content whenever the bottom comes into view, forever
  *   /page/never-idle       polls /ok every 50 ms and loads an image that never finishes
+ *   /page/device           two 100 px stripes, FEATURE_ON where the page sees a coarse pointer (first)
+ *                          and touch points (second), else FEATURE_OFF; then the text
+ *                          "layout width <window.innerWidth>"; each request's User-Agent is recorded
  *   /page/hostile          alert, confirm and prompt at load, a beforeunload handler, window.open
- *                          pop-ups, a download started by a script
+ *                          pop-ups, a download started by a script; the page turns POPUP_OPEN if a
+ *                          pop-up it opened is still open 1 s after load (POPUP_BLOCKED if none
+ *                          opened), and holds a request open 1.2 s so a capture waits for that check
  *   /page/js-redirect?to=<url>
  *                          sends the window to <url> by script 50 ms after load
  *   /page/embeds?internal=<origin>
@@ -26,12 +31,24 @@ import type { FixtureSite } from './fixture-site.js';
 /** The colour of every lazy image; placeholders and the page are white. */
 export const LAZY_COLOUR = '#00c853';
 export const LAZY_IMAGE = { top: 600, gap: 900, height: 300, width: 400 };
+/** /page/device's stripe colours: the feature is present, or absent. */
+export const FEATURE_ON = '#00c853';
+export const FEATURE_OFF = '#d50000';
+/** /page/hostile's background when a pop-up outlived the check, or none could be opened. */
+export const POPUP_OPEN = '#d50000';
+export const POPUP_BLOCKED = '#2962ff';
+
+export interface RenderPages {
+  /** The User-Agent of each /page/device request, by its path and query. */
+  userAgents: Map<string, string>;
+}
 
 const html = (body: string, head = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
   `<style>html,body{margin:0;padding:0;background:#fff;font:16px sans-serif}</style>${head}</head><body>${body}</body></html>`;
 
-export function addRenderPages(site: FixtureSite): void {
+export function addRenderPages(site: FixtureSite): RenderPages {
+  const userAgents = new Map<string, string>();
   const page = (path: string, render: (url: URL) => string) =>
     site.route(path, (_req, res, url) => {
       const body = render(url);
@@ -40,6 +57,22 @@ export function addRenderPages(site: FixtureSite): void {
     });
 
   page('/page/simple', () => html('<h1>Simple page</h1><p>One screen of text.</p>'));
+
+  site.route('/page/device', (req, res, url) => {
+    userAgents.set(url.pathname + url.search, req.headers['user-agent'] ?? '');
+    const stripe = (id: string) => `<div id="${id}" style="height:100px;background:${FEATURE_OFF}"></div>`;
+    const body = html(
+      `${stripe('pointer')}${stripe('touch')}<p id="width">layout width unknown</p>`,
+      `<script>addEventListener('DOMContentLoaded', () => {
+        const on = (id, yes) => { if (yes) document.getElementById(id).style.background = '${FEATURE_ON}'; };
+        on('pointer', matchMedia('(pointer: coarse)').matches);
+        on('touch', navigator.maxTouchPoints > 0);
+        document.getElementById('width').textContent = 'layout width ' + window.innerWidth;
+      });</script>`,
+    );
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
 
   page('/page/scheme', () =>
     html(
@@ -108,13 +141,22 @@ export function addRenderPages(site: FixtureSite): void {
     html(
       '<h1>Hostile page</h1><a id="pop" href="/page/simple" target="_blank">pop</a>',
       `<script>
+        fetch('/slow?ms=1200').catch(() => {});
         addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'stay'; });
         addEventListener('load', () => {
           alert('alert'); confirm('confirm?'); prompt('prompt?');
-          window.open('/page/simple?popup=1'); window.open('/page/simple?popup=2', '_blank', 'popup');
+          const popups = [window.open('/page/simple?popup=1'), window.open('/page/simple?popup=2', '_blank', 'popup')];
           document.getElementById('pop').click();
           const a = document.createElement('a'); a.href = '/attachment'; a.download = 'x.bin';
           document.body.appendChild(a); a.click();
+          setTimeout(() => {
+            const open = popups.some((w) => w && !w.closed);
+            const blocked = popups.some((w) => !w);
+            if (open || blocked) {
+              document.documentElement.style.background = document.body.style.background =
+                open ? '${POPUP_OPEN}' : '${POPUP_BLOCKED}';
+            }
+          }, 1000);
         });
       </script>`,
     ),
@@ -153,4 +195,5 @@ export function addRenderPages(site: FixtureSite): void {
     });
     res.end('data');
   });
+  return { userAgents };
 }

@@ -31,7 +31,7 @@ export {
 export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
-export { resolveTarget, targetFailure } from './resolve-target.js';
+export { type LookupHost, resolveTarget, targetFailure } from './resolve-target.js';
 export {
   type FetchOptions,
   header,

@@ -5,20 +5,36 @@ import { invalidArgument, type ServiceError } from './errors.js';
 import { blockedError, OutboundError, outboundError } from './safe-http.js';
 
 /**
+ * A host name's addresses. Rejects (with a Node error code such as ENOTFOUND) when the name does
+ * not resolve; an empty list counts as no address.
+ */
+export type LookupHost = (host: string) => Promise<string[]>;
+
+/** The system resolver (getaddrinfo: /etc/hosts, then DNS), every address in its order. */
+const systemLookup: LookupHost = async (host) =>
+  (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
  * Resolves a target's host (a name or an IP literal, bracketed or not) and applies the outbound
  * policy before any connection is made, so a route can answer at once (and spend nothing) for a
  * name that does not resolve or a private target. Returns the addresses the policy allows, IPv4
- * first: a caller that connects itself (the SSL scan) dials one of them, so a name that resolves
- * differently later cannot move it inside; SafeHttp checks again at connect time. Throws an
- * OutboundError of kind `dns` or `blocked` in the kit's one wording.
+ * first: a caller that connects itself (the SSL scan, the render proxy) dials one of them, so a
+ * name that resolves differently later cannot move it inside; SafeHttp checks again at connect
+ * time. `lookup` is the system resolver unless the caller asks other DNS servers. Throws an
+ * OutboundError of kind `dns` or `blocked` in the kit's one wording, which never names the
+ * address a name resolved to.
  */
-export async function resolveTarget(hostname: string, policy: AddressPolicy): Promise<[string, ...string[]]> {
+export async function resolveTarget(
+  hostname: string,
+  policy: AddressPolicy,
+  lookup: LookupHost = systemLookup,
+): Promise<[string, ...string[]]> {
   const host = hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (net.isIP(host)) addresses = [host];
   else {
     try {
-      addresses = (await dns.lookup(host, { all: true })).map((a) => a.address);
+      addresses = await lookup(host);
     } catch (err) {
       throw outboundError('dns', (err as NodeJS.ErrnoException).code ?? 'ENOTFOUND', undefined, host);
     }
@@ -40,6 +56,8 @@ export async function resolveTarget(hostname: string, policy: AddressPolicy): Pr
  * reserved target, TARGET_UNREACHABLE for every other network failure, in the kit's wording.
  * Anything that is not an OutboundError is returned unchanged.
  */
+export function targetFailure(err: OutboundError): ServiceError;
+export function targetFailure(err: unknown): ServiceError | unknown;
 export function targetFailure(err: unknown): ServiceError | unknown {
   if (!(err instanceof OutboundError)) return err;
   return invalidArgument(err.kind === 'blocked' ? 'TARGET_BLOCKED' : 'TARGET_UNREACHABLE', err.message);

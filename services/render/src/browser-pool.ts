@@ -1,5 +1,5 @@
 import { counter, gauge, type Logger, resourceExhausted } from '@webutil/kit';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import puppeteer, { type Browser, type BrowserContext, type CDPSession } from 'puppeteer-core';
 
 export interface BrowserPoolOptions {
   executablePath: string;
@@ -15,6 +15,8 @@ export interface BrowserPoolOptions {
 /** A browser lent to one render; release it exactly once. */
 export interface Lease {
   browser: Browser;
+  /** Every download the context's pages start is refused (none reaches the disk) and counted. */
+  refuseDownloads(context: BrowserContext): Promise<void>;
   release(): void;
   /** The browser misbehaved (a context would not close): replace it. */
   discard(): void;
@@ -22,6 +24,8 @@ export interface Lease {
 
 interface Slot {
   browser?: Browser;
+  /** The browser's own CDP session, which hears of downloads in every context. */
+  control?: CDPSession;
   busy: number;
   /** Consecutive failed launches, for the back-off. */
   failures: number;
@@ -80,6 +84,10 @@ gauge({
   collect() {
     this.set(sum((pool) => pool.queueLength()));
   },
+});
+const downloadsRefused = counter({
+  name: 'webutil_render_downloads_refused_total',
+  help: 'Downloads pages started (a script, a link, a URL that is a file) that Chromium refused',
 });
 const restarts = counter({
   name: 'webutil_render_browser_restarts_total',
@@ -181,9 +189,10 @@ export class BrowserPool {
       if (!slot.browser?.connected || slot.busy >= this.options.pagesPerBrowser) continue;
       if (!best || slot.busy < best.busy) best = slot;
     }
-    if (!best?.browser) return undefined;
+    if (!best?.browser || !best.control) return undefined;
     const slot = best;
     const browser = best.browser;
+    const control = best.control;
     slot.busy++;
     let returned = false;
     const giveBack = () => {
@@ -194,6 +203,13 @@ export class BrowserPool {
     };
     return {
       browser,
+      refuseDownloads: async (context) => {
+        await control.send('Browser.setDownloadBehavior', {
+          behavior: 'deny',
+          ...(context.id === undefined ? {} : { browserContextId: context.id }),
+          eventsEnabled: true,
+        });
+      },
       release: giveBack,
       discard: () => {
         this.options.log.warn('a browser stopped answering: replacing it');
@@ -227,6 +243,11 @@ export class BrowserPool {
         });
         // The window Chromium opens at start serves no render.
         for (const page of await browser.pages()) await page.close().catch(() => undefined);
+        const control = await browser.target().createCDPSession();
+        control.on('Browser.downloadProgress', (event) => {
+          if (event.state === 'canceled') downloadsRefused.inc();
+        });
+        slot.control = control;
         slot.browser = browser;
         slot.failures = 0;
         browser.once('disconnected', () => this.lost(slot, browser));
@@ -246,6 +267,7 @@ export class BrowserPool {
   private lost(slot: Slot, browser: Browser): void {
     if (slot.browser !== browser) return;
     slot.browser = undefined;
+    slot.control = undefined;
     // Renders on it fail on their own (their CDP calls reject); their leases still count until released.
     if (this.closed) return;
     this.options.log.warn('Chromium disconnected (crashed or killed): launching it again');

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
-import { type AddressPolicy, OutboundError } from '@webutil/kit';
-import { allowedAddress, type Resolve } from './resolver.js';
+import { type AddressPolicy, type LookupHost, OutboundError, outboundError, resolveTarget } from '@webutil/kit';
 
 export interface EgressProxyOptions {
   policy: AddressPolicy;
-  resolve: Resolve;
+  /** How host names are resolved; the system resolver when undefined. */
+  lookup: LookupHost | undefined;
   connectTimeoutMs: number;
 }
 
@@ -88,32 +88,38 @@ export class EgressProxy {
     socket.on('error', () => undefined);
   }
 
-  /** Resolves, checks and connects; records and rethrows any failure. */
+  /**
+   * Resolves once, checks and connects to exactly the address checked (the first allowed one,
+   * IPv4 first), so a name cannot resolve one way for the check and another for the connection.
+   * Records and rethrows any failure, in the kit's wording.
+   */
   private async dial(host: string, port: number): Promise<Socket> {
-    const key = authority(host, port);
     try {
-      const address = await allowedAddress(host, this.options.policy, this.options.resolve);
+      const [address] = await resolveTarget(host, this.options.policy, this.options.lookup);
       return await this.connect(address, port, host);
     } catch (err) {
-      const failure =
-        err instanceof OutboundError ? err : new OutboundError('connect', 'ECONNREFUSED', String(err), key);
-      if (!this.failures.has(key)) this.failures.set(key, failure);
+      const failure = err instanceof OutboundError ? err : outboundError('connect', 'ECONNREFUSED', undefined, host);
+      this.record(host, port, failure);
       throw failure;
     }
+  }
+
+  /** The first failure per `host:port` is kept: it is the one a top-level refusal reports. */
+  private record(host: string, port: number, failure: OutboundError): void {
+    const key = authority(host, port);
+    if (!this.failures.has(key)) this.failures.set(key, failure);
   }
 
   private connect(address: string, port: number, host: string): Promise<Socket> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host: address, port });
       this.track(socket);
-      const fail = (code: string, what: string) => {
+      const fail = (kind: 'timeout' | 'connect', code: string) => {
         socket.destroy();
-        reject(
-          new OutboundError(code === 'ETIMEDOUT' ? 'timeout' : 'connect', code, `${host}: ${what} (${code})`, host),
-        );
+        reject(outboundError(kind, code, undefined, host));
       };
-      socket.setTimeout(this.options.connectTimeoutMs, () => fail('ETIMEDOUT', 'no answer in time'));
-      socket.once('error', (err: NodeJS.ErrnoException) => fail(err.code ?? 'ECONNREFUSED', 'the connection failed'));
+      socket.setTimeout(this.options.connectTimeoutMs, () => fail('timeout', 'ETIMEDOUT'));
+      socket.once('error', (err: NodeJS.ErrnoException) => fail('connect', err.code ?? 'ECONNREFUSED'));
       socket.once('connect', () => {
         socket.setTimeout(0);
         resolve(socket);
@@ -151,7 +157,13 @@ export class EgressProxy {
           answer.pipe(res);
           answer.on('error', () => res.destroy());
         });
-        upstream.on('error', () => (res.headersSent ? res.destroy() : this.answer(res, 502, 'the site broke off')));
+        upstream.on('error', (err: NodeJS.ErrnoException) => {
+          if (res.headersSent) return res.destroy();
+          // The site took the connection and broke it off before answering.
+          const failure = outboundError('connect', err.code ?? 'ECONNRESET', undefined, target.hostname);
+          this.record(target.hostname, port, failure);
+          this.answer(res, 502, failure.message);
+        });
         req.pipe(upstream);
       },
       (failure: OutboundError) => this.answer(res, failure.kind === 'blocked' ? 403 : 502, failure.message),

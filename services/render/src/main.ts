@@ -2,14 +2,14 @@ import { AddressPolicy, createLogger, processOptions, runService } from '@webuti
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool } from './browser-pool.js';
 import { readConfig } from './config.js';
-import { resolverFor } from './resolver.js';
+import { lookupVia } from './dns-servers.js';
 import { renderService } from './server.js';
 
 const config = readConfig();
 
 const log = createLogger('render', config.LOG_LEVEL);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
-const resolve = resolverFor(config.RENDER_DNS_SERVERS);
+const lookup = lookupVia(config.RENDER_DNS_SERVERS);
 const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'render' });
 const stopSweeping = sweepArtifacts(store, config.RENDER_SWEEP_MS, log);
 const pool = await BrowserPool.start({
@@ -30,9 +30,9 @@ await runService({
         pool,
         store,
         policy,
-        resolve,
+        lookup,
         page: {
-          egress: { policy, resolve, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },
+          egress: { policy, lookup, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },
           limits: {
             timeoutMs: config.RENDER_TIMEOUT_MS,
             quietMs: config.RENDER_QUIET_MS,

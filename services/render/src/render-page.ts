@@ -1,11 +1,11 @@
-import { status } from '@grpc/grpc-js';
-import { deadlineExceeded, invalidArgument, ServiceError } from '@webutil/kit';
+import { invalidArgument, type ServiceError, targetFailure } from '@webutil/kit';
 import { type BrowserContext, type HTTPResponse, type Page, TimeoutError } from 'puppeteer-core';
 import type { Lease } from './browser-pool.js';
 import { DEVICES, type Device } from './devices.js';
 import { EgressProxy, type EgressProxyOptions, REFUSAL_HEADER } from './egress-proxy.js';
+import { netFailure } from './net-errors.js';
 import type { PdfOptions, ScreenshotOptions } from './options.js';
-import { targetFailure } from './resolver.js';
+import { browserCrashed, RenderStop } from './render-stop.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface PageLimits {
@@ -42,10 +42,6 @@ const IMAGE_QUALITY = 80;
 /** Longest a context may take to close before its browser is considered broken. */
 const CLOSE_BOUND_MS = 5_000;
 
-export const renderTimeout = (ms: number) =>
-  deadlineExceeded('RENDER_TIMEOUT', `the page did not finish rendering within ${Math.round(ms / 1000)} s`);
-export const browserCrashed = () =>
-  new ServiceError(status.ABORTED, 'BROWSER_CRASHED', 'the browser rendering this page stopped; retry the request');
 const notRenderable = (message: string) => invalidArgument('NOT_RENDERABLE', message);
 
 /**
@@ -63,21 +59,8 @@ export async function renderPage(
   signal: AbortSignal,
 ): Promise<Rendered> {
   const { limits } = deps;
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(renderTimeout(limits.timeoutMs)), limits.timeoutMs);
-  const onCancel = () => stop.abort(signal.reason);
-  const onDisconnect = () => stop.abort(browserCrashed());
-  signal.addEventListener('abort', onCancel, { once: true });
-  lease.browser.once('disconnected', onDisconnect);
-  const stopped = new Promise<never>((_, reject) =>
-    stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true }),
-  );
-  stopped.catch(() => undefined);
-  /** The work, or the render's stop (time-out, cancel, crash), whichever comes first. */
-  const guard = <T>(work: Promise<T>): Promise<T> => {
-    work.catch(() => undefined);
-    return Promise.race([work, stopped]);
-  };
+  const stop = new RenderStop(lease.browser, signal, limits.timeoutMs);
+  const guard = <T>(work: Promise<T>) => stop.guard(work);
 
   let proxy: EgressProxy | undefined;
   let context: BrowserContext | undefined;
@@ -88,9 +71,9 @@ export async function renderPage(
         proxyServer: proxy.url,
         // Chromium sends loopback directly unless told otherwise; everything goes through the proxy.
         proxyBypassList: ['<-loopback>'],
-        downloadBehavior: { policy: 'deny' },
       }),
     );
+    await guard(lease.refuseDownloads(context));
     const page = await guard(context.newPage());
     const device = DEVICES[job.options.device];
     const main = watchMainFrame(page, url.href, proxy, (reason) => stop.abort(reason));
@@ -100,7 +83,7 @@ export async function renderPage(
 
     const response = await guard(page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: 0 })).catch(
       (err: unknown) => {
-        throw stop.signal.aborted ? stop.signal.reason : main.navigationFailure(err);
+        throw stop.aborted ? stop.reason : main.navigationFailure(err);
       },
     );
     main.check(response);
@@ -161,15 +144,13 @@ export async function renderPage(
     clock.end('encode');
     return { body, clipped };
   } catch (err) {
-    if (stop.signal.aborted) throw stop.signal.reason;
+    if (stop.aborted) throw stop.reason;
     // A killed browser fails the call in flight before puppeteer reports the disconnect.
     await new Promise((resolve) => setImmediate(resolve));
     if (!lease.browser.connected) throw browserCrashed();
     throw err;
   } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onCancel);
-    lease.browser.off('disconnected', onDisconnect);
+    stop.end();
     if (context && lease.browser.connected && !(await closeWithin(context, CLOSE_BOUND_MS))) lease.discard();
     await proxy?.close();
   }
@@ -179,12 +160,17 @@ export async function renderPage(
 async function prepare(page: Page, device: Device, job: RenderJob): Promise<void> {
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
   const userAgent = device.userAgent ?? (await page.browser().userAgent()).replace('HeadlessChrome', 'Chrome');
+  // One call for the media type and the colour scheme: each of puppeteer's emulateMediaType and
+  // emulateMediaFeatures sends the whole emulated media, clearing what the other set.
+  const media = await page.createCDPSession();
   await Promise.all([
     page.setViewport(device.viewport),
     page.setUserAgent(userAgent),
-    page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: job.options.colorScheme }]),
-    // A PDF shows the page as a visitor sees it, not its print style sheet.
-    job.kind === 'pdf' ? page.emulateMediaType('screen') : undefined,
+    media.send('Emulation.setEmulatedMedia', {
+      // A PDF shows the page as a visitor sees it, not its print style sheet.
+      media: job.kind === 'pdf' ? 'screen' : '',
+      features: [{ name: 'prefers-color-scheme', value: job.options.colorScheme }],
+    }),
   ]);
 }
 
@@ -224,13 +210,16 @@ function watchMainFrame(page: Page, url: string, proxy: EgressProxy, abort: (rea
   });
   page.on('error', () => abort(notRenderable('the page crashed the browser tab rendering it')));
 
-  /** `errorText`: Chromium's net error, from the failed request or else from the error thrown. */
+  /**
+   * `errorText`: Chromium's net error, from the failed request or else from the error thrown. The
+   * proxy's record comes first: it knows why it refused a connection or could not make one.
+   */
   const failure = (target: string | undefined, errorText: string): ServiceError => {
     const known = target ? proxy.failureFor(target) : undefined;
     if (known) return targetFailure(known);
     if (errorText === 'net::ERR_ABORTED')
       return notRenderable('the URL answered with no page to render (a download or an empty response)');
-    return invalidArgument('TARGET_UNREACHABLE', `the page could not be loaded (${errorText || 'navigation failed'})`);
+    return targetFailure(netFailure(errorText, target ?? url));
   };
   return {
     /** Requests the page has made so far. */
@@ -242,7 +231,7 @@ function watchMainFrame(page: Page, url: string, proxy: EgressProxy, abort: (rea
     },
     check(response: HTTPResponse | null): void {
       const shown = response ?? lastResponse;
-      if (shown && shown.headers()[REFUSAL_HEADER] === proxy.token) throw failure(shown.url(), 'refused by the proxy');
+      if (shown && shown.headers()[REFUSAL_HEADER] === proxy.token) throw failure(shown.url(), '');
       if (page.url().startsWith('chrome-error:')) throw failure(failedUrl, failedText);
     },
   };

@@ -1,4 +1,12 @@
-import { type AddressPolicy, type CallContext, notFound, OutboundError, parseTargetUrl } from '@webutil/kit';
+import {
+  type AddressPolicy,
+  type CallContext,
+  type LookupHost,
+  notFound,
+  parseTargetUrl,
+  resolveTarget,
+  targetFailure,
+} from '@webutil/kit';
 import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
 import type {
   ReadArtifactRequest,
@@ -11,14 +19,14 @@ import type {
 import type { BrowserPool } from './browser-pool.js';
 import { cacheKey, IMAGE_FORMATS, pdfOptions, screenshotOptions } from './options.js';
 import { type PageDeps, type RenderJob, renderPage } from './render-page.js';
-import { allowedAddress, type Resolve, targetFailure } from './resolver.js';
 import { PDF_STAGES, SCREENSHOT_STAGES, StageClock } from './stage-clock.js';
 
 export interface RenderDeps {
   pool: BrowserPool;
   store: ArtifactStore;
   policy: AddressPolicy;
-  resolve: Resolve;
+  /** How target names are resolved; the system resolver when undefined. */
+  lookup: LookupHost | undefined;
   page: PageDeps;
   /** Longest a render waits for a browser before it is refused (RENDER_BUSY). */
   queueWaitMs: number;
@@ -80,11 +88,9 @@ async function produce(url: URL, job: RenderJob, deps: RenderDeps, ctx: CallCont
   if (cached && Date.now() - cached.createdAt <= deps.cacheWindowMs) {
     return { info: cached, clipped: cached.attributes?.clipped === 'true', cacheHit: true, clock };
   }
-  try {
-    await allowedAddress(url.hostname, deps.policy, deps.resolve);
-  } catch (err) {
-    throw err instanceof OutboundError ? targetFailure(err) : err;
-  }
+  await resolveTarget(url.hostname, deps.policy, deps.lookup).catch((err: unknown) => {
+    throw targetFailure(err);
+  });
   const lease = await deps.pool.acquire(ctx.signal, Date.now() + deps.queueWaitMs);
   clock.end('queue');
   let rendered: Awaited<ReturnType<typeof renderPage>>;

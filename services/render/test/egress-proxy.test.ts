@@ -1,11 +1,11 @@
 import http from 'node:http';
 import { isIP, type Socket } from 'node:net';
-import { AddressPolicy } from '@webutil/kit';
+import { AddressPolicy, resolveTarget } from '@webutil/kit';
+import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { expect } from 'chai';
-import { type FixtureDns, startFixtureDns } from '../../../scripts/src/fixture-dns.js';
-import { type FixtureSite, startFixtureSite } from '../../../scripts/src/fixture-site.js';
+import { lookupVia } from '../src/dns-servers.js';
 import { EgressProxy, parseAuthority, REFUSAL_HEADER } from '../src/egress-proxy.js';
-import { allowedAddress, resolverFor } from '../src/resolver.js';
 
 interface Answer {
   status: number;
@@ -87,7 +87,7 @@ describe('egress proxy (real servers on 127.0.0.1, the internal one on 127.0.0.2
   });
   after(async () => Promise.all([site?.close(), internal?.close(), dns?.close()]));
   beforeEach(async () => {
-    proxy = await EgressProxy.open({ policy, resolve: resolverFor([dns.server]), connectTimeoutMs: 2_000 });
+    proxy = await EgressProxy.open({ policy, lookup: lookupVia([dns.server]), connectTimeoutMs: 2_000 });
     internal.requests.length = 0;
   });
   afterEach(async () => proxy.close());
@@ -145,7 +145,7 @@ describe('egress proxy (real servers on 127.0.0.1, the internal one on 127.0.0.2
     expect(internal.requests).to.deep.equal([]);
     // Of several addresses, only an allowed one is dialled.
     dns.set('mixed.example.com', ['127.0.0.2', '127.0.0.1']);
-    expect(await allowedAddress('mixed.example.com', policy, resolverFor([dns.server]))).to.equal('127.0.0.1');
+    expect(await resolveTarget('mixed.example.com', policy, lookupVia([dns.server]))).to.deep.equal(['127.0.0.1']);
   });
 
   it('tunnels CONNECT to allowed addresses and cuts every tunnel when closed', async () => {
@@ -159,13 +159,28 @@ describe('egress proxy (real servers on 127.0.0.1, the internal one on 127.0.0.2
     await ended;
   });
 
-  it('reports names that do not resolve and refused connections as unreachable, not blocked', async () => {
+  it('reports names that do not resolve and refused or broken connections as unreachable, in the kit wording', async () => {
     const missing = await viaProxy(proxy, 'http://nowhere.example.com/');
     expect(missing.status).to.equal(502);
-    expect(proxy.failureFor('http://nowhere.example.com/')).to.include({ kind: 'dns' });
+    expect(missing.body).to.equal('render egress: the host name does not resolve (ENOTFOUND)\n');
+    expect(proxy.failureFor('http://nowhere.example.com/')).to.include({ kind: 'dns', code: 'ENOTFOUND' });
     const closedPort = await viaProxy(proxy, 'http://127.0.0.1:9/');
     expect(closedPort.status).to.equal(502);
-    expect(proxy.failureFor('http://127.0.0.1:9/')).to.include({ kind: 'connect', code: 'ECONNREFUSED' });
+    expect(proxy.failureFor('http://127.0.0.1:9/')).to.include({
+      kind: 'connect',
+      code: 'ECONNREFUSED',
+      message: 'the connection was refused (ECONNREFUSED)',
+    });
+    // A site that takes the connection and closes it without answering.
+    site.route('/hang-up', (req) => {
+      req.socket.destroy();
+    });
+    const hungUp = await viaProxy(proxy, `http://127.0.0.1:${site.port}/hang-up`);
+    expect(hungUp.status).to.equal(502);
+    expect(proxy.failureFor(`http://127.0.0.1:${site.port}/hang-up`)).to.include({
+      kind: 'connect',
+      message: 'the connection was reset (ECONNRESET)',
+    });
   });
 
   it('answers malformed proxy requests with 400', async () => {
