@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the npm dependencies when node_modules is missing or older than the lock file, and the
-# Debian packages when missing: what the render service needs (Chromium, fonts for CJK and emoji),
+# Installs the npm dependencies when node_modules is missing or older than the lock file, and (unless
+# --npm-only) the Debian packages when missing: what the render service needs (Chromium, fonts for CJK and emoji),
 # and curl and jq, which the README's examples (run by the tests) use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   # lock cannot list them and `npm ci` refuses it; `npm install` installs from the same lock.
   npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 fi
+# --npm-only (the operator CLI): no system packages.
+[ "${1:-}" = "--npm-only" ] && exit 0
 missing=$(for p in chromium fonts-noto-cjk fonts-noto-color-emoji curl jq; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "installing $(echo $missing) (Debian packages)" >&2

@@ -9,6 +9,6 @@ npx biome ci . --reporter=summary
 npm run build --silent
 npx tsc -p tsconfig.tests.json
 if [ "$#" -eq 0 ]; then
-  set -- "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts" "deploy/test/**/*.test.ts"
+  set -- "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts" "deploy/test/**/*.test.ts" "scripts/test/**/*.test.ts"
 fi
 npx mocha "$@"

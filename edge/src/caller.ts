@@ -8,7 +8,7 @@ import { HttpError } from './envelope.js';
 export const SESSION_COOKIE = 'wu_session';
 export const CLEARANCE_COOKIE = 'wu_clearance';
 /** A signed-in page sends its session's CSRF token in this header on state-changing requests. */
-export const CSRF_HEADER = 'x-csrf-token';
+export const CSRF_HEADER = 'X-CSRF-Token';
 
 /** RFC 6750 `Bearer <b64token>`; anything else in Authorization is refused, not ignored. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

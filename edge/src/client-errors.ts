@@ -4,10 +4,13 @@ import type { Socket } from 'node:net';
 import { CREDITS_HEADER } from './credits.js';
 import { failureBody, HttpError } from './envelope.js';
 
-/** Node's parser failures, as the statuses Node itself would send. */
-function parserFailure(code: string | undefined): HttpError {
+/** A byte count as the 431 message states it: `16 KB` for whole kibibytes, else `1000 bytes`. */
+const sizeText = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KB` : `${bytes} bytes`);
+
+/** Node's parser failures, as the statuses Node itself would send; `headerLimit` is the server's maxHeaderSize. */
+function parserFailure(code: string | undefined, headerLimit: number): HttpError {
   if (code === 'HPE_HEADER_OVERFLOW')
-    return new HttpError(431, 'headers_too_large', 'the request line and headers exceed 16 KB');
+    return new HttpError(431, 'headers_too_large', `the request line and headers exceed ${sizeText(headerLimit)}`);
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
     return new HttpError(408, 'request_timeout', 'the request did not arrive in time');
   return new HttpError(400, 'bad_request', 'the request is not valid HTTP/1.1');
@@ -18,7 +21,7 @@ function parserFailure(code: string | undefined): HttpError {
  * malformed HTTP, a request too slow to arrive) get the envelope, an X-Request-Id, and
  * X-Credits-Remaining 0 (the caller's headers were never read), instead of a bare status line.
  */
-export function answerClientErrors(server: Server): void {
+export function answerClientErrors(server: Server, headerLimit: number): void {
   // A kept-alive connection may still be writing an earlier request's response.
   const inFlight = new WeakMap<Socket, ServerResponse>();
   server.on('request', (req, res: ServerResponse) => {
@@ -31,7 +34,7 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    answerOnSocket(socket, parserFailure(err.code));
+    answerOnSocket(socket, parserFailure(err.code, headerLimit));
   });
 }
 

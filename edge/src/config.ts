@@ -22,6 +22,8 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       HEADERS_TIMEOUT_MS: env.int(10_000, 100),
       REQUEST_TIMEOUT_MS: env.int(60_000, 100),
       KEEP_ALIVE_TIMEOUT_MS: env.int(5_000, 100),
+      /** The request line plus headers (an oversized query counts): Node's default, 16 KB. */
+      MAX_HEADER_BYTES: env.int(16_384, 1_024),
       MAX_CONNECTIONS_PER_CLIENT: env.int(256, 1),
       /** Where clients reach the API; download links start with it. Default: this process on 127.0.0.1. */
       PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),

@@ -10,6 +10,8 @@ export interface ConnectionLimits {
   headersTimeoutMs: number;
   /** Time to receive a whole request, body included (not to answer it: routes have deadlines). */
   requestTimeoutMs: number;
+  /** The request line plus headers may be this long; past it, 431 (the message states the limit). */
+  maxHeaderBytes: number;
   /** How long a kept-alive connection may sit idle between requests. */
   keepAliveTimeoutMs: number;
   /** A connection with no traffic either way for this long is closed (past every route deadline). */
@@ -33,6 +35,7 @@ export function createServer(app: Koa, limits: ConnectionLimits): http.Server {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderBytes,
       // Node checks the two timeouts every 30 s by default, which would let a slow client overstay.
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, limits.headersTimeoutMs / 4)),
     },
@@ -42,7 +45,7 @@ export function createServer(app: Koa, limits: ConnectionLimits): http.Server {
   );
   server.timeout = limits.socketIdleTimeoutMs;
 
-  answerClientErrors(server);
+  answerClientErrors(server, limits.maxHeaderBytes);
 
   const trusted = new CidrList(limits.trustedProxies);
   const open = new Map<string, number>();

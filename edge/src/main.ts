@@ -31,6 +31,7 @@ const server = createServer(app, {
   headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
   requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+  maxHeaderBytes: config.MAX_HEADER_BYTES,
   // A connection waiting on the slowest route's reply is quiet until its deadline.
   socketIdleTimeoutMs: Math.max(...routes.map((route) => route.timeoutMs)) + 30_000,
   maxConnectionsPerClient: config.MAX_CONNECTIONS_PER_CLIENT,

@@ -21,6 +21,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Not enough credits',
   403: 'Not allowed',
   404: 'Not found',
+  408: 'Timed out',
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
@@ -62,7 +63,7 @@ function platformFailures(spec: FailureFacts): Failures {
   if (callers === 'session') add(401, 'session_required');
   if (spec.challenge ?? spec.credits > 0) add(401, 'challenge_required', 'challenge_failed', 'challenge_expired');
   if (spec.credits > 0) add(402, 'insufficient_credits');
-  add(429, 'rate_limited');
+  add(429, 'rate_limited', 'too_many_connections');
   add(500, 'internal_error');
   add(503, 'service_unavailable');
   add(504, 'timeout');
@@ -75,15 +76,21 @@ const commonHeaders = {
   'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
 };
 
+/** The envelope, its `error.code` one of the codes this route answers with this status. */
+const failureOf = (codes: Set<string>) =>
+  Failure.and(z.object({ error: z.object({ code: z.enum([...codes] as [string, ...string[]]) }) }));
+
 function failureResponse(status: number, codes: Set<string>) {
+  const text = STATUS_TEXT[status];
+  if (!text) throw new Error(`openapi.ts: STATUS_TEXT has no wording for ${status}`);
   return {
-    description: `${STATUS_TEXT[status] ?? 'Failure'}: ${[...codes].map((c) => `\`${c}\``).join(', ')}.`,
+    description: `${text}: ${[...codes].map((c) => `\`${c}\``).join(', ')}.`,
     headers: {
       ...commonHeaders,
       ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
       ...(status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
     },
-    content: { 'application/json': { schema: Failure } },
+    content: { 'application/json': { schema: failureOf(codes) } },
   };
 }
 
@@ -211,8 +218,9 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
   registry.registerComponent('securitySchemes', 'csrf', {
     type: 'apiKey',
     in: 'header',
-    name: 'X-CSRF-Token',
-    description: `A session's state-changing and credit-spending requests send its CSRF token (${CSRF_HEADER}).`,
+    name: CSRF_HEADER,
+    description:
+      'A session’s state-changing and credit-spending requests send its CSRF token (from sign-in or /v1/auth/me).',
   });
   registry.registerComponent('headers', CREDITS_HEADER, {
     required: true,

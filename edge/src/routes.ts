@@ -10,15 +10,20 @@ import { challengeSolution } from './caller.js';
 import { BILLING_TIMEOUT_MS } from './credits.js';
 import {
   clearanceHeaders,
-  NO_STORE,
   noStore,
   presentChallenge,
-  sessionHeaders,
+  presentNewKey,
+  presentRevokedKey,
+  presentSignedOut,
+  presentUsage,
   signedIn,
+  signedInHeaders,
   signedOutHeaders,
 } from './presenters/billing.js';
+import { presentExtract } from './presenters/crawl.js';
+import { withDownloadUrl } from './presenters/downloads.js';
+import { pdfHeaders, screenshotHeaders } from './presenters/render.js';
 import { presentSslScan } from './presenters/tls-scan.js';
-import { publicUrl } from './public-url.js';
 import { type Caller, type DownloadSpec, download, type RouteSpec, route, versioned } from './route-spec.js';
 import {
   ApiKey,
@@ -68,9 +73,9 @@ const RENDER_ERRORS = {
 /** A render may wait 15 s for a browser, then has 30 s. */
 const RENDER_TIMEOUT_MS = 60_000;
 
-/** Server-Timing from the service's measured stages: `queue;dur=0.4, page;dur=150.2, …, total;dur=612.9`. */
-const serverTiming = (timings: { stage: string; durationMs: number }[]) =>
-  timings.map((t) => `${t.stage};dur=${t.durationMs}`).join(', ');
+/** Where the bookmark routes' outputs are downloaded: the answer's downloadUrl and the download row share it. */
+const XBEL_DECRYPT_DOWNLOAD = '/xbel-decrypt/download';
+const XBEL_TO_HTML_DOWNLOAD = '/xbel-to-html/download';
 
 /** What sign-up and sign-in send billing: the credentials, the client and any solved challenge. */
 const signInput = (input: z.output<typeof credentialsInput>, caller: Caller) => ({
@@ -130,7 +135,7 @@ export const routes: RouteSpec[] = [
     errors: FETCH_ERRORS,
     timeoutMs: 45_000,
     call: (c, input, options) => c.crawl.extractLinks({ url: input.url }, options),
-    present: (reply) => reply.result,
+    present: presentExtract,
   }),
 
   // Rendering: the result is a file, downloaded from /api/uploads/<filename> (see downloads below).
@@ -146,11 +151,7 @@ export const routes: RouteSpec[] = [
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
     call: (c, input, options) => c.render.screenshot(input, options),
-    headers: (reply) => ({
-      'X-Screenshot-Cache': reply.cacheHit ? 'HIT' : 'MISS',
-      'X-Screenshot-Clipped': String(reply.clipped),
-      'Server-Timing': serverTiming(reply.timings),
-    }),
+    headers: screenshotHeaders,
     successHeaders: {
       'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
       'X-Screenshot-Clipped': 'true or false, as `clipped`.',
@@ -169,10 +170,7 @@ export const routes: RouteSpec[] = [
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
     call: (c, input, options) => c.render.urlToPdf(input, options),
-    headers: (reply) => ({
-      'X-Pdf-Cache': reply.cacheHit ? 'HIT' : 'MISS',
-      'Server-Timing': serverTiming(reply.timings),
-    }),
+    headers: pdfHeaders,
     successHeaders: {
       'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
       'Server-Timing': 'Stages queue, page, nav, net, scroll, settle, render and total, in ms.',
@@ -261,10 +259,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: 60_000,
     call: (c, input, options) =>
       c.bookmark.decryptXbel({ fileName: input.file.name, file: input.file.bytes, key: input.key }, options),
-    present: (reply, ctx) => ({
-      ...reply,
-      downloadUrl: publicUrl(ctx, `/v1/xbel-decrypt/download/${reply.storedName}`),
-    }),
+    present: withDownloadUrl(XBEL_DECRYPT_DOWNLOAD),
   }),
   route({
     method: 'POST',
@@ -280,10 +275,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: 60_000,
     call: (c, input, options) =>
       c.bookmark.convertXbelToHtml({ fileName: input.file.name, file: input.file.bytes }, options),
-    present: (reply, ctx) => ({
-      ...reply,
-      downloadUrl: publicUrl(ctx, `/v1/xbel-to-html/download/${reply.storedName}`),
-    }),
+    present: withDownloadUrl(XBEL_TO_HTML_DOWNLOAD),
   }),
 
   // Quota, the bot challenge, sessions and API keys: free, rate-limited like every route.
@@ -351,11 +343,12 @@ export const routes: RouteSpec[] = [
       challenge_failed: 401,
       email_taken: 409,
       sign_up_limit: 429,
+      challenge_unavailable: 503,
     },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) => c.billing.signUp(signInput(input, caller), options),
     present: signedIn,
-    headers: (reply, ctx) => sessionHeaders(signedIn(reply, ctx), ctx),
+    headers: signedInHeaders,
   }),
   route({
     method: 'POST',
@@ -368,11 +361,16 @@ export const routes: RouteSpec[] = [
     callers: 'ip',
     input: credentialsInput,
     output: Session,
-    errors: { invalid_credentials: 401, challenge_required: 401, challenge_failed: 401 },
+    errors: {
+      invalid_credentials: 401,
+      challenge_required: 401,
+      challenge_failed: 401,
+      challenge_unavailable: 503,
+    },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) => c.billing.signIn(signInput(input, caller), options),
     present: signedIn,
-    headers: (reply, ctx) => sessionHeaders(signedIn(reply, ctx), ctx),
+    headers: signedInHeaders,
   }),
   route({
     method: 'POST',
@@ -385,7 +383,7 @@ export const routes: RouteSpec[] = [
     output: SignedOut,
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.signOut({ credential: caller.credential }, options),
-    present: () => ({ signedOut: true }),
+    present: presentSignedOut,
     headers: signedOutHeaders,
   }),
   route({
@@ -425,13 +423,7 @@ export const routes: RouteSpec[] = [
     output: UsageList,
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.listUsage({ credential: caller.credential }, options),
-    present: (reply) => ({
-      usage: reply.entries.map(({ operation, credits, atMs }) => ({
-        operation,
-        credits,
-        at: new Date(Number(atMs)).toISOString(),
-      })),
-    }),
+    present: presentUsage,
     headers: noStore,
   }),
   route({
@@ -448,8 +440,8 @@ export const routes: RouteSpec[] = [
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
       c.billing.createApiKey({ credential: caller.credential, name: input.name }, options),
-    present: (reply) => ({ ...reply.key, key: reply.secret }),
-    headers: () => NO_STORE,
+    present: presentNewKey,
+    headers: noStore,
   }),
   route({
     method: 'DELETE',
@@ -464,7 +456,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
       c.billing.revokeApiKey({ credential: caller.credential, keyId: input.key_id }, options),
-    present: (reply) => reply.key,
+    present: presentRevokedKey,
   }),
 ];
 
@@ -483,7 +475,7 @@ export const downloads: DownloadSpec[] = [
     call: (c, input, options) => c.render.readArtifact({ filename: input.filename }, options),
   }),
   download({
-    paths: versioned('/xbel-decrypt/download/:stored_name'),
+    paths: versioned(`${XBEL_DECRYPT_DOWNLOAD}/:stored_name`),
     operation: 'xbel-decrypt-download',
     summary: 'A decrypted XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
     input: z.object({ stored_name: required('stored_name') }),
@@ -496,7 +488,7 @@ export const downloads: DownloadSpec[] = [
       c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_DECRYPTED, storedName: input.stored_name }, options),
   }),
   download({
-    paths: versioned('/xbel-to-html/download/:stored_name'),
+    paths: versioned(`${XBEL_TO_HTML_DOWNLOAD}/:stored_name`),
     operation: 'xbel-to-html-download',
     summary: 'A bookmark HTML file by the downloadUrl its conversion returned; kept 30 minutes.',
     input: z.object({ stored_name: required('stored_name') }),

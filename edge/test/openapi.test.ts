@@ -4,10 +4,15 @@ import { Contract, ContractViolation } from '@webutil/scripts/contract';
 import { expect } from 'chai';
 import { z } from 'zod';
 import { apiIndex } from '../src/api-index.js';
+import { CSRF_HEADER } from '../src/caller.js';
+import { CREDITS_HEADER } from '../src/credits.js';
 import { successBody } from '../src/envelope.js';
 import { failureStatuses, openApiDocument, openApiJson } from '../src/openapi.js';
 import { downloads, routes } from '../src/routes.js';
 import { successSchema } from '../src/schemas/common.js';
+
+type OperationObject = { responses?: Record<string, unknown> };
+type ResponseObject = { description?: string; headers?: Record<string, unknown> };
 
 const docs = (name: string) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
 
@@ -40,6 +45,49 @@ describe('the OpenAPI document', () => {
       for (const status of Object.values(spec.errors ?? {})) expect(statuses).to.include(String(status));
     }
     expect(document.components?.securitySchemes).to.have.all.keys('apiKey', 'session', 'clearance', 'csrf');
+  });
+
+  it('puts X-Credits-Remaining and X-Request-Id on every response of every operation', () => {
+    const document = openApiDocument(routes, downloads);
+    let responses = 0;
+    for (const [path, item] of Object.entries(document.paths ?? {})) {
+      for (const [method, operation] of Object.entries(item ?? {})) {
+        for (const [status, response] of Object.entries((operation as OperationObject).responses ?? {})) {
+          const headers = (response as ResponseObject).headers ?? {};
+          expect(headers, `${method} ${path} ${status}`).to.include.keys(CREDITS_HEADER, 'X-Request-Id');
+          responses++;
+        }
+      }
+    }
+    expect(responses).to.be.greaterThan(routes.length * 5);
+  });
+
+  it('words every failure status (408 render_timeout is "Timed out", not a generic "Failure")', () => {
+    const document = openApiDocument(routes, downloads);
+    const timeout = (document.paths?.['/v1/screenshot']?.post?.responses?.['408'] ?? {}) as ResponseObject;
+    expect(timeout.description).to.equal('Timed out: `render_timeout`.');
+    for (const item of Object.values(document.paths ?? {})) {
+      for (const operation of Object.values(item ?? {})) {
+        for (const response of Object.values((operation as OperationObject).responses ?? {})) {
+          expect((response as ResponseObject).description).to.not.match(/^Failure/);
+        }
+      }
+    }
+  });
+
+  it('says which links a crawl’s progress counts in linksFound: the rule of its result', () => {
+    const schemas = (openApiDocument(routes, downloads).components?.schemas ?? {}) as Record<
+      string,
+      { properties?: Record<string, { description?: string }> }
+    >;
+    const described = (id: string) => schemas[id]?.properties?.linksFound?.description ?? '';
+    expect(described('BrokenLinkCrawlProgress')).to.include('totalUniqueLinks');
+    expect(described('LinkExtractCrawlProgress')).to.include('counts.total').and.include('anchors');
+  });
+
+  it('names the CSRF header as the edge reads it', () => {
+    const schemes = openApiDocument(routes, downloads).components?.securitySchemes ?? {};
+    expect(schemes.csrf).to.include({ type: 'apiKey', in: 'header', name: CSRF_HEADER });
   });
 
   it('puts a top-level row’s fields beside success (rendering and XBEL routes), a data row’s in data', () => {
@@ -108,6 +156,17 @@ describe('the e2e contract check', () => {
     const { 'x-credits-remaining': _, ...noCredits } = headers;
     expect(await violation(respond({ success: true, data: downCheck }, 200, noCredits))).to.match(
       /X-Credits-Remaining/,
+    );
+  });
+
+  it('refuses an error code the route does not declare for that status', async () => {
+    const failure = (code: string) => ({ success: false, error: { code, message: 'refused' } });
+    await check(respond(failure('target_blocked'), 400));
+    expect(await violation(respond(failure('teapot'), 400))).to.match(/error\/code.*allowedValues/s);
+    // A code declared with another status is drift too.
+    await check(respond(failure('job_not_found'), 404), '/v1/broken-links/crawl/x');
+    expect(await violation(respond(failure('target_blocked'), 404), '/v1/broken-links/crawl/x')).to.match(
+      /allowedValues/,
     );
   });
 

@@ -1,8 +1,12 @@
 import type { LinkRecord } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { expect } from 'chai';
+import type { Context } from 'koa';
 import { z } from 'zod';
+import { presentNewKey, presentUsage } from '../src/presenters/billing.js';
+import { withDownloadUrl } from '../src/presenters/downloads.js';
 import { presenter } from '../src/presenters/message.js';
-import { Quota } from '../src/schemas/billing.js';
+import { pdfHeaders, screenshotHeaders } from '../src/presenters/render.js';
+import { NewApiKey, Quota, UsageList } from '../src/schemas/billing.js';
 import { BrokenLinksResult } from '../src/schemas/crawl.js';
 
 describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => {
@@ -88,5 +92,56 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
     expect(() => presenter(BrokenLinksResult)({ ...result, links: [{ ...record, url: undefined }] })).to.throw(
       /links\[\]\.url/,
     );
+  });
+});
+
+/** The per-route presenters (edge/src/presenters/), where the spec's shape differs from the reply. */
+describe('per-route presenters', () => {
+  const ctx = { publicBaseUrl: 'https://api.example.test' } as Context;
+
+  it('gives a stored file its absolute downloadUrl under the public base', () => {
+    const reply = { storedName: 'Ab3.xbel', fileName: 'b.xbel', message: 'Decrypted' };
+    expect(withDownloadUrl('/xbel-decrypt/download')(reply, ctx)).to.deep.equal({
+      ...reply,
+      downloadUrl: 'https://api.example.test/v1/xbel-decrypt/download/Ab3.xbel',
+    });
+  });
+
+  it('turns usage times from epoch milliseconds into ISO 8601', () => {
+    const entries = [{ operation: 'down-check', credits: 1, atMs: '1738324800000' }];
+    expect(presentUsage({ entries })).to.deep.equal({
+      usage: [{ operation: 'down-check', credits: 1, at: '2025-01-31T12:00:00.000Z' }],
+    });
+    expect(() => presenter(UsageList)(presentUsage({ entries }))).to.not.throw();
+  });
+
+  it('shows a new key’s record with the full key beside it', () => {
+    const key = {
+      id: 'k1',
+      name: 'ci',
+      prefix: 'wu_live_AbCd',
+      createdAt: '2025-01-31T12:00:00.000Z',
+      lastUsedAt: undefined,
+      revokedAt: undefined,
+    };
+    const shown = presenter(NewApiKey)(presentNewKey({ key, secret: 'wu_live_AbCd.secret' }));
+    expect(shown).to.deep.equal({ ...key, lastUsedAt: null, revokedAt: null, key: 'wu_live_AbCd.secret' });
+  });
+
+  it('states a render’s cache, clipping and stages in headers', () => {
+    const timings = [
+      { stage: 'queue', durationMs: 0.4 },
+      { stage: 'total', durationMs: 612.9 },
+    ];
+    const reply = { filename: 'a.png', sizeBytes: '1', format: 'png', fileExtension: 'png', durationMs: 613 };
+    expect(screenshotHeaders({ ...reply, clipped: true, cacheHit: false, timings })).to.deep.equal({
+      'X-Screenshot-Cache': 'MISS',
+      'X-Screenshot-Clipped': 'true',
+      'Server-Timing': 'queue;dur=0.4, total;dur=612.9',
+    });
+    expect(pdfHeaders({ filename: 'a.pdf', sizeBytes: '1', durationMs: 613, cacheHit: true, timings })).to.deep.equal({
+      'X-Pdf-Cache': 'HIT',
+      'Server-Timing': 'queue;dur=0.4, total;dur=612.9',
+    });
   });
 });

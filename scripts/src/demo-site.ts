@@ -9,7 +9,7 @@
  *   /bookmarks.xbel            a small XBEL file (xbel-to-html)
  *   /bookmarks-encrypted.xbel  the same file encrypted as Floccus does, passphrase "demo" (xbel-decrypt)
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { type FixtureSite, startFixtureSite } from './fixture-site.js';
@@ -21,8 +21,9 @@ export const DEMO_PASSPHRASE = 'demo';
 export interface DemoSite {
   /** The demo website, e.g. http://127.0.0.1:8090/ */
   url: string;
-  /** Host name the SSL scan reaches the demo HTTPS server by. */
+  /** Host name the SSL scan reaches the demo HTTPS server by, and its port. */
   tlsDomain: string;
+  tlsPort: number;
   /** Environment for the stack: loopback allowed, the SSL scan pointed at the demo HTTPS server. */
   stackEnv: Record<string, string>;
   tlsScanEnv: Record<string, string>;
@@ -118,10 +119,10 @@ function addPages(site: FixtureSite): void {
 }
 
 /**
- * Starts the demo website on `port` (0: any free port) and the demo HTTPS server, and writes the
- * demo CA to `dataDir` so the SSL scan trusts it.
+ * Starts the demo website on `port` and the demo HTTPS server on `tlsPort` (0: any free port), and
+ * writes the demo CA to `dataDir` (made when missing) so the SSL scan trusts it.
  */
-export async function startDemoSite(options: { port: number; dataDir: string }): Promise<DemoSite> {
+export async function startDemoSite(options: { port: number; tlsPort: number; dataDir: string }): Promise<DemoSite> {
   const site = await startFixtureSite({ port: options.port });
   addPages(site);
   const ca = await issue({ commonName: 'Web Utility API demo CA', ca: true, validDays: [-1, 3650] });
@@ -130,12 +131,16 @@ export async function startDemoSite(options: { port: number; dataDir: string }):
     key: leaf.keyPem,
     chain: [leaf.pem, ca.pem],
     hsts: 'max-age=31536000; includeSubDomains',
+    port: options.tlsPort,
   });
+  // On a fresh clone the demo starts before the stack has made DATA_DIR.
+  mkdirSync(options.dataDir, { recursive: true });
   const caFile = path.join(options.dataDir, 'demo-ca.pem');
   writeFileSync(caFile, ca.pem);
   return {
     url: site.url('/'),
     tlsDomain: 'localhost',
+    tlsPort: tls.port,
     stackEnv: {
       WEBUTIL_ALLOW_TARGETS: [process.env.WEBUTIL_ALLOW_TARGETS, '127.0.0.0/8', '::1/128'].filter(Boolean).join(','),
     },

@@ -2,7 +2,7 @@
  * `npm start`: the edge and every implemented service as separate processes on one machine,
  * with logs prefixed by process name; Ctrl-C stops them all cleanly.
  *   EDGE_PORT (8080)  SERVICE_BASE_PORT (50050: billing +1, render +2, crawl +3, tls-scan +4,
- *   meta-scan +5, bookmark +6)  DATA_DIR (./.data)  DEMO_PORT (8090, with --demo)
+ *   meta-scan +5, bookmark +6)  DATA_DIR (./.data)  DEMO_PORT (8090, with --demo; its HTTPS server +1)
  * Any other variable (LOG_LEVEL, WEBUTIL_ALLOW_TARGETS, NATS_URL, ...) passes through.
  * `npm start -- --demo` also serves the offline demo site (scripts/src/demo-site.ts) and allows it.
  */
@@ -23,7 +23,11 @@ const int = (name: string, fallback: number) => {
 
 const { values } = parseArgs({ options: { demo: { type: 'boolean', default: false } } });
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(REPO_ROOT, '.data'));
-const demo = values.demo ? await startDemoSite({ port: int('DEMO_PORT', 8090), dataDir }) : undefined;
+const demoPort = int('DEMO_PORT', 8090);
+// The demo's HTTPS server (the SSL scan's target) takes the next port: 8091 by default.
+const demo = values.demo
+  ? await startDemoSite({ port: demoPort, tlsPort: demoPort === 0 ? 0 : demoPort + 1, dataDir })
+  : undefined;
 const stack = await startStack({
   edgePort: int('EDGE_PORT', 8080),
   basePort: int('SERVICE_BASE_PORT', 50050),
@@ -34,7 +38,8 @@ const stack = await startStack({
 process.stdout.write(`\nWeb Utility API ready at ${stack.edgeUrl}/v1 (Ctrl-C stops)\n`);
 if (demo)
   process.stdout.write(
-    `Demo site at ${demo.url} (loopback is allowed; the SSL scan of "${demo.tlsDomain}" reaches the demo HTTPS server)\n`,
+    `Demo site at ${demo.url} (loopback is allowed; the SSL scan of "${demo.tlsDomain}" reaches the demo HTTPS ` +
+      `server on port ${demo.tlsPort})\n`,
   );
 process.stdout.write('\n');
 

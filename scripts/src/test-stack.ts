@@ -143,10 +143,7 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
     api: async (pathAndQuery, { anonymous, apiKey: key, ...init } = {}) => {
       const headers = new Headers(init.headers);
       if (!anonymous && !headers.has('authorization')) headers.set('authorization', `Bearer ${key ?? apiKey}`);
-      const url = `${stack.edgeUrl}${pathAndQuery}`;
-      const res = await fetch(url, { ...init, headers });
-      await contract.check(init.method ?? 'GET', url, res);
-      return res;
+      return contract.fetch(`${stack.edgeUrl}${pathAndQuery}`, { ...init, headers });
     },
     admin,
     advanceClock: (ms) => {

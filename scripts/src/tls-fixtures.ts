@@ -144,6 +144,8 @@ export interface TlsServerOptions {
   ciphers?: string;
   /** Strict-Transport-Security header of every answer; none when absent. */
   hsts?: string;
+  /** The port on 127.0.0.1; 0 (default): any free one. */
+  port?: number;
 }
 
 export interface TlsServer {
@@ -174,7 +176,7 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
   server.on('connection', () => connections++);
   // Probes that offer what this server refuses end in handshake errors: expected, not failures.
   server.on('tlsClientError', () => undefined);
-  server.listen(0, '127.0.0.1');
+  server.listen(options.port ?? 0, '127.0.0.1');
   await once(server, 'listening');
   return {
     port: (server.address() as AddressInfo).port,

@@ -1,6 +1,12 @@
-/** Where billing's replies differ in shape from the spec's JSON: the challenge union, cookies, sign-in refusals. */
+/**
+ * Where billing's replies differ in shape from the spec's JSON: the challenge union, cookies,
+ * sign-in refusals, a key beside its secret, usage times.
+ */
 import type {
+  CreateApiKeyResponse,
   CreateChallengeResponse,
+  ListUsageResponse,
+  RevokeApiKeyResponse,
   Session,
   SignInResponse,
   SignUpResponse,
@@ -27,18 +33,34 @@ export const clearanceHeaders = (reply: SolveChallengeResponse, ctx: Context) =>
   'Set-Cookie': cookie(ctx, CLEARANCE_COOKIE, reply.clearance, reply.maxAgeSeconds),
 });
 
-/** Signed in: the session cookie (the body carries the account and the CSRF token). */
-export function sessionHeaders(session: Session | undefined, ctx: Context): Record<string, string> {
-  if (!session) throw new Error('billing returned no session');
-  return { ...NO_STORE, 'Set-Cookie': cookie(ctx, SESSION_COOKIE, session.token, session.maxAgeSeconds) };
-}
-
 /** The session of a successful sign-in or sign-up; a refused one is its 401 or 429. */
 export function signedIn(reply: SignInResponse | SignUpResponse, ctx: Context): Session {
   if (reply.outcome?.$case !== 'session') throw refusal(ctx, reply.outcome?.denial, 0);
   return reply.outcome.session;
 }
 
+/** Signed in: the session cookie (the body carries the account and the CSRF token). */
+export function signedInHeaders(reply: SignInResponse | SignUpResponse, ctx: Context): Record<string, string> {
+  const session = signedIn(reply, ctx);
+  return { ...NO_STORE, 'Set-Cookie': cookie(ctx, SESSION_COOKIE, session.token, session.maxAgeSeconds) };
+}
+
+export const presentSignedOut = () => ({ signedOut: true });
+
 export const signedOutHeaders = (_reply: unknown, ctx: Context) => ({
   'Set-Cookie': cookie(ctx, SESSION_COOKIE, '', 0),
+});
+
+/** A new key: its record, and the full key this once. */
+export const presentNewKey = (reply: CreateApiKeyResponse) => ({ ...reply.key, key: reply.secret });
+
+export const presentRevokedKey = (reply: RevokeApiKeyResponse) => reply.key;
+
+/** Billing keeps epoch milliseconds; the spec's times are ISO 8601. */
+export const presentUsage = (reply: ListUsageResponse) => ({
+  usage: reply.entries.map(({ operation, credits, atMs }) => ({
+    operation,
+    credits,
+    at: new Date(Number(atMs)).toISOString(),
+  })),
 });

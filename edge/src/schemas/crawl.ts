@@ -149,7 +149,11 @@ export const BrokenLinkCrawlJob = job(
       pagesCrawled: count,
       pagesDiscovered: count,
       pagesCap: count,
-      linksFound: count,
+      linksFound: count.meta({
+        description:
+          'Unique links found so far, of any type (anchors and other schemes too): what the result’s ' +
+          'totalUniqueLinks counts; equal to it once done.',
+      }),
       linksChecked: count,
       linksTotal: count,
     })
@@ -165,7 +169,12 @@ export const LinkExtractCrawlJob = job(
       pagesScanned: count,
       pagesDiscovered: count,
       pagesCap: count,
-      linksFound: count,
+      linksFound: count.meta({
+        description:
+          'Unique links found so far of the counted types (internal, external, mailto, tel; not in-page ' +
+          'anchors or other schemes): what the result’s totalLinks and counts.total count; equal to them once ' +
+          'done, unless the result was cut at 3,000 links, when it also counts the links past the cap.',
+      }),
     })
     .meta({ id: 'LinkExtractCrawlProgress' }),
   CrawlExtractResult,

@@ -1,5 +1,16 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,10 +27,14 @@ interface Ran {
 
 /** `npm run admin -- ...` as an operator types it, with DATA_DIR pointing at `dataDir`. */
 async function admin(dataDir: string, ...args: string[]): Promise<Ran> {
+  return adminWith({}, dataDir, ...args);
+}
+
+async function adminWith(env: Record<string, string>, dataDir: string, ...args: string[]): Promise<Ran> {
   try {
     const { stdout, stderr } = await run('npm', ['run', '-s', 'admin', '--', ...args], {
       cwd: REPO_ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      env: { ...process.env, ...env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -56,5 +71,55 @@ describe('operator CLI (npm run admin)', function () {
     expect(shown.code, shown.stderr).to.equal(0);
     expect(shown.stderr, 'the build is up to date after the first call').to.not.include('building');
     expect(JSON.parse(shown.stdout)).to.include({ email: 'op@example.com' });
+  });
+
+  describe('its build', () => {
+    const stamp = path.join(REPO_ROOT, 'services/billing/tsconfig.tsbuildinfo');
+    const entry = path.join(REPO_ROOT, 'services/billing/dist/admin.js');
+
+    it('rebuilds billing when a source is newer than its last build, then not again', async () => {
+      const longAgo = new Date('2020-01-01T00:00:00Z');
+      utimesSync(stamp, longAgo, longAgo);
+      const stale = await admin(dataDir, 'create-account', '--email', 'stale@example.com', '--json');
+      expect(stale.code, stale.stderr).to.equal(0);
+      expect(stale.stderr).to.include('admin: building billing');
+      expect(statSync(stamp).mtime.getTime()).to.be.greaterThan(longAgo.getTime());
+      const fresh = await admin(dataDir, 'show', '--email', 'stale@example.com', '--json');
+      expect(fresh.code, fresh.stderr).to.equal(0);
+      expect(fresh.stderr).to.not.include('building');
+    });
+
+    it('rebuilds billing when its entry is missing although the build info is fresh', async () => {
+      const kept = `${entry}.kept-by-test`;
+      renameSync(entry, kept);
+      try {
+        const ran = await admin(dataDir, 'create-account', '--email', 'missing@example.com', '--json');
+        expect(ran.code, ran.stderr).to.equal(0);
+        expect(ran.stderr).to.include('admin: building billing');
+        expect(JSON.parse(ran.stdout)).to.include({ email: 'missing@example.com' });
+        expect(existsSync(entry)).to.equal(true);
+      } finally {
+        if (existsSync(entry)) rmSync(kept, { force: true });
+        else renameSync(kept, entry);
+      }
+    });
+
+    it('checks no system package (Chromium is the services’ need, not the CLI’s)', async () => {
+      // A dpkg first on PATH that only notes it was asked: install-deps asks dpkg about each system package.
+      const bin = path.join(dataDir, 'bin');
+      const asked = path.join(dataDir, 'dpkg-asked');
+      mkdirSync(bin);
+      writeFileSync(path.join(bin, 'dpkg'), `#!/bin/sh\necho "$@" >> ${JSON.stringify(asked)}\n`);
+      chmodSync(path.join(bin, 'dpkg'), 0o755);
+      const ran = await adminWith(
+        { PATH: `${bin}:${process.env.PATH}` },
+        dataDir,
+        'create-account',
+        '--email',
+        'x@example.com',
+      );
+      expect(ran.code, ran.stderr).to.equal(0);
+      expect(existsSync(asked), 'dpkg was asked about system packages').to.equal(false);
+    });
   });
 });

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
 import mongoose from 'mongoose';
-import { type MongoUnderTest, startMongo } from '../../../scripts/src/mongo-under-test.js';
 import {
   type ArtifactStore,
   DiskArtifactStore,

@@ -157,7 +157,7 @@ describe('runService and bind', () => {
 
 describe('metrics', () => {
   it('exposes RPC durations by method and code on /metrics', async () => {
-    const { freePort } = await import('../../../scripts/src/local-stack.js');
+    const { freePort } = await import('@webutil/scripts/local-stack');
     const metricsPort = await freePort();
     const service = await runService({
       name: 'kit-metrics-test',

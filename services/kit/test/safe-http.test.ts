@@ -2,8 +2,8 @@ import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { expect } from 'chai';
-import { type FixtureSite, startFixtureSite } from '../../../scripts/src/fixture-site.js';
 import { AddressPolicy } from '../src/address-policy.js';
 import { OutboundError, type OutboundFailureKind, SafeHttp } from '../src/safe-http.js';
 
