@@ -34,16 +34,23 @@ export async function parseInput<In extends z.ZodObject>(
   throw new HttpError(400, (issue && issueCode(issue)) ?? 'invalid_request', issue?.message ?? 'invalid request');
 }
 
+/**
+ * The HTTP client has hung up: its socket closed, or it sent its FIN ('end'), which comes before
+ * the close (a client that hung up while its body was read has closed the socket already).
+ */
+export function clientLeft(ctx: Context): boolean {
+  const socket = ctx.req.socket;
+  return socket.destroyed || socket.readableEnded;
+}
+
 /** Aborts when the HTTP client disconnects before the response is written. */
 export function clientGone(ctx: Context): AbortSignal {
   const controller = new AbortController();
-  const socket = ctx.req.socket;
-  // A client that hung up while its body was read has closed the socket already, and no event is
-  // left to wait for. One that hangs up now is seen at its FIN ('end'), before the socket closes.
-  if (socket.destroyed || socket.readableEnded) {
+  if (clientLeft(ctx)) {
     controller.abort();
     return controller.signal;
   }
+  const socket = ctx.req.socket;
   const gone = () => {
     if (!ctx.res.writableFinished) controller.abort();
   };
@@ -97,7 +104,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
       headers = spec.headers?.(reply, ctx);
     } catch (err) {
       hold.settle('failure');
-      if (options.signal.aborted) throw clientClosed();
+      if (clientLeft(ctx)) throw clientClosed();
       if (err instanceof HttpError) throw err;
       const httpError = httpErrorFromCall(err, spec);
       if (httpError.status >= 500)
@@ -110,7 +117,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // The service did the work (a job created, a file written): it is billed even when the
     // client has left meanwhile. A client that left earlier had its call cancelled instead.
     hold.settle('success');
-    if (options.signal.aborted) throw clientClosed();
+    if (clientLeft(ctx)) throw clientClosed();
     ctx.status = spec.status ?? 200;
     ctx.body = body;
     if (headers) ctx.set(headers);
