@@ -9,7 +9,7 @@ import { countLinks, isCounted, LinkCollector, sameSite } from '../page/links.js
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import type { CrawlLimits } from '../settings.js';
 import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage } from './frontier.js';
-import { discoverSitemaps } from './sitemap.js';
+import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
   limits: CrawlLimits;
@@ -53,10 +53,11 @@ interface PageVisit {
 }
 
 /**
- * One site crawl: robots.txt and sitemaps, then the site breadth first from the entry URL,
- * level by level, up to the page cap and the time budget. A broken-link crawl checks each
- * unique link once as soon as the page it is on is read (crawled pages answer for themselves);
- * an extract crawl only collects. Reaching a cap or the budget ends the crawl with a result.
+ * One site crawl: the site breadth first from the entry URL, each page fetched as soon as the
+ * frontier lets it start (no level barrier), robots.txt and sitemaps read meanwhile, up to the
+ * page cap and the time budget. A broken-link crawl checks each unique link once as soon as the
+ * page it is on is read (crawled pages answer for themselves); an extract crawl only collects.
+ * Reaching a cap or the budget ends the crawl with a result.
  */
 export async function crawlSite(
   kind: CrawlKind,
@@ -96,8 +97,12 @@ class SiteCrawl {
   private progress: CrawlProgress;
   private linksChecked = 0;
   private pagesCrawled = 0;
+  /** Pages being fetched and read now. */
+  private pagesReading = 0;
   /** Pages handed out for fetching that the time budget cut off. */
   private pagesCutOff = 0;
+  /** Hands out what the frontier lets start; set while pages are crawled. */
+  private pump: () => void = () => undefined;
 
   constructor(
     private readonly kind: CrawlKind,
@@ -138,27 +143,25 @@ class SiteCrawl {
 
   private async crawl(): Promise<CrawlResult> {
     this.report({});
-    const entryUrl = normalizePageUrl(this.entry);
-    const sitemaps = discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
-      maxFiles: this.limits.sitemapFiles,
-      maxUrls: this.limits.sitemapUrls,
-      maxBytes: this.deps.maxPageBytes,
-    }).catch(() => ({ found: false, urls: [] as string[] }));
-    this.frontier.seed(entryUrl);
-    const [first] = await this.visitLevel(this.frontier.nextLevel(1));
+    this.frontier.seed(normalizePageUrl(this.entry));
+    // The sitemap is read beside the entry page, as a source of depth 0: what it lists is depth 1.
+    this.frontier.startReading(0);
+    const sitemaps = this.untilBudget(
+      discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
+        maxFiles: this.limits.sitemapFiles,
+        maxUrls: this.limits.sitemapUrls,
+        maxBytes: this.deps.maxPageBytes,
+      }).catch(() => ({ found: false, urls: [] as string[] })),
+    );
+    const entry = this.frontier.take() as QueuedPage;
+    const first = await this.visit(entry).catch((err: unknown) => {
+      if (this.scan.aborted) return undefined;
+      throw err;
+    });
     this.failOnEntry(first);
-    const sitemap = await this.untilBudget(sitemaps);
-    if (sitemap) {
-      const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
-      this.frontier.addFromSitemap(onSite);
-      this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length });
-    }
+    this.frontier.finishReading(entry.depth);
     this.report({ phase: 'crawling', message: this.crawlMessage() });
-    while (!this.scan.aborted && this.pagesCrawled < this.limits.pages) {
-      const level = this.frontier.nextLevel(this.limits.pages - this.pagesCrawled);
-      if (level.length === 0) break;
-      await this.visitLevel(level);
-    }
+    await Promise.all([this.crawlPages(), this.seedFromSitemap(sitemaps)]);
     if (this.signal.aborted) throw this.signal.reason;
     // Pages that will not be fetched now: links to them are checked like any other.
     this.planning = false;
@@ -169,26 +172,45 @@ class SiteCrawl {
   }
 
   /**
-   * Fetches the pages of one level, at most pageConcurrency at once. Each page's links are taken
-   * as soon as it is read (their checks start at once); the next level waits for this one, so
-   * every page's depth is its true breadth-first depth.
+   * Fetches pages as the frontier hands them out, at most pageConcurrency at once and never more
+   * than the page cap allows (pages crawled plus pages being read); each page's links are taken as
+   * soon as it is read, which may let the next pages start. Resolves once nothing is being read and
+   * nothing may start: the site is done, or a cap or the budget stopped the crawl.
    */
-  private async visitLevel(level: QueuedPage[]): Promise<PageVisit[]> {
-    const visits: (PageVisit | undefined)[] = new Array(level.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < level.length && !this.scan.aborted) {
-        const at = next++;
-        visits[at] = await this.visit(level[at] as QueuedPage).catch((err: unknown) => {
-          if (this.scan.aborted) return undefined;
-          throw err;
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.limits.pageConcurrency, level.length) }, worker));
-    const done = visits.filter((v): v is PageVisit => v !== undefined);
-    this.pagesCutOff += level.length - done.length;
-    return done;
+  private crawlPages(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let failed = false;
+      this.pump = () => {
+        if (failed) return;
+        while (
+          !this.scan.aborted &&
+          this.pagesReading < this.limits.pageConcurrency &&
+          this.pagesCrawled + this.pagesReading < this.limits.pages
+        ) {
+          const page = this.frontier.take();
+          if (!page) break;
+          this.pagesReading++;
+          this.visit(page)
+            .catch((err: unknown) => {
+              if (!this.scan.aborted) throw err;
+              this.pagesCutOff++;
+            })
+            .then(
+              () => {
+                this.pagesReading--;
+                this.frontier.finishReading(page.depth);
+                this.pump();
+              },
+              (err: unknown) => {
+                failed = true;
+                reject(err);
+              },
+            );
+        }
+        if (this.pagesReading === 0 && !this.frontier.busy) resolve();
+      };
+      this.pump();
+    });
   }
 
   private async visit(queued: QueuedPage): Promise<PageVisit> {
@@ -237,6 +259,18 @@ class SiteCrawl {
     this.waiting.get(queued.url)?.resolve(visit);
     await this.absorb(visit, links);
     return visit;
+  }
+
+  /** Queues the pages the sitemaps list (depth 1) once they are read, and lets deeper pages start. */
+  private async seedFromSitemap(sitemaps: Promise<SitemapDiscovery | undefined>): Promise<void> {
+    const sitemap = await sitemaps;
+    if (sitemap) {
+      const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
+      this.frontier.addFromSitemap(onSite);
+      this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length, message: this.crawlMessage() });
+    }
+    this.frontier.finishReading(0);
+    this.pump();
   }
 
   /**
