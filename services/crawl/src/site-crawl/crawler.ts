@@ -5,7 +5,7 @@ import { verdictFor } from '../checking/verdict.js';
 import type { CheckedLink, CrawledPage, CrawlKind, CrawlProgress, CrawlResult, FoundLink, Sourced } from '../model.js';
 import { PageTargets } from '../page/fragments.js';
 import { hash53 } from '../page/hash.js';
-import { countLinks, isCounted, LinkCollector, sameSite } from '../page/links.js';
+import { countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import type { CrawlLimits } from '../settings.js';
 import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage } from './frontier.js';
@@ -30,12 +30,14 @@ export class CrawlFailure extends Error {
 
 /** Links taken from a page between two turns of the event loop. */
 const ABSORB_SLICE = 500;
+/**
+ * UTF-8 bytes of strings (link fields, sample sources) a result holds at most: it must fit a gRPC
+ * reply (64 MiB) and, gzip'd, a MongoDB document (16 MB). Links past it are counted, not reported.
+ */
+export const MAX_RESULT_BYTES = 12 * 1024 * 1024;
 
 interface LinkEntry {
   link: FoundLink;
-  /** Page it was first found on, and that page's fragment targets (for in-page anchors). */
-  page: string;
-  pageTargets: PageTargets;
   sources: string[];
   sourceCount: number;
   verdict?: Promise<Graded | undefined>;
@@ -82,6 +84,10 @@ class SiteCrawl {
   private readonly uncounted = new Set<number>();
   /** Unique links found, by the rule of the kind's result (see CrawlProgress.linksFound). */
   private linksFound = 0;
+  /** Of MAX_RESULT_BYTES, what the links and sources kept have taken. */
+  private resultBytes = 0;
+  /** Links dropped by pages' readers as too long to report (see MAX_HREF). */
+  private tooLongLinks = 0;
   private readonly pages: CrawledPage[] = [];
   /**
    * Pages the crawl plans to fetch (found as links): their link checks wait for the fetch instead
@@ -227,6 +233,7 @@ class SiteCrawl {
       return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
+    this.tooLongLinks += collector?.tooLong ?? 0;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
     const links = collector?.links ?? [];
     const visit: PageVisit = { queued, outcome, targets: collector?.targets ?? new PageTargets(), html, isPage };
@@ -306,14 +313,16 @@ class SiteCrawl {
 
   private count(link: FoundLink, visit: PageVisit): void {
     const key = `${link.type} ${link.url}`;
+    const source = visit.queued.url;
     const known = this.links.get(key);
     if (known) {
       known.sourceCount++;
-      if (known.sources.length < this.limits.sources) known.sources.push(visit.queued.url);
+      if (known.sources.length < this.limits.sources && this.spend(Buffer.byteLength(source)))
+        known.sources.push(source);
       return;
     }
     const cap = this.checking ? this.limits.checkedLinks : this.limits.reportedLinks;
-    if (this.links.size >= cap) {
+    if (this.links.size >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
       const hash = hash53(key);
       if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
       this.uncounted.add(hash);
@@ -321,22 +330,24 @@ class SiteCrawl {
       return;
     }
     if (this.checking || isCounted(link.type)) this.linksFound++;
-    const entry: LinkEntry = {
-      link,
-      page: visit.queued.url,
-      pageTargets: visit.targets,
-      sources: [visit.queued.url],
-      sourceCount: 1,
-    };
+    const entry: LinkEntry = { link, sources: [source], sourceCount: 1 };
     this.links.set(key, entry);
-    if (this.checking) entry.verdict = this.judge(entry);
+    if (this.checking) entry.verdict = this.judge(entry, visit);
   }
 
-  private async judge(entry: LinkEntry): Promise<Graded | undefined> {
+  /** Takes `bytes` of the result's budget; false (nothing taken) when they do not fit. */
+  private spend(bytes: number): boolean {
+    if (this.resultBytes + bytes > MAX_RESULT_BYTES) return false;
+    this.resultBytes += bytes;
+    return true;
+  }
+
+  /** Checks and grades a link first found on `visit`'s page (whose targets answer its in-page anchors). */
+  private async judge(entry: LinkEntry, visit: PageVisit): Promise<Graded | undefined> {
     try {
       return await verdictFor(entry.link, {
-        page: entry.page,
-        pageTargets: entry.pageTargets,
+        page: visit.queued.url,
+        pageTargets: visit.targets,
         outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
         targetsOf: async (url) => {
           const visit = await this.crawled(url);
@@ -408,7 +419,7 @@ class SiteCrawl {
         result: {
           ...common,
           totalLinks: counts.total,
-          truncated: this.uncounted.size > 0,
+          truncated: this.uncounted.size > 0 || this.tooLongLinks > 0,
           counts,
           links: entries.map((e) => ({ ...e.link, sources: e.sources, sourceCount: e.sourceCount })),
         },
@@ -439,7 +450,7 @@ class SiteCrawl {
         pagesDiscovered: this.frontier.discovered,
         totalUniqueLinks: totalUnique,
         truncatedPages,
-        truncatedLinks: this.uncounted.size > 0 || records.length < entries.length,
+        truncatedLinks: this.uncounted.size > 0 || this.tooLongLinks > 0 || records.length < entries.length,
         links: records,
         pages: this.pages,
       },
