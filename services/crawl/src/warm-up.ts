@@ -14,9 +14,10 @@ import { crawlSite } from './site-crawl/crawler.js';
  * connections to several hosts are made), once per crawl kind, through its own outbound client
  * and throttle (the service's own allow no loopback), and packs and unpacks the result. Measured
  * in docs/decisions.md ("Crawl speed"): a bigger warm-up saves little more and costs memory. It
- * never fails the start: a warm-up that goes wrong is logged and skipped.
+ * never fails the start: a warm-up that goes wrong is logged and skipped. Returns the number of
+ * links each warm-up crawl reported (none when it failed).
  */
-export async function warmUp(settings: CrawlSettings, log: Logger): Promise<void> {
+export async function warmUp(settings: CrawlSettings, log: Logger): Promise<number[]> {
   const started = performance.now();
   const servers = Array.from({ length: ORIGINS }, () => http.createServer((req, res) => serve(req, res, origins)));
   const origins: string[] = [];
@@ -46,8 +47,10 @@ export async function warmUp(settings: CrawlSettings, log: Logger): Promise<void
       links.push(unpackResult(packResult(result)).result.links.length);
     }
     log.info({ ms: Math.round(performance.now() - started), links }, 'crawl code warmed up');
+    return links;
   } catch (err) {
     log.warn({ err }, 'the warm-up crawl failed; the first crawl will run in cold code');
+    return [];
   } finally {
     await httpClient.close();
     for (const server of servers) {
