@@ -8,7 +8,7 @@ import { hash53 } from '../page/hash.js';
 import { countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import type { CrawlLimits } from '../settings.js';
-import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage } from './frontier.js';
+import { Frontier, looksLikePage, normalizeOwnUrl, normalizePageUrl, type QueuedPage } from './frontier.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
@@ -303,7 +303,8 @@ class SiteCrawl {
     for (const [i, link] of links.entries()) {
       if (i > 0 && i % ABSORB_SLICE === 0) await nextTurn();
       if (link.type === 'internal' && link.scheme.startsWith('http')) {
-        const page = this.asPage(link.url);
+        // A link to a known page is already in page form (most internal links repeat on every page).
+        const page = this.frontier.has(link.url) ? link.url : this.asPage(link.url);
         if (page && this.frontier.addLink(page, visit.queued)) this.planned.add(page);
       }
       this.count(link, visit);
@@ -391,7 +392,7 @@ class SiteCrawl {
       !looksLikePage(parsed)
     )
       return undefined;
-    return normalizePageUrl(parsed);
+    return normalizeOwnUrl(parsed);
   }
 
   private async untilBudget<T>(promise: Promise<T>): Promise<T | undefined> {

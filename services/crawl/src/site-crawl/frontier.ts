@@ -8,7 +8,11 @@
  * parser already lower-cases the host, drops the default port and resolves dot segments.
  */
 export function normalizePageUrl(input: URL | string): string {
-  const url = new URL(input);
+  return normalizeOwnUrl(new URL(input));
+}
+
+/** normalizePageUrl of a URL object the caller owns and no longer needs as it is (no copy made). */
+export function normalizeOwnUrl(url: URL): string {
   url.hash = '';
   if (!url.search) url.search = ''; // drops a bare '?'
   return url.href;
