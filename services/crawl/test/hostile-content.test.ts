@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { fingerprint } from '../src/checking/soft-404.js';
 import { hash53 } from '../src/page/hash.js';
 import { LinkCollector } from '../src/page/links.js';
+import { nextTurn } from '../src/page/parse-stream.js';
 
 /** A liveness bound: the unbounded parse of these inputs took tens of seconds; a bounded one takes milliseconds. */
 const BOUND_MS = 2_000;
@@ -49,5 +50,31 @@ describe('hostile content in the crawl readers', () => {
     const hashes = (words: string[]) => words.map(hash53).sort((a, b) => a - b);
     expect(page.title.hashes).to.deep.equal(hashes(['not', 'found']));
     expect(page.words.hashes).to.deep.equal(hashes(['sorry', 'that', 'page', 'is', 'gone']));
+  });
+
+  it('lets timers run between the pieces of many concurrent readers, not after all of them', async () => {
+    // 100 readers each do 10 ms of work per turn (a chunk of a big page). Run back to back in one
+    // turn, they would hold a timer for a second; one per turn, for one piece.
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    let longestGap = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 1);
+    await Promise.all(
+      Array.from({ length: 100 }, async () => {
+        for (let piece = 0; piece < 3; piece++) {
+          await nextTurn();
+          busy(10);
+        }
+      }),
+    );
+    clearInterval(ticker);
+    expect(longestGap).to.be.below(200);
   });
 });
