@@ -29,6 +29,14 @@ describe('frontier: URLs', () => {
 describe('frontier: breadth first', () => {
   const root = 'https://a.test/';
   const frontier = (maxShapeChain = 8, maxKnown = 1_000) => new Frontier({ maxShapeChain, maxKnown });
+  /** A frontier whose entry page is handed out (being read) and has linked to `children`. */
+  const entryWith = (...children: string[]) => {
+    const f = frontier();
+    f.seed(root);
+    const entry = f.take() as QueuedPage;
+    for (const child of children) f.addLink(`https://a.test/${child}`, entry);
+    return { f, entry };
+  };
   /** Takes every page that may start now, as a crawler with free slots would. */
   const takeAll = (f: Frontier) => {
     const pages: QueuedPage[] = [];
@@ -56,11 +64,7 @@ describe('frontier: breadth first', () => {
   });
 
   it('starts a page of depth d while pages of depth d - 1 are read, not while one of depth d - 2 is', () => {
-    const f = frontier();
-    f.seed(root);
-    const entry = f.take()!;
-    f.addLink('https://a.test/a', entry);
-    f.addLink('https://a.test/b', entry);
+    const { f } = entryWith('a', 'b');
     // The entry page is still being read: depth 1 may start, depth 2 may not.
     const [a, b] = takeAll(f);
     f.addLink('https://a.test/a/1', a!);
@@ -80,11 +84,7 @@ describe('frontier: breadth first', () => {
   });
 
   it('moves a queued page up when a shallower page links to it (its true breadth-first depth)', () => {
-    const f = frontier();
-    f.seed(root);
-    const entry = f.take()!;
-    f.addLink('https://a.test/fast', entry);
-    f.addLink('https://a.test/slow', entry);
+    const { f } = entryWith('fast', 'slow');
     f.finishReading(0);
     const [fast, slow] = takeAll(f);
     // The fast depth-1 page is read first and finds x (depth 2), which stays queued...
