@@ -23,7 +23,8 @@ describe('crawl entry pages and link counts', function () {
             '<a href="mailto:me@example.test">mail</a><a href="#top">top</a><a href="javascript:void(0)">js</a>',
         );
     });
-    stack = await startTestStack({ allowTargets: '127.0.0.0/8' });
+    // Only loopback is allowed; a page time-out short enough for the hanging entry page to end it.
+    stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: { PAGE_TIMEOUT_MS: '3000' } });
   });
   after(async () => {
     await stack?.stop();
@@ -37,7 +38,20 @@ describe('crawl entry pages and link counts', function () {
       'target_unreachable',
       /connection was refused \(ECONNREFUSED\)$/,
     ],
+    [
+      'an entry page redirecting to a private address',
+      () => site.url(`/redirect-to?url=${encodeURIComponent('http://10.0.0.1/')}`),
+      'target_blocked',
+      /^10\.0\.0\.1 is a private or reserved address, which is not fetched/,
+    ],
     ['an entry page answering 404', () => site.url('/status/404'), 'target_http_error', /answered 404/],
+    ['an entry page answering 503', () => site.url('/status/503'), 'target_http_error', /answered 503/],
+    [
+      'an entry page that never answers',
+      () => site.url('/hang'),
+      'target_unreachable',
+      /^the entry page could not be fetched: no answer in time/,
+    ],
     ['an entry page that is not HTML', () => site.url('/json'), 'not_html', /not HTML/],
     ['an entry page that redirects in a loop', () => site.url('/redirect-loop'), 'target_unreachable', /loop/],
   ];

@@ -52,6 +52,7 @@ describe('hostile sites against the crawl service', function () {
   it('reads a 1 MB page of nested tags up to the nesting cap, answers 200 (billed), and stays responsive', async () => {
     const before = creditsHeader(await stack.api('/v1/quota'));
     const pending = stack.api(`/v1/link-extract?url=${encodeURIComponent(hostile.site.url('/nested'))}`);
+    await hostile.served('/nested'); // the service has the hostile page in hand
     await normalRequestAnswers();
     const res = await pending;
     const body = await json(res);
@@ -65,6 +66,7 @@ describe('hostile sites against the crawl service', function () {
 
   it('checks 20 links answering a regex-hostile body in bounded time, and stays responsive', async () => {
     const pending = stack.api('/v1/broken-links', post({ url: hostile.site.url('/regex-links') }));
+    await hostile.served(/^\/regex\/\d+$/); // a hostile body read for its soft-404 fingerprint
     await normalRequestAnswers();
     const res = await pending;
     const body = await json(res);
@@ -74,8 +76,27 @@ describe('hostile sites against the crawl service', function () {
     expect(body.data.links.map((l: any) => l.category)).to.deep.equal(new Array(20).fill('Soft 404'));
   });
 
+  it("answers a page whose links would pass gRPC's 64 MiB reply limit with the links short enough to report", async () => {
+    // Each relative link resolves under a 16,000-character <base href>: 5,000 of them are 80 MB.
+    const res = await stack.api(`/v1/link-extract?url=${encodeURIComponent(hostile.site.url('/long-base'))}`);
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body).slice(0, 500)).to.equal(200);
+    expect(body.data.links.map((l: any) => l.url)).to.deep.equal([
+      hostile.site.url('/short-1'),
+      hostile.site.url('/short-2'),
+    ]);
+    expect(body.data.truncated).to.equal(true);
+  });
+
   it('crawls the hostile site (sitemap bomb, nested tags, huge id lists, 135,000 queued URLs) to done', async () => {
     const jobId = await startCrawl(stack, 'broken-links', hostile.entryUrl);
+    // The crawl is in its pages, and the hostile ones have been served to it.
+    for (;;) {
+      const { data } = await json(await stack.api(`/v1/broken-links/crawl/${jobId}`));
+      if (!['queued', 'sitemap'].includes(data.progress.phase)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await Promise.all(['/bomb.xml.gz', '/nested', /^\/ids\/\d+$/, /^\/wide\/\d+$/].map((p) => hostile.served(p)));
     let answeredDuringCrawl = 0;
     for (let i = 0; i < 3; i++) {
       await normalRequestAnswers();
@@ -84,6 +105,7 @@ describe('hostile sites against the crawl service', function () {
     const { job } = await pollJob(stack, 'broken-links', jobId, 150_000);
     expect(job.status, JSON.stringify(job.error ?? job.progress)).to.equal('done');
     expect(answeredDuringCrawl).to.equal(3);
+    expect(job.progress.pagesCrawled).to.equal(250);
     const result = job.result;
     expect(result.truncatedPages).to.equal(true);
     expect(result.pagesCrawled).to.equal(250);

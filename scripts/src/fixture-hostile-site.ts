@@ -11,9 +11,13 @@
  *                      `last`, far down the list
  *   /wide/<i>          pages of 5,000 distinct internal links each (/w/<i>/<k>): `widePages` of
  *                      them queue `widePages` x 5,000 URLs at the next depth (130,000+ with 26)
+ *   /long-base         a `<base href>` of 16,000 characters, then 5,000 short relative links (each
+ *                      resolving to a 16 kB URL: 80 MB of URLs, past gRPC's 64 MiB message limit)
+ *                      and two absolute links (not in the entry page's links)
  *   anything else      200 HTML: the regex-hostile body, 64 KiB of `<s` (what soft-404 and
  *                      bot-wall recognition read), so the soft-404 probe gets it too
  */
+import type http from 'node:http';
 import zlib from 'node:zlib';
 import { type FixtureSite, startFixtureSite } from './fixture-site.js';
 
@@ -29,6 +33,11 @@ export interface HostileSite {
   entryUrl: string;
   /** The regex-hostile body every unknown path answers with. */
   hostileBody: string;
+  /**
+   * Resolves once a GET of a path matching `path` (exact, or a pattern) has been answered to its
+   * end: from then on the client has the hostile body in hand (liveness tests start then).
+   */
+  served(path: string | RegExp): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,8 +61,27 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
     '</body></html>',
   ].join('\n');
 
+  const answered: string[] = [];
+  const waiters = new Set<{ matches: (path: string) => boolean; resolve: () => void }>();
+  const track = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => {
+    if (req.method !== 'GET') return;
+    res.once('finish', () => {
+      answered.push(path);
+      for (const waiter of waiters)
+        if (waiter.matches(path)) {
+          waiters.delete(waiter);
+          waiter.resolve();
+        }
+    });
+  };
+  const served = (path: string | RegExp) => {
+    const matches = (p: string) => (typeof path === 'string' ? p === path : path.test(p));
+    if (answered.some(matches)) return Promise.resolve();
+    return new Promise<void>((resolve) => waiters.add({ matches, resolve }));
+  };
   const serve = (path: string, type: string, body: string | Buffer) =>
-    site.route(path, (_req, res) => {
+    site.route(path, (req, res) => {
+      track(req, res, path);
       res.writeHead(200, { 'content-type': type }).end(body);
     });
   serve('/', HTML, entry);
@@ -61,7 +89,15 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
   serve('/bomb.xml.gz', 'application/gzip', bomb);
   serve('/nested', HTML, nested);
   serve('/regex-links', HTML, Array.from({ length: 20 }, (_, i) => `<a href="/regex/${i}">r${i}</a>`).join('\n'));
-  site.route('*', (_req, res, url) => {
+  serve(
+    '/long-base',
+    HTML,
+    `<html><head><base href="/${'b'.repeat(16_000)}/"></head><body>` +
+      `<a href="${site.url('/short-1')}">one</a><a href="${site.url('/short-2')}">two</a>` +
+      Array.from({ length: 5_000 }, (_, i) => `<a href="l${i}">${i}</a>`).join(''),
+  );
+  site.route('*', (req, res, url) => {
+    track(req, res, url.pathname);
     const ids = /^\/ids\/(\d+)$/.exec(url.pathname);
     const wide = /^\/wide\/(\d+)$/.exec(url.pathname);
     res.writeHead(200, { 'content-type': HTML });
@@ -70,5 +106,5 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
       res.end(Array.from({ length: LINKS_PER_WIDE_PAGE }, (_, k) => `<a href="/w/${wide[1]}/${k}">w</a>`).join(''));
     else res.end(hostileBody);
   });
-  return { site, entryUrl: site.url('/'), hostileBody, close: () => site.close() };
+  return { site, entryUrl: site.url('/'), hostileBody, served, close: () => site.close() };
 }

@@ -12,13 +12,12 @@ import {
 import { HostThrottle } from './checking/throttle.js';
 import { CrawlJobs } from './jobs/jobs.js';
 import { MemoryTransport } from './jobs/memory-transport.js';
-import { NatsTransport } from './jobs/nats-transport.js';
 import type { JobStore } from './jobs/store.js';
-import { MongoJobStore } from './jobs/store-mongo.js';
 import { SqliteJobStore } from './jobs/store-sqlite.js';
 import type { CrawlTransport } from './jobs/transport.js';
 import { crawlService } from './server.js';
 import type { CrawlSettings } from './settings.js';
+import { warmUp } from './warm-up.js';
 
 /** A crawl service built and working (jobs taken, events recorded), ready to be served over gRPC. */
 export interface CrawlService {
@@ -28,11 +27,12 @@ export interface CrawlService {
 }
 
 /**
- * Builds the crawl service from its settings: outbound HTTP and the host throttle, the job store,
- * the transport with its worker and recorder, and the sweeper of expired jobs. Tests and
- * benchmarks start one in process; main.ts serves one.
+ * Builds the crawl service from its settings: the warm-up crawl, outbound HTTP and the host
+ * throttle, the job store, the transport with its worker and recorder, and the sweeper of expired
+ * jobs. Tests and benchmarks start one in process; main.ts serves one.
  */
 export async function createCrawlService(settings: CrawlSettings, log: Logger): Promise<CrawlService> {
+  if (settings.warmUp) await warmUp(settings, log);
   const policy = new AddressPolicy(settings.allowTargets);
   const f = settings.fetch;
   const http = new SafeHttp({ policy, connectionsPerOrigin: f.hostConcurrencyMax, idleTimeoutMs: f.pageTimeoutMs });
@@ -97,14 +97,22 @@ export async function runCrawlService(settings: CrawlSettings): Promise<RunningS
   });
 }
 
+/**
+ * The job store the settings name. mongoose and the NATS client are imported only when used:
+ * mongoose alone adds 16 MB to the process's resident memory.
+ */
 async function openStore(settings: CrawlSettings): Promise<JobStore> {
-  if (settings.mongoUrl) return MongoJobStore.connect(settings.mongoUrl);
+  if (settings.mongoUrl) {
+    const { MongoJobStore } = await import('./jobs/store-mongo.js');
+    return MongoJobStore.connect(settings.mongoUrl);
+  }
   mkdirSync(settings.dataDir, { recursive: true });
   return new SqliteJobStore(path.join(settings.dataDir, 'crawl-jobs.sqlite'));
 }
 
 async function openTransport(settings: CrawlSettings, log: Logger): Promise<CrawlTransport> {
   if (!settings.natsUrl) return new MemoryTransport(log);
+  const { NatsTransport } = await import('./jobs/nats-transport.js');
   return NatsTransport.connect({
     url: settings.natsUrl,
     prefix: settings.natsPrefix,

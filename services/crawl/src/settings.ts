@@ -17,6 +17,8 @@ export interface CrawlSettings {
   natsUrl: string | undefined;
   /** First subject token of crawl traffic on NATS; stacks sharing a server use different ones. */
   natsPrefix: string;
+  /** Crawl a small loopback site at start so the first real crawl runs in compiled code (warm-up.ts). */
+  warmUp: boolean;
   fetch: FetchSettings;
   pageCheck: PageCheckSettings;
   crawl: CrawlLimits;
@@ -100,6 +102,7 @@ const ENV = {
   MONGO_URL: env.optionalString(),
   NATS_URL: env.optionalString(),
   CRAWL_NATS_PREFIX: env.string('webutil'),
+  CRAWL_WARM_UP: env.bool(true),
   PAGE_TIMEOUT_MS: env.int(20_000, 1),
   LINK_TIMEOUT_MS: env.int(10_000, 1),
   MAX_PAGE_BYTES: env.int(20 * 1024 * 1024, 1024),
@@ -140,6 +143,7 @@ export function readCrawlSettings(source: NodeJS.ProcessEnv = process.env): Craw
     mongoUrl: c.MONGO_URL,
     natsUrl: c.NATS_URL,
     natsPrefix: c.CRAWL_NATS_PREFIX,
+    warmUp: c.CRAWL_WARM_UP,
     fetch: {
       pageTimeoutMs: c.PAGE_TIMEOUT_MS,
       linkTimeoutMs: c.LINK_TIMEOUT_MS,

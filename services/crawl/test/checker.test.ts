@@ -1,8 +1,15 @@
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { AddressPolicy, SafeHttp } from '@webutil/kit';
 import { expect } from 'chai';
-import { type CheckerDeps, LinkChecker, retryAfterMs } from '../src/checking/checker.js';
+import {
+  type CheckerDeps,
+  LinkChecker,
+  MAX_PROBED_ORIGINS,
+  MAX_READ_TARGETS,
+  retryAfterMs,
+} from '../src/checking/checker.js';
 import { HostThrottle } from '../src/checking/throttle.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -61,8 +68,11 @@ describe('link checker (against real local servers)', () => {
     slowAnswerMs: 1_000,
     ...over,
   });
-  const checker = (over: Partial<CheckerDeps> = {}, budgetMs = 20_000) =>
-    new LinkChecker(deps(over), new AbortController().signal, Date.now() + budgetMs);
+  const checker = (over: Partial<CheckerDeps> = {}, budgetMs = 20_000) => {
+    const signal = new AbortController().signal;
+    setMaxListeners(0, signal); // every request in flight listens to it, as in a scan
+    return new LinkChecker(deps(over), signal, Date.now() + budgetMs);
+  };
 
   before(() => {
     http_ = new SafeHttp({ policy: new AddressPolicy(['127.0.0.1/32']), connectionsPerOrigin: 16 });
@@ -207,6 +217,36 @@ describe('link checker (against real local servers)', () => {
     expect(outcome.targets?.has('legacy')).to.equal(true);
     expect(outcome.targets?.has('other')).to.equal(false);
     await site.close();
+  });
+
+  it('keeps at most MAX_READ_TARGETS fragment targets across the pages a scan reads for them', async () => {
+    const ids = Array.from({ length: 10_000 }, (_, k) => `<i id="t${k}"></i>`).join('');
+    const site = await server({}, html(`${ids}<p id="last"></p>`));
+    const c = checker();
+    const pages = MAX_READ_TARGETS / 10_000 + 2;
+    const outcomes = [];
+    for (let i = 0; i < pages; i++) outcomes.push(await c.checkWithTargets(`${site.origin}/doc/${i}#last`));
+    const kept = outcomes.reduce((sum, o) => sum + (o.targets?.size ?? 0), 0);
+    expect(kept).to.equal(MAX_READ_TARGETS);
+    // The first pages kept their first 10,000 ids; the last has none left: its anchors are unknown, not missing.
+    expect(outcomes[0]?.targets?.has('t9999')).to.equal(true);
+    expect(outcomes.at(-1)?.targets?.has('t0')).to.equal(undefined);
+    await site.close();
+  });
+
+  it(`asks at most ${MAX_PROBED_ORIGINS} origins for their not-found page`, async function () {
+    this.timeout(60_000);
+    const sites = await Promise.all(
+      Array.from({ length: MAX_PROBED_ORIGINS + 4 }, () =>
+        server({ '/real': html('<p>Real</p>') }, html('<p>Not found</p>', 'Not found')),
+      ),
+    );
+    const c = checker();
+    const outcomes = await Promise.all(sites.map((site) => c.check(`${site.origin}/real`)));
+    expect(outcomes.every((o) => o.status === 200 && o.soft404 === false)).to.equal(true);
+    const probed = sites.filter((site) => site.requests.some((r) => r.includes('webutil-probe')));
+    expect(probed).to.have.length(MAX_PROBED_ORIGINS);
+    await Promise.all(sites.map((site) => site.close()));
   });
 
   it('backs a host off when it answers 503', async () => {

@@ -28,80 +28,135 @@ describe('frontier: URLs', () => {
 
 describe('frontier: breadth first', () => {
   const root = 'https://a.test/';
-
-  it('hands out levels in discovery order with exact depths, each URL once', () => {
-    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
+  const frontier = (maxShapeChain = 8, maxKnown = 1_000) => new Frontier({ maxShapeChain, maxKnown });
+  /** A frontier whose entry page is handed out (being read) and has linked to `children`. */
+  const entryWith = (...children: string[]) => {
+    const f = frontier();
     f.seed(root);
-    const [entry] = f.nextLevel(10);
+    const entry = f.take() as QueuedPage;
+    for (const child of children) f.addLink(`https://a.test/${child}`, entry);
+    return { f, entry };
+  };
+  /** Takes every page that may start now, as a crawler with free slots would. */
+  const takeAll = (f: Frontier) => {
+    const pages: QueuedPage[] = [];
+    for (let page = f.take(); page; page = f.take()) pages.push(page);
+    return pages;
+  };
+
+  it('hands out pages lowest depth first, in discovery order, each URL once', () => {
+    const f = frontier();
+    f.seed(root);
+    const entry = f.take();
     expect(entry).to.include({ url: root, depth: 0 });
     expect(f.addLink('https://a.test/b', entry!)).to.equal(true);
     expect(f.addLink('https://a.test/c', entry!)).to.equal(true);
     expect(f.addLink('https://a.test/b', entry!)).to.equal(false);
-    const level1 = f.nextLevel(10);
+    f.finishReading(0);
+    const level1 = takeAll(f);
     expect(level1.map((p) => [p.url, p.depth])).to.deep.equal([
       ['https://a.test/b', 1],
       ['https://a.test/c', 1],
     ]);
     f.addLink('https://a.test/d', level1[1]!);
-    expect(f.nextLevel(10).map((p) => p.depth)).to.deep.equal([2]);
+    expect(takeAll(f).map((p) => [p.url, p.depth])).to.deep.equal([['https://a.test/d', 2]]);
     expect(f.discovered).to.equal(4);
   });
 
+  it('starts a page of depth d while pages of depth d - 1 are read, not while one of depth d - 2 is', () => {
+    const { f } = entryWith('a', 'b');
+    // The entry page is still being read: depth 1 may start, depth 2 may not.
+    const [a, b] = takeAll(f);
+    f.addLink('https://a.test/a/1', a!);
+    expect(f.take()).to.equal(undefined);
+    f.finishReading(0);
+    // a and b (depth 1) are still read: depth 2 starts.
+    expect(f.take()).to.include({ url: 'https://a.test/a/1', depth: 2 });
+    f.addLink('https://a.test/b/1', b!);
+    const b1 = f.take()!;
+    f.addLink('https://a.test/deep', b1);
+    // Depth 3 waits for a and b, which could still find depth-2 pages.
+    expect(f.take()).to.equal(undefined);
+    f.finishReading(1);
+    expect(f.take()).to.equal(undefined);
+    f.finishReading(1);
+    expect(f.take()).to.include({ url: 'https://a.test/deep', depth: 3 });
+  });
+
+  it('moves a queued page up when a shallower page links to it (its true breadth-first depth)', () => {
+    const { f } = entryWith('fast', 'slow');
+    f.finishReading(0);
+    const [fast, slow] = takeAll(f);
+    // The fast depth-1 page is read first and finds x (depth 2), which stays queued...
+    f.addLink('https://a.test/fast/child', fast!);
+    f.finishReading(1);
+    const child = f.take()!;
+    f.addLink('https://a.test/x', child);
+    expect(f.take()).to.equal(undefined); // depth 3 waits: slow (depth 1) is still read
+    // ...then the slow one links to x too: x is depth 2, handed out once.
+    expect(f.addLink('https://a.test/x', slow!)).to.equal(false);
+    expect(takeAll(f).map((p) => [p.url, p.depth])).to.deep.equal([['https://a.test/x', 2]]);
+    f.finishReading(1);
+    f.finishReading(2);
+    f.finishReading(2);
+    expect(f.take()).to.equal(undefined);
+    expect(f.queued).to.equal(0);
+  });
+
   it('treats sitemap URLs as linked from the entry page and marks every listed page', () => {
-    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
+    const f = frontier();
     f.seed(root);
-    const [entry] = f.nextLevel(1);
-    f.addLink('https://a.test/linked', entry!);
-    f.addFromSitemap(['https://a.test/linked', 'https://a.test/only-in-sitemap']);
-    const level = f.nextLevel(10);
-    expect(level.map((p) => [p.url, p.depth, p.fromSitemap])).to.deep.equal([
-      ['https://a.test/linked', 1, true],
+    f.startReading(0); // the sitemap, read beside the entry page
+    const entry = f.take()!;
+    f.addLink('https://a.test/linked', entry);
+    f.finishReading(0);
+    const [linked] = takeAll(f);
+    f.addLink('https://a.test/deeper', linked!);
+    f.finishReading(1);
+    expect(f.take()).to.equal(undefined); // the sitemap could still list it at depth 1
+    f.addFromSitemap(['https://a.test/linked', 'https://a.test/only-in-sitemap', 'https://a.test/deeper']);
+    f.finishReading(0);
+    expect(linked).to.include({ depth: 1, fromSitemap: true });
+    expect(takeAll(f).map((p) => [p.url, p.depth, p.fromSitemap])).to.deep.equal([
       ['https://a.test/only-in-sitemap', 1, true],
+      ['https://a.test/deeper', 1, true],
     ]);
   });
 
-  it('caps a level and keeps the rest queued', () => {
-    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
-    f.seed(root);
-    const [entry] = f.nextLevel(1);
-    for (let i = 0; i < 5; i++) f.addLink(`https://a.test/p${i}`, entry!);
-    expect(f.nextLevel(3)).to.have.length(3);
-    expect(f.queued).to.equal(2);
-  });
-
   it('stops following a chain of same-shape pages (a calendar trap) after maxShapeChain hops', () => {
-    const f = new Frontier({ maxShapeChain: 3, maxKnown: 1_000 });
+    const f = frontier(3);
     f.seed(root);
-    let [page] = f.nextLevel(1);
+    let page = f.take();
     let month = 0;
     let followed = 0;
     while (page && f.addLink(`https://a.test/calendar?month=${++month}`, page)) {
       followed++;
-      [page] = f.nextLevel(1);
+      f.finishReading(page.depth);
+      page = f.take();
     }
     expect(followed).to.equal(4); // the first calendar page (another shape's child) and 3 more
     expect(f.trapped).to.equal(1);
   });
 
   it('knows where redirects landed without queuing them', () => {
-    const f = new Frontier({ maxShapeChain: 8, maxKnown: 1_000 });
+    const f = frontier();
     f.seed(root);
-    const [entry] = f.nextLevel(1);
+    const entry = f.take();
     f.claim('https://a.test/landed');
     expect(f.has('https://a.test/landed')).to.equal(true);
     expect(f.addLink('https://a.test/landed', entry!)).to.equal(false);
     expect(f.queued).to.equal(0);
   });
 
-  it('hands out a level of 130,000 queued pages (no spread of the whole queue) and keeps at most maxKnown', () => {
-    const f = new Frontier({ maxShapeChain: 8, maxKnown: 140_000 });
+  it('hands out pages from 130,000 queued ones (no spread of the whole queue) and keeps at most maxKnown', () => {
+    const f = frontier(8, 140_000);
     f.seed('https://a.test/');
-    const [entry] = f.nextLevel(1);
+    const entry = f.take();
     for (let i = 0; i < 150_000; i++) f.addLink(`https://a.test/p/${i}`, entry as QueuedPage);
     expect(f.discovered).to.equal(140_000);
     expect(f.overflowed).to.equal(10_001);
-    const level = f.nextLevel(10);
-    expect(level.map((p) => p.depth)).to.deep.equal(new Array(10).fill(1));
+    const some = Array.from({ length: 10 }, () => f.take());
+    expect(some.map((p) => p?.depth)).to.deep.equal(new Array(10).fill(1));
     expect(f.queued).to.equal(139_989);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { classifyHref, countLinks, LinkCollector, sameSite } from '../src/page/links.js';
+import { classifyHref, countLinks, LinkCollector, MAX_HREF, MAX_LINK_BYTES, sameSite } from '../src/page/links.js';
 
 const page = new URL('https://www.example.com/dir/page.html');
 
@@ -36,6 +36,41 @@ describe('classifyHref', () => {
 });
 
 describe('LinkCollector', () => {
+  it(`drops links whose href or resolved URL is longer than ${MAX_HREF} characters, and says the list is cut`, () => {
+    const long = `/${'x'.repeat(MAX_HREF)}`;
+    const c = collect(`<a href="/a">a</a><a href="${long}">long</a><a href="/b">b</a>`, 5000, 4096);
+    expect(c.links.map((l) => l.originalHref)).to.deep.equal(['/a', '/b']);
+    expect(c.tooLong).to.equal(1);
+    expect(c.truncated).to.equal(true);
+    expect(c.done).to.equal(false); // the page was read to its end
+    // A long <base href> makes short hrefs long URLs: dropped too.
+    const based = collect(`<base href="/${'d'.repeat(MAX_HREF)}/"><a href="x">x</a><a href="/y">y</a>`, 5000, 4096);
+    expect(based.links.map((l) => l.originalHref)).to.deep.equal(['/y']);
+  });
+
+  it('keeps at most 200 characters of rel and 500 of a label used as text', () => {
+    const c = collect(
+      `<a href="/x" rel="${'nofollow '.repeat(100)}" aria-label="${'label '.repeat(1000)}"></a>`,
+      5000,
+      997,
+    );
+    expect(c.links[0]?.rel?.length).to.equal(200);
+    expect(c.links[0]?.text.length).to.equal(500);
+  });
+
+  it(`stops reading a page once its links weigh ${MAX_LINK_BYTES / 1024 / 1024} MiB`, () => {
+    const href = (i: number) => `/${String(i).padStart(8_000, '0')}`;
+    const total = 2_000; // 2,000 links of 16 KB (href and URL): 32 MB without the budget
+    const c = new LinkCollector(page, 5_000);
+    for (let i = 0; i < total && !c.done; i++) c.write(`<a href="${href(i)}">${i}</a>`);
+    c.end();
+    const bytes = c.links.reduce((sum, l) => sum + l.url.length + l.originalHref.length + l.text.length, 0);
+    expect(bytes).to.be.at.most(MAX_LINK_BYTES);
+    expect(c.links.length).to.be.within(400, total - 1);
+    expect(c.done).to.equal(true);
+    expect(c.truncated).to.equal(true);
+  });
+
   it('reports text, rel (undefined when absent), image alt and labels', () => {
     const c = collect(`<a href="/x" rel="nofollow noopener">  Hello
       <b>world</b>&amp; co </a><a href="/y"><img src="i.png" alt="Logo"></a><a href="/z" aria-label="Zed"></a><a href="/w"></a>`);

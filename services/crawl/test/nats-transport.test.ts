@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '@webutil/kit';
 import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import { expect } from 'chai';
+import { connect } from 'nats';
 import { initialProgress } from '../src/jobs/events.js';
-import { NatsTransport } from '../src/jobs/nats-transport.js';
+import { NatsTransport, natsResourceNames } from '../src/jobs/nats-transport.js';
 import { packResult, unpackResult } from '../src/jobs/store.js';
 import type { CrawlEvent, JobTicket, Lease } from '../src/jobs/transport.js';
 import type { CrawlResult } from '../src/model.js';
@@ -86,6 +87,38 @@ describe('NATS transport (JetStream, real server)', function () {
     const done = recorded[1] as Extract<CrawlEvent, { type: 'done' }>;
     expect(done.result.length).to.be.above(1024 * 1024);
     expect(unpackResult(done.result)).to.deep.equal(bigResult);
+  });
+
+  it('carries a result that fits a message in the done event itself, not through the object store', async () => {
+    const t = await transport();
+    const recorded: CrawlEvent[] = [];
+    const result: CrawlResult = {
+      kind: 'link-extract',
+      result: {
+        url: 'https://a.test/',
+        scannedAt: new Date().toISOString(),
+        totalLinks: 0,
+        truncated: false,
+        counts: { total: 0, internal: 0, external: 0, mailto: 0, tel: 0 },
+        links: [],
+      },
+    };
+    const nc = await connect({ servers: SHARED_NATS_URL });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const objectsPut = async () =>
+        (await jsm.streams.info(`OBJ_${natsResourceNames(prefix).resultsBucket}`)).state.last_seq;
+      const before = await objectsPut();
+      t.record(async (event) => void recorded.push(event));
+      const job = ticket();
+      const done = { type: 'done', jobId: job.id, kind: job.kind, attempt: 1, seq: 1, progress } as const;
+      await t.publish({ ...done, result: packResult(result) });
+      await until(() => recorded.length === 1);
+      expect(unpackResult((recorded[0] as Extract<CrawlEvent, { type: 'done' }>).result)).to.deep.equal(result);
+      expect(await objectsPut(), 'messages ever put in the results bucket').to.equal(before);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('hands a job whose worker went silent to another worker after the ack wait', async () => {

@@ -37,6 +37,19 @@ describe('soft 404 fingerprints', () => {
     expect(sameNotFoundPage(fingerprint(page('Home', 'welcome'), 'https://a.test/', undefined), probe)).to.equal(false);
   });
 
+  it('keep a fixed-size digest of a large page and still tell the same page from another', () => {
+    const words = (from: number, n: number) => Array.from({ length: n }, (_, i) => `word${toLetters(from + i)}`);
+    const big = (list: string[]) => page('Catalogue', `<p>${list.join(' ')}</p>`);
+    const probe = fingerprint(big(words(0, 20_000)), 'https://a.test/webutil-probe-1', undefined);
+    expect(probe.words.hashes).to.have.length(256);
+    expect(probe.title.hashes).to.have.length(1);
+    // 2% of the words differ: the same page; half of them differ: another page.
+    const same = fingerprint(big(words(400, 20_000)), 'https://a.test/old', undefined);
+    const other = fingerprint(big(words(10_000, 20_000)), 'https://a.test/new', undefined);
+    expect(sameNotFoundPage(same, probe)).to.equal(true);
+    expect(sameNotFoundPage(other, probe)).to.equal(false);
+  });
+
   it('probe paths differ every time', () => {
     expect(probePath()).to.match(/^\/webutil-probe-\d+$/);
     expect(probePath()).to.not.equal(probePath());
@@ -89,3 +102,8 @@ describe('fragment targets', () => {
     expect(checkableFragment('https://a.test/p#:~:text=hello')).to.equal(undefined);
   });
 });
+
+/** Digits as letters (words keep letters only). */
+function toLetters(n: number): string {
+  return [...String(n)].map((d) => String.fromCharCode(97 + Number(d))).join('');
+}

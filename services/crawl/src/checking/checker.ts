@@ -1,6 +1,6 @@
 import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
 import { isHtml } from '../page/fetch.js';
-import { type PageTargets, TargetCollector } from '../page/fragments.js';
+import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetCollector } from '../page/fragments.js';
 import { parseStream } from '../page/parse-stream.js';
 import type { FetchSettings } from '../settings.js';
 import { normalizePageUrl } from '../site-crawl/frontier.js';
@@ -38,6 +38,14 @@ const MAX_429_RETRIES = 2;
 const DEFAULT_429_PAUSE_MS = 1_000;
 /** Body read from an answer for bot-wall and soft-404 recognition. */
 export const SAMPLE_BYTES = 64 * 1024;
+/**
+ * Fragment targets kept at most, all together, from pages a scan reads only for them (pages it
+ * does not crawl): 800 KB of hashes. Past it a page's targets are incomplete, so a fragment link
+ * to it is not judged rather than called missing.
+ */
+export const MAX_READ_TARGETS = 100_000;
+/** Origins asked for their not-found page at most per scan; links to others are not checked for soft 404s. */
+export const MAX_PROBED_ORIGINS = 256;
 
 /**
  * Checks the links of one scan: every URL once (fragment ignored), HEAD first and GET when HEAD
@@ -49,6 +57,8 @@ export class LinkChecker {
   private readonly checks = new Map<string, Promise<CheckOutcome>>();
   private readonly reads = new Map<string, Promise<CheckOutcome>>();
   private readonly notFoundPages = new Map<string, Promise<PageFingerprint | undefined>>();
+  /** Of MAX_READ_TARGETS, what pages being read or read have not taken. */
+  private readTargetsLeft = MAX_READ_TARGETS;
 
   constructor(
     private readonly deps: CheckerDeps,
@@ -108,7 +118,7 @@ export class LinkChecker {
     const timeout = this.deps.linkTimeoutMs;
     let exchange: Exchange;
     if (wantTargets) {
-      exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, readTargets);
+      exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, (res) => this.readTargets(res));
     } else {
       exchange = await this.exchange(url, 'HEAD', timeout);
       if (headNotTrusted(exchange)) exchange = await this.exchange(url, 'GET', timeout, sampleOf);
@@ -158,10 +168,34 @@ export class LinkChecker {
     return sameNotFoundPage(fingerprint(sample ?? '', url, redirectedTo), probe);
   }
 
-  /** What the host answers for a path that cannot exist; undefined when that is an honest error. */
+  /**
+   * Reads an HTML page for its ids and anchor names (and a sample for recognition), within what
+   * is left of the scan's budget of targets: a share is reserved before reading, the unused rest
+   * given back after.
+   */
+  private async readTargets(res: SafeResponse): Promise<BodyFacts> {
+    if (!isHtml(res)) return sampleOf(res);
+    const share = Math.min(MAX_TARGETS_PER_PAGE, this.readTargetsLeft);
+    this.readTargetsLeft -= share;
+    const collector = new TargetCollector(share);
+    let kept = 0;
+    try {
+      const sample = await parseStream(res, collector, SAMPLE_BYTES);
+      kept = collector.targets.size;
+      return { sample, targets: collector.targets };
+    } finally {
+      this.readTargetsLeft += share - kept;
+    }
+  }
+
+  /**
+   * What the host answers for a path that cannot exist; undefined when that is an honest error,
+   * or the scan has probed MAX_PROBED_ORIGINS origins already.
+   */
   private notFoundPage(origin: string): Promise<PageFingerprint | undefined> {
     let pending = this.notFoundPages.get(origin);
     if (!pending) {
+      if (this.notFoundPages.size >= MAX_PROBED_ORIGINS) return Promise.resolve(undefined);
       const probeUrl = new URL(probePath(), origin).href;
       pending = this.exchange(probeUrl, 'GET', this.deps.linkTimeoutMs, sampleOf).then(({ res, sample }) => {
         if (!res || res.status < 200 || res.status >= 300) return undefined;
@@ -274,14 +308,6 @@ async function readSample(res: SafeResponse): Promise<string> {
 }
 
 const sampleOf: BodyReader = async (res) => ({ sample: await readSample(res) });
-
-/** Reads an HTML page for its ids and anchor names (and a sample for recognition). */
-async function readTargets(res: SafeResponse): Promise<BodyFacts> {
-  if (!isHtml(res)) return sampleOf(res);
-  const collector = new TargetCollector();
-  const sample = await parseStream(res, collector, SAMPLE_BYTES);
-  return { sample, targets: collector.targets };
-}
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {

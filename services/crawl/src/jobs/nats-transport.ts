@@ -48,10 +48,17 @@ export function natsResourceNames(prefix: string) {
   };
 }
 
-/** A done event on the wire: the result travels in the object store (it can exceed max_payload). */
+/**
+ * A done event on the wire: the packed result in the message (base64) when it fits NATS'
+ * max_payload, in the object store otherwise (a result can exceed it; the store costs several
+ * round trips more each way, so only big results pay for it).
+ */
 type WireEvent =
   | Exclude<CrawlEvent, { type: 'done' }>
-  | (Omit<Extract<CrawlEvent, { type: 'done' }>, 'result'> & { resultObject: string });
+  | (Omit<Extract<CrawlEvent, { type: 'done' }>, 'result'> & ({ result: string } | { resultObject: string }));
+
+/** Room left in a message for the rest of a done event (progress, ids) beside an inline result. */
+const ENVELOPE_BYTES = 64 * 1024;
 
 const RETRY_PAUSE_MS = 1_000;
 
@@ -130,10 +137,15 @@ export class NatsTransport implements CrawlTransport {
   async publish(event: CrawlEvent): Promise<void> {
     let wire: WireEvent;
     if (event.type === 'done') {
-      const name = `${event.jobId}-${event.attempt}`;
-      await this.results.putBlob({ name }, event.result);
-      const { result: _inBucket, ...rest } = event;
-      wire = { ...rest, resultObject: name };
+      const { result, ...rest } = event;
+      const maxPayload = this.nc.info?.max_payload ?? 1024 * 1024;
+      if (Math.ceil(result.length / 3) * 4 + ENVELOPE_BYTES <= maxPayload)
+        wire = { ...rest, result: result.toString('base64') };
+      else {
+        const name = `${event.jobId}-${event.attempt}`;
+        await this.results.putBlob({ name }, result);
+        wire = { ...rest, resultObject: name };
+      }
     } else wire = event;
     const msgID = event.type === 'progress' ? undefined : `${event.jobId}-${event.type}-${event.attempt}`;
     await this.js.publish(eventSubject(this.options.prefix, event), JSON.stringify(wire), { msgID, timeout: 5_000 });
@@ -226,7 +238,9 @@ export class NatsTransport implements CrawlTransport {
     const wire = readOrDrop<WireEvent>(msg);
     if (!wire) return;
     try {
-      if (wire.type === 'done') {
+      if (wire.type === 'done' && 'result' in wire)
+        await handler({ ...wire, result: asPacked(Buffer.from(wire.result, 'base64')) });
+      else if (wire.type === 'done') {
         const { resultObject, ...rest } = wire;
         const packed = await this.results.getBlob(resultObject);
         if (!packed) {

@@ -6,28 +6,54 @@ export const MAX_TARGETS_PER_PAGE = 10_000;
 
 /**
  * The in-page targets of one page (`#name` scrolls to the element with that id, or to an
- * `<a name>`), bounded: names are kept as 53-bit hashes, at most MAX_TARGETS_PER_PAGE of them.
- * Past the cap, or when the page was not read to its end, the list is incomplete, and a name not
- * in it is unknown rather than missing.
+ * `<a name>`), bounded: names are kept as 53-bit hashes, at most `cap` of them (MAX_TARGETS_PER_PAGE
+ * unless the scan's budget has less left). Past the cap, or when the page was not read to its end,
+ * the list is incomplete, and a name not in it is unknown rather than missing. Once the page is
+ * read, `seal()` packs the hashes into a sorted array: 8 bytes each instead of a set entry's ~40.
  */
 export class PageTargets {
-  private readonly hashes = new Set<number>();
+  private building: Set<number> | undefined = new Set<number>();
+  private sealed = new Float64Array(0);
   complete = true;
 
+  constructor(private readonly cap = MAX_TARGETS_PER_PAGE) {}
+
   add(name: string): void {
-    if (this.hashes.size >= MAX_TARGETS_PER_PAGE) this.complete = false;
-    else this.hashes.add(hash53(name));
+    if (!this.building) throw new Error('targets added after the page was sealed');
+    if (this.building.size >= this.cap) this.complete = false;
+    else this.building.add(hash53(name));
+  }
+
+  /** The page is read: no more targets. */
+  seal(): void {
+    if (!this.building) return;
+    this.sealed = Float64Array.from(this.building).sort();
+    this.building = undefined;
   }
 
   /** Whether the page has the target; undefined when the list is incomplete and it is not in it. */
   has(name: string): boolean | undefined {
-    if (this.hashes.has(hash53(name))) return true;
+    const hash = hash53(name);
+    if (this.building ? this.building.has(hash) : sortedHas(this.sealed, hash)) return true;
     return this.complete ? false : undefined;
   }
 
   get size(): number {
-    return this.hashes.size;
+    return this.building ? this.building.size : this.sealed.length;
   }
+}
+
+function sortedHas(sorted: Float64Array, value: number): boolean {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const at = sorted[mid] as number;
+    if (at === value) return true;
+    if (at < value) low = mid + 1;
+    else high = mid - 1;
+  }
+  return false;
 }
 
 /** Adds an element's id, or an `<a name>`, to the page's targets. */
@@ -52,13 +78,17 @@ export function checkableFragment(url: string): string | undefined {
   }
 }
 
-/** Collects the ids and anchor names of a document fed in chunks. */
+/** Collects the ids and anchor names of a document fed in chunks, at most `cap` of them. */
 export class TargetCollector {
-  readonly targets = new PageTargets();
+  readonly targets: PageTargets;
   private readonly parser = new BoundedParser(
     { onopentag: (name, attrs) => addTargets(name, attrs, this.targets) },
     HTML_OPTIONS,
   );
+
+  constructor(cap = MAX_TARGETS_PER_PAGE) {
+    this.targets = new PageTargets(cap);
+  }
 
   get done(): boolean {
     return this.parser.tooDeep;
@@ -71,5 +101,6 @@ export class TargetCollector {
   end(): void {
     this.parser.end();
     if (this.parser.tooDeep) this.targets.complete = false;
+    this.targets.seal();
   }
 }

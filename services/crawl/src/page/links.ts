@@ -3,6 +3,18 @@ import type { FoundLink, LinkCounts, LinkType } from '../model.js';
 import { addTargets, PageTargets } from './fragments.js';
 
 const MAX_TEXT = 500;
+const MAX_REL = 200;
+/**
+ * Longest href, and longest URL it resolves to, that is reported. Longer ones are dropped (and
+ * the page's list says `truncated`): servers refuse request lines past about 8 KiB anyway, and a
+ * `<base href>` of megabytes would otherwise make every link on the page that long.
+ */
+export const MAX_HREF = 8 * 1024;
+/**
+ * UTF-8 bytes of link fields (URL, href, text, rel) kept from one page at most: with MAX_HREF
+ * and the link cap alone a page could still yield ~85 MB, past gRPC's 64 MiB message limit.
+ */
+export const MAX_LINK_BYTES = 8 * 1024 * 1024;
 
 /** Host equality that treats www.example.com and example.com as one site. */
 export function sameSite(a: URL, b: URL): boolean {
@@ -49,15 +61,18 @@ interface OpenAnchor {
  * Streaming link collector over htmlparser2: feed decoded chunks, read `links` at any time.
  * Links are de-duplicated by type and resolved URL (the first anchor's text and rel are kept);
  * `<base href>` applies to the links after it, as it does in the document's head. Once more than
- * `cap` distinct links are seen, or the markup nests too deep to parse further, `truncated` turns
- * true and the caller can stop reading. Element ids and anchor names are collected on the way, for
- * checking `#fragment` links.
+ * `cap` distinct links or MAX_LINK_BYTES are seen, or the markup nests too deep to parse further,
+ * `done` turns true and the caller can stop reading; `truncated` also counts links dropped as too
+ * long. Element ids and anchor names are collected on the way, for checking `#fragment` links.
  */
 export class LinkCollector {
   readonly links: FoundLink[] = [];
   readonly targets = new PageTargets();
-  /** Whether a link beyond the cap was seen (the rest of the page is not read). */
+  /** Whether a link beyond the cap or the byte budget was seen (the rest of the page is not read). */
   full = false;
+  /** Links not reported because their href or URL is longer than MAX_HREF. */
+  tooLong = 0;
+  private bytes = 0;
   private readonly seen = new Set<string>();
   private readonly parser: BoundedParser;
   private base: URL;
@@ -85,23 +100,25 @@ export class LinkCollector {
     );
   }
 
-  /** The page was not read to its end: the link cap was reached, or it nested too deep. */
+  /** Some links of the page are not in `links`: it was not read to its end, or links were too long. */
   get truncated(): boolean {
+    return this.done || this.tooLong > 0;
+  }
+
+  /** The page was not read to its end: the link cap or byte budget was reached, or it nested too deep. */
+  get done(): boolean {
     return this.full || this.parser.tooDeep;
   }
 
-  get done(): boolean {
-    return this.truncated;
-  }
-
   write(chunk: string): void {
-    if (!this.truncated) this.parser.write(chunk);
+    if (!this.done) this.parser.write(chunk);
   }
 
   end(): void {
-    if (!this.truncated) this.parser.end();
-    if (this.truncated) this.targets.complete = false;
+    if (!this.done) this.parser.end();
+    if (this.done) this.targets.complete = false;
     if (this.anchor) this.finishAnchor();
+    this.targets.seal();
   }
 
   private open(name: string, attrs: Record<string, string>): void {
@@ -155,27 +172,48 @@ export class LinkCollector {
     this.anchor = undefined;
     if (!anchor) return;
     const text = collapse(anchor.text.join(''));
-    this.add(anchor.href, anchor.rel, text || collapse(anchor.imageAlt ?? anchor.label ?? ''));
+    this.add(anchor.href, anchor.rel, text || collapse((anchor.imageAlt ?? anchor.label ?? '').slice(0, MAX_TEXT * 2)));
   }
 
   private add(href: string, rel: string | undefined, text: string): void {
     if (this.full) return;
-    const classified = classifyHref(href, this.base, this.page);
-    if (!classified) return;
-    const key = `${classified.type} ${classified.url}`;
-    if (this.seen.has(key)) return;
-    if (this.links.length >= this.cap) {
-      this.full = true;
+    if (href.length > MAX_HREF) {
+      this.tooLong++;
       return;
     }
-    this.seen.add(key);
-    this.links.push({
+    const classified = classifyHref(href, this.base, this.page);
+    if (!classified) return;
+    if (classified.url.length > MAX_HREF) {
+      this.tooLong++;
+      return;
+    }
+    const key = `${classified.type} ${classified.url}`;
+    if (this.seen.has(key)) return;
+    const link: FoundLink = {
       ...classified,
       originalHref: href,
       text: text.slice(0, MAX_TEXT),
-      rel: rel === undefined ? undefined : collapse(rel),
-    });
+      rel: rel === undefined ? undefined : collapse(rel.slice(0, MAX_REL * 2)).slice(0, MAX_REL),
+    };
+    const bytes = linkBytes(link);
+    if (this.links.length >= this.cap || this.bytes + bytes > MAX_LINK_BYTES) {
+      this.full = true;
+      return;
+    }
+    this.bytes += bytes;
+    this.seen.add(key);
+    this.links.push(link);
   }
+}
+
+/** UTF-8 bytes of a link's strings: what it weighs in a reply or a stored result. */
+export function linkBytes(link: FoundLink): number {
+  return (
+    Buffer.byteLength(link.url) +
+    Buffer.byteLength(link.originalHref) +
+    Buffer.byteLength(link.text) +
+    (link.rel === undefined ? 0 : Buffer.byteLength(link.rel))
+  );
 }
 
 function collapse(text: string): string {

@@ -1,12 +1,34 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { header, type SafeResponse } from '@webutil/kit';
 
+/** Pieces of work waiting for their turn of the event loop, oldest first. */
+const waiting: (() => void)[] = [];
+let turnScheduled = false;
+
 /**
- * Lets the event loop run (timers, sockets, other requests). Awaiting a stream whose chunks are
- * already buffered never leaves the microtask queue, so a loop over many fast pages would
- * otherwise hold the loop for as long as all of them take.
+ * Lets the event loop run (timers, sockets, other requests) before the caller's next piece of
+ * work, one waiting piece per turn of the loop, whoever waits. Awaiting a stream whose chunks are
+ * already buffered never leaves the microtask queue; and a plain setImmediate per piece would run
+ * every piece queued before a turn back to back in that turn: with four hostile crawls parsing a
+ * hundred pages at once, 0.9 s without a timer or a socket served. One per turn, the loop waits
+ * for one chunk's work at most.
  */
-export { nextTurn };
+export function nextTurn(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    if (!turnScheduled) {
+      turnScheduled = true;
+      setImmediate(takeTurn);
+    }
+  });
+}
+
+function takeTurn(): void {
+  const resume = waiting.shift();
+  // Queued now, the next turn comes after the loop has polled timers and sockets again.
+  if (waiting.length > 0) setImmediate(takeTurn);
+  else turnScheduled = false;
+  resume?.();
+}
 
 /** What a page body is fed to: decoded text chunks, until it has had enough. */
 export interface TextSink {

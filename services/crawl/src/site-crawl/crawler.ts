@@ -5,11 +5,11 @@ import { verdictFor } from '../checking/verdict.js';
 import type { CheckedLink, CrawledPage, CrawlKind, CrawlProgress, CrawlResult, FoundLink, Sourced } from '../model.js';
 import { PageTargets } from '../page/fragments.js';
 import { hash53 } from '../page/hash.js';
-import { countLinks, isCounted, LinkCollector, sameSite } from '../page/links.js';
+import { countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import type { CrawlLimits } from '../settings.js';
-import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage } from './frontier.js';
-import { discoverSitemaps } from './sitemap.js';
+import { Frontier, looksLikePage, normalizeOwnUrl, normalizePageUrl, type QueuedPage } from './frontier.js';
+import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
   limits: CrawlLimits;
@@ -30,12 +30,14 @@ export class CrawlFailure extends Error {
 
 /** Links taken from a page between two turns of the event loop. */
 const ABSORB_SLICE = 500;
+/**
+ * UTF-8 bytes of strings (link fields, sample sources) a result holds at most: it must fit a gRPC
+ * reply (64 MiB) and, gzip'd, a MongoDB document (16 MB). Links past it are counted, not reported.
+ */
+export const MAX_RESULT_BYTES = 12 * 1024 * 1024;
 
 interface LinkEntry {
   link: FoundLink;
-  /** Page it was first found on, and that page's fragment targets (for in-page anchors). */
-  page: string;
-  pageTargets: PageTargets;
   sources: string[];
   sourceCount: number;
   verdict?: Promise<Graded | undefined>;
@@ -53,10 +55,11 @@ interface PageVisit {
 }
 
 /**
- * One site crawl: robots.txt and sitemaps, then the site breadth first from the entry URL,
- * level by level, up to the page cap and the time budget. A broken-link crawl checks each
- * unique link once as soon as the page it is on is read (crawled pages answer for themselves);
- * an extract crawl only collects. Reaching a cap or the budget ends the crawl with a result.
+ * One site crawl: the site breadth first from the entry URL, each page fetched as soon as the
+ * frontier lets it start (no level barrier), robots.txt and sitemaps read meanwhile, up to the
+ * page cap and the time budget. A broken-link crawl checks each unique link once as soon as the
+ * page it is on is read (crawled pages answer for themselves); an extract crawl only collects.
+ * Reaching a cap or the budget ends the crawl with a result.
  */
 export async function crawlSite(
   kind: CrawlKind,
@@ -81,6 +84,10 @@ class SiteCrawl {
   private readonly uncounted = new Set<number>();
   /** Unique links found, by the rule of the kind's result (see CrawlProgress.linksFound). */
   private linksFound = 0;
+  /** Of MAX_RESULT_BYTES, what the links and sources kept have taken. */
+  private resultBytes = 0;
+  /** Links dropped by pages' readers as too long to report (see MAX_HREF). */
+  private tooLongLinks = 0;
   private readonly pages: CrawledPage[] = [];
   /**
    * Pages the crawl plans to fetch (found as links): their link checks wait for the fetch instead
@@ -96,8 +103,12 @@ class SiteCrawl {
   private progress: CrawlProgress;
   private linksChecked = 0;
   private pagesCrawled = 0;
+  /** Pages being fetched and read now. */
+  private pagesReading = 0;
   /** Pages handed out for fetching that the time budget cut off. */
   private pagesCutOff = 0;
+  /** Hands out what the frontier lets start; set while pages are crawled. */
+  private pump: () => void = () => undefined;
 
   constructor(
     private readonly kind: CrawlKind,
@@ -138,27 +149,25 @@ class SiteCrawl {
 
   private async crawl(): Promise<CrawlResult> {
     this.report({});
-    const entryUrl = normalizePageUrl(this.entry);
-    const sitemaps = discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
-      maxFiles: this.limits.sitemapFiles,
-      maxUrls: this.limits.sitemapUrls,
-      maxBytes: this.deps.maxPageBytes,
-    }).catch(() => ({ found: false, urls: [] as string[] }));
-    this.frontier.seed(entryUrl);
-    const [first] = await this.visitLevel(this.frontier.nextLevel(1));
+    this.frontier.seed(normalizePageUrl(this.entry));
+    // The sitemap is read beside the entry page, as a source of depth 0: what it lists is depth 1.
+    this.frontier.startReading(0);
+    const sitemaps = this.untilBudget(
+      discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
+        maxFiles: this.limits.sitemapFiles,
+        maxUrls: this.limits.sitemapUrls,
+        maxBytes: this.deps.maxPageBytes,
+      }).catch(() => ({ found: false, urls: [] as string[] })),
+    );
+    const entry = this.frontier.take() as QueuedPage;
+    const first = await this.visit(entry).catch((err: unknown) => {
+      if (this.scan.aborted) return undefined;
+      throw err;
+    });
     this.failOnEntry(first);
-    const sitemap = await this.untilBudget(sitemaps);
-    if (sitemap) {
-      const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
-      this.frontier.addFromSitemap(onSite);
-      this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length });
-    }
+    this.frontier.finishReading(entry.depth);
     this.report({ phase: 'crawling', message: this.crawlMessage() });
-    while (!this.scan.aborted && this.pagesCrawled < this.limits.pages) {
-      const level = this.frontier.nextLevel(this.limits.pages - this.pagesCrawled);
-      if (level.length === 0) break;
-      await this.visitLevel(level);
-    }
+    await Promise.all([this.crawlPages(), this.seedFromSitemap(sitemaps)]);
     if (this.signal.aborted) throw this.signal.reason;
     // Pages that will not be fetched now: links to them are checked like any other.
     this.planning = false;
@@ -169,26 +178,45 @@ class SiteCrawl {
   }
 
   /**
-   * Fetches the pages of one level, at most pageConcurrency at once. Each page's links are taken
-   * as soon as it is read (their checks start at once); the next level waits for this one, so
-   * every page's depth is its true breadth-first depth.
+   * Fetches pages as the frontier hands them out, at most pageConcurrency at once and never more
+   * than the page cap allows (pages crawled plus pages being read); each page's links are taken as
+   * soon as it is read, which may let the next pages start. Resolves once nothing is being read and
+   * nothing may start: the site is done, or a cap or the budget stopped the crawl.
    */
-  private async visitLevel(level: QueuedPage[]): Promise<PageVisit[]> {
-    const visits: (PageVisit | undefined)[] = new Array(level.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < level.length && !this.scan.aborted) {
-        const at = next++;
-        visits[at] = await this.visit(level[at] as QueuedPage).catch((err: unknown) => {
-          if (this.scan.aborted) return undefined;
-          throw err;
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.limits.pageConcurrency, level.length) }, worker));
-    const done = visits.filter((v): v is PageVisit => v !== undefined);
-    this.pagesCutOff += level.length - done.length;
-    return done;
+  private crawlPages(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let failed = false;
+      this.pump = () => {
+        if (failed) return;
+        while (
+          !this.scan.aborted &&
+          this.pagesReading < this.limits.pageConcurrency &&
+          this.pagesCrawled + this.pagesReading < this.limits.pages
+        ) {
+          const page = this.frontier.take();
+          if (!page) break;
+          this.pagesReading++;
+          this.visit(page)
+            .catch((err: unknown) => {
+              if (!this.scan.aborted) throw err;
+              this.pagesCutOff++;
+            })
+            .then(
+              () => {
+                this.pagesReading--;
+                this.frontier.finishReading(page.depth);
+                this.pump();
+              },
+              (err: unknown) => {
+                failed = true;
+                reject(err);
+              },
+            );
+        }
+        if (this.pagesReading === 0 && !this.frontier.busy) resolve();
+      };
+      this.pump();
+    });
   }
 
   private async visit(queued: QueuedPage): Promise<PageVisit> {
@@ -205,6 +233,7 @@ class SiteCrawl {
       return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
+    this.tooLongLinks += collector?.tooLong ?? 0;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
     const links = collector?.links ?? [];
     const visit: PageVisit = { queued, outcome, targets: collector?.targets ?? new PageTargets(), html, isPage };
@@ -239,6 +268,18 @@ class SiteCrawl {
     return visit;
   }
 
+  /** Queues the pages the sitemaps list (depth 1) once they are read, and lets deeper pages start. */
+  private async seedFromSitemap(sitemaps: Promise<SitemapDiscovery | undefined>): Promise<void> {
+    const sitemap = await sitemaps;
+    if (sitemap) {
+      const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
+      this.frontier.addFromSitemap(onSite);
+      this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length, message: this.crawlMessage() });
+    }
+    this.frontier.finishReading(0);
+    this.pump();
+  }
+
   /**
    * The entry page must be a page to crawl: one that never answered (network error, time-out),
    * was blocked, answered an error status, or is not HTML ends the job failed, naming why.
@@ -262,7 +303,8 @@ class SiteCrawl {
     for (const [i, link] of links.entries()) {
       if (i > 0 && i % ABSORB_SLICE === 0) await nextTurn();
       if (link.type === 'internal' && link.scheme.startsWith('http')) {
-        const page = this.asPage(link.url);
+        // A link to a known page is already in page form (most internal links repeat on every page).
+        const page = this.frontier.has(link.url) ? link.url : this.asPage(link.url);
         if (page && this.frontier.addLink(page, visit.queued)) this.planned.add(page);
       }
       this.count(link, visit);
@@ -272,14 +314,16 @@ class SiteCrawl {
 
   private count(link: FoundLink, visit: PageVisit): void {
     const key = `${link.type} ${link.url}`;
+    const source = visit.queued.url;
     const known = this.links.get(key);
     if (known) {
       known.sourceCount++;
-      if (known.sources.length < this.limits.sources) known.sources.push(visit.queued.url);
+      if (known.sources.length < this.limits.sources && this.spend(Buffer.byteLength(source)))
+        known.sources.push(source);
       return;
     }
     const cap = this.checking ? this.limits.checkedLinks : this.limits.reportedLinks;
-    if (this.links.size >= cap) {
+    if (this.links.size >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
       const hash = hash53(key);
       if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
       this.uncounted.add(hash);
@@ -287,22 +331,24 @@ class SiteCrawl {
       return;
     }
     if (this.checking || isCounted(link.type)) this.linksFound++;
-    const entry: LinkEntry = {
-      link,
-      page: visit.queued.url,
-      pageTargets: visit.targets,
-      sources: [visit.queued.url],
-      sourceCount: 1,
-    };
+    const entry: LinkEntry = { link, sources: [source], sourceCount: 1 };
     this.links.set(key, entry);
-    if (this.checking) entry.verdict = this.judge(entry);
+    if (this.checking) entry.verdict = this.judge(entry, visit);
   }
 
-  private async judge(entry: LinkEntry): Promise<Graded | undefined> {
+  /** Takes `bytes` of the result's budget; false (nothing taken) when they do not fit. */
+  private spend(bytes: number): boolean {
+    if (this.resultBytes + bytes > MAX_RESULT_BYTES) return false;
+    this.resultBytes += bytes;
+    return true;
+  }
+
+  /** Checks and grades a link first found on `visit`'s page (whose targets answer its in-page anchors). */
+  private async judge(entry: LinkEntry, visit: PageVisit): Promise<Graded | undefined> {
     try {
       return await verdictFor(entry.link, {
-        page: entry.page,
-        pageTargets: entry.pageTargets,
+        page: visit.queued.url,
+        pageTargets: visit.targets,
         outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
         targetsOf: async (url) => {
           const visit = await this.crawled(url);
@@ -346,7 +392,7 @@ class SiteCrawl {
       !looksLikePage(parsed)
     )
       return undefined;
-    return normalizePageUrl(parsed);
+    return normalizeOwnUrl(parsed);
   }
 
   private async untilBudget<T>(promise: Promise<T>): Promise<T | undefined> {
@@ -374,7 +420,7 @@ class SiteCrawl {
         result: {
           ...common,
           totalLinks: counts.total,
-          truncated: this.uncounted.size > 0,
+          truncated: this.uncounted.size > 0 || this.tooLongLinks > 0,
           counts,
           links: entries.map((e) => ({ ...e.link, sources: e.sources, sourceCount: e.sourceCount })),
         },
@@ -405,7 +451,7 @@ class SiteCrawl {
         pagesDiscovered: this.frontier.discovered,
         totalUniqueLinks: totalUnique,
         truncatedPages,
-        truncatedLinks: this.uncounted.size > 0 || records.length < entries.length,
+        truncatedLinks: this.uncounted.size > 0 || this.tooLongLinks > 0 || records.length < entries.length,
         links: records,
         pages: this.pages,
       },

@@ -8,7 +8,11 @@
  * parser already lower-cases the host, drops the default port and resolves dot segments.
  */
 export function normalizePageUrl(input: URL | string): string {
-  const url = new URL(input);
+  return normalizeOwnUrl(new URL(input));
+}
+
+/** normalizePageUrl of a URL object the caller owns and no longer needs as it is (no copy made). */
+export function normalizeOwnUrl(url: URL): string {
   url.hash = '';
   if (!url.search) url.search = ''; // drops a bare '?'
   return url.href;
@@ -34,11 +38,17 @@ export function looksLikePage(url: URL): boolean {
 
 export interface QueuedPage {
   url: string;
+  /** Breadth-first depth: lowered while the page waits if a shallower page links to it. */
   depth: number;
   fromSitemap: boolean;
   /** How many same-shape hops led here (0 when the parent has another shape). */
   shapeChain: number;
   shape: string;
+}
+
+/** A known page and whether it was handed out. */
+interface KnownPage extends QueuedPage {
+  taken: boolean;
 }
 
 export interface FrontierOptions {
@@ -49,15 +59,28 @@ export interface FrontierOptions {
 }
 
 /**
- * Level-by-level BFS: `nextLevel()` hands out the queued pages of the lowest depth, in discovery
- * order. A crawler that takes a level only once the previous one is read gets exact depths.
+ * Breadth first without a level barrier. `take()` hands out the queued page of the lowest depth
+ * (in discovery order within a depth) as soon as no source that could still find a shallower page
+ * is being read: a page of depth d starts once nothing of depth d - 2 or less is being read
+ * (sources are pages between `take()` and `finishReading()`, and the sitemap, read as depth 0).
+ * Pages of depth d - 1 may still be read then; what they find is depth d, after it in order. So
+ * every depth is the true breadth-first depth (a queued page found again from a shallower one
+ * moves up), and with a cap the pages handed out are the first ones in breadth-first order.
  */
 export class Frontier {
-  private readonly known = new Map<string, QueuedPage>();
+  private readonly known = new Map<string, KnownPage>();
   /** URLs reached by a redirect from a crawled page: known, never queued. */
   private readonly claimed = new Set<string>();
   private readonly sitemapListed = new Set<string>();
-  private pending: QueuedPage[] = [];
+  /**
+   * Queued pages by depth, in discovery order (`heads` is where each queue starts). A page moved
+   * up stays in its old queue too; it is skipped there (its depth no longer matches).
+   */
+  private readonly queues: KnownPage[][] = [];
+  private readonly heads: number[] = [];
+  /** Sources being read, by depth. */
+  private readonly reading: number[] = [];
+  private waiting = 0;
   /** URLs refused as a crawler trap. */
   trapped = 0;
   /** URLs not kept because the frontier was full. */
@@ -72,7 +95,12 @@ export class Frontier {
 
   /** Pages queued and not yet handed out. */
   get queued(): number {
-    return this.pending.length;
+    return this.waiting;
+  }
+
+  /** Whether any source (a page handed out, the sitemap) is still being read. */
+  get busy(): boolean {
+    return this.reading.some((n) => n > 0);
   }
 
   has(url: string): boolean {
@@ -87,36 +115,55 @@ export class Frontier {
       fromSitemap: this.sitemapListed.has(url),
       shapeChain: 0,
       shape: urlShape(new URL(url)),
+      taken: false,
     });
   }
 
   /**
-   * Adds a page found on `parent`. Returns false when it is already known or refused as a trap.
+   * Adds a page found on `parent`. Returns false when it is already known or refused as a trap;
+   * a known page still queued moves up to the depth this link gives it, if that is lower.
    * The URL must already be normalised.
    */
   addLink(url: string, parent: QueuedPage): boolean {
-    if (this.has(url) || this.full()) return false;
+    const known = this.known.get(url);
+    if (known) {
+      if (!known.taken && parent.depth + 1 < known.depth) {
+        const shapeChain = known.shape === parent.shape ? parent.shapeChain + 1 : 0;
+        if (shapeChain <= this.options.maxShapeChain) this.moveUp(known, parent.depth + 1, shapeChain);
+      }
+      return false;
+    }
+    if (this.claimed.has(url) || this.full()) return false;
     const shape = urlShape(new URL(url));
     const shapeChain = shape === parent.shape ? parent.shapeChain + 1 : 0;
     if (shapeChain > this.options.maxShapeChain) {
       this.trapped++;
       return false;
     }
-    this.push({ url, depth: parent.depth + 1, fromSitemap: this.sitemapListed.has(url), shapeChain, shape });
+    this.push({
+      url,
+      depth: parent.depth + 1,
+      fromSitemap: this.sitemapListed.has(url),
+      shapeChain,
+      shape,
+      taken: false,
+    });
     return true;
   }
 
   /**
    * Sitemap URLs count as linked from the entry page (depth 1); pages already known are only
-   * marked as listed.
+   * marked as listed (and moved up to depth 1 if still queued deeper).
    */
   addFromSitemap(urls: Iterable<string>): void {
     for (const url of urls) {
       this.sitemapListed.add(url);
       const page = this.known.get(url);
-      if (page) page.fromSitemap = true;
-      else if (!this.claimed.has(url) && !this.full())
-        this.push({ url, depth: 1, fromSitemap: true, shapeChain: 0, shape: urlShape(new URL(url)) });
+      if (page) {
+        page.fromSitemap = true;
+        if (!page.taken && page.depth > 1) this.moveUp(page, 1, 0);
+      } else if (!this.claimed.has(url) && !this.full())
+        this.push({ url, depth: 1, fromSitemap: true, shapeChain: 0, shape: urlShape(new URL(url)), taken: false });
     }
   }
 
@@ -125,20 +172,39 @@ export class Frontier {
     if (!this.has(url) && !this.full()) this.claimed.add(url);
   }
 
-  /** Removes and returns the queued pages of the lowest depth, at most `limit` of them. */
-  nextLevel(limit: number): QueuedPage[] {
-    if (this.pending.length === 0 || limit <= 0) return [];
-    // A loop, not Math.min(...depths): spreading 125,000+ arguments overflows the stack.
-    let depth = Number.POSITIVE_INFINITY;
-    for (const page of this.pending) if (page.depth < depth) depth = page.depth;
-    const level: QueuedPage[] = [];
-    const rest: QueuedPage[] = [];
-    for (const page of this.pending) {
-      if (page.depth === depth && level.length < limit) level.push(page);
-      else rest.push(page);
+  /**
+   * The next page to read, counted as being read until `finishReading(page.depth)`; undefined
+   * when none is queued, or the next one must wait for shallower sources to be read.
+   */
+  take(): QueuedPage | undefined {
+    for (let depth = 0; depth < this.queues.length; depth++) {
+      const queue = this.queues[depth] as KnownPage[];
+      let head = this.heads[depth] as number;
+      while (head < queue.length && (queue[head] as KnownPage).depth !== depth) head++;
+      this.heads[depth] = head;
+      if (head === queue.length) {
+        if (head > 0) queue.length = this.heads[depth] = 0;
+        continue;
+      }
+      for (let shallower = 0; shallower <= depth - 2; shallower++) if ((this.reading[shallower] ?? 0) > 0) return;
+      const page = queue[head] as KnownPage;
+      this.heads[depth] = head + 1;
+      page.taken = true;
+      this.waiting--;
+      this.startReading(depth);
+      return page;
     }
-    this.pending = rest;
-    return level;
+    return undefined;
+  }
+
+  /** A source at `depth` is being read: what it finds is depth + 1. */
+  startReading(depth: number): void {
+    this.reading[depth] = (this.reading[depth] ?? 0) + 1;
+  }
+
+  /** The source is read and its links added (or it was given up). */
+  finishReading(depth: number): void {
+    this.reading[depth] = (this.reading[depth] ?? 1) - 1;
   }
 
   /** Counts a URL refused for room; true when there is none. */
@@ -148,8 +214,23 @@ export class Frontier {
     return true;
   }
 
-  private push(page: QueuedPage): void {
+  private push(page: KnownPage): void {
     this.known.set(page.url, page);
-    this.pending.push(page);
+    this.waiting++;
+    this.enqueue(page);
+  }
+
+  private moveUp(page: KnownPage, depth: number, shapeChain: number): void {
+    page.depth = depth;
+    page.shapeChain = shapeChain;
+    this.enqueue(page);
+  }
+
+  private enqueue(page: KnownPage): void {
+    while (this.queues.length <= page.depth) {
+      this.queues.push([]);
+      this.heads.push(0);
+    }
+    (this.queues[page.depth] as KnownPage[]).push(page);
   }
 }

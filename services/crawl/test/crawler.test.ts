@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AddressPolicy, SafeHttp } from '@webutil/kit';
+import { type FixtureHandler, type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { expect } from 'chai';
+import { HostThrottle } from '../src/checking/throttle.js';
+import type { CrawlKind, CrawlResult } from '../src/model.js';
+import { linkBytes } from '../src/page/links.js';
+import { type CrawlLimits, readCrawlSettings } from '../src/settings.js';
+import { crawlSite, MAX_RESULT_BYTES } from '../src/site-crawl/crawler.js';
+
+const html = (body: string) => `<!doctype html><html><body>${body}</body></html>`;
+const links = (paths: string[]) => paths.map((p) => `<a href="${p}">${p}</a>`).join('\n');
+
+describe('site crawl (against a real local site)', function () {
+  this.timeout(60_000);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'crawler-'));
+  const settings = readCrawlSettings({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
+  const http = new SafeHttp({ policy: new AddressPolicy(settings.allowTargets) });
+  let site: FixtureSite;
+
+  const crawl = (kind: CrawlKind, limits: Partial<CrawlLimits> = {}): Promise<CrawlResult> =>
+    crawlSite(
+      kind,
+      new URL(site.url('/')),
+      {
+        http,
+        throttle: new HostThrottle({
+          globalLimit: 64,
+          initialPerHost: 16,
+          maxPerHost: 32,
+          slowMs: 10_000,
+          timeoutsToGiveUp: 3,
+          downForMs: 60_000,
+        }),
+        ...settings.fetch,
+        limits: { ...settings.crawl, ...limits },
+      },
+      () => undefined,
+      new AbortController().signal,
+    );
+
+  beforeEach(async () => {
+    site = await startFixtureSite();
+  });
+  afterEach(async () => {
+    await site.close();
+  });
+  after(async () => {
+    await http.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads deeper pages while a slow page is still read, and still reports breadth-first depths', async () => {
+    const answered: string[] = [];
+    const page =
+      (body: string, delayMs = 0): FixtureHandler =>
+      async (_req, res, url) => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        answered.push(url.pathname);
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html(body));
+      };
+    site.route('/', page(links(['/slow', '/fast'])));
+    site.route('/slow', page(links(['/x']), 1_500));
+    site.route('/fast', page(links(['/fast/child'])));
+    site.route('/fast/child', page(links(['/x', '/fast/grandchild'])));
+    site.route('/fast/grandchild', page(''));
+    site.route('/x', page(''));
+    const result = await crawl('broken-links');
+    if (result.kind !== 'broken-links') throw new Error('not a broken-link crawl');
+    // No level barrier: /fast/child (depth 2) was read before /slow (depth 1) answered...
+    expect(answered.indexOf('/fast/child')).to.be.below(answered.indexOf('/slow'));
+    // ...but /x waited for /slow, which links to it: its depth is 2, through /slow, not 3.
+    expect(answered.indexOf('/x')).to.be.above(answered.indexOf('/slow'));
+    const depth = new Map(result.result.pages.map((p) => [new URL(p.url).pathname, p.depth]));
+    expect(Object.fromEntries(depth)).to.deep.equal({
+      '/': 0,
+      '/slow': 1,
+      '/fast': 1,
+      '/fast/child': 2,
+      '/x': 2,
+      '/fast/grandchild': 3,
+    });
+  });
+
+  it('crawls exactly the page cap, the breadth-first pages first', async () => {
+    // Five pages at depth 1, 25 at depth 2, 125 at depth 3.
+    site.route('*', (_req, res, url) => {
+      const children = url.pathname.split('/').filter(Boolean).length < 3;
+      const base = url.pathname === '/' ? '' : url.pathname;
+      const body = children ? links(Array.from({ length: 5 }, (_, i) => `${base}/${i}`)) : '';
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(body));
+    });
+    const result = await crawl('broken-links', { pages: 20 });
+    if (result.kind !== 'broken-links') throw new Error('not a broken-link crawl');
+    const byDepth = new Map<number, number>();
+    for (const p of result.result.pages) byDepth.set(p.depth, (byDepth.get(p.depth) ?? 0) + 1);
+    expect(Object.fromEntries(byDepth)).to.deep.equal({ 0: 1, 1: 5, 2: 14 });
+    expect(result.result).to.include({ pagesCrawled: 20, truncatedPages: true });
+  });
+
+  it(`keeps a result's strings within ${MAX_RESULT_BYTES / 1024 / 1024} MiB; links past it are counted, not reported`, async () => {
+    // Four pages of 1,000 external links of 8,000 characters: 32 MB of URLs and hrefs.
+    const long = (page: number, i: number) => `https://example.test/${page}/${String(i).padStart(8_000, '0')}`;
+    site.route('/', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(links(['/0', '/1', '/2', '/3'])));
+    });
+    site.route('*', (_req, res, url) => {
+      const page = Number(url.pathname.slice(1));
+      const body = Array.from({ length: 1_000 }, (_, i) => `<a href="${long(page, i)}">${i}</a>`).join('');
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(body));
+    });
+    const result = await crawl('link-extract');
+    if (result.kind !== 'link-extract') throw new Error('not an extract crawl');
+    const r = result.result;
+    const bytes = r.links.reduce(
+      (sum, l) => sum + linkBytes(l) + l.sources.reduce((s, u) => s + Buffer.byteLength(u), 0),
+      0,
+    );
+    expect(bytes).to.be.at.most(MAX_RESULT_BYTES);
+    expect(r.links.length).to.be.within(500, 3_000);
+    expect(r.truncated).to.equal(true);
+    expect(r.totalLinks).to.equal(r.links.length);
+  });
+});
