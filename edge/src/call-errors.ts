@@ -21,9 +21,16 @@ export const STATUS_BY_CODE: Partial<Record<grpcStatus, [number, string, string?
 /** Turns a failed RPC into the HTTP failure the route's table row and the design prescribe. */
 export function httpErrorFromCall(err: unknown, spec: Pick<RouteSpec, 'errors'>): HttpError {
   const failure = readGrpcError(err);
-  const [byCode, codeName, fixedMessage] = STATUS_BY_CODE[failure.code] ?? [500, 'internal_error', 'internal error'];
   // Services word their reasons for callers; transport failures and crashes get a fixed code and message.
   const reason = failure.reason !== 'INTERNAL' ? failure.reason : undefined;
+  // A service that is full says so with a reason; without one, RESOURCE_EXHAUSTED is grpc-js's own
+  // (a reply over the message size limit): our failure, not the caller's rate.
+  const transportLimit = failure.code === grpcStatus.RESOURCE_EXHAUSTED && !reason;
+  const [byCode, codeName, fixedMessage] = (!transportLimit && STATUS_BY_CODE[failure.code]) || [
+    500,
+    'internal_error',
+    'internal error',
+  ];
   const code = reason ? reason.toLowerCase() : codeName;
   const message = reason ? failure.message : (fixedMessage ?? 'internal error');
   // A service that says when to come back (a full queue) is quoted in Retry-After.
