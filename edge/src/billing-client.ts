@@ -1,5 +1,5 @@
 import type { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
-import type { CallOptions, ServiceClient } from './grpc-clients.js';
+import { type CallOptions, NEVER_CANCELLED, type ServiceClient } from './grpc-clients.js';
 
 export type BillingClient = ServiceClient<typeof BillingServiceService>;
 
@@ -11,8 +11,6 @@ export type BillingClient = ServiceClient<typeof BillingServiceService>;
 export const BILLING_TIMEOUT_MS = 10_000;
 
 /** Billing calls are short and must finish whoever has gone: nothing cancels them. */
-const NEVER_CANCELLED = new AbortController().signal;
-
 export const billingCall = (requestId: string): CallOptions => ({
   requestId,
   timeoutMs: BILLING_TIMEOUT_MS,

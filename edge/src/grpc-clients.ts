@@ -1,6 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { type AnyDefinition, MAX_MESSAGE_BYTES, type RequestOf, type ResponseOf } from '@webutil/kit';
 
+/** For calls nothing cancels (billing's, and a start that must answer whether its work stands). */
+export const NEVER_CANCELLED: AbortSignal = new AbortController().signal;
+
 export interface CallOptions {
   requestId: string;
   /** Milliseconds the service may take. */

@@ -6,7 +6,7 @@ import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
 import type { Metering } from './credits.js';
 import { HttpError, successBody } from './envelope.js';
-import type { CallOptions } from './grpc-clients.js';
+import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import { readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { RouteSpec } from './route-spec.js';
@@ -65,14 +65,26 @@ export function clientGone(ctx: Context): AbortSignal {
 /**
  * The service call's options; the client-gone signal is made when the call first reads it (a
  * quota read answered by the edge itself never does), and then already aborted if the client left.
+ * With `withdraw`, a client leaving does not cancel the call once made: it asks for the withdrawal.
  */
-export function callOptions(ctx: Context, timeoutMs: number): CallOptions {
+export function callOptions(
+  ctx: Context,
+  timeoutMs: number,
+  withdraw?: (requestId: string) => Promise<unknown>,
+): CallOptions {
+  const requestId = String(ctx.state.requestId ?? randomUUID());
   let signal: AbortSignal | undefined;
+  const watch = () => {
+    const gone = clientGone(ctx);
+    if (!withdraw || gone.aborted) return gone;
+    gone.addEventListener('abort', () => void withdraw(requestId).catch(() => undefined), { once: true });
+    return NEVER_CANCELLED;
+  };
   return {
-    requestId: String(ctx.state.requestId ?? randomUUID()),
+    requestId,
     timeoutMs,
     get signal() {
-      signal ??= clientGone(ctx);
+      signal ??= watch();
       return signal;
     },
   };
@@ -93,7 +105,8 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
   return async (ctx) => {
     // Validation comes first, so a malformed request never holds credits.
     const input = await parseInput(spec, ctx);
-    const options = callOptions(ctx, spec.timeoutMs);
+    const { withdraw } = spec;
+    const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
     let body: object;
     let headers: Record<string, string> | undefined;
@@ -115,7 +128,8 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
       throw httpError;
     }
     // The service did the work (a job created, a file written): it is billed even when the
-    // client has left meanwhile. A client that left earlier had its call cancelled instead.
+    // client has left meanwhile. A client that left earlier had its call cancelled (or its work
+    // withdrawn) instead.
     hold.settle('success');
     if (clientLeft(ctx)) throw clientClosed();
     ctx.status = spec.status ?? 200;

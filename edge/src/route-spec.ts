@@ -65,6 +65,12 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
   /** Deadline handed to the service. */
   timeoutMs: number;
   call(clients: Clients, input: z.output<In>, options: CallOptions, caller: Caller): Promise<R>;
+  /**
+   * A call whose work stays behind (a crawl start creates a job): when its client leaves, the call
+   * is not cancelled (its answer says whether the work stands, which is billed); the service is
+   * asked instead to withdraw it, which it does if the work is not done yet.
+   */
+  withdraw?(clients: Clients, requestId: string): Promise<unknown>;
   /** What of the reply the output schema presents (absent: a 500); default: the reply itself. */
   present?(reply: R, ctx: Context): Presentable<z.output<Out>> | undefined;
   /** Extra response headers (cookies, caching). */

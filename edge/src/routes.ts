@@ -7,7 +7,9 @@
 import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { z } from 'zod';
 import { challengeSolution } from './caller.js';
+import type { Clients } from './clients.js';
 import { BILLING_TIMEOUT_MS } from './credits.js';
+import { NEVER_CANCELLED } from './grpc-clients.js';
 import {
   clearanceHeaders,
   noStore,
@@ -54,6 +56,9 @@ import { domainInput, SslScanResult } from './schemas/tls-scan.js';
 /** Failures of a service that fetches the caller's page. */
 const FETCH_ERRORS = { target_blocked: 400, target_unreachable: 400, target_http_error: 400, not_html: 400 };
 /** A crawl start resolves the entry host at once. */
+/** A crawl start whose client left: the crawl service drops the job if it is not queued yet. */
+const withdrawCrawlStart = (c: Clients, requestId: string) =>
+  c.crawl.withdrawStart({ requestId }, { requestId, timeoutMs: 5_000, signal: NEVER_CANCELLED });
 const CRAWL_START_ERRORS = { target_blocked: 400, target_unreachable: 400, queue_unavailable: 503 };
 const JOB_ERRORS = { job_not_found: 404 };
 /** The spec answers a file it cannot use with 500; the code says what was wrong with it. */
@@ -203,6 +208,7 @@ export const routes: RouteSpec[] = [
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.startBrokenLinkCrawl({ url: input.url }, options),
+    withdraw: withdrawCrawlStart,
   }),
   route({
     method: 'GET',
@@ -229,6 +235,7 @@ export const routes: RouteSpec[] = [
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.startLinkExtractCrawl({ url: input.url }, options),
+    withdraw: withdrawCrawlStart,
   }),
   route({
     method: 'GET',

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
@@ -6,18 +7,22 @@ import { creditsHeader, eventually } from './billing-helpers.js';
 
 /**
  * Issue 8, item 5: a client that leaves early gets no work for free. If it leaves before the
- * service did the work, the call is really cancelled (nothing fetched, no job, nothing spent);
- * once the work is done (a job created), the credits are spent even though nobody reads the answer.
+ * service did the work, the call is really cancelled or withdrawn (nothing fetched, no job,
+ * nothing spent); once the work is done (a job created), the credits are spent even though nobody
+ * reads the answer. A slow resolver (the fixture DNS answering after 3 s) holds the service before
+ * its work, so "before" does not depend on how fast the client's FIN travels.
  */
 describe('clients that leave early', function () {
   this.timeout(90_000);
   let stack: TestStack;
   let site: FixtureSite;
+  let dns: FixtureDns;
   /** Requests to /held/<i> that never get an answer: opened, and closed by the client. */
   const held = { opened: 0, closed: 0 };
 
   before(async () => {
     site = await startFixtureSite();
+    dns = await startFixtureDns();
     site.route('/held-page', (_req, res) => {
       const links = Array.from({ length: 5 }, (_, i) => `<a href="/held/${i}">${i}</a>`).join('');
       res.writeHead(200, { 'content-type': 'text/html' }).end(links);
@@ -32,11 +37,13 @@ describe('clients that leave early', function () {
     stack = await startTestStack({
       allowTargets: '127.0.0.0/8',
       env: { LINK_TIMEOUT_MS: '60000', PAGE_TIMEOUT_MS: '60000', PAGE_CHECK_BUDGET_MS: '120000' },
+      envFor: { crawl: { CRAWL_DNS_SERVERS: dns.server } },
     });
   });
   after(async () => {
     await stack?.stop();
     await site?.close();
+    await dns?.close();
   });
 
   const credits = async () => creditsHeader(await stack.api('/v1/quota'));
@@ -55,19 +62,47 @@ describe('clients that leave early', function () {
     return socket;
   }
 
-  /** Gives a cancelled call time to have done whatever it would wrongly do. */
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+  /** Gives a cancelled call time to have done whatever it would wrongly do (past the slow resolver). */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 4_500));
+  /** The fixture site under a name the crawl service resolves only after 3 s. */
+  const slowUrl = (name: string, path: string) => {
+    dns.set(name, ['127.0.0.1'], { delayMs: 3_000 });
+    return site.url(path).replace('127.0.0.1', name);
+  };
+  const logged = (text: string) => stack.logs.some((l) => l.startsWith('[edge]') && l.includes(text));
 
   for (const route of ['broken-links', 'link-extract']) {
     it(`${route} crawl start: a client gone before the job exists gets no job and spends nothing`, async () => {
       const before = await credits();
       const entry = `/ok?left-before=${route}`;
-      post(`/v1/${route}/crawl`, { url: site.url(entry) }).end();
+      post(`/v1/${route}/crawl`, { url: slowUrl(`slow-${route}.example.test`, entry) }).end();
       await settle();
       expect(seen(entry), 'the crawl ran').to.equal(false);
       expect(await credits()).to.equal(before);
+      expect(logged('"status":499'), 'answered as a client gone').to.equal(true);
     });
   }
+
+  it('crawl starts whose clients leave at any moment: a job exists exactly when its credits are spent', async () => {
+    const before = await credits();
+    const entries = Array.from({ length: 30 }, (_, i) => `/ok?left-any-time=${i}`);
+    for (const [i, entry] of entries.entries()) {
+      // Spaced out, each leaving a little later than the one before (0 to 12 ms after its
+      // request): some before the start is made, some while it is made, some after its answer.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const socket = post('/v1/broken-links/crawl', { url: site.url(entry) });
+      const leaveAt = performance.now() + i * 0.4;
+      const leave = () => (performance.now() >= leaveAt ? socket.destroy() : setImmediate(leave));
+      leave();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const ran = await eventually(async () => {
+      const count = entries.filter(seen).length;
+      expect(before - (await credits())).to.equal(2 * count);
+      return count;
+    });
+    expect(ran).to.be.within(0, entries.length);
+  });
 
   it('broken-links crawl start: a client gone once the job exists is billed, and the crawl runs to its end', async () => {
     const before = await credits();
@@ -83,9 +118,9 @@ describe('clients that leave early', function () {
     await eventually(async () => expect(seen('/status/404?from=left-after')).to.equal(true));
   });
 
-  it('single-page check: a client gone before the call gets nothing fetched and spends nothing', async () => {
+  it('single-page check: a client gone before the page is fetched gets nothing fetched and spends nothing', async () => {
     const before = await credits();
-    post('/v1/broken-links', { url: site.url('/held-page?left-before=1') }).end();
+    post('/v1/broken-links', { url: slowUrl('slow-check.example.test', '/held-page?left-before=1') }).end();
     await settle();
     expect(seen('/held-page?left-before=1')).to.equal(false);
     expect(await credits()).to.equal(before);

@@ -14,8 +14,8 @@ export type DnsAnswer = string[] | ((asked: number) => string[]);
 export interface FixtureDns {
   /** host:port, as a resolver setting takes it. */
   server: string;
-  /** Sets (or replaces) the answer for a name. */
-  set(name: string, answer: DnsAnswer): void;
+  /** Sets (or replaces) the answer for a name, sent `delayMs` after the query (a slow resolver). */
+  set(name: string, answer: DnsAnswer, options?: { delayMs?: number }): void;
   /** Queries seen, oldest first: `A example.test`. */
   queries: string[];
   close(): Promise<void>;
@@ -24,6 +24,9 @@ export interface FixtureDns {
 export async function startFixtureDns(): Promise<FixtureDns> {
   const socket = dgram.createSocket('udp4');
   const answers = new Map<string, DnsAnswer>();
+  const delays = new Map<string, number>();
+  /** Answers still to be sent: dropped on close. */
+  const delayed = new Set<NodeJS.Timeout>();
   const asked = new Map<string, number>();
   const queries: string[] = [];
   socket.on('message', (message, peer) => {
@@ -61,17 +64,29 @@ export async function startFixtureDns(): Promise<FixtureDns> {
       questions: query.questions,
       answers: records,
     });
-    socket.send(reply, peer.port, peer.address);
+    const send = () => socket.send(reply, peer.port, peer.address);
+    const delayMs = delays.get(name);
+    if (!delayMs) return send();
+    const timer = setTimeout(() => {
+      delayed.delete(timer);
+      send();
+    }, delayMs);
+    delayed.add(timer);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   const { port } = socket.address();
   return {
     server: `127.0.0.1:${port}`,
-    set: (name, answer) => {
+    set: (name, answer, options) => {
       answers.set(name.toLowerCase(), answer);
       asked.delete(name.toLowerCase());
+      if (options?.delayMs) delays.set(name.toLowerCase(), options.delayMs);
+      else delays.delete(name.toLowerCase());
     },
     queries,
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close: () => {
+      for (const timer of delayed) clearTimeout(timer);
+      return new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
   };
 }

@@ -32,13 +32,14 @@ export function crawlService(deps: { pageCheck: PageCheckDeps; jobs: CrawlJobs }
       checkLinks: async (request, ctx) =>
         toCheckLinksResponse(await checkLinks(request.url, deps.pageCheck, ctx.signal)),
       startBrokenLinkCrawl: async (request, ctx) => ({
-        jobId: await deps.jobs.start('broken-links', request.url, ctx.signal),
+        jobId: await deps.jobs.start('broken-links', request.url, ctx.requestId, ctx.signal),
       }),
       getBrokenLinkCrawl: async (request) => toBrokenLinkJob(await deps.jobs.get('broken-links', request.jobId)),
       startLinkExtractCrawl: async (request, ctx) => ({
-        jobId: await deps.jobs.start('link-extract', request.url, ctx.signal),
+        jobId: await deps.jobs.start('link-extract', request.url, ctx.requestId, ctx.signal),
       }),
       getLinkExtractCrawl: async (request) => toLinkExtractJob(await deps.jobs.get('link-extract', request.jobId)),
+      withdrawStart: async (request) => ({ found: deps.jobs.withdraw(request.requestId) }),
     },
     log,
   );

@@ -4,6 +4,7 @@ import {
   AddressPolicy,
   createLogger,
   type Logger,
+  lookupVia,
   type RunningService,
   runService,
   SafeHttp,
@@ -34,8 +35,14 @@ export interface CrawlService {
 export async function createCrawlService(settings: CrawlSettings, log: Logger): Promise<CrawlService> {
   if (settings.warmUp) await warmUp(settings, log);
   const policy = new AddressPolicy(settings.allowTargets);
+  const lookup = lookupVia(settings.dnsServers);
   const f = settings.fetch;
-  const http = new SafeHttp({ policy, connectionsPerOrigin: f.hostConcurrencyMax, idleTimeoutMs: f.pageTimeoutMs });
+  const http = new SafeHttp({
+    policy,
+    lookup,
+    connectionsPerOrigin: f.hostConcurrencyMax,
+    idleTimeoutMs: f.pageTimeoutMs,
+  });
   const throttle = new HostThrottle({
     globalLimit: f.checkConcurrency,
     initialPerHost: f.hostConcurrencyInitial,
@@ -52,6 +59,7 @@ export async function createCrawlService(settings: CrawlSettings, log: Logger): 
     transport,
     crawl: { ...fetching, limits: settings.crawl },
     policy,
+    lookup,
     log,
     options: settings.jobs,
   });

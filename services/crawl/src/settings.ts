@@ -10,6 +10,8 @@ export interface CrawlSettings {
   shutdownGraceMs: number;
   /** CIDRs fetched although private (tests, on-prem installs). */
   allowTargets: string[];
+  /** DNS servers (host or host:port) asked for targets' addresses; none: the system resolver. */
+  dnsServers: string[];
   /** The embedded job store's directory, used when mongoUrl is unset. */
   dataDir: string;
   mongoUrl: string | undefined;
@@ -98,6 +100,7 @@ const ENV = {
   HOST: env.string('0.0.0.0'),
   PORT: env.port(50053),
   WEBUTIL_ALLOW_TARGETS: env.cidrList(),
+  CRAWL_DNS_SERVERS: env.list(),
   DATA_DIR: env.string('.data'),
   MONGO_URL: env.optionalString(),
   NATS_URL: env.optionalString(),
@@ -139,6 +142,7 @@ export function readCrawlSettings(source: NodeJS.ProcessEnv = process.env): Craw
     connectPort: c.CONNECT_PORT,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     allowTargets: c.WEBUTIL_ALLOW_TARGETS,
+    dnsServers: c.CRAWL_DNS_SERVERS,
     dataDir: c.DATA_DIR,
     mongoUrl: c.MONGO_URL,
     natsUrl: c.NATS_URL,

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AddressPolicy, createLogger, SafeHttp } from '@webutil/kit';
+import { AddressPolicy, createLogger, lookupVia, SafeHttp } from '@webutil/kit';
+import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { expect } from 'chai';
 import { HostThrottle } from '../src/checking/throttle.js';
 import { CrawlJobs } from '../src/jobs/jobs.js';
@@ -29,29 +30,40 @@ describe('crawl start and cancellation', () => {
   const store = new ObservedStore(path.join(dir, 'jobs.sqlite'));
   const transport = new MemoryTransport(log);
   const taken: JobTicket[] = [];
-  const jobs = new CrawlJobs({
-    store,
-    transport,
-    crawl: {
-      http,
-      throttle: new HostThrottle({
-        globalLimit: 8,
-        initialPerHost: 4,
-        maxPerHost: 8,
-        slowMs: 1_000,
-        timeoutsToGiveUp: 3,
-        downForMs: 60_000,
-      }),
-      ...settings.fetch,
-      limits: settings.crawl,
-    },
-    policy,
-    log,
-    options: settings.jobs,
+  let dns: FixtureDns;
+  let jobs: CrawlJobs;
+  const stays = () => new AbortController().signal;
+  let requests = 0;
+  const requestId = () => `start-${++requests}`;
+
+  before(async () => {
+    dns = await startFixtureDns();
+    jobs = new CrawlJobs({
+      store,
+      transport,
+      crawl: {
+        http,
+        throttle: new HostThrottle({
+          globalLimit: 8,
+          initialPerHost: 4,
+          maxPerHost: 8,
+          slowMs: 1_000,
+          timeoutsToGiveUp: 3,
+          downForMs: 60_000,
+        }),
+        ...settings.fetch,
+        limits: settings.crawl,
+      },
+      policy,
+      lookup: lookupVia([dns.server]),
+      log,
+      options: settings.jobs,
+    });
   });
   transport.work(1, async (ticket) => void taken.push(ticket));
 
   after(async () => {
+    await dns.close();
     await transport.close();
     await store.close();
     await http.close();
@@ -59,7 +71,7 @@ describe('crawl start and cancellation', () => {
   });
 
   it('creates and queues a job for a caller that stays', async () => {
-    const id = await jobs.start('link-extract', 'http://127.0.0.1:9/', new AbortController().signal);
+    const id = await jobs.start('link-extract', 'http://127.0.0.1:9/', requestId(), stays());
     expect((await store.get(id))?.status).to.equal('crawling');
     expect(taken.map((t) => t.id)).to.include(id);
   });
@@ -68,7 +80,7 @@ describe('crawl start and cancellation', () => {
     const left = new AbortController();
     left.abort(new Error('gone'));
     const before = taken.length;
-    await jobs.start('link-extract', 'http://127.0.0.1:9/', left.signal).then(
+    await jobs.start('link-extract', 'http://127.0.0.1:9/', requestId(), left.signal).then(
       () => expect.fail('started'),
       (err: Error) => expect(err.message).to.equal('gone'),
     );
@@ -77,19 +89,41 @@ describe('crawl start and cancellation', () => {
   });
 
   it('withdraws the job of a caller that leaves while it is being created: failed, never queued', async () => {
-    const leaving = new AbortController();
+    const id = requestId();
     let created = '';
     store.onCreate = (job) => {
       created = job.id;
-      leaving.abort(new Error('gone'));
+      expect(jobs.withdraw(id)).to.equal(true);
     };
     const before = taken.length;
-    const failure = await jobs.start('broken-links', 'http://127.0.0.1:9/', leaving.signal).catch((err: Error) => err);
+    const failure = await jobs.start('broken-links', 'http://127.0.0.1:9/', id, stays()).catch((err: Error) => err);
     store.onCreate = undefined;
-    expect(failure).to.be.instanceOf(Error);
+    expect(failure).to.include({ reason: 'WITHDRAWN' });
     const job = await store.get(created);
     expect(job?.status).to.equal('failed');
     expect(job?.error?.code).to.equal('cancelled');
     expect(taken.length).to.equal(before);
+  });
+
+  it('stops a start withdrawn while its host is being resolved: no job, at once', async () => {
+    dns.set('slow.example.test', ['127.0.0.1'], { delayMs: 3_000 });
+    const id = requestId();
+    const before = (await store.crawling()).length;
+    const started = Date.now();
+    const starting = jobs.start('link-extract', 'http://slow.example.test/', id, stays()).catch((err: Error) => err);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(jobs.withdraw(id)).to.equal(true);
+    expect(await starting).to.include({ reason: 'WITHDRAWN' });
+    // Liveness: far less than the resolver's 3 s.
+    expect(Date.now() - started).to.be.below(2_000);
+    expect((await store.crawling()).length).to.equal(before);
+    expect(jobs.withdraw(id), 'nothing under way any more').to.equal(false);
+  });
+
+  it('lets a job stand once queued: a withdrawal after that finds nothing to stop', async () => {
+    const id = requestId();
+    const jobId = await jobs.start('link-extract', 'http://127.0.0.1:9/', id, stays());
+    expect(jobs.withdraw(id)).to.equal(false);
+    expect((await store.get(jobId))?.status).to.equal('crawling');
   });
 });

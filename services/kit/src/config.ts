@@ -33,22 +33,28 @@ export const env = {
       .enum(['true', 'false', '1', '0'])
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1'),
+  /** Comma-separated list (white space around items and empty items dropped). */
+  list: () => z.string().default('').transform(splitList),
   /** Comma-separated CIDR list, validated here so a typo stops the process at start. */
   cidrList: () =>
     z
       .string()
       .default('')
       .transform((value, ctx) => {
-        const list = value
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+        const list = splitList(value);
         for (const cidr of list) {
           if (!isCidr(cidr)) ctx.addIssue({ code: 'custom', message: `not a CIDR: ${cidr}` });
         }
         return list;
       }),
 };
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
 
 /**
  * A whole number written in decimal. White space alone is an error: z.coerce.number() would read

@@ -36,6 +36,7 @@ export const resourceExhausted = (reason: string, message: string, retryAfterSec
 export const unauthenticated = (reason: string, message: string) =>
   new ServiceError(status.UNAUTHENTICATED, reason, message);
 export const unavailable = (reason: string, message: string) => new ServiceError(status.UNAVAILABLE, reason, message);
+export const cancelled = (reason: string, message: string) => new ServiceError(status.CANCELLED, reason, message);
 
 /** Converts any thrown value into what grpc-js sends: code, message, and ErrorInfo details. */
 export function toGrpcError(err: unknown): Partial<GrpcServiceError> {

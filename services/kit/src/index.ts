@@ -2,6 +2,7 @@ export { AddressPolicy, CidrList, canonicalIp, clientNetwork } from './address-p
 export { env, loadConfig, serviceEnv } from './config.js';
 export {
   type CallFailure,
+  cancelled,
   deadlineExceeded,
   failedPrecondition,
   invalidArgument,
@@ -31,7 +32,7 @@ export {
 export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
-export { type LookupHost, resolveTarget, targetFailure } from './resolve-target.js';
+export { type LookupHost, lookupVia, resolveTarget, targetFailure } from './resolve-target.js';
 export {
   type FetchOptions,
   header,

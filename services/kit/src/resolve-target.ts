@@ -15,6 +15,25 @@ const systemLookup: LookupHost = async (host) =>
   (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
+ * The lookup a service's target checks and connections use: the system resolver (undefined here:
+ * the kit's default) unless DNS servers are configured, e.g. a resolver reserved for egress (or a
+ * test's fixture DNS); then those servers are asked directly (A and AAAA).
+ */
+export function lookupVia(servers: readonly string[]): LookupHost | undefined {
+  if (servers.length === 0) return undefined;
+  const resolver = new dns.Resolver({ timeout: 5_000, tries: 2 });
+  resolver.setServers([...servers]);
+  return async (host) => {
+    // RFC 6761: localhost names are loopback whatever a DNS server says, as browsers treat them.
+    if (/(^|\.)localhost\.?$/i.test(host)) return ['127.0.0.1', '::1'];
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const found = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+    if (found.length === 0 && v4.status === 'rejected') throw v4.reason;
+    return found;
+  };
+}
+
+/**
  * Resolves a target's host (a name or an IP literal, bracketed or not) and applies the outbound
  * policy before any connection is made, so a route can answer at once (and spend nothing) for a
  * name that does not resolve or a private target. Returns the addresses the policy allows, IPv4

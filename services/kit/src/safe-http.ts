@@ -5,6 +5,7 @@ import { type Duplex, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
+import type { LookupHost } from './resolve-target.js';
 
 /** Why an outbound request failed, in terms callers map to reasons and error codes. */
 export type OutboundFailureKind =
@@ -37,6 +38,8 @@ export interface SafeHttpOptions {
   idleTimeoutMs?: number;
   connectionsPerOrigin?: number;
   userAgent?: string;
+  /** How host names are resolved (resolve-target.ts); the system resolver by default. */
+  lookup?: LookupHost;
 }
 
 export interface FetchOptions {
@@ -92,7 +95,7 @@ export class SafeHttp {
     const policy = options.policy;
     const connector = buildConnector({
       timeout: options.connectTimeoutMs ?? 10_000,
-      lookup: guardedLookup(policy),
+      lookup: guardedLookup(policy, options.lookup),
     } as buildConnector.BuildOptions);
     this.agent = new Agent({
       connect: (opts, callback) => {
@@ -330,16 +333,33 @@ export function blockedError(host: string, resolved: boolean): Error {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** The resolver every outbound socket uses: resolves, then drops addresses the policy refuses. */
-function guardedLookup(policy: AddressPolicy) {
-  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { all: true, family: options.family ?? 0, hints: options.hints }, (err, addresses) => {
+function guardedLookup(policy: AddressPolicy, lookup: LookupHost | undefined) {
+  const answer =
+    (hostname: string, options: LookupOptions, callback: LookupCallback) =>
+    (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (err) return callback(err, []);
       const allowed = addresses.filter((a) => policy.allows(a.address));
       const first = allowed[0];
       if (!first) return callback(blockedError(hostname, true) as NodeJS.ErrnoException, []);
       if (options.all) callback(null, allowed);
       else callback(null, first.address, first.family);
-    });
+    };
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    const done = answer(hostname, options, callback);
+    if (!lookup) {
+      dns.lookup(hostname, { all: true, family: options.family ?? 0, hints: options.hints }, done);
+      return;
+    }
+    lookup(hostname).then(
+      (found) =>
+        done(
+          null,
+          found
+            .map((address) => ({ address, family: net.isIP(address) }))
+            .filter((a) => !options.family || a.family === options.family),
+        ),
+      (err: NodeJS.ErrnoException) => done(err, []),
+    );
   };
 }
 

@@ -2,9 +2,11 @@ import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import { startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { expect } from 'chai';
 import { AddressPolicy } from '../src/address-policy.js';
+import { lookupVia } from '../src/resolve-target.js';
 import { OutboundError, type OutboundFailureKind, SafeHttp } from '../src/safe-http.js';
 
 /** Awaits a promise that must fail with an OutboundError of the given kind (and code). */
@@ -355,6 +357,26 @@ describe('SafeHttp', () => {
         await res.dump();
       } finally {
         await client.close();
+      }
+    });
+  });
+
+  describe('with its own DNS servers (lookupVia)', () => {
+    it('connects where those servers point, and checks what they answer at connect time', async () => {
+      const dns = await startFixtureDns();
+      dns.set('site.example.test', ['127.0.0.1']);
+      dns.set('inside.example.test', ['10.1.2.3']);
+      const client = new SafeHttp({ policy: new AddressPolicy(['127.0.0.0/8']), lookup: lookupVia([dns.server]) });
+      try {
+        const res = await client.fetch(`http://site.example.test:${site.port}/ok`);
+        expect(res.status).to.equal(200);
+        await res.dump();
+        await expectOutbound(client.fetch(`http://inside.example.test:${site.port}/ok`), 'blocked', 'ETARGETBLOCKED');
+        await expectOutbound(client.fetch(`http://nowhere.example.test:${site.port}/ok`), 'dns');
+        expect(dns.queries).to.include('A site.example.test');
+      } finally {
+        await client.close();
+        await dns.close();
       }
     });
   });

@@ -1,5 +1,4 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
-import { z } from 'zod';
 
 /** The service's settings from environment variables (a bad value stops the process, naming it). */
 export function readConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -14,15 +13,7 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       /** puppeteer-core ignores PUPPETEER_* variables; this is the one place the browser is named. */
       CHROMIUM_PATH: env.string('/usr/bin/chromium'),
       /** DNS servers (host or host:port, comma-separated) the egress proxy asks; default: the system resolver. */
-      RENDER_DNS_SERVERS: z
-        .string()
-        .default('')
-        .transform((v) =>
-          v
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        ),
+      RENDER_DNS_SERVERS: env.list(),
       // Pool and queue (sizing measured: docs/decisions.md)
       RENDER_BROWSERS: env.int(2, 1),
       RENDER_PAGES_PER_BROWSER: env.int(2, 1),

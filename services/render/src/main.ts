@@ -1,8 +1,8 @@
-import { AddressPolicy, createLogger, processOptions, runService } from '@webutil/kit';
+import { AddressPolicy, createLogger, lookupVia, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool } from './browser-pool.js';
 import { readConfig } from './config.js';
-import { lookupVia } from './dns-servers.js';
+
 import { renderService } from './server.js';
 
 const config = readConfig();

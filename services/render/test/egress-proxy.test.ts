@@ -1,10 +1,10 @@
 import http from 'node:http';
 import { isIP, type Socket } from 'node:net';
-import { AddressPolicy, resolveTarget } from '@webutil/kit';
+import { AddressPolicy, lookupVia, resolveTarget } from '@webutil/kit';
 import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { expect } from 'chai';
-import { lookupVia } from '../src/dns-servers.js';
+
 import { EgressProxy, parseAuthority, REFUSAL_HEADER } from '../src/egress-proxy.js';
 
 interface Answer {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   type AddressPolicy,
+  cancelled,
   gauge,
   type Logger,
+  type LookupHost,
   notFound,
   parseTargetUrl,
   resolveTarget,
@@ -22,6 +24,8 @@ export interface JobsDeps {
   transport: CrawlTransport;
   crawl: CrawlDeps;
   policy: AddressPolicy;
+  /** How target names are resolved (the system resolver when undefined). */
+  lookup: LookupHost | undefined;
   options: JobSettings;
   log: Logger;
 }
@@ -37,17 +41,37 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const activeCrawls = gauge({ name: 'webutil_crawls_active', help: 'Crawls running in this process' });
 
 export class CrawlJobs {
+  /** Starts under way in this process, by request id, for `withdraw`. */
+  private readonly starting = new Map<string, AbortController>();
+
   constructor(private readonly deps: JobsDeps) {}
 
   /**
    * Validates the entry URL (a blocked or unresolvable host is a 400 now, not a failed job later),
-   * creates and queues the job. A caller that left before the job exists gets nothing done; one
-   * that leaves while it is being created has it withdrawn before any worker runs it. Once queued,
-   * the job stands: the service did the work, and the edge bills it.
+   * creates and queues the job. A start withdrawn (its caller left) or cancelled before its job
+   * exists does nothing; one withdrawn while the job is being created has it withdrawn before any
+   * worker runs it. Once queued, the job stands: the service did the work, and the edge bills it.
    */
-  async start(kind: CrawlKind, rawUrl: string, signal: AbortSignal): Promise<string> {
+  async start(kind: CrawlKind, rawUrl: string, requestId: string, callSignal: AbortSignal): Promise<string> {
+    const withdrawal = new AbortController();
+    this.starting.set(requestId, withdrawal);
+    try {
+      return await this.create(kind, rawUrl, AbortSignal.any([callSignal, withdrawal.signal]));
+    } finally {
+      if (this.starting.get(requestId) === withdrawal) this.starting.delete(requestId);
+    }
+  }
+
+  /** Withdraws the start of this request id if it is under way here (see `start`). */
+  withdraw(requestId: string): boolean {
+    const withdrawal = this.starting.get(requestId);
+    withdrawal?.abort(cancelled('WITHDRAWN', 'the caller left before the crawl was queued'));
+    return withdrawal !== undefined;
+  }
+
+  private async create(kind: CrawlKind, rawUrl: string, signal: AbortSignal): Promise<string> {
     const url = parseTargetUrl(rawUrl);
-    await this.preflight(url);
+    await this.preflight(url, signal);
     if (signal.aborted) throw signal.reason;
     const id = randomUUID();
     const now = new Date();
@@ -170,10 +194,20 @@ export class CrawlJobs {
     }
   }
 
-  private async preflight(url: URL): Promise<void> {
-    await resolveTarget(url.hostname, this.deps.policy).catch((err: unknown) => {
+  /** The entry's host resolves to an allowed address; a start withdrawn meanwhile stops waiting. */
+  private async preflight(url: URL, signal: AbortSignal): Promise<void> {
+    const resolved = resolveTarget(url.hostname, this.deps.policy, this.deps.lookup).catch((err: unknown) => {
       throw targetFailure(err);
     });
+    const listening = new AbortController();
+    const stopped = new Promise<void>((resolve) => {
+      signal.addEventListener('abort', () => resolve(), { once: true, signal: listening.signal });
+    });
+    try {
+      await Promise.race([resolved, stopped]);
+    } finally {
+      listening.abort(); // lets go of the listener
+    }
   }
 
   /** Why a job still `crawling` must be presumed lost, if it must. */
