@@ -33,6 +33,8 @@ export class CallerViews {
   private readonly views = new Map<string, View>();
   /** Reads answered here and not yet reported, by rate key and minute. */
   private readonly unreported = new Map<string, RequestCount>();
+  /** Requests of each caller on their way to billing, which will count them: a view counts them too. */
+  private readonly asking = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -43,12 +45,29 @@ export class CallerViews {
     if (ttlMs > 0) this.timer = setInterval(() => void this.tick(), Math.min(REPORT_EVERY_MS, ttlMs)).unref();
   }
 
+  /**
+   * A request of the caller goes to billing: until `done`, views count it as used (it is counted
+   * there), so reads answered here meanwhile cannot take the caller past its rate.
+   */
+  asks(key: string): () => void {
+    this.asking.set(key, (this.asking.get(key) ?? 0) + 1);
+    return () => {
+      const left = (this.asking.get(key) ?? 1) - 1;
+      if (left > 0) this.asking.set(key, left);
+      else this.asking.delete(key);
+    };
+  }
+
   /** Billing's latest answer for the caller. */
   remember(key: string, quota: Quota | undefined, rate: RateWindow | undefined): void {
     if (!this.timer || !quota || !rate) return;
-    // Billing has not heard of the reads counted here since the last report.
+    // Billing has not heard of the reads counted here since the last report, and an answer to an
+    // earlier request may arrive after a later one's: the window's count only grows.
     const unreported = this.unreported.get(`${rate.key}|${rate.minute}`)?.requests ?? 0;
-    this.views.set(key, { quota, rate: { ...rate, used: rate.used + unreported }, seenAt: Date.now() });
+    const earlier = this.views.get(key)?.rate;
+    const counted = earlier?.minute === rate.minute ? earlier.used : 0;
+    const used = Math.max(counted, rate.used + unreported);
+    this.views.set(key, { quota, rate: { ...rate, used }, seenAt: Date.now() });
   }
 
   /** Billing refused the caller for its rate again: its view (past the limit) stands for another `ttlMs`. */
@@ -75,7 +94,7 @@ export class CallerViews {
     const minute = Math.floor(now / MINUTE_MS);
     // A new window is billing's to open.
     if (minute !== Number(view.rate.minute)) return undefined;
-    const over = view.rate.used >= view.rate.perMinute;
+    const over = view.rate.used + (this.asking.get(key) ?? 0) >= view.rate.perMinute;
     if (!over && !answer) return undefined;
     view.rate.used++;
     this.count(view.rate.key, view.rate.minute);

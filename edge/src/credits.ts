@@ -93,6 +93,7 @@ export class Metering {
     // Read your own writes: a refund of this caller still on its way lands first.
     await this.settlements.refunded(key);
     let outcome: AuthorizeResponse['outcome'];
+    const answered = this.views.asks(key);
     try {
       ({ outcome } = await this.authorizations.authorize(
         {
@@ -109,6 +110,8 @@ export class Metering {
     } catch (err) {
       this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
       throw httpErrorFromCall(err, spec);
+    } finally {
+      answered();
     }
     if (outcome?.$case !== 'grant') {
       if (outcome?.denial.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);

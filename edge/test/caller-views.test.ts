@@ -1,0 +1,52 @@
+import { createLogger } from '@webutil/kit';
+import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { expect } from 'chai';
+import { CallerViews } from '../src/caller-views.js';
+import { connect } from '../src/grpc-clients.js';
+
+describe('the edge’s view of a caller (counting against its rate)', () => {
+  // Reports go nowhere here (a port nothing listens on): they are best effort and not what is tested.
+  const billing = connect(BillingServiceService, '127.0.0.1:1');
+  const log = createLogger('test', 'silent');
+  let views: CallerViews;
+  const quota = { callerKind: 'apikey', plan: 'STARTER', limit: 3000, remaining: 3000 };
+  const minute = () => String(Math.floor(Date.now() / 60_000));
+  const window = (used: number) => ({ key: 'account:a', perMinute: 5, used, minute: minute() });
+
+  beforeEach(() => {
+    views = new CallerViews(60_000, billing, log);
+  });
+  afterEach(() => views.close());
+  after(() => billing.close());
+
+  it('answers reads until the rate is used up, then refuses them with the wait to the window’s end', () => {
+    views.remember('key:k', quota, window(3));
+    expect(views.check('key:k', true)).to.deep.equal({ quota });
+    expect(views.check('key:k', true)).to.deep.equal({ quota });
+    const refused = views.check('key:k', true);
+    expect(refused?.retryAfterSeconds).to.be.within(1, 60);
+    // A metered call is not answered here, but refused here once the caller is past its rate.
+    expect(views.check('key:k', false)?.retryAfterSeconds).to.be.within(1, 60);
+  });
+
+  it('counts requests still on their way to billing, so reads meanwhile cannot pass the rate', () => {
+    views.remember('key:k', quota, window(1));
+    const answered = views.asks('key:k'); // counted by billing when it gets there
+    const statuses = Array.from({ length: 5 }, () => (views.check('key:k', true)?.retryAfterSeconds ? 429 : 200));
+    expect(statuses).to.deep.equal([200, 200, 200, 429, 429]);
+    answered();
+  });
+
+  it('keeps the larger count when an earlier request’s answer arrives after a later one’s', () => {
+    views.remember('key:k', quota, window(4));
+    views.remember('key:k', quota, window(2));
+    expect(views.check('key:k', true)).to.deep.equal({ quota });
+    expect(views.check('key:k', true)?.retryAfterSeconds).to.be.within(1, 60);
+  });
+
+  it('leaves a caller it has no fresh view of, and a new window, to billing', () => {
+    expect(views.check('key:unknown', true)).to.equal(undefined);
+    views.remember('key:old', quota, { ...window(1), minute: String(Number(minute()) - 1) });
+    expect(views.check('key:old', true)).to.equal(undefined);
+  });
+});
