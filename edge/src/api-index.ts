@@ -44,7 +44,8 @@ export function apiIndex(
     ...downloads.flatMap((spec) =>
       documentedPaths(spec).map(
         (path) =>
-          `| \`GET ${path.replace(/:(\w+)/g, '{$1}')}\` | free | anyone | ${spec.summary} | 200 | ${failures(spec).join(', ')} |`,
+          `| \`GET ${path.replace(/:(\w+)/g, '{$1}')}\` | free | anyone | ${spec.summary} | 200 | ` +
+          `${failures(spec).join(', ')} |`,
       ),
     ),
     '| `GET /v1/openapi.json` | free | anyone | The OpenAPI document. | 200 | |',

@@ -39,7 +39,10 @@ export class SettlementQueue {
   private readonly pending: Queued[] = [];
   private inFlight: Promise<void> | undefined;
   private readonly options: SettlementOptions;
-  /** Per caller, its latest refund's sending (batches leave one at a time, in order, so earlier ones are done by then). */
+  /**
+   * Per caller, its latest refund's sending (batches leave one at a time, in order, so earlier ones are
+   * done by then).
+   */
   private readonly refunds = new Map<string, Promise<void>>();
 
   constructor(

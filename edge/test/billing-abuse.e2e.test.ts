@@ -67,29 +67,37 @@ describe('billing: abuse of identity through the edge', function () {
       expect((await new Browser(stack, freshIp()).signIn(address, PASSWORD)).status).to.equal(200);
     });
 
-    it('past 20 failures from anywhere, every sign-in to the account redeems a fresh challenge: a cost per guess, not a lock', async () => {
-      const address = email();
-      const owner = new Browser(stack, freshIp());
-      expect((await owner.signUp(address, PASSWORD)).status).to.equal(201);
-      for (let n = 0; n < 4; n++) {
-        const guesser = new Browser(stack, freshIp());
-        for (let i = 0; i < 5; i++)
-          await expectFailure(await guesser.signIn(address, `wrong ${n}.${i}`), 401, 'invalid_credentials');
-      }
-      const late = new Browser(stack, freshIp());
-      await expectFailure(await late.signIn(address, 'one more guess'), 401, 'challenge_required');
-      await expectFailure(await owner.signIn(address, PASSWORD), 401, 'challenge_required');
-      const solved = await owner.solve();
-      expect((await owner.signIn(address, PASSWORD, solved)).status).to.equal(200);
-      // Single use: the owner's solution does not let anyone else in.
-      await expectFailure(await late.signIn(address, PASSWORD, solved), 401, 'challenge_failed');
-      // A guess that paid its challenge is checked like any other.
-      await expectFailure(await late.signIn(address, 'one more guess', await late.solve()), 401, 'invalid_credentials');
-    });
+    it(
+      'past 20 failures from anywhere, every sign-in to the account redeems a fresh challenge: ' +
+        'a cost per guess, not a lock',
+      async () => {
+        const address = email();
+        const owner = new Browser(stack, freshIp());
+        expect((await owner.signUp(address, PASSWORD)).status).to.equal(201);
+        for (let n = 0; n < 4; n++) {
+          const guesser = new Browser(stack, freshIp());
+          for (let i = 0; i < 5; i++)
+            await expectFailure(await guesser.signIn(address, `wrong ${n}.${i}`), 401, 'invalid_credentials');
+        }
+        const late = new Browser(stack, freshIp());
+        await expectFailure(await late.signIn(address, 'one more guess'), 401, 'challenge_required');
+        await expectFailure(await owner.signIn(address, PASSWORD), 401, 'challenge_required');
+        const solved = await owner.solve();
+        expect((await owner.signIn(address, PASSWORD, solved)).status).to.equal(200);
+        // Single use: the owner's solution does not let anyone else in.
+        await expectFailure(await late.signIn(address, PASSWORD, solved), 401, 'challenge_failed');
+        // A guess that paid its challenge is checked like any other.
+        await expectFailure(
+          await late.signIn(address, 'one more guess', await late.solve()),
+          401,
+          'invalid_credentials',
+        );
+      },
+    );
   });
 
   describe('sign-up cannot farm Free credits', () => {
-    it('each client network opens at most 3 accounts per UTC day (IPv6: per /64); refused sign-ups do not count', async () => {
+    it('each client network opens at most 3 accounts per UTC day (IPv6: per /64); refusals do not count', async () => {
       const from = (ip: string) => new Browser(stack, ip);
       const taken = email();
       expect((await from('2001:db8:60::1').signUp(taken, PASSWORD)).status).to.equal(201);
@@ -126,25 +134,29 @@ describe('billing: abuse of identity through the edge', function () {
     });
   });
 
-  it('a session’s credit-spending GET needs its CSRF token: a cross-site navigation carrying the cookie spends nothing', async () => {
-    const browser = new Browser(stack, freshIp());
-    expect((await browser.signUp(email(), PASSWORD)).status).to.equal(201);
-    await browser.passChallenge();
-    const seen = site.requests.length;
-    // What a link or redirect on another site sends: the cookies, no X-CSRF-Token.
-    const navigated = await browser.fetch(downCheck('/ok?navigated'), { csrf: false });
-    await expectFailure(navigated, 403, 'csrf_failed');
-    expect(creditsHeader(navigated)).to.equal(100);
-    const extract = `/v1/link-extract?url=${encodeURIComponent(site.url('/ok?navigated'))}`;
-    await expectFailure(await browser.fetch(extract, { csrf: false }), 403, 'csrf_failed');
-    expect(site.requests.length, 'the target was not fetched').to.equal(seen);
-    // Free reads need no token; the page's own call (with the token) spends as usual.
-    const free = await browser.fetch('/v1/quota', { csrf: false });
-    expect((await json(free)).data).to.include({ callerKind: 'session', remaining: 100 });
-    const own = await browser.fetch(downCheck('/ok'));
-    expect(own.status).to.equal(200);
-    expect(creditsHeader(own)).to.equal(99);
-  });
+  it(
+    'a session’s credit-spending GET needs its CSRF token: ' +
+      'a cross-site navigation carrying the cookie spends nothing',
+    async () => {
+      const browser = new Browser(stack, freshIp());
+      expect((await browser.signUp(email(), PASSWORD)).status).to.equal(201);
+      await browser.passChallenge();
+      const seen = site.requests.length;
+      // What a link or redirect on another site sends: the cookies, no X-CSRF-Token.
+      const navigated = await browser.fetch(downCheck('/ok?navigated'), { csrf: false });
+      await expectFailure(navigated, 403, 'csrf_failed');
+      expect(creditsHeader(navigated)).to.equal(100);
+      const extract = `/v1/link-extract?url=${encodeURIComponent(site.url('/ok?navigated'))}`;
+      await expectFailure(await browser.fetch(extract, { csrf: false }), 403, 'csrf_failed');
+      expect(site.requests.length, 'the target was not fetched').to.equal(seen);
+      // Free reads need no token; the page's own call (with the token) spends as usual.
+      const free = await browser.fetch('/v1/quota', { csrf: false });
+      expect((await json(free)).data).to.include({ callerKind: 'session', remaining: 100 });
+      const own = await browser.fetch(downCheck('/ok'));
+      expect(own.status).to.equal(200);
+      expect(creditsHeader(own)).to.equal(99);
+    },
+  );
 
   describe('refused requests are rate-counted', () => {
     it('unknown API keys count against the client network: past 30 a minute, 429 instead of 401', async () => {
@@ -201,7 +213,7 @@ describe('billing: abuse of identity through the edge', function () {
     });
   });
 
-  it('a password hash made with the old scrypt parameters becomes Argon2id at the next successful sign-in', async () => {
+  it('a password hash made with old scrypt parameters becomes Argon2id at the next successful sign-in', async () => {
     const { email: address } = await account(stack, 'STARTER', '--password', PASSWORD);
     const db = new Database(path.join(stack.dataDir, 'billing.sqlite'));
     try {

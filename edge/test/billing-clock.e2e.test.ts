@@ -115,23 +115,27 @@ describe('billing: time through the edge (movable clock)', function () {
     expect(await quota(stack, { apiKey })).to.include({ remaining: 7 });
   });
 
-  it('repeated failed sign-ins are slowed down: 429 with Retry-After, even for the right password, until the window ends', async () => {
-    const email = `slow-${Date.now()}@example.test`;
-    const password = 'correct horse battery';
-    const owner = new Browser(stack, '203.0.113.20');
-    expect((await owner.signUp(email, password)).status).to.equal(201);
+  it(
+    'repeated failed sign-ins are slowed down: 429 with Retry-After, even for the right password, ' +
+      'until the window ends',
+    async () => {
+      const email = `slow-${Date.now()}@example.test`;
+      const password = 'correct horse battery';
+      const owner = new Browser(stack, '203.0.113.20');
+      expect((await owner.signUp(email, password)).status).to.equal(201);
 
-    const guesser = new Browser(stack, '203.0.113.21');
-    for (let i = 0; i < 5; i++)
-      await expectFailure(await guesser.signIn(email, `wrong guess ${i}`), 401, 'invalid_credentials');
-    const slowed = await guesser.signIn(email, password);
-    await expectFailure(slowed, 429, 'rate_limited');
-    const retryAfter = Number(slowed.headers.get('retry-after'));
-    expect(retryAfter).to.be.within(1, 15 * 60);
-    // Another client of the same account is not locked out by the guesser.
-    expect((await new Browser(stack, '203.0.113.22').signIn(email, password)).status).to.equal(200);
+      const guesser = new Browser(stack, '203.0.113.21');
+      for (let i = 0; i < 5; i++)
+        await expectFailure(await guesser.signIn(email, `wrong guess ${i}`), 401, 'invalid_credentials');
+      const slowed = await guesser.signIn(email, password);
+      await expectFailure(slowed, 429, 'rate_limited');
+      const retryAfter = Number(slowed.headers.get('retry-after'));
+      expect(retryAfter).to.be.within(1, 15 * 60);
+      // Another client of the same account is not locked out by the guesser.
+      expect((await new Browser(stack, '203.0.113.22').signIn(email, password)).status).to.equal(200);
 
-    stack.advanceClock(retryAfter * 1000);
-    expect((await guesser.signIn(email, password)).status).to.equal(200);
-  });
+      stack.advanceClock(retryAfter * 1000);
+      expect((await guesser.signIn(email, password)).status).to.equal(200);
+    },
+  );
 });

@@ -34,33 +34,37 @@ describe('billing: credits through the edge', function () {
     await site?.close();
   });
 
-  it('200 concurrent 1-credit requests against a balance of 100: exactly 100 succeed, 100 get 402, the balance ends at 0', async () => {
-    const { apiKey } = await account(stack, 'STARTER', '--credits', '100', '--rate-limit', '100000');
-    const responses = await Promise.all(Array.from({ length: 200 }, () => stack.api(downCheck('/ok'), { apiKey })));
-    const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).to.have.length(100);
-    expect(statuses.filter((s) => s === 402)).to.have.length(100);
-    for (const res of responses.filter((r) => r.status === 402)) {
-      const body = await expectFailure(res, 402, 'insufficient_credits');
-      expect(body.error?.creditsRequired).to.equal(1);
-      expect(body.error?.message)
-        .to.match(/top-up pack/)
-        .and.match(/cycle to renew/);
-      expect(creditsHeader(res)).to.equal(0);
-    }
-    for (const res of responses.filter((r) => r.status === 200)) {
-      expect((await json(res)).data.httpsStatus).to.equal(200);
-      expect(creditsHeader(res)).to.be.within(0, 99);
-    }
-    expect(await quota(stack, { apiKey })).to.deep.include({
-      callerKind: 'apikey',
-      plan: 'STARTER',
-      limit: 100,
-      remaining: 0,
-    });
-    // The burst's holds went to billing batched, several per call.
-    expect(stack.logs.some((l) => l.startsWith('[billing]') && l.includes('"rpc":"AuthorizeBatch"'))).to.equal(true);
-  });
+  it(
+    '200 concurrent 1-credit requests against a balance of 100: exactly 100 succeed, 100 get 402, ' +
+      'the balance ends at 0',
+    async () => {
+      const { apiKey } = await account(stack, 'STARTER', '--credits', '100', '--rate-limit', '100000');
+      const responses = await Promise.all(Array.from({ length: 200 }, () => stack.api(downCheck('/ok'), { apiKey })));
+      const statuses = responses.map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).to.have.length(100);
+      expect(statuses.filter((s) => s === 402)).to.have.length(100);
+      for (const res of responses.filter((r) => r.status === 402)) {
+        const body = await expectFailure(res, 402, 'insufficient_credits');
+        expect(body.error?.creditsRequired).to.equal(1);
+        expect(body.error?.message)
+          .to.match(/top-up pack/)
+          .and.match(/cycle to renew/);
+        expect(creditsHeader(res)).to.equal(0);
+      }
+      for (const res of responses.filter((r) => r.status === 200)) {
+        expect((await json(res)).data.httpsStatus).to.equal(200);
+        expect(creditsHeader(res)).to.be.within(0, 99);
+      }
+      expect(await quota(stack, { apiKey })).to.deep.include({
+        callerKind: 'apikey',
+        plan: 'STARTER',
+        limit: 100,
+        remaining: 0,
+      });
+      // The burst's holds went to billing batched, several per call.
+      expect(stack.logs.some((l) => l.startsWith('[billing]') && l.includes('"rpc":"AuthorizeBatch"'))).to.equal(true);
+    },
+  );
 
   it('mixed 1- and 2-credit routes, concurrently: never more than the balance, never negative', async function () {
     // POST /v1/broken-links (2 credits) belongs to the crawl service's issue.
@@ -161,7 +165,7 @@ describe('billing: credits through the edge', function () {
   });
 
   describe('the edge’s view of a caller', () => {
-    it('gives a failed call’s credits back before the caller’s next call: a retry is not refused for them', async () => {
+    it('returns a failed call’s credits before the caller’s next call: a retry is not refused for them', async () => {
       const { apiKey } = await account(stack, 'STARTER', '--credits', '1');
       const unreachable = `/v1/meta-scan?url=${encodeURIComponent('http://127.0.0.1:1/')}`;
       // Each failure's refund is settled after its response; the next call must still find the credit.
@@ -172,7 +176,7 @@ describe('billing: credits through the edge', function () {
       expect(creditsHeader(res)).to.equal(0);
     });
 
-    it('answers quota reads from billing’s last word for at most CALLER_VIEW_MS (1 s): a top-up shows within it', async () => {
+    it('quota reads use billing’s last word for at most CALLER_VIEW_MS (1 s): a top-up shows within it', async () => {
       const { email, apiKey } = await account(stack, 'STARTER', '--credits', '10');
       expect(await quota(stack, { apiKey })).to.include({ remaining: 10 });
       await stack.admin('add-top-up', '--email', email, '--credits', '5');

@@ -67,55 +67,72 @@ describe('billing: identity through the edge', function () {
       }
     });
 
-    it('API key callers skip the challenge; browser callers without a clearance get 401 challenge_required', async () => {
+    it('API key callers skip the challenge; browsers without a clearance get 401 challenge_required', async () => {
       expect((await stack.api(downCheck('/ok'))).status).to.equal(200);
       const res = await new Browser(stack, '192.0.2.10').fetch(downCheck('/ok'));
       await expectFailure(res, 401, 'challenge_required');
       expect(creditsHeader(res)).to.equal(10);
     });
 
-    it('are created from a signed-in session (shown once), listed with name, prefix, created and last used, and revoked', async () => {
-      const { email: address } = await account(stack, 'STARTER', '--password', PASSWORD);
-      const browser = new Browser(stack, '192.0.2.11');
-      expect((await browser.signIn(address, PASSWORD)).status).to.equal(200);
+    it(
+      'are created from a signed-in session (shown once), ' +
+        'listed with name, prefix, created and last used, and revoked',
+      async () => {
+        const { email: address } = await account(stack, 'STARTER', '--password', PASSWORD);
+        const browser = new Browser(stack, '192.0.2.11');
+        expect((await browser.signIn(address, PASSWORD)).status).to.equal(200);
 
-      const created = await browser.post('/v1/keys', { name: 'ci server' });
-      const body = await json(created);
-      expect(created.status, JSON.stringify(body)).to.equal(201);
-      const key: string = body.data.key;
-      expect(key).to.match(/^wu_live_[A-Za-z0-9_-]{32}$/); // 24 random bytes = 192 bits
-      expect(body.data).to.include({ name: 'ci server', prefix: key.slice(0, 12), lastUsedAt: null, revokedAt: null });
+        const created = await browser.post('/v1/keys', { name: 'ci server' });
+        const body = await json(created);
+        expect(created.status, JSON.stringify(body)).to.equal(201);
+        const key: string = body.data.key;
+        expect(key).to.match(/^wu_live_[A-Za-z0-9_-]{32}$/); // 24 random bytes = 192 bits
+        expect(body.data).to.include({
+          name: 'ci server',
+          prefix: key.slice(0, 12),
+          lastUsedAt: null,
+          revokedAt: null,
+        });
 
-      const used = await stack.api(downCheck('/ok'), { apiKey: key });
-      expect(used.status).to.equal(200);
-      expect(creditsHeader(used)).to.equal(2999);
+        const used = await stack.api(downCheck('/ok'), { apiKey: key });
+        expect(used.status).to.equal(200);
+        expect(creditsHeader(used)).to.equal(2999);
 
-      const listed = await json(await browser.fetch('/v1/keys'));
-      const entries = listed.data.keys as Record<string, unknown>[];
-      const entry = entries.find((k) => k.id === body.data.id)!;
-      expect(entry).to.have.all.keys('id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt');
-      expect(entry).to.include({ name: 'ci server', prefix: key.slice(0, 12), revokedAt: null });
-      expect(entry.lastUsedAt).to.be.a('string');
-      expect(JSON.stringify(listed)).to.not.include(key);
+        const listed = await json(await browser.fetch('/v1/keys'));
+        const entries = listed.data.keys as Record<string, unknown>[];
+        const entry = entries.find((k) => k.id === body.data.id)!;
+        expect(entry).to.have.all.keys('id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt');
+        expect(entry).to.include({ name: 'ci server', prefix: key.slice(0, 12), revokedAt: null });
+        expect(entry.lastUsedAt).to.be.a('string');
+        expect(JSON.stringify(listed)).to.not.include(key);
 
-      const revoked = await browser.fetch(`/v1/keys/${body.data.id}`, { method: 'DELETE' });
-      expect(revoked.status).to.equal(200);
-      expect((await json(revoked)).data.revokedAt).to.be.a('string');
-      await expectFailure(await stack.api(downCheck('/ok'), { apiKey: key }), 401, 'revoked_api_key');
-      await expectFailure(await browser.fetch('/v1/keys/no-such-key', { method: 'DELETE' }), 404, 'api_key_not_found');
-    });
+        const revoked = await browser.fetch(`/v1/keys/${body.data.id}`, { method: 'DELETE' });
+        expect(revoked.status).to.equal(200);
+        expect((await json(revoked)).data.revokedAt).to.be.a('string');
+        await expectFailure(await stack.api(downCheck('/ok'), { apiKey: key }), 401, 'revoked_api_key');
+        await expectFailure(
+          await browser.fetch('/v1/keys/no-such-key', { method: 'DELETE' }),
+          404,
+          'api_key_not_found',
+        );
+      },
+    );
 
-    it('the Free plan cannot create keys (403 plan_required), and a key stops working when its account falls back to Free', async () => {
-      const browser = new Browser(stack, '192.0.2.12');
-      const address = email();
-      expect((await browser.signUp(address, PASSWORD)).status).to.equal(201);
-      await expectFailure(await browser.post('/v1/keys', { name: 'mine' }), 403, 'plan_required');
+    it(
+      'the Free plan cannot create keys (403 plan_required), ' +
+        'and a key stops working when its account falls back to Free',
+      async () => {
+        const browser = new Browser(stack, '192.0.2.12');
+        const address = email();
+        expect((await browser.signUp(address, PASSWORD)).status).to.equal(201);
+        await expectFailure(await browser.post('/v1/keys', { name: 'mine' }), 403, 'plan_required');
 
-      const { email: downgraded, apiKey } = await account(stack, 'STARTER');
-      expect((await stack.api(downCheck('/ok'), { apiKey })).status).to.equal(200);
-      await stack.admin('set-plan', '--email', downgraded, '--plan', 'FREE');
-      await expectFailure(await stack.api(downCheck('/ok'), { apiKey }), 403, 'plan_required');
-    });
+        const { email: downgraded, apiKey } = await account(stack, 'STARTER');
+        expect((await stack.api(downCheck('/ok'), { apiKey })).status).to.equal(200);
+        await stack.admin('set-plan', '--email', downgraded, '--plan', 'FREE');
+        await expectFailure(await stack.api(downCheck('/ok'), { apiKey }), 403, 'plan_required');
+      },
+    );
 
     it('key routes need a signed-in session, not an API key', async () => {
       await expectFailure(await stack.api('/v1/keys'), 401, 'session_required');
@@ -144,51 +161,58 @@ describe('billing: identity through the edge', function () {
   });
 
   describe('sessions', () => {
-    it('sign-up redeems a freshly solved challenge, creates a Free account and signs in with an HttpOnly, SameSite cookie', async () => {
-      const browser = new Browser(stack, '192.0.2.20');
-      const address = email();
-      await expectFailure(
-        await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }),
-        401,
-        'challenge_required',
-      );
-      // The reusable 15-minute clearance does not buy accounts: each sign-up redeems a solution.
-      await browser.passChallenge();
-      await expectFailure(
-        await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }),
-        401,
-        'challenge_required',
-      );
-      const payload = await browser.solve();
-      const res = await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD, payload });
-      expect(res.status).to.equal(201);
-      await expectFailure(
-        await browser.post('/v1/auth/sign-up', { email: email(), password: PASSWORD, payload }),
-        401,
-        'challenge_failed',
-      );
-      const body = await json(res);
-      expect(body.data.account).to.include({ email: address, plan: 'FREE' });
-      expect(body.data.csrfToken).to.be.a('string').with.length.above(20);
-      const cookie = res.headers.getSetCookie().find((c) => c.startsWith('wu_session='))!;
-      expect(cookie)
-        .to.match(/; HttpOnly/)
-        .and.match(/; SameSite=Lax/)
-        .and.match(/; Path=\//)
-        .and.match(/; Max-Age=1209600/);
-      expect(cookie).to.not.match(/Secure/); // plain HTTP here
-      const me = await json(await browser.fetch('/v1/auth/me'));
-      expect(me.data.account.email).to.equal(address);
-      expect(me.data.csrfToken).to.equal(body.data.csrfToken);
-      expect(
-        await quota(stack, { anonymous: true, headers: { cookie: `wu_session=${browser.cookies.get('wu_session')}` } }),
-      ).to.deep.equal({
-        callerKind: 'session',
-        plan: 'FREE',
-        limit: 100,
-        remaining: 100,
-      });
-    });
+    it(
+      'sign-up redeems a freshly solved challenge, creates a Free account ' +
+        'and signs in with an HttpOnly, SameSite cookie',
+      async () => {
+        const browser = new Browser(stack, '192.0.2.20');
+        const address = email();
+        await expectFailure(
+          await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }),
+          401,
+          'challenge_required',
+        );
+        // The reusable 15-minute clearance does not buy accounts: each sign-up redeems a solution.
+        await browser.passChallenge();
+        await expectFailure(
+          await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD }),
+          401,
+          'challenge_required',
+        );
+        const payload = await browser.solve();
+        const res = await browser.post('/v1/auth/sign-up', { email: address, password: PASSWORD, payload });
+        expect(res.status).to.equal(201);
+        await expectFailure(
+          await browser.post('/v1/auth/sign-up', { email: email(), password: PASSWORD, payload }),
+          401,
+          'challenge_failed',
+        );
+        const body = await json(res);
+        expect(body.data.account).to.include({ email: address, plan: 'FREE' });
+        expect(body.data.csrfToken).to.be.a('string').with.length.above(20);
+        const cookie = res.headers.getSetCookie().find((c) => c.startsWith('wu_session='))!;
+        expect(cookie)
+          .to.match(/; HttpOnly/)
+          .and.match(/; SameSite=Lax/)
+          .and.match(/; Path=\//)
+          .and.match(/; Max-Age=1209600/);
+        expect(cookie).to.not.match(/Secure/); // plain HTTP here
+        const me = await json(await browser.fetch('/v1/auth/me'));
+        expect(me.data.account.email).to.equal(address);
+        expect(me.data.csrfToken).to.equal(body.data.csrfToken);
+        expect(
+          await quota(stack, {
+            anonymous: true,
+            headers: { cookie: `wu_session=${browser.cookies.get('wu_session')}` },
+          }),
+        ).to.deep.equal({
+          callerKind: 'session',
+          plan: 'FREE',
+          limit: 100,
+          remaining: 100,
+        });
+      },
+    );
 
     it('a session caller spends its plan credits on metered routes (with a clearance)', async () => {
       const browser = new Browser(stack, '192.0.2.21');
@@ -317,19 +341,23 @@ describe('billing: identity through the edge', function () {
   });
 
   describe('client IP and X-Forwarded-For', () => {
-    it('behind a trusted proxy, the rightmost untrusted X-Forwarded-For entry is the client; spoofed entries to its left are ignored', async () => {
-      const browser = new Browser(stack, '198.18.0.1, 192.0.2.40');
-      await browser.passChallenge();
-      expect((await browser.fetch(downCheck('/ok'))).status).to.equal(200);
-      expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '192.0.2.40' } })).to.include({
-        remaining: 9,
-      });
-      expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.18.0.1' } })).to.include({
-        remaining: 10,
-      });
-    });
+    it(
+      'behind a trusted proxy, the rightmost untrusted X-Forwarded-For entry is the client; ' +
+        'spoofed entries to its left are ignored',
+      async () => {
+        const browser = new Browser(stack, '198.18.0.1, 192.0.2.40');
+        await browser.passChallenge();
+        expect((await browser.fetch(downCheck('/ok'))).status).to.equal(200);
+        expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '192.0.2.40' } })).to.include({
+          remaining: 9,
+        });
+        expect(await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': '198.18.0.1' } })).to.include({
+          remaining: 10,
+        });
+      },
+    );
 
-    it('from a peer that is not a trusted proxy, X-Forwarded-For is ignored: spoofing it gets no new allowance', async () => {
+    it('from a peer that is not a trusted proxy, X-Forwarded-For is ignored: spoofing it gains nothing', async () => {
       const plain = await startTestStack({ allowTargets: '127.0.0.0/8', env: EASY_CHALLENGE });
       try {
         const browser = new Browser(plain, '203.0.113.77');

@@ -20,7 +20,7 @@ describe('link checks and crawls of internal addresses (default policy)', functi
   });
 
   for (const path of ['/v1/broken-links', '/v1/broken-links/crawl', '/v1/link-extract/crawl']) {
-    it(`POST ${path} refuses loopback entry URLs with 400 target_blocked, spending nothing and sending nothing`, async () => {
+    it(`POST ${path} refuses loopback entry URLs with 400 target_blocked, spending and sending nothing`, async () => {
       const before = creditsHeader(await stack.api('/v1/quota'));
       for (const url of [site.url('/ok'), `localhost:${site.port}/`, 'http://127.0.0.2/']) {
         const res = await stack.api(path, post({ url }));

@@ -104,7 +104,7 @@ describe('clients that leave early', function () {
     expect(ran).to.be.within(0, entries.length);
   });
 
-  it('broken-links crawl start: a client gone once the job exists is billed, and the crawl runs to its end', async () => {
+  it('broken-links crawl start: a client gone once the job exists is billed; the crawl runs to its end', async () => {
     const before = await credits();
     const entry = '/left-after';
     site.route(entry, (_req, res) => {
@@ -118,7 +118,7 @@ describe('clients that leave early', function () {
     await eventually(async () => expect(seen('/status/404?from=left-after')).to.equal(true));
   });
 
-  it('single-page check: a client gone before the page is fetched gets nothing fetched and spends nothing', async () => {
+  it('single-page check: a client gone before the fetch gets nothing fetched and spends nothing', async () => {
     const before = await credits();
     post('/v1/broken-links', { url: slowUrl('slow-check.example.test', '/held-page?left-before=1') }).end();
     await settle();

@@ -96,7 +96,7 @@ describe('crawl entry pages and link counts', function () {
     );
   });
 
-  it("counts the extract crawl's links in progress as in the result: no in-page anchors, no non-HTTP schemes", async () => {
+  it("counts the extract crawl's links in progress as in the result: no in-page anchors or other schemes", async () => {
     const jobId = await startCrawl(stack, 'link-extract', site.url('/mixed'));
     const { job } = await pollJob(stack, 'link-extract', jobId);
     expect(job.status).to.equal('done');

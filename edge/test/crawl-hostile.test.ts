@@ -76,7 +76,7 @@ describe('hostile sites against the crawl service', function () {
     expect(body.data.links.map((l: any) => l.category)).to.deep.equal(new Array(20).fill('Soft 404'));
   });
 
-  it("answers a page whose links would pass gRPC's 64 MiB reply limit with the links short enough to report", async () => {
+  it("answers a page whose links would pass gRPC's 64 MiB reply limit with those short enough to report", async () => {
     // Each relative link resolves under a 16,000-character <base href>: 5,000 of them are 80 MB.
     const res = await stack.api(`/v1/link-extract?url=${encodeURIComponent(hostile.site.url('/long-base'))}`);
     const body = await json(res);

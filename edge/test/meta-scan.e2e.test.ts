@@ -34,7 +34,8 @@ const PNG = Buffer.from(
   'base64',
 );
 const URLSET =
-  '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>/</loc></url></urlset>';
+  '<?xml version="1.0" encoding="UTF-8"?>\n' +
+  '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>/</loc></url></urlset>';
 
 /** What the fixture site serves besides the page; each test sets what it needs. */
 interface SiteFiles {
@@ -307,7 +308,7 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
       expect(sitemap.message).to.match(/root element is <html>/);
     });
 
-    it('fails a robots.txt that is an HTML page, one that answers 503, and one that shuts every crawler out', async () => {
+    it('fails a robots.txt that is an HTML page, one that answers 503, and one shutting all crawlers out', async () => {
       files.robots = { status: 200, type: 'text/html', body: '<html><body>app shell</body></html>' };
       expect((await files_()).robots).to.include({ status: 'fail', value: null });
       files.robots = { status: 503, type: 'text/plain', body: 'busy' };

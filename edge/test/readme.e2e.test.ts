@@ -120,7 +120,8 @@ describe('README examples', function () {
       maxBuffer: 64 * 1024 * 1024,
     }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(
-        `${err.message}\n--- stdout (tail)\n${err.stdout?.slice(-3000)}\n--- stderr (tail)\n${err.stderr?.slice(-3000)}`,
+        `${err.message}\n--- stdout (tail)\n${err.stdout?.slice(-3000)}\n` +
+          `--- stderr (tail)\n${err.stderr?.slice(-3000)}`,
       );
     });
 

@@ -77,7 +77,7 @@ describe('rendering limits and failures, through the REST edge', function () {
     await site?.close();
   });
 
-  it('answers 408 for a page past the render budget (no answer, or a script that never yields), spending nothing', async () => {
+  it('answers 408 for a page past the render budget (no answer, or a hung script), spending nothing', async () => {
     const before = creditsHeader(await stack.api('/v1/quota'));
     const started = Date.now();
     const calls = await Promise.all([
@@ -116,7 +116,7 @@ describe('rendering limits and failures, through the REST edge', function () {
     await expectNoOpenPages(stack);
   });
 
-  it('takes 20 concurrent renders on a small pool: each succeeds or is refused fast with 503 and Retry-After', async () => {
+  it('takes 20 concurrent renders on a small pool: each succeeds or gets a fast 503 with Retry-After', async () => {
     const before = creditsHeader(await stack.api('/v1/quota'));
     const results = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {

@@ -229,7 +229,7 @@ describe('rendering, through the REST edge', function () {
       // A phone's layout viewport (iPhone 15 Pro, 393 CSS px) before printing.
       [{ deviceType: 'mobile' }, 595, 842, 393],
     ];
-    it('prints the page format, orientation and layout viewport asked for (A4 portrait, desktop by default)', async () => {
+    it('prints the page format, orientation and viewport asked for (A4 portrait, desktop by default)', async () => {
       const results = await Promise.all(
         cases.map(([options], i) =>
           rendered(stack, 'url-to-pdf', { url: site.url(`/page/device?pdf=${i}`), ...options }),
@@ -310,7 +310,7 @@ describe('rendering, through the REST edge', function () {
       expect(creditsHeader(await stack.api('/v1/quota'))).to.equal(before);
     });
 
-    it('refuses file:, chrome:, data: and other non-web URLs, whatever their case (Gotenberg CVE-2026-40280)', async () => {
+    it('refuses file:, chrome:, data: and other non-web URLs, in any case (Gotenberg CVE-2026-40280)', async () => {
       const before = creditsHeader(await stack.api('/v1/quota'));
       for (const url of [
         'file:///etc/passwd',
@@ -363,7 +363,7 @@ describe('rendering, through the REST edge', function () {
       await blocked('url-to-pdf', `http://intranet.example.com:${internal.port}/`);
     });
 
-    it('refuses a name that rebinds to a private address after the first check (Gotenberg GHSA-2pmr-289p-44r3)', async () => {
+    it('refuses a name that rebinds to a private address once checked (Gotenberg GHSA-2pmr-289p-44r3)', async () => {
       // The service's check sees 127.0.0.1; the browser's connection would get 127.0.0.2.
       stack.dns.set('rebind.example.com', (asked) => (asked === 0 ? ['127.0.0.1'] : ['127.0.0.2']));
       await blocked('screenshot', `http://rebind.example.com:${internal.port}/secret`);
@@ -383,7 +383,7 @@ describe('rendering, through the REST edge', function () {
       await blocked('url-to-pdf', `${url}&pdf=1`);
     });
 
-    it('renders a page whose subresources, frames, fetches, websockets and workers aim inside, without them', async () => {
+    it('renders a page whose subresources, frames, fetches, websockets, workers aim inside, without them', async () => {
       const url = site.url(`/page/embeds?internal=${encodeURIComponent(internal.origin)}`);
       const { file } = await rendered(stack, 'url-to-pdf', { url });
       const pdf = await readPdf(file);

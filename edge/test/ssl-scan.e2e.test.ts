@@ -231,7 +231,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.securityGrade).to.equal('F');
     });
 
-    it('is not valid when only the subjectAltName names the host, though browsers (and the grade) accept it', async () => {
+    it('is invalid when only the subjectAltName names the host, though browsers and the grade accept it', async () => {
       const data = await graded('commonNameMismatch');
       expect(data.certificate.subject.CN).to.equal('other.test');
       expect(data.certificate.altNames).to.deep.equal(['localhost']);

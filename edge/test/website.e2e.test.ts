@@ -225,140 +225,148 @@ describe('website: pages in a real browser', function () {
     expect((await fetch(`${stack.edgeUrl}/api/v1/quota`)).headers.get('strict-transport-security')).to.equal(null);
   });
 
-  it('an anonymous visitor solves the challenge once and runs operations by keyboard; errors show the API’s message', async () => {
-    const page = await visitor();
-    const challenges: string[] = [];
-    const countChallenges = (p: Page) =>
-      p.on('request', (request) => {
-        if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/v1/challenge')
-          challenges.push(request.url());
+  it(
+    'an anonymous visitor solves the challenge once and runs operations by keyboard; ' +
+      'errors show the API’s message',
+    async () => {
+      const page = await visitor();
+      const challenges: string[] = [];
+      const countChallenges = (p: Page) =>
+        p.on('request', (request) => {
+          if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/v1/challenge')
+            challenges.push(request.url());
+        });
+      countChallenges(page);
+      await open(page, '/play/link-extract');
+      // Tab from the top of the page to the form's field, type, and submit with Enter.
+      let tabs = 0;
+      while ((await page.evaluate(() => document.activeElement?.id)) !== 'field-url') {
+        expect(++tabs, 'the URL field is reachable with Tab').to.be.below(15);
+        await page.keyboard.press('Tab');
+      }
+      // A URL the API refuses: the alert shows its message and code.
+      await page.keyboard.type('not a url');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.result [role=alert]', { timeout: 30_000 });
+      const refusal = await page.$eval('.result [role=alert]', (el) => el.textContent ?? '');
+      expect(refusal).to.match(/^Error: .*url.* \(invalid_url\)$/);
+
+      await page.$eval('#field-url', (el) => {
+        el.value = '';
       });
-    countChallenges(page);
-    await open(page, '/play/link-extract');
-    // Tab from the top of the page to the form's field, type, and submit with Enter.
-    let tabs = 0;
-    while ((await page.evaluate(() => document.activeElement?.id)) !== 'field-url') {
-      expect(++tabs, 'the URL field is reachable with Tab').to.be.below(15);
-      await page.keyboard.press('Tab');
-    }
-    // A URL the API refuses: the alert shows its message and code.
-    await page.keyboard.type('not a url');
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('.result [role=alert]', { timeout: 30_000 });
-    const refusal = await page.$eval('.result [role=alert]', (el) => el.textContent ?? '');
-    expect(refusal).to.match(/^Error: .*url.* \(invalid_url\)$/);
+      await page.focus('#field-url');
+      await page.keyboard.type(site.url('/many'));
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.result table', { timeout: 30_000 });
+      const text = await page.$eval('.result', (el) => el.textContent ?? '');
+      expect(text)
+        .to.include(site.url('/p/0'))
+        .and.include(site.url(`/p/${MANY_LINKS - 1}`));
+      // The table shows the first 500 links and says so.
+      expect(await page.$$eval('.result tbody tr', (rows) => rows.length)).to.equal(500);
+      expect(await page.$eval('.result .rows-shown', (el) => el.textContent)).to.include(`500 of ${MANY_LINKS} rows`);
+      expect(await seriousViolations(page), 'axe on the link table').to.deep.equal([]);
+      await snap(page, 'result-link-extract');
+      const cookies = await page.browserContext().cookies();
+      expect(cookies.map((c) => c.name)).to.include('wu_clearance');
+      expect(Number(await page.$eval('#credits', (el) => el.textContent)))
+        .to.be.a('number')
+        .and.above(0);
 
-    await page.$eval('#field-url', (el) => {
-      el.value = '';
-    });
-    await page.focus('#field-url');
-    await page.keyboard.type(site.url('/many'));
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('.result table', { timeout: 30_000 });
-    const text = await page.$eval('.result', (el) => el.textContent ?? '');
-    expect(text)
-      .to.include(site.url('/p/0'))
-      .and.include(site.url(`/p/${MANY_LINKS - 1}`));
-    // The table shows the first 500 links and says so.
-    expect(await page.$$eval('.result tbody tr', (rows) => rows.length)).to.equal(500);
-    expect(await page.$eval('.result .rows-shown', (el) => el.textContent)).to.include(`500 of ${MANY_LINKS} rows`);
-    expect(await seriousViolations(page), 'axe on the link table').to.deep.equal([]);
-    await snap(page, 'result-link-extract');
-    const cookies = await page.browserContext().cookies();
-    expect(cookies.map((c) => c.name)).to.include('wu_clearance');
-    expect(Number(await page.$eval('#credits', (el) => el.textContent)))
-      .to.be.a('number')
-      .and.above(0);
+      // A second operation in this tab and a third in a new one reuse the clearance.
+      await open(page, '/play/down-check');
+      await run(page, site.url('/ok'));
+      await page.waitForSelector('.result .card', { timeout: 30_000 });
+      expect(await page.$eval('.result', (el) => el.textContent)).to.include('200');
+      expect(await seriousViolations(page), 'axe on the down-check card').to.deep.equal([]);
+      const second = await tab(page.browserContext(), ipOf.get(page)!);
+      countChallenges(second);
+      await open(second, '/play/down-check');
+      await run(second, site.url('/ok'));
+      await second.waitForSelector('.result .card, .result [role=alert]', { timeout: 30_000 });
+      expect(await alerts(second)).to.deep.equal([]);
+      expect(challenges, 'challenges solved').to.have.length(1);
+    },
+  );
 
-    // A second operation in this tab and a third in a new one reuse the clearance.
-    await open(page, '/play/down-check');
-    await run(page, site.url('/ok'));
-    await page.waitForSelector('.result .card', { timeout: 30_000 });
-    expect(await page.$eval('.result', (el) => el.textContent)).to.include('200');
-    expect(await seriousViolations(page), 'axe on the down-check card').to.deep.equal([]);
-    const second = await tab(page.browserContext(), ipOf.get(page)!);
-    countChallenges(second);
-    await open(second, '/play/down-check');
-    await run(second, site.url('/ok'));
-    await second.waitForSelector('.result .card, .result [role=alert]', { timeout: 30_000 });
-    expect(await alerts(second)).to.deep.equal([]);
-    expect(challenges, 'challenges solved').to.have.length(1);
-  });
-
-  it('a visitor signs up, gets a plan, creates a key (copied, shown once) that works from plain fetch; revoking asks first and gives 401', async () => {
-    const page = await visitor();
-    await page.browserContext().overridePermissions(stack.edgeUrl, ['clipboard-read', 'clipboard-sanitized-write']);
-    const email = `web-${Date.now()}@example.test`;
-    await open(page, '/sign-up');
-    await page.type('#f-email', email);
-    await page.type('#f-password', PASSWORD);
-    await page.click('form.auth button[type=submit]');
-    await page.waitForFunction(() => document.getElementById('main')?.dataset.ready === '/account', {
-      timeout: 30_000,
-    });
-    expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('FREE');
-    await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
-    await stack.admin('add-top-up', '--email', email, '--credits', '500');
-    await open(page, '/account');
-    expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('STARTER');
-    // The cycle's credits and the top-ups apart, and their sum.
-    expect(await page.$eval('#cycle-credits', (el) => el.textContent)).to.equal('3000 of 3000');
-    expect(await page.$eval('#top-ups', (el) => el.textContent)).to.equal('500');
-    expect(await page.$eval('#credits-left', (el) => el.textContent)).to.equal('3500');
-    expect(await page.$eval('#renews', (el) => el.textContent)).to.not.equal('never');
-    await page.type('#key-name', 'from the browser');
-    await page.click('form.inline-form button[type=submit]');
-    await page.waitForSelector('#new-key');
-    const key = await page.$eval('#new-key', (el) => el.value);
-    expect(key).to.match(/^wu_live_/);
-    await page.click('#new-key ~ button');
-    await page.waitForFunction(() => document.querySelector('[role=status]')?.textContent === 'Key copied.');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(key);
-    await page.waitForSelector('#keys');
-    expect(await seriousViolations(page), 'axe on the dashboard').to.deep.equal([]);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'account-new-key-desktop-light.png'), fullPage: true });
-    const downCheck = `${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`;
-    const used = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
-    expect(used.status).to.equal(200);
-    // Reloaded: the key itself is gone, its prefix and last use are listed, and the call shows in
-    // the recent usage once its settlement reached billing (just after the answer).
-    await eventually(async () => {
+  it(
+    'a visitor signs up, gets a plan, creates a key (copied, shown once) that works from plain fetch; ' +
+      'revoking asks first and gives 401',
+    async () => {
+      const page = await visitor();
+      await page.browserContext().overridePermissions(stack.edgeUrl, ['clipboard-read', 'clipboard-sanitized-write']);
+      const email = `web-${Date.now()}@example.test`;
+      await open(page, '/sign-up');
+      await page.type('#f-email', email);
+      await page.type('#f-password', PASSWORD);
+      await page.click('form.auth button[type=submit]');
+      await page.waitForFunction(() => document.getElementById('main')?.dataset.ready === '/account', {
+        timeout: 30_000,
+      });
+      expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('FREE');
+      await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
+      await stack.admin('add-top-up', '--email', email, '--credits', '500');
       await open(page, '/account');
-      expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
-    });
-    expect(await page.$('#new-key')).to.equal(null);
-    expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);
-    const [row] = await page.$$eval('#keys tbody tr', (rows) =>
-      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
-    );
-    const [name, prefix, , lastUsed, status] = row!;
-    expect(name).to.equal('from the browser');
-    expect(key.startsWith(prefix!.replace(/…$/, ''))).to.equal(true);
-    expect(prefix!.length).to.be.below(key.length);
-    expect(lastUsed).to.not.equal('never');
-    expect(status).to.equal('Revoke');
+      expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('STARTER');
+      // The cycle's credits and the top-ups apart, and their sum.
+      expect(await page.$eval('#cycle-credits', (el) => el.textContent)).to.equal('3000 of 3000');
+      expect(await page.$eval('#top-ups', (el) => el.textContent)).to.equal('500');
+      expect(await page.$eval('#credits-left', (el) => el.textContent)).to.equal('3500');
+      expect(await page.$eval('#renews', (el) => el.textContent)).to.not.equal('never');
+      await page.type('#key-name', 'from the browser');
+      await page.click('form.inline-form button[type=submit]');
+      await page.waitForSelector('#new-key');
+      const key = await page.$eval('#new-key', (el) => el.value);
+      expect(key).to.match(/^wu_live_/);
+      await page.click('#new-key ~ button');
+      await page.waitForFunction(() => document.querySelector('[role=status]')?.textContent === 'Key copied.');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(key);
+      await page.waitForSelector('#keys');
+      expect(await seriousViolations(page), 'axe on the dashboard').to.deep.equal([]);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'account-new-key-desktop-light.png'), fullPage: true });
+      const downCheck = `${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`;
+      const used = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
+      expect(used.status).to.equal(200);
+      // Reloaded: the key itself is gone, its prefix and last use are listed, and the call shows in
+      // the recent usage once its settlement reached billing (just after the answer).
+      await eventually(async () => {
+        await open(page, '/account');
+        expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
+      });
+      expect(await page.$('#new-key')).to.equal(null);
+      expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);
+      const [row] = await page.$$eval('#keys tbody tr', (rows) =>
+        rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+      );
+      const [name, prefix, , lastUsed, status] = row!;
+      expect(name).to.equal('from the browser');
+      expect(key.startsWith(prefix!.replace(/…$/, ''))).to.equal(true);
+      expect(prefix!.length).to.be.below(key.length);
+      expect(lastUsed).to.not.equal('never');
+      expect(status).to.equal('Revoke');
 
-    // Revoking asks first, naming the key; dismissed, the key stays active.
-    await page.click('#keys button.danger');
-    expect(dialogsSeen.get(page)).to.have.length(1);
-    expect(dialogsSeen.get(page)![0]).to.include('from the browser');
-    expect((await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } })).status).to.equal(200);
-    expect(await page.$eval('#keys', (el) => el.textContent)).to.not.include('revoked');
-    dialogAnswers.get(page)!.push(true);
-    await page.click('#keys button.danger');
-    await page.waitForFunction(() => document.querySelector('#keys')?.textContent?.includes('revoked'));
-    expect(dialogsSeen.get(page)).to.have.length(2);
-    expect(dialogsSeen.get(page)![1]).to.include('from the browser');
-    const refused = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
-    expect(refused.status).to.equal(401);
+      // Revoking asks first, naming the key; dismissed, the key stays active.
+      await page.click('#keys button.danger');
+      expect(dialogsSeen.get(page)).to.have.length(1);
+      expect(dialogsSeen.get(page)![0]).to.include('from the browser');
+      expect((await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } })).status).to.equal(200);
+      expect(await page.$eval('#keys', (el) => el.textContent)).to.not.include('revoked');
+      dialogAnswers.get(page)!.push(true);
+      await page.click('#keys button.danger');
+      await page.waitForFunction(() => document.querySelector('#keys')?.textContent?.includes('revoked'));
+      expect(dialogsSeen.get(page)).to.have.length(2);
+      expect(dialogsSeen.get(page)![1]).to.include('from the browser');
+      const refused = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
+      expect(refused.status).to.equal(401);
 
-    await page.click('button.secondary'); // sign out
-    await page.waitForFunction(
-      () => document.getElementById('main')?.dataset.ready === '/' || document.querySelector('[role=alert]'),
-    );
-    expect(await alerts(page)).to.deep.equal([]);
-    expect((await page.browserContext().cookies()).map((c) => c.name)).to.not.include('wu_session');
-  });
+      await page.click('button.secondary'); // sign out
+      await page.waitForFunction(
+        () => document.getElementById('main')?.dataset.ready === '/' || document.querySelector('[role=alert]'),
+      );
+      expect(await alerts(page)).to.deep.equal([]);
+      expect((await page.browserContext().cookies()).map((c) => c.name)).to.not.include('wu_session');
+    },
+  );
 
   it('sign-in past the many-failures limit solves a challenge in the page and signs in', async () => {
     const email = `locked-${Date.now()}@example.test`;
@@ -386,53 +394,59 @@ describe('website: pages in a real browser', function () {
     expect(await page.$eval('main h1', (el) => el.textContent)).to.equal('Your account');
   });
 
-  it('a crawl shows its progress until done, the screenshot playground shows the image, the meta audit groups its checks, the PDF (A4 by default) is previewed', async () => {
-    const [crawl, shot, meta, pdf] = [await visitor(), await visitor(), await visitor(), await visitor()];
-    const selected = (page: Page) =>
-      page.$$eval('form.play select', (selects) => Object.fromEntries(selects.map((el) => [el.name, el.value])));
-    await open(pdf, '/play/url-to-pdf');
-    // The forms preselect the spec's defaults.
-    expect(await selected(pdf)).to.deep.equal({
-      deviceType: 'desktop',
-      pageFormat: 'a4',
-      orientation: 'portrait',
-      theme: 'light',
-    });
-    await run(pdf, site.url('/links'));
-    await open(meta, '/play/meta-scan');
-    await run(meta, site.url('/links'));
-    await open(crawl, '/play/broken-links-crawl');
-    await run(crawl, site.url('/links'));
-    await open(shot, '/play/screenshot');
-    expect(await selected(shot)).to.deep.equal({ format: 'png', device: 'desktop', colorScheme: 'light' });
-    await run(shot, site.url('/links'));
-    await crawl.waitForFunction(() => document.querySelector('.phase')?.textContent === 'Phase: done', {
-      timeout: 60_000,
-    });
-    await crawl.waitForSelector('.result tr.sev-broken');
-    expect(await seriousViolations(crawl), 'axe on the crawl result').to.deep.equal([]);
-    await snap(crawl, 'result-broken-links-crawl');
-    await shot.waitForFunction(() => (document.querySelector('img.shot')?.naturalWidth ?? 0) > 0, { timeout: 60_000 });
-    expect(await shot.$eval('img.shot', (img) => img.naturalWidth)).to.be.above(100);
-    await meta.waitForSelector('.result section.group, .result [role=alert]', { timeout: 60_000 });
-    expect(await alerts(meta)).to.deep.equal([]);
-    const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));
-    expect(groups).to.include.members(['basic', 'technical', 'social', 'images']);
-    expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
-    expect(await seriousViolations(meta), 'axe on the meta audit').to.deep.equal([]);
-    await snap(meta, 'result-meta-scan');
-    await pdf.waitForSelector('.result iframe.pdf, .result [role=alert]', { timeout: 60_000 });
-    const preview = await pdf.$eval('.result iframe.pdf', (frame) => frame.src);
-    const file = await fetch(preview);
-    expect(file.headers.get('content-type')).to.equal('application/pdf');
-    const bytes = Buffer.from(await file.arrayBuffer()).toString('latin1');
-    expect(bytes.slice(0, 5)).to.equal('%PDF-');
-    // A4 is 595 x 842 points (letter would be 612 x 792).
-    expect(bytes).to.match(/\/MediaBox \[0 0 59[45]\.\d+ 84[12]\.\d+\]/);
-    expect(await seriousViolations(pdf), 'axe on the PDF result').to.deep.equal([]);
-  });
+  it(
+    'a crawl shows its progress until done, the screenshot playground shows the image, ' +
+      'the meta audit groups its checks, the PDF (A4 by default) is previewed',
+    async () => {
+      const [crawl, shot, meta, pdf] = [await visitor(), await visitor(), await visitor(), await visitor()];
+      const selected = (page: Page) =>
+        page.$$eval('form.play select', (selects) => Object.fromEntries(selects.map((el) => [el.name, el.value])));
+      await open(pdf, '/play/url-to-pdf');
+      // The forms preselect the spec's defaults.
+      expect(await selected(pdf)).to.deep.equal({
+        deviceType: 'desktop',
+        pageFormat: 'a4',
+        orientation: 'portrait',
+        theme: 'light',
+      });
+      await run(pdf, site.url('/links'));
+      await open(meta, '/play/meta-scan');
+      await run(meta, site.url('/links'));
+      await open(crawl, '/play/broken-links-crawl');
+      await run(crawl, site.url('/links'));
+      await open(shot, '/play/screenshot');
+      expect(await selected(shot)).to.deep.equal({ format: 'png', device: 'desktop', colorScheme: 'light' });
+      await run(shot, site.url('/links'));
+      await crawl.waitForFunction(() => document.querySelector('.phase')?.textContent === 'Phase: done', {
+        timeout: 60_000,
+      });
+      await crawl.waitForSelector('.result tr.sev-broken');
+      expect(await seriousViolations(crawl), 'axe on the crawl result').to.deep.equal([]);
+      await snap(crawl, 'result-broken-links-crawl');
+      await shot.waitForFunction(() => (document.querySelector('img.shot')?.naturalWidth ?? 0) > 0, {
+        timeout: 60_000,
+      });
+      expect(await shot.$eval('img.shot', (img) => img.naturalWidth)).to.be.above(100);
+      await meta.waitForSelector('.result section.group, .result [role=alert]', { timeout: 60_000 });
+      expect(await alerts(meta)).to.deep.equal([]);
+      const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));
+      expect(groups).to.include.members(['basic', 'technical', 'social', 'images']);
+      expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
+      expect(await seriousViolations(meta), 'axe on the meta audit').to.deep.equal([]);
+      await snap(meta, 'result-meta-scan');
+      await pdf.waitForSelector('.result iframe.pdf, .result [role=alert]', { timeout: 60_000 });
+      const preview = await pdf.$eval('.result iframe.pdf', (frame) => frame.src);
+      const file = await fetch(preview);
+      expect(file.headers.get('content-type')).to.equal('application/pdf');
+      const bytes = Buffer.from(await file.arrayBuffer()).toString('latin1');
+      expect(bytes.slice(0, 5)).to.equal('%PDF-');
+      // A4 is 595 x 842 points (letter would be 612 x 792).
+      expect(bytes).to.match(/\/MediaBox \[0 0 59[45]\.\d+ 84[12]\.\d+\]/);
+      expect(await seriousViolations(pdf), 'axe on the PDF result').to.deep.equal([]);
+    },
+  );
 
-  it('the SSL scan shows the grade card and the chain; a stopped service shows as unavailable, not as an error', async () => {
+  it('the SSL scan shows the grade card and chain; a stopped service shows as unavailable, not an error', async () => {
     const page = await visitor();
     await stack.kill('tls-scan');
     try {
@@ -504,7 +518,7 @@ describe('website: pages in a real browser', function () {
     }
   });
 
-  it('the API docs list every route of the OpenAPI document, each with its request, response and a curl example', async () => {
+  it('the API docs list every OpenAPI route, each with its request, response and a curl example', async () => {
     const contract = (await (await fetch(`${stack.edgeUrl}/v1/openapi.json`)).json()) as {
       paths: Record<string, Record<string, unknown>>;
       components: { schemas: Record<string, unknown> };
@@ -543,47 +557,54 @@ describe('website: pages in a real browser', function () {
     );
   });
 
-  it('every page passes axe-core (no serious or critical violations) and fits 360 px; screenshots at desktop and 360 px, light and dark', async function () {
-    // 17 pages, 4 screenshots and 3 axe runs each: about 40 s on an idle machine.
-    this.timeout(300_000);
-    const page = await visitor();
-    const email = `tour-${Date.now()}@example.test`;
-    await stack.admin('create-account', '--email', email, '--password', PASSWORD);
-    await signIn(page, email, PASSWORD); // so /account shows the dashboard
-    await open(page, '/');
-    const playground = await page.$$eval('main a[href^="/play/"]', (links) => links.map((a) => a.getAttribute('href')));
-    expect(playground).to.have.length.above(10);
-    const failures: string[] = [];
-    for (const pagePath of [...OTHER_PAGES, ...playground]) {
-      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
-      await page.setViewport({ width: 1280, height: 800 });
-      await open(page, pagePath);
-      if (pagePath === '/play/xbel-decrypt')
-        expect(await page.$eval('#field-key', (el) => el.type), 'the key is typed unseen').to.equal('password');
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
-        for (const [label, width] of [
-          ['desktop', 1280],
-          ['phone', 360],
-        ] as const) {
-          await page.setViewport({ width, height: 800 });
-          const name = `${pagePath === '/' ? 'home' : pagePath.slice(1).replace(/\//g, '-')}-${label}-${scheme}.png`;
-          await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
-          // Nothing may overflow the phone width.
-          if (label === 'phone') {
-            const wide = await page.evaluate(() =>
-              [...document.querySelectorAll('body *')]
-                .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
-                .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${el.textContent?.slice(0, 40)}"`),
-            );
-            if (wide.length) failures.push(`${pagePath} ${scheme}: wider than 360 px: ${wide.slice(0, 3).join(', ')}`);
+  it(
+    'every page passes axe-core (no serious or critical violations) and fits 360 px; ' +
+      'screenshots at desktop and 360 px, light and dark',
+    async function () {
+      // 17 pages, 4 screenshots and 3 axe runs each: about 40 s on an idle machine.
+      this.timeout(300_000);
+      const page = await visitor();
+      const email = `tour-${Date.now()}@example.test`;
+      await stack.admin('create-account', '--email', email, '--password', PASSWORD);
+      await signIn(page, email, PASSWORD); // so /account shows the dashboard
+      await open(page, '/');
+      const playground = await page.$$eval('main a[href^="/play/"]', (links) =>
+        links.map((a) => a.getAttribute('href')),
+      );
+      expect(playground).to.have.length.above(10);
+      const failures: string[] = [];
+      for (const pagePath of [...OTHER_PAGES, ...playground]) {
+        await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+        await page.setViewport({ width: 1280, height: 800 });
+        await open(page, pagePath);
+        if (pagePath === '/play/xbel-decrypt')
+          expect(await page.$eval('#field-key', (el) => el.type), 'the key is typed unseen').to.equal('password');
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+          for (const [label, width] of [
+            ['desktop', 1280],
+            ['phone', 360],
+          ] as const) {
+            await page.setViewport({ width, height: 800 });
+            const name = `${pagePath === '/' ? 'home' : pagePath.slice(1).replace(/\//g, '-')}-${label}-${scheme}.png`;
+            await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+            // Nothing may overflow the phone width.
+            if (label === 'phone') {
+              const wide = await page.evaluate(() =>
+                [...document.querySelectorAll('body *')]
+                  .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+                  .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${el.textContent?.slice(0, 40)}"`),
+              );
+              if (wide.length)
+                failures.push(`${pagePath} ${scheme}: wider than 360 px: ${wide.slice(0, 3).join(', ')}`);
+            }
+            // Colours change with the scheme, layout with the width: both schemes wide, one narrow.
+            if (label === 'desktop' || scheme === 'light')
+              failures.push(...(await seriousViolations(page)).map((v) => `${pagePath} (${scheme}, ${width}): ${v}`));
           }
-          // Colours change with the scheme, layout with the width: both schemes wide, one narrow.
-          if (label === 'desktop' || scheme === 'light')
-            failures.push(...(await seriousViolations(page)).map((v) => `${pagePath} (${scheme}, ${width}): ${v}`));
         }
       }
-    }
-    expect(failures).to.deep.equal([]);
-  });
+      expect(failures).to.deep.equal([]);
+    },
+  );
 });

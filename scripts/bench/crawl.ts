@@ -41,10 +41,16 @@ const [url, mode] = process.argv.slice(1);
 const runs = [];
 for (let i = 0; i < 2; i++) {
   const started = performance.now();
-  const result = await new LinkChecker().check({ path: url, recurse: mode === 'recurse', concurrency: 100, timeout: 10000 });
+  const result = await new LinkChecker().check({
+    path: url,
+    recurse: mode === 'recurse',
+    concurrency: 100,
+    timeout: 10000,
+  });
   const ms = performance.now() - started;
   const urls = (state) => [...new Set(result.links.filter((l) => l.state === state).map((l) => l.url))];
-  runs.push({ ms, broken: urls('BROKEN'), checked: new Set(result.links.filter((l) => l.state !== 'SKIPPED').map((l) => l.url)).size });
+  const checked = new Set(result.links.filter((l) => l.state !== 'SKIPPED').map((l) => l.url));
+  runs.push({ ms, broken: urls('BROKEN'), checked: checked.size });
 }
 process.stdout.write(JSON.stringify(runs));
 `;
@@ -169,7 +175,8 @@ try {
     full.cold.push(crawlCold);
     full.warm.push(crawlWarm);
     process.stderr.write(
-      `round ${round + 1}: single page ours ${fmt(single.ours.at(-1)!.ms)} ms, linkinator ${fmt(pageCold.ms)}/${fmt(pageWarm.ms)} ms; ` +
+      `round ${round + 1}: single page ours ${fmt(single.ours.at(-1)!.ms)} ms, ` +
+        `linkinator ${fmt(pageCold.ms)}/${fmt(pageWarm.ms)} ms; ` +
         `crawl ours ${fmt(full.ours.at(-1)!.ms)} ms, linkinator ${fmt(crawlCold.ms)}/${fmt(crawlWarm.ms)} ms\n`,
     );
   }
@@ -198,10 +205,12 @@ try {
   const report = (label: string, m: Comparison, cold: Measured, first: string) => {
     const [ours, fresh, warm] = [ms(m.ours), ms(m.cold), ms(m.warm)];
     console.log(
-      `${label} (medians of ${ROUNDS}): ours ${fmt(ours)} ms; linkinator ${fmt(fresh)} ms fresh process, ${fmt(warm)} ms warm`,
+      `${label} (medians of ${ROUNDS}): ours ${fmt(ours)} ms; ` +
+        `linkinator ${fmt(fresh)} ms fresh process, ${fmt(warm)} ms warm`,
     );
     console.log(
-      `  ours is ${fmt(fresh / ours, 2)}x faster than linkinator as its CLI runs, ${fmt(warm / ours, 2)}x faster than linkinator warm`,
+      `  ours is ${fmt(fresh / ours, 2)}x faster than linkinator as its CLI runs, ` +
+        `${fmt(warm / ours, 2)}x faster than linkinator warm`,
     );
     console.log(
       `  ${first}: ${fmt(cold.ms)} ms (${fmt(cold.ms / ours, 2)}x our median): ` +
@@ -212,12 +221,15 @@ try {
   };
   console.log('\n== crawl benchmark (issue 4): linkinator 7.6.1 on Node', process.version, '==');
   console.log(
-    `site: ${site.expected.pages} doc pages + 17 others, ~${site.expected.pages * 8 + 40} unique links over 6 hosts, 15 ms per answer`,
+    `site: ${site.expected.pages} doc pages + 17 others, ` +
+      `~${site.expected.pages * 8 + 40} unique links over 6 hosts, 15 ms per answer`,
   );
   report(`single page (${site.expected.everything})`, single, coldSingle, 'our first check (after the first crawl)');
   report(`full crawl (${pagesCrawled} pages)`, full, coldCrawl, "our first crawl, the fresh service's first request");
   console.log(
-    `peak RSS of the crawl service over a ${memory.pages}-page crawl (${memory.links} links checked, ${fmt(memory.ms)} ms): ${fmt(memory.peak)} MB (${fmt(memory.before)} MB before it)`,
+    `peak RSS of the crawl service over a ${memory.pages}-page crawl ` +
+      `(${memory.links} links checked, ${fmt(memory.ms)} ms): ` +
+      `${fmt(memory.peak)} MB (${fmt(memory.before)} MB before it)`,
   );
 } finally {
   await uncapped.stop();

@@ -73,13 +73,18 @@ try {
 
   console.log('\n== foundation benchmark (issue 2) ==');
   console.log(
-    `link-extract, 5,000-link page, 8 connections through the edge: ${fmt(extract.rps)} req/s, p50 ${fmt(extract.p50)} ms, p99 ${fmt(extract.p99)} ms, errors ${extract.errors}`,
+    `link-extract, 5,000-link page, 8 connections through the edge: ${fmt(extract.rps)} req/s, ` +
+      `p50 ${fmt(extract.p50)} ms, p99 ${fmt(extract.p99)} ms, errors ${extract.errors}`,
   );
   console.log(
-    `parse of that page: ours ${fmt(oursParse.ms, 2)} ms (${oursParse.links} links), cheerio ${fmt(cheerioParse.ms, 2)} ms (${cheerioParse.links} links) -> ours is ${fmt(cheerioParse.ms / oursParse.ms, 2)}x faster`,
+    `parse of that page: ours ${fmt(oursParse.ms, 2)} ms (${oursParse.links} links), ` +
+      `cheerio ${fmt(cheerioParse.ms, 2)} ms (${cheerioParse.links} links) ` +
+      `-> ours is ${fmt(cheerioParse.ms / oursParse.ms, 2)}x faster`,
   );
   console.log(
-    `down-check at 50 concurrent: direct undici p50 ${fmt(direct.p50, 2)} ms p99 ${fmt(direct.p99, 2)} ms (${fmt(direct.rps)} req/s); through the edge p50 ${fmt(viaEdge.p50, 2)} ms p99 ${fmt(viaEdge.p99, 2)} ms (${fmt(viaEdge.rps)} req/s, errors ${viaEdge.errors})`,
+    `down-check at 50 concurrent: direct undici p50 ${fmt(direct.p50, 2)} ms p99 ${fmt(direct.p99, 2)} ms ` +
+      `(${fmt(direct.rps)} req/s); through the edge p50 ${fmt(viaEdge.p50, 2)} ms p99 ${fmt(viaEdge.p99, 2)} ms ` +
+      `(${fmt(viaEdge.rps)} req/s, errors ${viaEdge.errors})`,
   );
   console.log(
     `edge/direct latency ratio: p50 ${fmt(viaEdge.p50 / direct.p50, 2)}x, p99 ${fmt(viaEdge.p99 / direct.p99, 2)}x`,
@@ -87,7 +92,8 @@ try {
   const edgeCpu = cpuPerRequest('edge');
   const billingCpu = cpuPerRequest('billing');
   console.log(
-    `CPU per metered down-check: edge ${fmt(edgeCpu, 2)} ms + billing ${fmt(billingCpu, 2)} ms = ${fmt(edgeCpu + billingCpu, 2)} ms`,
+    `CPU per metered down-check: edge ${fmt(edgeCpu, 2)} ms + billing ${fmt(billingCpu, 2)} ms ` +
+      `= ${fmt(edgeCpu + billingCpu, 2)} ms`,
   );
 } finally {
   await stack.stop();

@@ -57,7 +57,8 @@ try {
   console.log(line('normal crawl', normal));
   console.log(line('hostile site', hostile));
   console.log(
-    `  hostile / normal: wall ${fmt(hostile.ms / normal.ms, 2)}x, peak RSS ${fmt(hostile.peakRssMb / normal.peakRssMb, 2)}x, ` +
+    `  hostile / normal: wall ${fmt(hostile.ms / normal.ms, 2)}x, ` +
+      `peak RSS ${fmt(hostile.peakRssMb / normal.peakRssMb, 2)}x, ` +
       `longest block ${fmt(hostile.maxBlockMs / normal.maxBlockMs, 2)}x`,
   );
   for (const [label, r] of [
@@ -70,8 +71,10 @@ try {
   const perCrawl = hostile.peakRssMb - hostile.baseRssMb;
   console.log(line(`${CONCURRENCY} hostile crawls at once`, concurrent));
   console.log(
-    `  per-process worst case: base ${fmt(hostile.baseRssMb)} MB + ${CONCURRENCY} x ${fmt(perCrawl)} MB per hostile crawl = ` +
-      `${fmt(hostile.baseRssMb + CONCURRENCY * perCrawl)} MB; measured with ${CONCURRENCY} at once: ${fmt(concurrent.peakRssMb)} MB`,
+    `  per-process worst case: base ${fmt(hostile.baseRssMb)} MB + ` +
+      `${CONCURRENCY} x ${fmt(perCrawl)} MB per hostile crawl = ` +
+      `${fmt(hostile.baseRssMb + CONCURRENCY * perCrawl)} MB; ` +
+      `measured with ${CONCURRENCY} at once: ${fmt(concurrent.peakRssMb)} MB`,
   );
 } finally {
   await normalSite.close();

@@ -34,7 +34,12 @@ async function startBareKoa(body: string, credits: string): Promise<{ url: strin
   const source = `
     import Koa from 'koa';
     const app = new Koa();
-    app.use((ctx) => { ctx.set('X-Credits-Remaining', ${JSON.stringify(credits)}); ctx.set('Cache-Control', 'no-store'); ctx.type = 'json'; ctx.body = ${JSON.stringify(body)}; });
+    app.use((ctx) => {
+      ctx.set('X-Credits-Remaining', ${JSON.stringify(credits)});
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = 'json';
+      ctx.body = ${JSON.stringify(body)};
+    });
     const server = app.listen(0, '127.0.0.1', () => console.log('PORT=' + server.address().port));`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
     cwd: REPO_ROOT,
@@ -73,13 +78,16 @@ try {
     `\n== quota benchmark (issue 3): GET /v1/quota with an API key, ${CONNECTIONS} connections, ${SECONDS} s each ==`,
   );
   console.log(
-    `bare Koa handler, same JSON:  ${fmt(baseline.requests.average, 0)} req/s, p50 ${baseline.latency.p50} ms, p99 ${baseline.latency.p99} ms`,
+    `bare Koa handler, same JSON:  ${fmt(baseline.requests.average, 0)} req/s, ` +
+      `p50 ${baseline.latency.p50} ms, p99 ${baseline.latency.p99} ms`,
   );
   console.log(
-    `edge + billing (SQLite):      ${fmt(edge.requests.average, 0)} req/s, p50 ${edge.latency.p50} ms, p99 ${edge.latency.p99} ms`,
+    `edge + billing (SQLite):      ${fmt(edge.requests.average, 0)} req/s, ` +
+      `p50 ${edge.latency.p50} ms, p99 ${edge.latency.p99} ms`,
   );
   console.log(
-    `edge/bare: throughput ${fmt(edge.requests.average / baseline.requests.average, 3)}x, p99 latency ${fmt(edge.latency.p99 / Math.max(baseline.latency.p99, 1), 2)}x`,
+    `edge/bare: throughput ${fmt(edge.requests.average / baseline.requests.average, 3)}x, ` +
+      `p99 latency ${fmt(edge.latency.p99 / Math.max(baseline.latency.p99, 1), 2)}x`,
   );
 } finally {
   await bare.stop();

@@ -188,8 +188,9 @@ try {
         quantile(theirs, 0.95),
       ];
       console.log(
-        `${`${kind} ${name}`.padEnd(22)}${fmt(p50, 0).padStart(8)}${fmt(p95, 0).padStart(6)}${fmt(n50, 0).padStart(12)}` +
-          `${fmt(n95, 0).padStart(6)}${fmt(n50 / p50, 2).padStart(12)}x`,
+        `${kind} ${name}`.padEnd(22) +
+          `${fmt(p50, 0).padStart(8)}${fmt(p95, 0).padStart(6)}` +
+          `${fmt(n50, 0).padStart(12)}${fmt(n95, 0).padStart(6)}${fmt(n50 / p50, 2).padStart(12)}x`,
       );
     }
   }
@@ -218,7 +219,8 @@ try {
     const mineRate = await throughput((url) => ours(stack, 'screenshot', url), concurrency, THROUGHPUT_RENDERS);
     const theirRate = await throughput((url) => naive(browser, 'screenshot', url), concurrency, THROUGHPUT_RENDERS);
     console.log(
-      `  concurrency ${concurrency}: ours ${fmt(mineRate, 2)}  naive ${fmt(theirRate, 2)}  ours/naive ${fmt(mineRate / theirRate, 2)}x`,
+      `  concurrency ${concurrency}: ours ${fmt(mineRate, 2)}  naive ${fmt(theirRate, 2)}  ` +
+        `ours/naive ${fmt(mineRate / theirRate, 2)}x`,
     );
   }
 
@@ -242,7 +244,8 @@ try {
   const after = treePssMb(pid);
   console.log(
     `render service + Chromium PSS: ${fmt(before.mb, 0)} MB (${before.processes} processes) after warm-up, ` +
-      `${fmt(after.mb, 0)} MB (${after.processes}) after ${MEMORY_RENDERS} more renders: ${fmt(after.mb / before.mb, 2)}x`,
+      `${fmt(after.mb, 0)} MB (${after.processes}) after ${MEMORY_RENDERS} more renders: ` +
+      `${fmt(after.mb / before.mb, 2)}x`,
   );
 } finally {
   await stack.stop();

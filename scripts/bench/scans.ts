@@ -176,16 +176,20 @@ try {
     const ours = await load(sslUrl, { concurrency: 1, durationMs: DURATION, headers: auth });
     const baseline = await timeLoop(() => sequentialProbe(port), 1, DURATION);
     ssl.push(
-      `ssl scan, ${label}: ours p50 ${fmt(ours.p50)} ms through the edge (${ourHandshakes} connections, errors ${ours.errors}); ` +
+      `ssl scan, ${label}: ours p50 ${fmt(ours.p50)} ms through the edge ` +
+        `(${ourHandshakes} connections, errors ${ours.errors}); ` +
         `sequential probing p50 ${fmt(baseline.p50)} ms (${baselineHandshakes} connections) -> ours takes ` +
-        `${fmt(ours.p50 / baseline.p50, 2)}x the time with ${fmt(ourHandshakes / baselineHandshakes, 2)}x the connections`,
+        `${fmt(ours.p50 / baseline.p50, 2)}x the time ` +
+        `with ${fmt(ourHandshakes / baselineHandshakes, 2)}x the connections`,
     );
   }
 
   console.log('\n== scans benchmark (issue 10) ==');
   console.log(
-    `meta scan, one at a time: ours p50 ${fmt(oursOne.p50, 2)} ms through the edge (page, robots.txt, sitemap, favicon; errors ${oursOne.errors}), ` +
-      `open-graph-scraper p50 ${fmt(theirsOne.p50, 2)} ms (page only, in process) -> ratio ${fmt(oursOne.p50 / theirsOne.p50, 2)}x`,
+    `meta scan, one at a time: ours p50 ${fmt(oursOne.p50, 2)} ms through the edge ` +
+      `(page, robots.txt, sitemap, favicon; errors ${oursOne.errors}), ` +
+      `open-graph-scraper p50 ${fmt(theirsOne.p50, 2)} ms (page only, in process) ` +
+      `-> ratio ${fmt(oursOne.p50 / theirsOne.p50, 2)}x`,
   );
   console.log(
     `meta scan, 8 concurrent: ours ${fmt(oursMany.rps)} scans/s (errors ${oursMany.errors}), ` +

@@ -54,7 +54,8 @@ function addPages(site: FixtureSite): void {
     html(
       page(
         'Demo Bakery – fresh bread every morning in the old town',
-        'The Demo Bakery bakes sourdough, rye and pastries every morning; this page is the Web Utility API offline demo site.',
+        'The Demo Bakery bakes sourdough, rye and pastries every morning; ' +
+          'this page is the Web Utility API offline demo site.',
         `<h1>Demo Bakery</h1><div class="hero" role="img" aria-label="A warm gradient"></div>
 <p><img src="/image.png" alt="Our shop" width="1" height="1"> Fresh bread every morning.</p>
 <ul><li><a href="/about">About us</a></li><li><a href="/contact">Contact</a></li>
@@ -96,7 +97,8 @@ function addPages(site: FixtureSite): void {
     res
       .writeHead(200, { 'content-type': 'application/xml' })
       .end(
-        `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`,
+        '<?xml version="1.0" encoding="UTF-8"?>' +
+          `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`,
       );
   });
   site.route('/favicon.ico', (_req, res) => {

@@ -302,12 +302,14 @@ function homeBody(e: ReturnType<typeof expectations>, o: Required<CrawlSiteOptio
     ...(e.calendar ? [`<a href="${e.calendar}">Events calendar</a>`] : []),
     ...e.silent.map((url, k) => `<a href="${url}">Silent ${k}</a>`),
   ];
-  return `<h1 id="top">Fixture site (${o.pages} docs)</h1>\n<h2 id="intro">Intro</h2>\n<ul>\n${links.map((l) => `<li>${l}</li>`).join('\n')}\n</ul>`;
+  const items = links.map((l) => `<li>${l}</li>`).join('\n');
+  return `<h1 id="top">Fixture site (${o.pages} docs)</h1>\n<h2 id="intro">Intro</h2>\n<ul>\n${items}\n</ul>`;
 }
 
 function sectionBody(s: number, pages: number): string {
   const docs = range(pages).filter((i) => i % SECTIONS === s);
-  return `<p><a href="../../">Home</a></p>\n<ul>\n${docs.map((i) => `<li><a href="../../docs/${i}.html">Doc ${i}</a></li>`).join('\n')}\n</ul>`;
+  const items = docs.map((i) => `<li><a href="../../docs/${i}.html">Doc ${i}</a></li>`).join('\n');
+  return `<p><a href="../../">Home</a></p>\n<ul>\n${items}\n</ul>`;
 }
 
 function docBody(i: number, o: Required<CrawlSiteOptions>, externalUrl: (n: number) => string): string {
@@ -328,19 +330,33 @@ function calendarBody(month: string | null): string {
   const [y, m] = (month ?? '2024-01').split('-').map(Number);
   const at = (y ?? 2024) * 12 + ((m ?? 1) - 1);
   const label = (n: number) => `${Math.floor(n / 12)}-${String((n % 12) + 1).padStart(2, '0')}`;
-  return `<h1>Events ${label(at)}</h1><a href="/calendar?month=${label(at - 1)}">Previous month</a> <a href="/calendar?month=${label(at + 1)}">Next month</a>`;
+  return (
+    `<h1>Events ${label(at)}</h1><a href="/calendar?month=${label(at - 1)}">Previous month</a> ` +
+    `<a href="/calendar?month=${label(at + 1)}">Next month</a>`
+  );
 }
 
 function sitemapIndex(urls: string[]): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.map((u) => `  <sitemap><loc>${u}</loc></sitemap>`).join('\n')}\n</sitemapindex>\n`;
+  const entries = urls.map((u) => `  <sitemap><loc>${u}</loc></sitemap>`).join('\n');
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries}\n</sitemapindex>\n`
+  );
 }
 
 function urlset(urls: string[]): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.map((u) => `  <url><loc>${u}</loc></url>`).join('\n')}\n</urlset>\n`;
+  const entries = urls.map((u) => `  <url><loc>${u}</loc></url>`).join('\n');
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries}\n</urlset>\n`
+  );
 }
 
 function document(title: string, body: string, head = ''): string {
-  return `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>${head}</head>\n<body>\n${body}\n</body></html>\n`;
+  return (
+    `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title>${head}</head>\n` +
+    `<body>\n${body}\n</body></html>\n`
+  );
 }
 
 function send(res: http.ServerResponse, status: number, type: string, body: string | Buffer): void {
@@ -386,7 +402,8 @@ async function startSoftNotFoundHost(): Promise<SmallHost> {
         HTML,
         document(
           `Product ${product} | Acme`,
-          `<h1>Product ${product}</h1><p>Model ${product} ships in ${product} days with a lifetime guarantee and spare parts.</p>`,
+          `<h1>Product ${product}</h1>` +
+            `<p>Model ${product} ships in ${product} days with a lifetime guarantee and spare parts.</p>`,
         ),
       );
     }
@@ -396,7 +413,8 @@ async function startSoftNotFoundHost(): Promise<SmallHost> {
       HTML,
       document(
         'Page not found | Acme',
-        `<h1>Oops</h1><p>Sorry, we could not find ${path.replace(/[<>&"]/g, '')}. Try the <a href="/">home page</a>.</p>`,
+        `<h1>Oops</h1><p>Sorry, we could not find ${path.replace(/[<>&"]/g, '')}. ` +
+          'Try the <a href="/">home page</a>.</p>',
       ),
     );
   });

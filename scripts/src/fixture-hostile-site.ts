@@ -52,7 +52,9 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
   const bomb = zlib.gzipSync(`<?xml version="1.0"?><urlset>${'<a>'.repeat(7_000_000)}`, { level: 9 });
   const nested = `<html><body><a href="/before">before</a>${'<b>'.repeat(350_000)}<a href="/after">after</a>`;
   const idPage = (i: number) =>
-    `<html><head><title>Identifiers ${i}</title></head><body><h1>Every identifier</h1>${Array.from({ length: 100_000 }, (_, k) => `<i id="i${i}-${k}"></i>`).join('')}<p id="last"></p></body></html>`;
+    `<html><head><title>Identifiers ${i}</title></head><body><h1>Every identifier</h1>` +
+    Array.from({ length: 100_000 }, (_, k) => `<i id="i${i}-${k}"></i>`).join('') +
+    '<p id="last"></p></body></html>';
   const entry = [
     '<html><head><title>hostile</title></head><body>',
     '<a href="/nested">nested</a><a href="/regex-links">regex</a><a href="/ids/0#last">last id</a>',

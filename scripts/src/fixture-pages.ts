@@ -45,7 +45,8 @@ export interface RenderPages {
 
 const html = (body: string, head = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
-  `<style>html,body{margin:0;padding:0;background:#fff;font:16px sans-serif}</style>${head}</head><body>${body}</body></html>`;
+  '<style>html,body{margin:0;padding:0;background:#fff;font:16px sans-serif}</style>' +
+  `${head}</head><body>${body}</body></html>`;
 
 export function addRenderPages(site: FixtureSite): RenderPages {
   const userAgents = new Map<string, string>();
@@ -101,7 +102,9 @@ export function addRenderPages(site: FixtureSite): RenderPages {
   });
   for (let i = 0; i < 100; i++) {
     site.route(`/lazy-img/${i}.svg`, (_req, res) => {
-      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="${LAZY_COLOUR}"/></svg>`;
+      const svg =
+        '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300">' +
+        `<rect width="400" height="300" fill="${LAZY_COLOUR}"/></svg>`;
       // A little latency, as a real image server has.
       setTimeout(() => {
         res.writeHead(200, { 'content-type': 'image/svg+xml', 'content-length': Buffer.byteLength(svg) });
@@ -165,7 +168,8 @@ export function addRenderPages(site: FixtureSite): RenderPages {
   page('/page/js-redirect', (url) =>
     html(
       '<h1>Redirecting</h1>',
-      `<script>addEventListener('load', () => setTimeout(() => { location.href = ${JSON.stringify(url.searchParams.get('to') ?? '/')}; }, 50));</script>`,
+      `<script>addEventListener('load', () => setTimeout(() => { ` +
+        `location.href = ${JSON.stringify(url.searchParams.get('to') ?? '/')}; }, 50));</script>`,
     ),
   );
 
@@ -180,9 +184,12 @@ export function addRenderPages(site: FixtureSite): RenderPages {
        <iframe src="\\\\${host}/secret-backslash" width="300" height="60"></iframe>
        <pre id="out"></pre>`,
       `<script>
-        fetch(${JSON.stringify(`${origin}/secret-fetch`)}).then((r) => r.text()).then((t) => { document.getElementById('out').textContent = t; }, () => {});
+        fetch(${JSON.stringify(`${origin}/secret-fetch`)})
+          .then((r) => r.text())
+          .then((t) => { document.getElementById('out').textContent = t; }, () => {});
         try { new WebSocket(${JSON.stringify(`ws://${host}/secret-ws`)}); } catch {}
-        const w = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(`fetch(${JSON.stringify(`${origin}/secret-worker`)}).catch(() => {});`)}], { type: 'text/javascript' })));
+        const worker = ${JSON.stringify(`fetch(${JSON.stringify(`${origin}/secret-worker`)}).catch(() => {});`)};
+        const w = new Worker(URL.createObjectURL(new Blob([worker], { type: 'text/javascript' })));
       </script>`,
     );
   });

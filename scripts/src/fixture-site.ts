@@ -242,7 +242,8 @@ async function builtIn(
     const body = zlib.gzipSync(
       page(
         'gzip',
-        '<p><a href="/gzip/a">A</a></p>\n<p><a href="/gzip/b">B</a></p>\n<p><a href="https://example.test/gz">external</a></p>',
+        '<p><a href="/gzip/a">A</a></p>\n<p><a href="/gzip/b">B</a></p>\n' +
+          '<p><a href="https://example.test/gz">external</a></p>',
       ),
     );
     res.writeHead(200, { 'content-type': HTML, 'content-encoding': 'gzip', 'content-length': body.length });
@@ -304,7 +305,10 @@ function linksBody(n: number, external: number): string {
 }
 
 function page(title: string, body: string): string {
-  return `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body>\n${body}\n</body></html>\n`;
+  return (
+    `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
+    `<body>\n${body}\n</body></html>\n`
+  );
 }
 
 function html(res: http.ServerResponse, status: number, body: string, title = String(status)): void {

@@ -27,7 +27,9 @@ import { DEFAULT_ANONYMOUS, isPlanName, PLAN_NAMES, type PlanName } from './plan
 import { openStore, SQLITE_FILE, storeEnv } from './stores/open.js';
 import type { Account } from './stores/store.js';
 
-const USAGE = `usage: npm run admin -- <create-account|set-plan|add-top-up|mint-key|set-password|show> --email E [options] [--json]
+const USAGE =
+  'usage: npm run admin -- <create-account|set-plan|add-top-up|mint-key|set-password|show> ' +
+  `--email E [options] [--json]
   create-account --email E [--plan P] [--password W|-] [--credits N] [--rate-limit N] [--top-up N] [--mint-key NAME]
   set-plan       --email E --plan P [--credits N|plan] [--rate-limit N|plan]
   add-top-up     --email E --credits N

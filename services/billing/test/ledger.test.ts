@@ -42,19 +42,23 @@ describe('billing domain (embedded store, injected clock)', () => {
       expect(new Date(cycleEndAfter(anchor, Date.UTC(2026, 4, 1))).toISOString()).to.equal('2026-05-31T10:00:00.000Z');
     });
 
-    it('a new cycle restores the plan’s credits (skipping missed months); top-ups persist and are spent after cycle credits', async () => {
-      let account = await accounts.create({ email: 'a@example.test', plan: 'STARTER' });
-      account = await accounts.changePlan(account, 'STARTER', { creditsPerCycle: 3 });
-      account = await accounts.addTopUp(account, 5);
-      const payer = { kind: 'account' as const, account };
-      for (let i = 0; i < 4; i++) expect(await ledger.reserve(payer, 1, 0)).to.have.property('reservationId');
-      expect(await store.accountById(account.id)).to.include({ cycleCredits: 0, topUpCredits: 4 });
-      now += 95 * DAY;
-      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3, remaining: 7 });
-      const renewed = (await store.accountById(account.id))!;
-      expect(renewed.cycleEnd).to.be.above(now);
-      expect(renewed.cycleEnd - now).to.be.below(31 * DAY);
-    });
+    it(
+      'a new cycle restores the plan’s credits (skipping missed months); ' +
+        'top-ups persist and are spent after cycle credits',
+      async () => {
+        let account = await accounts.create({ email: 'a@example.test', plan: 'STARTER' });
+        account = await accounts.changePlan(account, 'STARTER', { creditsPerCycle: 3 });
+        account = await accounts.addTopUp(account, 5);
+        const payer = { kind: 'account' as const, account };
+        for (let i = 0; i < 4; i++) expect(await ledger.reserve(payer, 1, 0)).to.have.property('reservationId');
+        expect(await store.accountById(account.id)).to.include({ cycleCredits: 0, topUpCredits: 4 });
+        now += 95 * DAY;
+        expect(await ledger.balance(payer)).to.deep.equal({ limit: 3, remaining: 7 });
+        const renewed = (await store.accountById(account.id))!;
+        expect(renewed.cycleEnd).to.be.above(now);
+        expect(renewed.cycleEnd - now).to.be.below(31 * DAY);
+      },
+    );
 
     it('a hold that runs short says how much is left', async () => {
       const account = await accounts.changePlan(
@@ -83,7 +87,7 @@ describe('billing domain (embedded store, injected clock)', () => {
   });
 
   describe('holds', () => {
-    it('are settled once; unsettled ones expire after the route deadline plus grace and return their credits', async () => {
+    it('settle once; unsettled ones expire after the route deadline plus grace and return their credits', async () => {
       const account = await accounts.create({ email: 'c@example.test', plan: 'STARTER' });
       const payer = { kind: 'account' as const, account };
       const spent = await ledger.reserve(payer, 2, 5_000);

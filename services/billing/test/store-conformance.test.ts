@@ -240,7 +240,7 @@ for (const harness of harnesses) {
         expect(await store.reserveCredits(a.id, 1, hold())).to.equal(undefined);
       });
 
-      it('200 concurrent 1-credit holds against 100 credits (60 cycle + 40 top-up): exactly 100 succeed', async function () {
+      it('200 concurrent 1-credit holds on 100 credits (60 cycle + 40 top-up): exactly 100 succeed', async function () {
         if (!harness.atomicGuards) this.skip();
         const a = account({ cycleCredits: 60, topUpCredits: 40 });
         await store.insertAccount(a);

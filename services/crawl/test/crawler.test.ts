@@ -100,27 +100,31 @@ describe('site crawl (against a real local site)', function () {
     expect(result.result).to.include({ pagesCrawled: 20, truncatedPages: true });
   });
 
-  it(`keeps a result's strings within ${MAX_RESULT_BYTES / 1024 / 1024} MiB; links past it are counted, not reported`, async () => {
-    // Four pages of 1,000 external links of 8,000 characters: 32 MB of URLs and hrefs.
-    const long = (page: number, i: number) => `https://example.test/${page}/${String(i).padStart(8_000, '0')}`;
-    site.route('/', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(html(links(['/0', '/1', '/2', '/3'])));
-    });
-    site.route('*', (_req, res, url) => {
-      const page = Number(url.pathname.slice(1));
-      const body = Array.from({ length: 1_000 }, (_, i) => `<a href="${long(page, i)}">${i}</a>`).join('');
-      res.writeHead(200, { 'content-type': 'text/html' }).end(html(body));
-    });
-    const result = await crawl('link-extract');
-    if (result.kind !== 'link-extract') throw new Error('not an extract crawl');
-    const r = result.result;
-    const bytes = r.links.reduce(
-      (sum, l) => sum + linkBytes(l) + l.sources.reduce((s, u) => s + Buffer.byteLength(u), 0),
-      0,
-    );
-    expect(bytes).to.be.at.most(MAX_RESULT_BYTES);
-    expect(r.links.length).to.be.within(500, 3_000);
-    expect(r.truncated).to.equal(true);
-    expect(r.totalLinks).to.equal(r.links.length);
-  });
+  it(
+    `keeps a result's strings within ${MAX_RESULT_BYTES / 1024 / 1024} MiB; ` +
+      'links past it are counted, not reported',
+    async () => {
+      // Four pages of 1,000 external links of 8,000 characters: 32 MB of URLs and hrefs.
+      const long = (page: number, i: number) => `https://example.test/${page}/${String(i).padStart(8_000, '0')}`;
+      site.route('/', (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html(links(['/0', '/1', '/2', '/3'])));
+      });
+      site.route('*', (_req, res, url) => {
+        const page = Number(url.pathname.slice(1));
+        const body = Array.from({ length: 1_000 }, (_, i) => `<a href="${long(page, i)}">${i}</a>`).join('');
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html(body));
+      });
+      const result = await crawl('link-extract');
+      if (result.kind !== 'link-extract') throw new Error('not an extract crawl');
+      const r = result.result;
+      const bytes = r.links.reduce(
+        (sum, l) => sum + linkBytes(l) + l.sources.reduce((s, u) => s + Buffer.byteLength(u), 0),
+        0,
+      );
+      expect(bytes).to.be.at.most(MAX_RESULT_BYTES);
+      expect(r.links.length).to.be.within(500, 3_000);
+      expect(r.truncated).to.equal(true);
+      expect(r.totalLinks).to.equal(r.links.length);
+    },
+  );
 });

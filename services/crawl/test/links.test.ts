@@ -72,8 +72,11 @@ describe('LinkCollector', () => {
   });
 
   it('reports text, rel (undefined when absent), image alt and labels', () => {
-    const c = collect(`<a href="/x" rel="nofollow noopener">  Hello
-      <b>world</b>&amp; co </a><a href="/y"><img src="i.png" alt="Logo"></a><a href="/z" aria-label="Zed"></a><a href="/w"></a>`);
+    const c = collect(
+      `<a href="/x" rel="nofollow noopener">  Hello
+      <b>world</b>&amp; co </a><a href="/y"><img src="i.png" alt="Logo"></a>` +
+        '<a href="/z" aria-label="Zed"></a><a href="/w"></a>',
+    );
     expect(c.links.map((l) => [l.text, l.rel])).to.deep.equal([
       ['Hello world& co', 'nofollow noopener'],
       ['Logo', undefined],
@@ -84,7 +87,8 @@ describe('LinkCollector', () => {
 
   it('resolves against <base href> and keeps the page host for internal/external', () => {
     const c = collect(
-      `<head><base href="https://static.test/assets/"></head><a href="one">1</a><a href="https://www.example.com/two">2</a>`,
+      '<head><base href="https://static.test/assets/"></head>' +
+        '<a href="one">1</a><a href="https://www.example.com/two">2</a>',
     );
     expect(c.links.map((l) => [l.url, l.type])).to.deep.equal([
       ['https://static.test/assets/one', 'external'],
@@ -100,14 +104,16 @@ describe('LinkCollector', () => {
 
   it('ignores anchors inside script and template, and reads <area>', () => {
     const c = collect(
-      `<script>document.write('<a href="/no">x</a>')</script><template><a href="/no2">y</a></template><map><area href="/map" alt="Map"></map>`,
+      `<script>document.write('<a href="/no">x</a>')</script><template><a href="/no2">y</a></template>` +
+        '<map><area href="/map" alt="Map"></map>',
     );
     expect(c.links.map((l) => [l.url, l.text])).to.deep.equal([['https://www.example.com/map', 'Map']]);
   });
 
   it('counts internal, external, mailto and tel, not anchors or other schemes', () => {
     const c = collect(
-      `<a href="/i">i</a><a href="https://o.test/">o</a><a href="mailto:x@y.test">m</a><a href="tel:1">t</a><a href="#h">h</a><a href="javascript:x()">j</a>`,
+      '<a href="/i">i</a><a href="https://o.test/">o</a><a href="mailto:x@y.test">m</a><a href="tel:1">t</a>' +
+        '<a href="#h">h</a><a href="javascript:x()">j</a>',
     );
     expect(countLinks(c.links)).to.deep.equal({ total: 4, internal: 1, external: 1, mailto: 1, tel: 1 });
     expect(c.links).to.have.length(6);

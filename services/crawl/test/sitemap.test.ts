@@ -12,9 +12,11 @@ const parse = (data: string | Buffer, maxBytes = 1024 * 1024) =>
   parseSitemap(chunks(data), { maxBytes, maxLocs: 1000 });
 
 const urlset = (urls: string[]) =>
-  `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls.map((u) => `<url><loc>${u}</loc></url>`).join('')}</urlset>`;
+  '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+  `${urls.map((u) => `<url><loc>${u}</loc></url>`).join('')}</urlset>`;
 const index = (urls: string[]) =>
-  `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls.map((u) => `<sitemap><loc>${u}</loc></sitemap>`).join('')}</sitemapindex>`;
+  '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+  `${urls.map((u) => `<sitemap><loc>${u}</loc></sitemap>`).join('')}</sitemapindex>`;
 
 /** A site of files: path -> body; anything else answers 404. Records what was asked for. */
 function site(files: Record<string, string | Buffer>) {

@@ -23,7 +23,8 @@ export interface MethodDefinition<Req, Res, RS extends boolean = boolean> {
   responseDeserialize: (value: Buffer) => Res;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: serializers take their message as a parameter, so only `any` admits every method's types
+// Serializers take their message as a parameter, so only `any` admits every method's types.
+// biome-ignore lint/suspicious/noExplicitAny: see the line above
 export type AnyDefinition = Record<string, MethodDefinition<any, any>>;
 export type RequestOf<M> = M extends MethodDefinition<infer Q, infer _R> ? Q : never;
 export type ResponseOf<M> = M extends MethodDefinition<infer _Q, infer R> ? R : never;

@@ -20,7 +20,13 @@ const shape = {
 function runChild(childEnv: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const script = `
     const { env, loadConfig, serviceEnv } = await import(${JSON.stringify(configModule)});
-    const config = loadConfig({ ...serviceEnv, PORT: env.port(50051), WORKERS: env.int(4, 1), VERBOSE: env.bool(false), WEBUTIL_ALLOW_TARGETS: env.cidrList() });
+    const config = loadConfig({
+      ...serviceEnv,
+      PORT: env.port(50051),
+      WORKERS: env.int(4, 1),
+      VERBOSE: env.bool(false),
+      WEBUTIL_ALLOW_TARGETS: env.cidrList(),
+    });
     process.stdout.write(JSON.stringify(config));
   `;
   return new Promise((resolve, reject) => {

@@ -159,7 +159,7 @@ describe('egress proxy (real servers on 127.0.0.1, the internal one on 127.0.0.2
     await ended;
   });
 
-  it('reports names that do not resolve and refused or broken connections as unreachable, in the kit wording', async () => {
+  it('reports unresolvable names and refused or broken connections as unreachable, in the kit wording', async () => {
     const missing = await viaProxy(proxy, 'http://nowhere.example.com/');
     expect(missing.status).to.equal(502);
     expect(missing.body).to.equal('render egress: the host name does not resolve (ENOTFOUND)\n');

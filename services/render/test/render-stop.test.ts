@@ -34,24 +34,28 @@ describe('render stop (one real Chromium)', function () {
     expect(listening()).to.equal(before);
   });
 
-  it('ends the work at the budget, on the caller leaving, and when the browser dies (BROWSER_CRASHED, retry after 2 s)', async () => {
-    const timedOut = new RenderStop(browser, new AbortController().signal, 50);
-    const late = await timedOut.guard(never()).catch((err: unknown) => readGrpcError(toGrpcError(err)));
-    expect(late).to.include({ reason: 'RENDER_TIMEOUT' });
-    timedOut.end();
+  it(
+    'ends the work at the budget, on the caller leaving, and when the browser dies ' +
+      '(BROWSER_CRASHED, retry after 2 s)',
+    async () => {
+      const timedOut = new RenderStop(browser, new AbortController().signal, 50);
+      const late = await timedOut.guard(never()).catch((err: unknown) => readGrpcError(toGrpcError(err)));
+      expect(late).to.include({ reason: 'RENDER_TIMEOUT' });
+      timedOut.end();
 
-    const caller = new AbortController();
-    const cancelled = new RenderStop(browser, caller.signal, 10_000);
-    const left = new Error('caller left');
-    const waiting = cancelled.guard(never()).catch((err: unknown) => err);
-    caller.abort(left);
-    expect(await waiting).to.equal(left);
-    cancelled.end();
+      const caller = new AbortController();
+      const cancelled = new RenderStop(browser, caller.signal, 10_000);
+      const left = new Error('caller left');
+      const waiting = cancelled.guard(never()).catch((err: unknown) => err);
+      caller.abort(left);
+      expect(await waiting).to.equal(left);
+      cancelled.end();
 
-    const crashed = new RenderStop(browser, new AbortController().signal, 10_000);
-    const dying = crashed.guard(never()).catch((err: unknown) => readGrpcError(toGrpcError(err)));
-    browser.process()?.kill('SIGKILL');
-    expect(await dying).to.include({ reason: 'BROWSER_CRASHED', retryAfterSeconds: 2 });
-    crashed.end();
-  });
+      const crashed = new RenderStop(browser, new AbortController().signal, 10_000);
+      const dying = crashed.guard(never()).catch((err: unknown) => readGrpcError(toGrpcError(err)));
+      browser.process()?.kill('SIGKILL');
+      expect(await dying).to.include({ reason: 'BROWSER_CRASHED', retryAfterSeconds: 2 });
+      crashed.end();
+    },
+  );
 });

@@ -171,20 +171,24 @@ export class SqliteStore implements BillingStore {
     const db = this.db;
     this.q = {
       insertAccount: db.prepare(
-        `INSERT INTO accounts (id, email, password_hash, plan, credits_per_cycle, requests_per_minute, cycle_anchor, cycle_end, cycle_credits, top_up_credits, created_at)
-         VALUES (@id, @email, @passwordHash, @plan, @creditsPerCycle, @requestsPerMinute, @cycleAnchor, @cycleEnd, @cycleCredits, @topUpCredits, @createdAt)`,
+        `INSERT INTO accounts (id, email, password_hash, plan, credits_per_cycle, requests_per_minute,
+           cycle_anchor, cycle_end, cycle_credits, top_up_credits, created_at)
+         VALUES (@id, @email, @passwordHash, @plan, @creditsPerCycle, @requestsPerMinute,
+           @cycleAnchor, @cycleEnd, @cycleCredits, @topUpCredits, @createdAt)`,
       ),
       accountById: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
       accountByEmail: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE email = ?'),
       changePlan: db.prepare(
-        `UPDATE accounts SET plan = @plan, credits_per_cycle = @creditsPerCycle, requests_per_minute = @requestsPerMinute,
+        `UPDATE accounts SET plan = @plan, credits_per_cycle = @creditsPerCycle,
+           requests_per_minute = @requestsPerMinute,
            cycle_anchor = @cycleAnchor, cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id`,
       ),
       setPasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?'),
       replacePasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash = ?'),
       addTopUp: db.prepare('UPDATE accounts SET top_up_credits = top_up_credits + ? WHERE id = ?'),
       renewCycle: db.prepare(
-        'UPDATE accounts SET cycle_end = @cycleEnd, cycle_credits = @cycleCredits WHERE id = @id AND cycle_end = @expected',
+        `UPDATE accounts SET cycle_end = @cycleEnd, cycle_credits = @cycleCredits
+         WHERE id = @id AND cycle_end = @expected`,
       ),
       takeCredits: db.prepare(
         `UPDATE accounts SET cycle_credits = cycle_credits - @fromCycle, top_up_credits = top_up_credits - @fromTopUp
@@ -225,16 +229,19 @@ export class SqliteStore implements BillingStore {
       ),
       apiKeyOf: db.prepare<[string, string], ApiKeyRow>('SELECT * FROM api_keys WHERE id = ? AND account_id = ?'),
       touchApiKey: db.prepare(
-        'UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)',
+        `UPDATE api_keys SET last_used_at = @at
+         WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)`,
       ),
       insertUsage: db.prepare(
         'INSERT INTO usage (account_id, operation, credits, at) VALUES (@accountId, @operation, @credits, @at)',
       ),
       recentUsage: db.prepare<[string, number], UsageRecord>(
-        'SELECT account_id AS accountId, operation, credits, at FROM usage WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?',
+        `SELECT account_id AS accountId, operation, credits, at FROM usage
+         WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?`,
       ),
       insertSession: db.prepare(
-        'INSERT INTO sessions (id, account_id, csrf_token, created_at, expires_at) VALUES (@id, @accountId, @csrfToken, @createdAt, @expiresAt)',
+        `INSERT INTO sessions (id, account_id, csrf_token, created_at, expires_at)
+         VALUES (@id, @accountId, @csrfToken, @createdAt, @expiresAt)`,
       ),
       sessionById: db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?'),
       deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),

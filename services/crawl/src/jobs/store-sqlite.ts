@@ -65,7 +65,8 @@ export class SqliteJobStore implements JobStore {
          WHERE id = @id AND status = 'crawling' AND ${NEWER}`,
       ),
       finish: this.db.prepare(
-        `UPDATE crawl_jobs SET status = 'done', progress = @progress, result = @result, attempt = @attempt, seq = @seq, updated_at = @now
+        `UPDATE crawl_jobs SET status = 'done', progress = @progress, result = @result, attempt = @attempt, seq = @seq,
+           updated_at = @now
          WHERE id = @id AND status = 'crawling'`,
       ),
       fail: this.db.prepare(

@@ -35,7 +35,10 @@ export interface JobStore {
   get(id: string, now?: Date): Promise<CrawlJob | undefined>;
   /** Stores progress of a crawling job when (attempt, seq) is newer than the stored one. */
   recordProgress(id: string, update: JobUpdate): Promise<boolean>;
-  /** crawling -> done with the result (as packed by the worker); false when the job is not crawling (first end wins). */
+  /**
+   * crawling -> done with the result (as packed by the worker); false when the job is not crawling
+   * (first end wins).
+   */
   finish(id: string, update: JobUpdate & { result: PackedResult }): Promise<boolean>;
   /** crawling -> failed; false when the job is not crawling. */
   fail(id: string, error: JobError, update?: JobUpdate): Promise<boolean>;

@@ -29,8 +29,15 @@ export function urlShape(url: URL): string {
 }
 
 /** Extensions of files that are checked as links but never fetched as pages to parse. */
-const NOT_A_PAGE =
-  /\.(?:pdf|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|iso|msi|apk|png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4[av]|mov|avi|mkv|webm|ogg|wav|flac|woff2?|ttf|otf|eot|css|js|mjs|json|xml|rss|atom|csv|xlsx?|docx?|pptx?|txt)$/i;
+const NOT_A_PAGE = new RegExp(
+  `\\.(?:${[
+    'pdf|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|iso|msi|apk', // documents, archives, installers
+    'png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?', // images
+    'mp[34]|m4[av]|mov|avi|mkv|webm|ogg|wav|flac', // audio and video
+    'woff2?|ttf|otf|eot|css|js|mjs|json|xml|rss|atom|csv|xlsx?|docx?|pptx?|txt', // assets, data, office files
+  ].join('|')})$`,
+  'i',
+);
 
 export function looksLikePage(url: URL): boolean {
   return !NOT_A_PAGE.test(url.pathname);

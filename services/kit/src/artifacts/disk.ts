@@ -15,7 +15,8 @@ import {
 
 /**
  * Artifacts as files under one directory (the embedded default): `<name>` holds the bytes and
- * `<name>.json` its facts, written after the bytes are in place; `keys/<sha256 of the cache key>.json` names the newest artifact per key.
+ * `<name>.json` its facts, written after the bytes are in place; `keys/<sha256 of the cache key>.json`
+ * names the newest artifact per key.
  * A file is written under a temporary name and renamed, so a reader never sees half of one.
  */
 export class DiskArtifactStore implements ArtifactStore {
