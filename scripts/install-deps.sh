@@ -7,9 +7,8 @@ cd "$(dirname "$0")/.."
 major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 20 ]; then echo "Node 20 or newer is required (found $(node -v))" >&2; exit 1; fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # The registry here lacks some platforms' optional packages (biome's darwin/win32/musl builds), so the
-  # lock cannot list them and `npm ci` refuses it; `npm install` installs from the same lock.
-  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+  # Exactly what the lock lists (it names every platform's optional packages, Biome's included).
+  npm ci --no-audit --no-fund
 fi
 # --npm-only (the operator CLI): no system packages.
 [ "${1:-}" = "--npm-only" ] && exit 0
