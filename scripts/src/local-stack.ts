@@ -133,6 +133,16 @@ function httpReady(port: number): () => Promise<boolean> {
 }
 
 /**
+ * Every service process this process started and that is still running. They go with it when it
+ * exits, however it exits: a test runner that gives up on a stack still starting (a hook's time
+ * out, a failed before-all) would otherwise leave the whole stack running behind it.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
  * Starts every implemented service and then the edge as separate Node processes, each from its
  * compiled dist/main.js, waits for their health checks, and prefixes their log lines.
  */
@@ -181,6 +191,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.child = child;
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => onLog(proc.name, line));
     }
