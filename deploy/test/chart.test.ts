@@ -38,10 +38,11 @@ const CONFIG_READERS: Record<string, { file: string; reader: string }> = {
   ),
 };
 
-let helmPath: string | undefined;
+// One lookup (and, on a fresh clone, one extraction) however many renders start at once.
+let helmPath: Promise<string> | undefined;
 async function helm(...args: string[]): Promise<string> {
-  helmPath ??= (await run('bash', [path.join(REPO_ROOT, 'scripts/ensure-helm.sh')])).stdout.trim();
-  return (await run(helmPath, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
+  helmPath ??= run('bash', [path.join(REPO_ROOT, 'scripts/ensure-helm.sh')]).then(({ stdout }) => stdout.trim());
+  return (await run(await helmPath, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
 }
 
 async function render(...args: string[]): Promise<Manifest[]> {
