@@ -10,7 +10,7 @@ import {
   SafeHttp,
   type ServiceBinding,
 } from '@webutil/kit';
-import { HostThrottle } from './checking/throttle.js';
+import { throttleFor } from './checking/throttle.js';
 import { CrawlJobs } from './jobs/jobs.js';
 import { MemoryTransport } from './jobs/memory-transport.js';
 import type { JobStore } from './jobs/store.js';
@@ -43,15 +43,7 @@ export async function createCrawlService(settings: CrawlSettings, log: Logger): 
     connectionsPerOrigin: f.hostConcurrencyMax,
     idleTimeoutMs: f.pageTimeoutMs,
   });
-  const throttle = new HostThrottle({
-    globalLimit: f.checkConcurrency,
-    initialPerHost: f.hostConcurrencyInitial,
-    maxPerHost: f.hostConcurrencyMax,
-    slowMs: f.slowAnswerMs,
-    timeoutsToGiveUp: 3,
-    downForMs: 60_000,
-  });
-  const fetching = { http, throttle, ...f };
+  const fetching = { http, throttle: throttleFor(f), ...f };
   const store = await openStore(settings);
   const transport = await openTransport(settings, log);
   const jobs = new CrawlJobs({

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AddressPolicy, type Logger, SafeHttp } from '@webutil/kit';
-import { HostThrottle } from './checking/throttle.js';
+import { throttleFor } from './checking/throttle.js';
 import { packResult, unpackResult } from './jobs/store.js';
 import type { CrawlKind } from './model.js';
 import type { CrawlSettings } from './settings.js';
@@ -30,14 +30,7 @@ export async function warmUp(settings: CrawlSettings, log: Logger): Promise<numb
     policy: new AddressPolicy(['127.0.0.1/32']),
     connectionsPerOrigin: f.hostConcurrencyMax,
   });
-  const throttle = new HostThrottle({
-    globalLimit: f.checkConcurrency,
-    initialPerHost: f.hostConcurrencyMax,
-    maxPerHost: f.hostConcurrencyMax,
-    slowMs: f.slowAnswerMs,
-    timeoutsToGiveUp: 3,
-    downForMs: 60_000,
-  });
+  const throttle = throttleFor(f, f.hostConcurrencyMax);
   const deps = { ...f, http: httpClient, throttle, limits: { ...settings.crawl, timeBudgetMs: WARM_UP_BUDGET_MS } };
   try {
     const links: number[] = [];

@@ -1,3 +1,5 @@
+import type { FetchSettings } from '../settings.js';
+
 /**
  * How many outbound requests may run at once: a global bound for the process, and a per-host
  * bound that adapts. A host starts at `initialPerHost` and, while it answers fast and clean,
@@ -56,6 +58,22 @@ interface Waiter {
 
 /** A host idle this long loses its learned limit (and its memory). */
 const FORGET_IDLE_MS = 5 * 60_000;
+
+/**
+ * The throttle a crawl process fetches through, from its fetch settings; `initialPerHost` defaults
+ * to the settings' (the warm-up, on its own loopback site, starts at the maximum).
+ */
+export function throttleFor(f: FetchSettings, initialPerHost = f.hostConcurrencyInitial): HostThrottle {
+  return new HostThrottle({
+    globalLimit: f.checkConcurrency,
+    initialPerHost,
+    maxPerHost: f.hostConcurrencyMax,
+    slowMs: f.slowAnswerMs,
+    // A host that times out three times in a row is left alone for a minute.
+    timeoutsToGiveUp: 3,
+    downForMs: 60_000,
+  });
+}
 
 export class HostThrottle {
   private readonly hosts = new Map<string, HostState>();
