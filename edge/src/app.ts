@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import { bodyParser } from '@koa/bodyparser';
-import { Router } from '@koa/router';
 import type { Logger } from '@webutil/kit';
 import Koa from 'koa';
 import { clientAddress } from './caller.js';
@@ -15,6 +14,7 @@ import { requestId } from './middleware/request-id.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
 import { PREFIXES } from './route-spec.js';
+import { EdgeRouter } from './router.js';
 import { downloads, routes } from './routes.js';
 import {
   assetHandler,
@@ -56,7 +56,7 @@ export function createApp({
   const app = new Koa();
   app.context.publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   app.proxy = false;
-  const router = new Router();
+  const router = new EdgeRouter();
   // JSON bodies are read by the routes that take one, so a wrong method is a 405 whatever its body.
   const jsonBody = bodyParser({
     enableTypes: ['json'],

@@ -23,7 +23,7 @@ export function clientAddress(trustedProxies: readonly string[]): Middleware {
   const trusted = new CidrList(trustedProxies);
   // A connection's peer is read once, not per request on a kept-alive connection.
   const peers = new WeakMap<Socket, { address: string; trusted: boolean }>();
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const socket = ctx.req.socket;
     let peer = peers.get(socket);
     if (!peer) {
@@ -48,7 +48,7 @@ export function clientAddress(trustedProxies: readonly string[]): Middleware {
     }
     ctx.state.clientIp = client;
     ctx.state.https = https;
-    await next();
+    return next();
   };
 }
 

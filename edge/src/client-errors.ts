@@ -22,15 +22,13 @@ function parserFailure(code: string | undefined, headerLimit: number): HttpError
  * X-Credits-Remaining 0 (the caller's headers were never read), instead of a bare status line.
  */
 export function answerClientErrors(server: Server, headerLimit: number): void {
-  // A kept-alive connection may still be writing an earlier request's response.
-  const inFlight = new WeakMap<Socket, ServerResponse>();
-  server.on('request', (req, res: ServerResponse) => {
-    inFlight.set(req.socket, res);
-    res.once('close', () => inFlight.delete(req.socket));
-  });
+  // A kept-alive connection may still be writing an earlier request's response: its latest one.
+  const latest = new WeakMap<Socket, ServerResponse>();
+  server.on('request', (req, res: ServerResponse) => latest.set(req.socket, res));
+  const underWay = (res: ServerResponse | undefined) => res?.headersSent === true && !res.writableFinished;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // A response already under way, or a peer that is gone, cannot take another.
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight.get(socket)?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || underWay(latest.get(socket))) {
       socket.destroy();
       return;
     }

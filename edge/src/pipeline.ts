@@ -67,27 +67,36 @@ export function clientGone(ctx: Context): AbortSignal {
  * quota read answered by the edge itself never does), and then already aborted if the client left.
  * With `withdraw`, a client leaving does not cancel the call once made: it asks for the withdrawal.
  */
+class RouteCallOptions implements CallOptions {
+  private watched: AbortSignal | undefined;
+
+  constructor(
+    private readonly ctx: Context,
+    readonly requestId: string,
+    readonly timeoutMs: number,
+    private readonly withdraw?: (requestId: string) => Promise<unknown>,
+  ) {}
+
+  get signal(): AbortSignal {
+    this.watched ??= this.watch();
+    return this.watched;
+  }
+
+  private watch(): AbortSignal {
+    const gone = clientGone(this.ctx);
+    const { withdraw, requestId } = this;
+    if (!withdraw || gone.aborted) return gone;
+    gone.addEventListener('abort', () => void withdraw(requestId).catch(() => undefined), { once: true });
+    return NEVER_CANCELLED;
+  }
+}
+
 export function callOptions(
   ctx: Context,
   timeoutMs: number,
   withdraw?: (requestId: string) => Promise<unknown>,
 ): CallOptions {
-  const requestId = String(ctx.state.requestId ?? randomUUID());
-  let signal: AbortSignal | undefined;
-  const watch = () => {
-    const gone = clientGone(ctx);
-    if (!withdraw || gone.aborted) return gone;
-    gone.addEventListener('abort', () => void withdraw(requestId).catch(() => undefined), { once: true });
-    return NEVER_CANCELLED;
-  };
-  return {
-    requestId,
-    timeoutMs,
-    get signal() {
-      signal ??= watch();
-      return signal;
-    },
-  };
+  return new RouteCallOptions(ctx, String(ctx.state.requestId ?? randomUUID()), timeoutMs, withdraw);
 }
 
 /** Logged as nginx does (499); the response goes nowhere. */

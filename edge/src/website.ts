@@ -79,21 +79,21 @@ export const DOWNLOAD_CSP = "default-src 'none'; frame-ancestors 'self'; base-ur
  * Security headers on every response of the origin; HSTS only when the request came over TLS
  * (clientAddress has set ctx.state.https). Pages and downloads replace the CSP with their own.
  */
-export const securityHeaders = (): Middleware => async (ctx, next) => {
+export const securityHeaders = (): Middleware => (ctx, next) => {
   ctx.set('Content-Security-Policy', API_CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'same-origin');
   ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
   if (ctx.state.https) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
-  await next();
+  return next();
 };
 
 /** A route's own CSP in place of the API's. */
 export const withCsp =
   (csp: string): Middleware =>
-  async (ctx, next) => {
+  (ctx, next) => {
     ctx.set('Content-Security-Policy', csp);
-    await next();
+    return next();
   };
 
 function send(asset: Asset, cacheControl: string): Middleware {
