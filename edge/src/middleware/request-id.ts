@@ -8,6 +8,6 @@ export const requestId = (): Middleware => (ctx, next) => {
   const incoming = ctx.get('x-request-id');
   const id = SAFE_ID.test(incoming) ? incoming : randomUUID();
   ctx.state.requestId = id;
-  ctx.set('X-Request-Id', id);
+  ctx.res.setHeader('X-Request-Id', id); // not ctx.set, which allocates on every response
   return next();
 };
