@@ -1,6 +1,6 @@
 import { type MatchResult, Router } from '@koa/router';
 
-/** Distinct paths remembered at most (routing is case-insensitive, so callers choose how many variants exist). */
+/** Distinct paths remembered at most: a bound whatever paths callers send. */
 const REMEMBERED_PATHS = 1024;
 
 /**
@@ -12,7 +12,9 @@ export class EdgeRouter extends Router {
   private readonly fixedPaths = new Map<string, MatchResult>();
 
   override match(path: string, method: string): MatchResult {
-    const key = `${method} ${path}`;
+    // Routing ignores case by default: `/V1/QUOTA` is the same entry as `/v1/quota`, so callers
+    // cannot fill the table with spellings of one path.
+    const key = `${method} ${this.opts.sensitive ? path : path.toLowerCase()}`;
     const known = this.fixedPaths.get(key);
     // The router hands `path` on as ctx.matched: each request gets its own array.
     if (known) return { ...known, path: [...known.path] };

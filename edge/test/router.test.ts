@@ -49,6 +49,13 @@ describe('the edge router (remembers matches of paths without parameters)', () =
     expect(patternTests).to.equal(before);
   });
 
+  it('remembers one entry for every spelling of a path, as routing ignores case', async () => {
+    await get('/v1/quota');
+    const before = patternTests;
+    expect(await get('/V1/Quota')).to.deep.equal({ status: 200, body: { route: 'quota', matched: '/v1/quota' } });
+    expect(patternTests).to.equal(before);
+  });
+
   it('keeps the method: a remembered GET does not answer a POST, and 405 still names the methods', async () => {
     await get('/v1/crawls', 'POST');
     expect(await get('/v1/crawls', 'POST')).to.deep.equal({ status: 200, body: { route: 'start' } });
