@@ -70,6 +70,16 @@ export class CallerViews {
     this.views.set(key, { quota, rate: { ...rate, used }, seenAt: Date.now() });
   }
 
+  /** The caller's credits left as billing last answered, however old; undefined if it is not known here. */
+  remaining(key: string): number | undefined {
+    return this.views.get(key)?.quota.remaining;
+  }
+
+  /** Drops the caller's view: the next request asks billing. */
+  forget(key: string): void {
+    this.views.delete(key);
+  }
+
   /** Billing refused the caller for its rate again: its view (past the limit) stands for another `ttlMs`. */
   stillLimited(key: string): void {
     const view = this.views.get(key);

@@ -1,11 +1,18 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
-import { type AuthorizeResponse, CallerPolicy, type Denial, Refusal } from '@webutil/proto/webutil/billing/v1/billing';
+import {
+  type AuthorizeResponse,
+  CallerPolicy,
+  type Credential,
+  type Denial,
+  Refusal,
+} from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { type BillingClient, billingCall } from './billing-client.js';
 import { httpErrorFromCall } from './call-errors.js';
 import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
 import { CallerViews } from './caller-views.js';
+import { CreditLeases, HOLD_GRACE_MS, type LeasedCall, MAX_LEASED_CALL_MS } from './credit-leases.js';
 import { HttpError } from './envelope.js';
 import type { Caller, Metered } from './route-spec.js';
 import { SettlementQueue } from './settlements.js';
@@ -21,12 +28,6 @@ export interface Hold {
   /** Queues the settlement and sets X-Credits-Remaining as it leaves the balance. */
   settle(outcome: 'success' | 'failure'): void;
 }
-
-/**
- * How long past its route's deadline billing keeps an unsettled hold (billing's
- * RESERVATION_GRACE_MS default): a settlement still unsent by then is dropped, not retried.
- */
-const HOLD_GRACE_MS = 60_000;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const POLICIES = {
@@ -48,18 +49,23 @@ export function setCredits(ctx: Context, remaining: number): void {
 }
 
 export interface MeteringOptions {
-  /** How long the edge may answer a caller's free reads from billing's last word (0: never). */
+  /**
+   * How long the edge may answer a caller's free reads from billing's last word, and pay a busy
+   * API-key caller's calls from a lease of its credits (0: never).
+   */
   callerViewMs: number;
 }
 
 /**
  * The edge's side of the credit ledger: authorizations (batched), settlements (after the
- * response, batched), and the short-lived view of each caller that answers free reads.
+ * response, batched), the short-lived view of each caller that answers free reads, and the leases
+ * that pay a busy API-key caller's calls.
  */
 export class Metering {
   readonly settlements: SettlementQueue;
   private readonly authorizations: AuthorizeQueue;
   private readonly views: CallerViews;
+  private readonly leases: CreditLeases | undefined;
 
   constructor(
     private readonly billing: BillingClient,
@@ -69,12 +75,17 @@ export class Metering {
     this.settlements = new SettlementQueue(billing, log);
     this.authorizations = new AuthorizeQueue(billing);
     this.views = new CallerViews(options.callerViewMs, billing, log);
+    if (options.callerViewMs > 0)
+      this.leases = new CreditLeases(options.callerViewMs, this.settlements, (key, credits) =>
+        this.views.refund(key, credits),
+      );
   }
 
   /**
    * Authenticates, checks the challenge clearance and the rate, and holds the route's credits, in
-   * one billing call, the only one on the call's path (a free read of the caller's own quota may
-   * be answered from the caller's view instead). A refusal is thrown as its 401/402/403/429.
+   * one billing call, the only one on the call's path; a busy API-key caller's call is paid from
+   * its lease without one, and a free read of the caller's own quota may be answered from the
+   * caller's view. A refusal is thrown as its 401/402/403/429.
    */
   async authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
     const callers = spec.callers ?? 'any';
@@ -84,14 +95,24 @@ export class Metering {
         ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) }
         : credentialOf(ctx);
     const key = callerKey(credential);
+    const leases =
+      callers === 'any' && credential.apiKey !== undefined && spec.credits > 0 && spec.timeoutMs <= MAX_LEASED_CALL_MS
+        ? this.leases
+        : undefined;
+    if (leases) {
+      const leased = await this.fromLease(leases, key, spec, ctx, credential);
+      if (leased) return leased;
+    }
     const seen = callers === 'ip' ? undefined : this.views.check(key, spec.fromCallerView === true);
     if (seen) {
-      setCredits(ctx, seen.quota.remaining);
+      setCredits(ctx, seen.quota.remaining + (this.leases?.unused(key) ?? 0));
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
       return { caller: { credential, quota: seen.quota }, settle: () => undefined };
     }
     // Read your own writes: a refund of this caller still on its way lands first.
     await this.settlements.refunded(key);
+    const leaseCredits = leases?.sizeFor(key, spec.credits, this.views.remaining(key)) ?? 0;
+    const leaseAsked = leases && leaseCredits > 0 ? leases.asking(key) : undefined;
     let outcome: AuthorizeResponse['outcome'];
     const answered = this.views.asks(key);
     try {
@@ -99,39 +120,105 @@ export class Metering {
         {
           credential,
           operation: spec.operation,
-          credits: spec.credits,
+          credits: leaseCredits || spec.credits,
           challenge: spec.challenge ?? spec.credits > 0,
           callers: POLICIES[callers],
           stateChanging: !SAFE_METHODS.has(ctx.method),
-          holdMs: spec.timeoutMs,
+          holdMs: leaseCredits ? (leases?.holdMs ?? 0) : spec.timeoutMs,
         },
         requestId,
       ));
     } catch (err) {
+      leaseAsked?.();
       this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
       throw httpErrorFromCall(err, spec);
     } finally {
       answered();
     }
     if (outcome?.$case !== 'grant') {
-      if (outcome?.denial.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
-      throw refusal(ctx, outcome?.denial, spec.credits);
+      leaseAsked?.();
+      const denial = outcome?.denial;
+      // A lease asked for more than this call costs: too much is no reason to refuse the call.
+      if (
+        leaseCredits &&
+        denial?.refusal === Refusal.REFUSAL_INSUFFICIENT_CREDITS &&
+        (denial.remaining ?? 0) >= spec.credits
+      ) {
+        this.views.forget(key);
+        return this.authorize(spec, ctx, requestId);
+      }
+      if (denial?.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
+      throw refusal(ctx, denial, spec.credits);
     }
     const { reservationId, rate } = outcome.grant;
     const quota = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
     if (callers !== 'ip') this.views.remember(key, quota, rate);
+    if (leaseAsked) {
+      const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
+      leaseAsked();
+      if (call) return this.leasedHold(ctx, { credential, quota }, call, spec.credits);
+    }
     setCredits(ctx, quota.remaining);
     const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
     return {
       caller: { credential, quota },
       settle: (result) => {
         if (!reservationId) return;
-        this.settlements.add(reservationId, spec.operation, result, expiresAt, key);
         // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
-        if (result === 'failure') {
-          this.views.refund(key, spec.credits);
-          setCredits(ctx, quota.remaining + spec.credits);
+        if (result === 'success') {
+          this.settlements.add(reservationId, [{ operation: spec.operation, credits: spec.credits }], expiresAt);
+          return;
         }
+        this.settlements.add(reservationId, [], expiresAt, key);
+        this.views.refund(key, spec.credits);
+        setCredits(ctx, quota.remaining + spec.credits);
+      },
+    };
+  }
+
+  /**
+   * The call paid from the caller's open lease (waiting for one being asked for), counted toward
+   * its rate in its view; undefined when billing must decide (no lease with enough credits left, a
+   * stale view, a new rate window).
+   */
+  private async fromLease(
+    leases: CreditLeases,
+    key: string,
+    spec: Metered,
+    ctx: Context,
+    credential: Credential,
+  ): Promise<Hold | undefined> {
+    for (;;) {
+      const call = leases.take(key, spec.operation, spec.credits);
+      if (call) {
+        const seen = this.views.check(key, true);
+        if (!seen) {
+          call.giveBack();
+          leases.close(key);
+          return undefined;
+        }
+        if (seen.retryAfterSeconds !== undefined) {
+          call.giveBack();
+          setCredits(ctx, seen.quota.remaining + leases.unused(key));
+          throw tooManyRequests(seen.retryAfterSeconds);
+        }
+        return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits);
+      }
+      const opening = leases.opening(key);
+      if (!opening) return undefined;
+      await opening;
+    }
+  }
+
+  /** A call paid from a lease; the caller's credits left count what the lease has not given out. */
+  private leasedHold(ctx: Context, caller: Caller, call: LeasedCall, credits: number): Hold {
+    const remaining = caller.quota.remaining + call.unusedAfter;
+    setCredits(ctx, remaining);
+    return {
+      caller: { ...caller, quota: { ...caller.quota, remaining } },
+      settle: (result) => {
+        call.settle(result);
+        if (result === 'failure') setCredits(ctx, remaining + credits);
       },
     };
   }
@@ -146,7 +233,7 @@ export class Metering {
       const credential = credentialOf(ctx);
       const key = callerKey(credential);
       const seen = this.views.check(key, true);
-      if (seen) return seen.quota.remaining;
+      if (seen) return seen.quota.remaining + (this.leases?.unused(key) ?? 0);
       const { quota, rate } = await this.billing.getQuota(
         { credential, refused: ctx.status >= 400 },
         billingCall(String(ctx.state.requestId ?? '')),
@@ -161,6 +248,7 @@ export class Metering {
   /** On shutdown: sends what is queued, for at most `withinMs`. */
   async drain(withinMs: number): Promise<void> {
     this.views.close();
+    this.leases?.closeAll();
     await Promise.all([this.settlements.drain(withinMs), this.views.flush()]);
   }
 }

@@ -1,14 +1,14 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
-import { SettlementOutcome } from '@webutil/proto/webutil/billing/v1/billing';
+import type { SpentCall } from '@webutil/proto/webutil/billing/v1/billing';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from './billing-client.js';
 
 interface Queued {
   reservationId: string;
-  outcome: SettlementOutcome;
-  operation: string;
+  /** The calls the hold paid for; the rest of it goes back. */
+  spent: SpentCall[];
   /** After this, billing has returned the hold's credits by itself: retrying is pointless. */
   expiresAt: number;
-  /** A refund: marks it sent (or given up), for the caller's next authorization (see `refunded`). */
+  /** Credits going back to a caller: marks them sent (or given up), for its next authorization (see `refunded`). */
   sent?: () => void;
 }
 
@@ -27,10 +27,11 @@ const REFUND_WAIT_MS = 2_000;
 const DEFAULTS: SettlementOptions = { maxBatch: 256, retryMs: 250, timeoutMs: BILLING_TIMEOUT_MS };
 
 /**
- * A metered call's hold is settled (spent on success, returned on failure) after its response and
- * off its path, batched with others, as Google's ESP aggregates reports to Service Control. Group
- * commit: a settlement goes out at once when no batch is in flight, else it joins the next batch,
- * sent when the one in flight returns, so batches grow with the load and add no delay when idle.
+ * A metered call's hold, or a lease's, is settled (what its calls cost spent, the rest returned)
+ * after the response and off the call's path, batched with others, as Google's ESP aggregates
+ * reports to Service Control. Group commit: a settlement goes out at once when no batch is in
+ * flight, else it joins the next batch, sent when the one in flight returns, so batches grow with
+ * the load and add no delay when idle.
  * A batch billing did not answer is retried whole until its holds expire: settling is idempotent,
  * so nothing is spent twice, and a settlement that never arrives (the edge crashed) ends as the
  * hold's expiry decides (its credits return).
@@ -53,28 +54,20 @@ export class SettlementQueue {
     this.options = { ...DEFAULTS, ...options };
   }
 
-  add(
-    reservationId: string,
-    operation: string,
-    result: 'success' | 'failure',
-    expiresAt: number,
-    callerKey: string,
-  ): void {
-    if (result === 'success') {
-      this.pending.push({ reservationId, operation, outcome: SettlementOutcome.SETTLEMENT_OUTCOME_SPEND, expiresAt });
+  /**
+   * Queues a hold's settlement: `spent` lists the calls it paid for (none: a failed call, all of
+   * it goes back). With `refundOf`, the caller's next authorization waits for it to land.
+   */
+  add(reservationId: string, spent: SpentCall[], expiresAt: number, refundOf?: string): void {
+    if (refundOf === undefined) {
+      this.pending.push({ reservationId, spent, expiresAt });
     } else {
       const sending = new Promise<void>((sent) => {
-        this.pending.push({
-          reservationId,
-          operation,
-          outcome: SettlementOutcome.SETTLEMENT_OUTCOME_REFUND,
-          expiresAt,
-          sent,
-        });
+        this.pending.push({ reservationId, spent, expiresAt, sent });
       });
-      this.refunds.set(callerKey, sending);
+      this.refunds.set(refundOf, sending);
       void sending.then(() => {
-        if (this.refunds.get(callerKey) === sending) this.refunds.delete(callerKey);
+        if (this.refunds.get(refundOf) === sending) this.refunds.delete(refundOf);
       });
     }
     this.sendNext();
@@ -119,7 +112,7 @@ export class SettlementQueue {
       if (live.length === 0) return;
       try {
         await this.billing.settle(
-          { settlements: live.map(({ reservationId, outcome, operation }) => ({ reservationId, outcome, operation })) },
+          { settlements: live.map(({ reservationId, spent }) => ({ reservationId, spent })) },
           { ...billingCall(`settle-${live[0]?.reservationId}`), timeoutMs: this.options.timeoutMs },
         );
         return;

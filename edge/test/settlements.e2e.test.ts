@@ -3,7 +3,6 @@ import {
   type AuthorizeResponse,
   BillingServiceClient,
   CallerPolicy,
-  SettlementOutcome,
   type SettleResponse,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
@@ -25,7 +24,11 @@ describe('settlements after the response', function () {
 
   before(async () => {
     site = await startFixtureSite();
-    stack = await startTestStack({ allowTargets: '127.0.0.0/8', clock: true, env: { RESERVATION_SWEEP_MS: '200' } });
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      clock: true,
+      env: { RESERVATION_SWEEP_MS: '200' },
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -62,16 +65,13 @@ describe('settlements after the response', function () {
       const grant = authorized.outcome?.$case === 'grant' ? authorized.outcome.grant : undefined;
       expect(grant?.quota?.remaining, 'the hold took the credits').to.equal(8);
       const reservationId = grant?.reservationId ?? '';
-      const spend = { reservationId, operation: 'broken-links', outcome: SettlementOutcome.SETTLEMENT_OUTCOME_SPEND };
+      const spend = { reservationId, spent: [{ operation: 'broken-links', credits: 2 }] };
       const first = await unary<SettleResponse>((done) => client.settle({ settlements: [spend, spend] }, done));
       expect(first.settled).to.deep.equal([reservationId]);
       const again = await unary<SettleResponse>((done) =>
         client.settle(
           {
-            settlements: [
-              spend,
-              { reservationId, operation: 'broken-links', outcome: SettlementOutcome.SETTLEMENT_OUTCOME_REFUND },
-            ],
+            settlements: [spend, { reservationId, spent: [] }],
           },
           done,
         ),

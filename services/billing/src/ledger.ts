@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { creditsSpent } from './credit-metrics.js';
 import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
-import type { Account, BillingStore, Reservation } from './stores/store.js';
+import type { Account, BillingStore, Reservation, UsageRecord } from './stores/store.js';
 
 /** Whose credits a call spends: an account's (sessions, API keys) or an anonymous subject's day. */
 export type Payer = { kind: 'account'; account: Account } | { kind: 'anonymous'; subject: string };
@@ -14,6 +14,12 @@ export interface Balance {
   remaining: number;
 }
 
+/** A call a hold paid for: the route's operation and its credits. */
+export interface SpentCall {
+  operation: string;
+  credits: number;
+}
+
 export type ReserveResult = { reservationId: string; balance: Balance } | { short: Balance };
 
 export interface LedgerOptions {
@@ -23,8 +29,9 @@ export interface LedgerOptions {
 }
 
 /**
- * Credits: holds before a call, spend or refund after it, expiry of holds nobody settled (an edge
- * that died mid-call), monthly cycle renewal and the anonymous daily allowance.
+ * Credits: holds before a call (or a lease of calls), settled after it (what the calls spent is
+ * kept, the rest goes back), expiry of holds nobody settled (an edge that died mid-call), monthly
+ * cycle renewal and the anonymous daily allowance.
  */
 export class Ledger {
   constructor(
@@ -80,18 +87,32 @@ export class Ledger {
   }
 
   /**
-   * Spends or refunds a hold; false when it was already settled or had expired. The balance is
-   * not read again: the hold already took the credits, and the edge knows what a refund returns.
-   * An account's spent call is recorded under `operation` for its recent usage.
+   * Ends a hold: the credits of the calls it paid for (none for a failed call; every call served,
+   * for a lease) are spent, the rest go back. False when it was already settled or had expired.
+   * A sum larger than the hold spends only the hold. The balance is not read again: the hold
+   * already took the credits, and the edge knows what it left unspent. An account's spent calls are
+   * recorded for its recent usage.
    */
-  async settle(reservationId: string, outcome: 'spend' | 'refund', operation = ''): Promise<boolean> {
-    const reservation = await this.store.settle(reservationId, outcome);
+  async settle(reservationId: string, spent: readonly SpentCall[]): Promise<boolean> {
+    const calls = spent.filter((call) => call.credits > 0);
+    const asked = calls.reduce((sum, call) => sum + call.credits, 0);
+    const reservation = await this.store.settle(reservationId, asked);
     if (!reservation) return false;
-    if (outcome === 'spend') {
-      const credits = reservation.fromCycle + reservation.fromTopUp;
-      creditsSpent.inc(credits);
-      if (reservation.accountId)
-        await this.store.addUsage({ accountId: reservation.accountId, operation, credits, at: this.clock() });
+    const total = Math.min(asked, reservation.fromCycle + reservation.fromTopUp);
+    if (total > 0) creditsSpent.inc(total);
+    const { accountId } = reservation;
+    if (accountId) {
+      const at = this.clock();
+      const records: UsageRecord[] = [];
+      // Calls past the hold were not paid for; the one it ran out on shows what it did pay.
+      let unrecorded = total;
+      for (const { operation, credits } of calls) {
+        if (unrecorded === 0) break;
+        const paid = Math.min(credits, unrecorded);
+        records.push({ accountId, operation, credits: paid, at });
+        unrecorded -= paid;
+      }
+      await this.store.addUsage(records);
     }
     return true;
   }
@@ -107,7 +128,7 @@ export class Ledger {
     for (;;) {
       const expired = await this.store.expiredReservations(this.clock(), batch);
       for (const reservation of expired) {
-        if (await this.store.settle(reservation.id, 'refund')) refunded++;
+        if (await this.store.settle(reservation.id, 0)) refunded++;
       }
       if (expired.length < batch) return refunded;
     }

@@ -5,7 +5,6 @@ import {
   BillingServiceService,
   type Denial,
   type Session,
-  SettlementOutcome,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import { type ApiKeys, keyMessage } from './api-keys.js';
 import type { Challenges } from './challenge.js';
@@ -42,7 +41,7 @@ export function billingService(
         for (const answer of answers) {
           const outcome = answer.status === 'fulfilled' ? answer.value.outcome : undefined;
           if (outcome?.$case === 'grant' && outcome.grant.reservationId)
-            await ledger.settle(outcome.grant.reservationId, 'refund');
+            await ledger.settle(outcome.grant.reservationId, []);
         }
         throw failed.reason;
       },
@@ -52,10 +51,8 @@ export function billingService(
       },
       settle: async ({ settlements }) => {
         const settled: string[] = [];
-        for (const { reservationId, outcome, operation } of settlements) {
-          if (outcome === SettlementOutcome.SETTLEMENT_OUTCOME_UNSPECIFIED) continue;
-          const spend = outcome === SettlementOutcome.SETTLEMENT_OUTCOME_SPEND;
-          if (await ledger.settle(reservationId, spend ? 'spend' : 'refund', operation)) settled.push(reservationId);
+        for (const { reservationId, spent } of settlements) {
+          if (await ledger.settle(reservationId, spent)) settled.push(reservationId);
         }
         return { settled };
       },

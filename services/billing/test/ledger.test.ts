@@ -3,12 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { Accounts } from '../src/accounts.js';
+import { creditsSpent } from '../src/credit-metrics.js';
 import { Ledger } from '../src/ledger.js';
 import { addMonths, cycleEndAfter } from '../src/plans.js';
 import { RateLimiter } from '../src/rate-limit.js';
 import { SqliteStore } from '../src/stores/sqlite.js';
 
 const DAY = 86_400_000;
+
+/** The credits-spent counter's value (process-wide, so tests compare before and after). */
+const spentTotal = async () => (await creditsSpent.get()).values[0]?.value ?? 0;
 
 describe('billing domain (embedded store, injected clock)', () => {
   let dir: string;
@@ -93,15 +97,63 @@ describe('billing domain (embedded store, injected clock)', () => {
       const spent = await ledger.reserve(payer, 2, 5_000);
       const lost = await ledger.reserve(payer, 3, 5_000);
       if (!('reservationId' in spent) || !('reservationId' in lost)) throw new Error('holds refused');
-      expect(await ledger.settle(spent.reservationId, 'spend')).to.equal(true);
+      expect(await ledger.settle(spent.reservationId, [{ operation: 'render-page', credits: 2 }])).to.equal(true);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2995 });
-      expect(await ledger.settle(spent.reservationId, 'refund')).to.equal(false);
+      expect(await ledger.settle(spent.reservationId, [])).to.equal(false);
       now += 5_999;
       expect(await ledger.expireHolds()).to.equal(0);
       now += 2;
       expect(await ledger.expireHolds()).to.equal(1);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2998 });
-      expect(await ledger.settle(lost.reservationId, 'spend')).to.equal(false);
+      expect(await ledger.settle(lost.reservationId, [{ operation: 'render-page', credits: 3 }])).to.equal(false);
+    });
+
+    it('a lease settles once for every call it served: their sum is spent, each is recorded', async () => {
+      const account = await accounts.create({ email: 'd@example.test', plan: 'STARTER' });
+      const payer = { kind: 'account' as const, account };
+      const lease = await ledger.reserve(payer, 40, 5_000);
+      if (!('reservationId' in lease)) throw new Error('lease refused');
+      const spentBefore = await spentTotal();
+      const calls = [
+        { operation: 'render-page', credits: 5 },
+        { operation: 'scan-meta', credits: 1 },
+        { operation: 'free', credits: 0 },
+        { operation: 'check-links', credits: 4 },
+      ];
+      expect(await ledger.settle(lease.reservationId, calls)).to.equal(true);
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2990 });
+      expect((await spentTotal()) - spentBefore).to.equal(10);
+      expect(await ledger.recentUsage(account)).to.deep.equal([
+        { accountId: account.id, operation: 'check-links', credits: 4, at: now },
+        { accountId: account.id, operation: 'scan-meta', credits: 1, at: now },
+        { accountId: account.id, operation: 'render-page', credits: 5, at: now },
+      ]);
+      expect(await ledger.settle(lease.reservationId, calls)).to.equal(false);
+      expect(await ledger.recentUsage(account)).to.have.length(3);
+    });
+
+    it('calls beyond their lease spend and record only what it held', async () => {
+      const account = await accounts.create({ email: 'e@example.test', plan: 'STARTER' });
+      const payer = { kind: 'account' as const, account };
+      const lease = await ledger.reserve(payer, 6, 5_000);
+      if (!('reservationId' in lease)) throw new Error('lease refused');
+      const spentBefore = await spentTotal();
+      const calls = ['a', 'b', 'c'].map((operation) => ({ operation, credits: 4 }));
+      expect(await ledger.settle(lease.reservationId, calls)).to.equal(true);
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2994 });
+      expect((await spentTotal()) - spentBefore).to.equal(6);
+      expect((await ledger.recentUsage(account)).map(({ operation, credits }) => [operation, credits])).to.deep.equal([
+        ['b', 2],
+        ['a', 4],
+      ]);
+    });
+
+    it('an anonymous lease returns its unused credits to the day’s allowance', async () => {
+      const payer = { kind: 'anonymous' as const, subject: '203.0.113.9' };
+      const lease = await ledger.reserve(payer, 3, 5_000);
+      if (!('reservationId' in lease)) throw new Error('lease refused');
+      expect(await ledger.settle(lease.reservationId, [{ operation: 'render-page', credits: 1 }])).to.equal(true);
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3, remaining: 2 });
     });
   });
 

@@ -299,37 +299,85 @@ for (const harness of harnesses) {
         const split = await inOneWrite(() => store.reserveCredits(a.id, 2, hold()));
         expect(split).to.include({ fromCycle: 1, fromTopUp: 1 });
         const topUp = await inOneWrite(() => store.reserveCredits(a.id, 1, hold()));
+        const lease = await inOneWrite(() => store.reserveCredits(a.id, 3, hold()));
         const key = `allowance|3|${randomUUID()}`;
-        const anonymous = await inOneWrite(() => store.reserveAllowance(key, 1, 10, T0 + 86_400_000, hold()));
-        await inOneWrite(() => store.settle(split!.id, 'spend'));
-        await inOneWrite(() => store.settle(topUp!.id, 'refund'));
-        await inOneWrite(() => store.settle(anonymous!.id, 'refund'));
-        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 4 });
-        expect(await store.counter(key)).to.equal(0);
+        const anonymous = await inOneWrite(() => store.reserveAllowance(key, 2, 10, T0 + 86_400_000, hold()));
+        await inOneWrite(() => store.settle(split!.id, 2));
+        await inOneWrite(() => store.settle(topUp!.id, 0));
+        await inOneWrite(() => store.settle(lease!.id, 1));
+        await inOneWrite(() => store.settle(anonymous!.id, 1));
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 3 });
+        expect(await store.counter(key)).to.equal(1);
       });
 
-      it('settles a hold exactly once: spend keeps, refund returns both parts', async () => {
+      it('settles a hold exactly once: spending all keeps it, spending none returns both parts', async () => {
         const a = account({ cycleCredits: 1, topUpCredits: 5 });
         await store.insertAccount(a);
         const spent = (await store.reserveCredits(a.id, 2, hold()))!;
         const refunded = (await store.reserveCredits(a.id, 2, hold()))!;
-        expect(await store.settle(spent.id, 'spend')).to.deep.equal(spent);
-        expect(await store.settle(spent.id, 'refund')).to.equal(undefined);
+        expect(await store.settle(spent.id, 2)).to.deep.equal(spent);
+        expect(await store.settle(spent.id, 0)).to.equal(undefined);
         expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 2 });
-        expect(await store.settle(refunded.id, 'refund')).to.deep.equal(refunded);
-        expect(await store.settle(refunded.id, 'refund')).to.equal(undefined);
+        expect(await store.settle(refunded.id, 0)).to.deep.equal(refunded);
+        expect(await store.settle(refunded.id, 0)).to.equal(undefined);
         expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 4 });
+      });
+
+      it('a partial settle returns the unused credits to top-ups first, then to the cycle', async () => {
+        const a = account({ cycleCredits: 6, topUpCredits: 14 });
+        await store.insertAccount(a);
+        const lease = (await store.reserveCredits(a.id, 10, hold()))!;
+        expect(lease).to.include({ fromCycle: 6, fromTopUp: 4 });
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 10 });
+        expect(await store.settle(lease.id, 3)).to.deep.equal(lease);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 3, topUp: 14 });
+        // Fewer unused credits than the hold took from top-ups: all of them go back to top-ups.
+        const mostlySpent = (await store.reserveCredits(a.id, 10, hold()))!;
+        expect(mostlySpent).to.include({ fromCycle: 3, fromTopUp: 7 });
+        await store.settle(mostlySpent.id, 8);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 9 });
+      });
+
+      it('a partial settle after the cycle renewed returns only the unused top-up part', async () => {
+        const a = account({ cycleCredits: 6, topUpCredits: 14 });
+        await store.insertAccount(a);
+        const lease = (await store.reserveCredits(a.id, 10, hold()))!;
+        await store.renewCycle(a.id, a.cycleEnd, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 });
+        expect(await store.settle(lease.id, 3)).to.deep.equal(lease);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 100, topUp: 14 });
+      });
+
+      it('settling twice changes nothing the second time, whatever it spends', async () => {
+        const a = account({ cycleCredits: 6, topUpCredits: 14 });
+        await store.insertAccount(a);
+        const lease = (await store.reserveCredits(a.id, 10, hold()))!;
+        await store.settle(lease.id, 3);
+        for (const spent of [0, 3, 10])
+          expect(await store.settle(lease.id, spent), `spent ${spent}`).to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 3, topUp: 14 });
+        expect(await store.expiredReservations(Number.MAX_SAFE_INTEGER, 10)).to.have.length(0);
+      });
+
+      it('spends at most the hold, and a negative spend is none', async () => {
+        const a = account({ cycleCredits: 2, topUpCredits: 5 });
+        await store.insertAccount(a);
+        const over = (await store.reserveCredits(a.id, 4, hold()))!;
+        expect(await store.settle(over.id, 50)).to.deep.equal(over);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 3 });
+        const negative = (await store.reserveCredits(a.id, 2, hold()))!;
+        await store.settle(negative.id, -5);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 3 });
+        const key = `allowance|5|${randomUUID()}`;
+        const anonymous = (await store.reserveAllowance(key, 3, 10, T0 + 86_400_000, hold()))!;
+        expect(await store.settle(anonymous.id, 50)).to.deep.equal(anonymous);
+        expect(await store.counter(key)).to.equal(3);
       });
 
       it('races of spend and refund on one hold: one wins', async () => {
         const a = account({ cycleCredits: 10 });
         await store.insertAccount(a);
         const r = (await store.reserveCredits(a.id, 3, hold()))!;
-        const outcomes = await Promise.all([
-          store.settle(r.id, 'refund'),
-          store.settle(r.id, 'spend'),
-          store.settle(r.id, 'refund'),
-        ]);
+        const outcomes = await Promise.all([store.settle(r.id, 0), store.settle(r.id, 3), store.settle(r.id, 0)]);
         expect(outcomes.filter((o) => o !== undefined)).to.have.length(1);
         expect((await balanceOf(a.id)).cycle).to.be.oneOf([7, 10]);
       });
@@ -339,7 +387,7 @@ for (const harness of harnesses) {
         await store.insertAccount(a);
         const r = (await store.reserveCredits(a.id, 3, hold()))!;
         await store.renewCycle(a.id, a.cycleEnd, { cycleEnd: a.cycleEnd + MONTH, cycleCredits: 100 });
-        await store.settle(r.id, 'refund');
+        await store.settle(r.id, 0);
         expect(await balanceOf(a.id)).to.deep.equal({ cycle: 100, topUp: 5 });
       });
 
@@ -359,7 +407,7 @@ for (const harness of harnesses) {
         const expired = await store.expiredReservations(T0 + 5_000, 10);
         expect(expired).to.deep.equal([early, anonymous, late]);
         expect(await store.expiredReservations(T0 + 5_000, 1)).to.deep.equal([early]);
-        await store.settle(early!.id, 'refund');
+        await store.settle(early!.id, 0);
         expect(await store.expiredReservations(T0 + 5_000, 10)).to.deep.equal([anonymous, late]);
       });
     });
@@ -375,10 +423,21 @@ for (const harness of harnesses) {
         expect(await store.counter(key)).to.equal(10);
         const one = results.find(Boolean)!;
         expect(one).to.include({ allowanceKey: key, accountId: null, fromCycle: 1, fromTopUp: 0 });
-        await store.settle(one.id, 'refund');
+        await store.settle(one.id, 0);
         expect(await store.counter(key)).to.equal(9);
         expect(await store.reserveAllowance(key, 2, 10, T0, hold())).to.equal(undefined);
         expect(await store.reserveAllowance(key, 1, 10, T0, hold())).to.not.equal(undefined);
+      });
+
+      it('a partial settle lowers the counter by the unused credits, once', async () => {
+        const key = `allowance|6|${randomUUID()}`;
+        await store.increment(key, 1, T0 + 86_400_000);
+        const lease = (await store.reserveAllowance(key, 5, 10, T0 + 86_400_000, hold()))!;
+        expect(await store.counter(key)).to.equal(6);
+        expect(await store.settle(lease.id, 2)).to.deep.equal(lease);
+        expect(await store.counter(key)).to.equal(3);
+        expect(await store.settle(lease.id, 0)).to.equal(undefined);
+        expect(await store.counter(key)).to.equal(3);
       });
 
       it('refuses a hold larger than the cap, even on a fresh day', async () => {
@@ -459,14 +518,19 @@ for (const harness of harnesses) {
     describe('usage', () => {
       it('lists an account’s spent calls newest first, up to the limit, and only its own', async () => {
         const [a, b] = [randomUUID(), randomUUID()];
-        for (let i = 0; i < 5; i++)
-          await store.addUsage({ accountId: a, operation: `op-${i}`, credits: i + 1, at: T0 + i });
-        await store.addUsage({ accountId: b, operation: 'other', credits: 2, at: T0 + 10 });
+        await store.addUsage([{ accountId: a, operation: 'op-0', credits: 1, at: T0 }]);
+        // Several at once, as a lease's settlement records its calls.
+        await store.addUsage(
+          [1, 2, 3, 4].map((i) => ({ accountId: a, operation: `op-${i}`, credits: i + 1, at: T0 + i })),
+        );
+        await store.addUsage([]);
+        await store.addUsage([{ accountId: b, operation: 'other', credits: 2, at: T0 + 10 }]);
         expect(await store.recentUsage(a, 3)).to.deep.equal([
           { accountId: a, operation: 'op-4', credits: 5, at: T0 + 4 },
           { accountId: a, operation: 'op-3', credits: 4, at: T0 + 3 },
           { accountId: a, operation: 'op-2', credits: 3, at: T0 + 2 },
         ]);
+        expect(await store.recentUsage(a, 10)).to.have.length(5);
         expect(await store.recentUsage(randomUUID(), 3)).to.deep.equal([]);
       });
     });

@@ -11,6 +11,7 @@ import {
   type Reservation,
   type SessionRecord,
   type UsageRecord,
+  unusedCredits,
 } from './store.js';
 
 // Only operations MongoDB and jongodb share: findOneAndUpdate/updateOne with $inc/$set/$unset/
@@ -325,22 +326,22 @@ export class MongoStore implements BillingStore {
   }
 
   /**
-   * One update removes the hold and, for a refund, returns its credits, guarded on the hold still
-   * being there (so exactly one settlement wins) and, for an account, on the cycle the refund was
-   * judged against (cycle credits return only to the cycle they came from).
+   * One update removes the hold and returns its unused credits, guarded on the hold still being
+   * there (so exactly one settlement wins) and, for an account, on the cycle the return was judged
+   * against (cycle credits return only to the cycle they came from).
    */
-  async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined> {
+  async settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined> {
     const place = holdPlace(reservationId);
     if (!place) return undefined;
     const path = `holds.${place.holdId}`;
-    const refund = outcome === 'refund';
     if (place.in === 'c') {
       const doc = await this.counters.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<CounterDoc>();
       const hold = doc?.holds?.[place.holdId];
       if (!hold) return undefined;
+      const { toCycle } = unusedCredits(hold, spentCredits);
       const settled = await this.counters.updateOne(
         { _id: place.docId, [path]: { $exists: true } },
-        { $unset: { [path]: '' }, $inc: increments({ openHolds: -1, value: refund ? -hold.fromCycle : 0 }) },
+        { $unset: { [path]: '' }, $inc: increments({ openHolds: -1, value: -toCycle }) },
       );
       return settled.modifiedCount === 1 ? toReservation(place, hold) : undefined;
     }
@@ -348,14 +349,15 @@ export class MongoStore implements BillingStore {
       const doc = await this.accounts.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<AccountDoc>();
       const hold = doc?.holds?.[place.holdId];
       if (!doc || !hold) return undefined;
+      const { toCycle, toTopUp } = unusedCredits(hold, spentCredits);
       const settled = await this.accounts.updateOne(
         { _id: place.docId, [path]: { $exists: true }, cycleEnd: doc.cycleEnd },
         {
           $unset: { [path]: '' },
           $inc: increments({
             openHolds: -1,
-            cycleCredits: refund && hold.cycleEnd === doc.cycleEnd ? hold.fromCycle : 0,
-            topUpCredits: refund ? hold.fromTopUp : 0,
+            cycleCredits: hold.cycleEnd === doc.cycleEnd ? toCycle : 0,
+            topUpCredits: toTopUp,
           }),
         },
       );
@@ -419,8 +421,8 @@ export class MongoStore implements BillingStore {
     return doc ? toApiKey(doc) : undefined;
   }
 
-  async addUsage(usage: UsageRecord): Promise<void> {
-    await this.usage.create(usage);
+  async addUsage(records: readonly UsageRecord[]): Promise<void> {
+    if (records.length > 0) await this.usage.insertMany(records);
   }
 
   async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {

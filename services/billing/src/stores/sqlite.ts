@@ -10,6 +10,7 @@ import {
   type Reservation,
   type SessionRecord,
   type UsageRecord,
+  unusedCredits,
 } from './store.js';
 
 const SCHEMA = `
@@ -206,8 +207,8 @@ export class SqliteStore implements BillingStore {
       reservationById: db.prepare<[string], ReservationRow>('SELECT * FROM reservations WHERE id = ?'),
       deleteReservation: db.prepare('DELETE FROM reservations WHERE id = ?'),
       refundAccount: db.prepare(
-        `UPDATE accounts SET cycle_credits = cycle_credits + CASE WHEN cycle_end = @cycleEnd THEN @fromCycle ELSE 0 END,
-           top_up_credits = top_up_credits + @fromTopUp WHERE id = @id`,
+        `UPDATE accounts SET cycle_credits = cycle_credits + CASE WHEN cycle_end = @cycleEnd THEN @toCycle ELSE 0 END,
+           top_up_credits = top_up_credits + @toTopUp WHERE id = @id`,
       ),
       refundAllowance: db.prepare('UPDATE counters SET value = max(0, value - ?) WHERE key = ?'),
       expiredReservations: db.prepare<[number, number], ReservationRow>(
@@ -285,20 +286,20 @@ export class SqliteStore implements BillingStore {
           return reservation;
         },
       ),
-      settle: db.transaction((reservationId: string, outcome: 'spend' | 'refund'): Reservation | undefined => {
+      // A lease's calls in one commit, not one each.
+      addUsage: db.transaction((records: readonly UsageRecord[]) => {
+        for (const record of records) q.insertUsage.run(record);
+      }),
+      settle: db.transaction((reservationId: string, spentCredits: number): Reservation | undefined => {
         const row = q.reservationById.get(reservationId);
         if (!row || q.deleteReservation.run(reservationId).changes !== 1) return undefined;
         const reservation = toReservation(row);
-        if (outcome === 'refund') {
+        const { toCycle, toTopUp } = unusedCredits(reservation, spentCredits);
+        if (toCycle + toTopUp > 0) {
           if (reservation.accountId) {
-            q.refundAccount.run({
-              id: reservation.accountId,
-              cycleEnd: reservation.cycleEnd,
-              fromCycle: reservation.fromCycle,
-              fromTopUp: reservation.fromTopUp,
-            });
+            q.refundAccount.run({ id: reservation.accountId, cycleEnd: reservation.cycleEnd, toCycle, toTopUp });
           } else if (reservation.allowanceKey) {
-            q.refundAllowance.run(reservation.fromCycle, reservation.allowanceKey);
+            q.refundAllowance.run(toCycle, reservation.allowanceKey);
           }
         }
         return reservation;
@@ -363,8 +364,8 @@ export class SqliteStore implements BillingStore {
     return this.tx.reserveAllowance.immediate(allowanceKey, credits, max, allowanceExpiresAt, hold);
   }
 
-  async settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined> {
-    return this.tx.settle.immediate(reservationId, outcome);
+  async settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined> {
+    return this.tx.settle.immediate(reservationId, spentCredits);
   }
 
   async expiredReservations(now: number, limit: number): Promise<Reservation[]> {
@@ -398,8 +399,8 @@ export class SqliteStore implements BillingStore {
     return row && toApiKey(row);
   }
 
-  async addUsage(usage: UsageRecord): Promise<void> {
-    this.q.insertUsage.run(usage);
+  async addUsage(records: readonly UsageRecord[]): Promise<void> {
+    this.tx.addUsage(records);
   }
 
   async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {

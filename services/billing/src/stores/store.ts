@@ -29,11 +29,13 @@ export interface BillingStore {
     hold: Hold,
   ): Promise<Reservation | undefined>;
   /**
-   * Ends a hold exactly once: `spend` keeps the credits, `refund` gives them back (cycle credits
-   * only while the account is still in the cycle they came from). Undefined when already settled.
+   * Ends a hold exactly once: keeps `spentCredits` of it (clamped to 0..held) and gives the rest
+   * back, as unusedCredits() splits it: to top-ups first, then to cycle credits (only while the
+   * account is still in the cycle they came from); an allowance counter goes down by it. 0 spent
+   * is a refund, the whole hold a spend. Undefined when already settled.
    */
-  settle(reservationId: string, outcome: 'spend' | 'refund'): Promise<Reservation | undefined>;
-  /** Holds whose time ran out, oldest first; the caller refunds each with settle(). */
+  settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined>;
+  /** Holds whose time ran out, oldest first; the caller refunds each with settle(id, 0). */
   expiredReservations(now: number, limit: number): Promise<Reservation[]>;
 
   /** Adds `by` to a named counter (created at 0, deleted after `expiresAt`); returns the new value. */
@@ -50,7 +52,7 @@ export interface BillingStore {
   touchApiKey(keyId: string, at: number, everyMs: number): Promise<void>;
 
   /** Records a spent call of an account (the dashboard's recent usage). */
-  addUsage(usage: UsageRecord): Promise<void>;
+  addUsage(records: readonly UsageRecord[]): Promise<void>;
   /** An account's most recent spent calls, newest first. */
   recentUsage(accountId: string, limit: number): Promise<UsageRecord[]>;
 
@@ -97,7 +99,7 @@ export interface Hold {
   expiresAt: number;
 }
 
-/** Credits held for one call: what was taken and from where, so a refund puts it back. */
+/** A spent call of an account (its recent usage). */
 export interface UsageRecord {
   accountId: string;
   operation: string;
@@ -105,6 +107,10 @@ export interface UsageRecord {
   at: number;
 }
 
+/**
+ * Credits held for one call or a lease (calls the edge serves from one hold): what was taken and
+ * from where, so settling puts the unused part back.
+ */
 export interface Reservation {
   id: string;
   /** Set for signed-in callers (sessions, API keys). */
@@ -117,6 +123,21 @@ export interface Reservation {
   fromCycle: number;
   fromTopUp: number;
   expiresAt: number;
+}
+
+/**
+ * What settling `hold` with `spentCredits` (clamped to 0..held) gives back, by where it came from.
+ * Calls spend cycle credits before top-ups, so the spent part counts as the hold's cycle credits
+ * and the unused part goes back to top-ups first.
+ */
+export function unusedCredits(
+  hold: Pick<Reservation, 'fromCycle' | 'fromTopUp'>,
+  spentCredits: number,
+): { toCycle: number; toTopUp: number } {
+  const held = hold.fromCycle + hold.fromTopUp;
+  const unused = held - (spentCredits > 0 ? Math.min(spentCredits, held) : 0);
+  const toTopUp = Math.min(unused, hold.fromTopUp);
+  return { toCycle: unused - toTopUp, toTopUp };
 }
 
 export interface ApiKeyRecord {

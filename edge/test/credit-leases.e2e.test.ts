@@ -1,0 +1,74 @@
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
+import { expect } from 'chai';
+import { account, creditsHeader, eventually, quota } from './billing-helpers.js';
+
+/** How long the edge's view of a caller, and so a lease, lasts here: long enough to outlast a billing restart. */
+const LEASE_MS = 4_000;
+
+/**
+ * Issue 13: a busy API-key caller's calls are paid from a lease (one hold for many calls) without
+ * a billing round trip; its settlement spends what they cost and returns the rest, with the
+ * guarantees of a single hold: no credit lost, none spent twice, a lease nobody settles expires.
+ */
+describe('credit leases through the edge', function () {
+  this.timeout(120_000);
+  let site: FixtureSite;
+  let stack: TestStack;
+  let apiKey: string;
+  const downCheck = () => stack.api(`/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`, { apiKey });
+
+  before(async () => {
+    site = await startFixtureSite();
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      clock: true,
+      env: { RESERVATION_SWEEP_MS: '200' },
+      envFor: { edge: { CALLER_VIEW_MS: String(LEASE_MS) } },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    await site?.close();
+  });
+
+  /** Ten paid calls in a row: from the ninth on, the caller is busy and its calls are paid from a lease. */
+  async function becomeBusy(): Promise<void> {
+    // The edge counts a leased call in the caller's rate window: start well inside a minute.
+    const second = new Date().getSeconds();
+    if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+    ({ apiKey } = await account(stack, 'STARTER', '--credits', '5000', '--rate-limit', '100000'));
+    for (let i = 1; i <= 10; i++) {
+      const res = await downCheck();
+      expect(res.status).to.equal(200);
+      expect(creditsHeader(res)).to.equal(5000 - i);
+    }
+  }
+
+  it('pays calls without billing while it lasts, and spends exactly what they cost once billing is back', async () => {
+    await becomeBusy();
+    await stack.kill('billing');
+    for (let i = 11; i <= 15; i++) {
+      const res = await downCheck();
+      expect(res.status, 'paid from the lease').to.equal(200);
+      expect(creditsHeader(res)).to.equal(5000 - i);
+    }
+    await stack.start('billing');
+    // Past the lease and the edge's view, billing answers: the held lease would show as 4892 (8
+    // single calls spent, 100 held); settled, it shows the 15 calls and nothing else.
+    await new Promise((r) => setTimeout(r, LEASE_MS + 500));
+    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 4985 }), 30_000);
+  });
+
+  // Last: it moves billing's clock, which the edge's rate windows (its own clock) no longer match.
+  it('loses no credit when the edge dies holding one: the hold expires and returns all it held', async () => {
+    await becomeBusy();
+    await new Promise((r) => setTimeout(r, 500)); // the single calls' settlements have landed
+    await stack.kill('edge');
+    await stack.start('edge');
+    // Eight single calls spent, and the lease's 100 credits held (the two calls it paid included).
+    expect(await quota(stack, { apiKey })).to.include({ remaining: 4892 });
+    stack.advanceClock(200_000);
+    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 4992 }), 30_000);
+  });
+});
