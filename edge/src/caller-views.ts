@@ -35,6 +35,8 @@ export class CallerViews {
   private readonly unreported = new Map<string, RequestCount>();
   /** Requests of each caller on their way to billing, which will count them: a view counts them too. */
   private readonly asking = new Map<string, number>();
+  /** Credits this edge has given back to each caller so far (failed calls, ended leases). */
+  private readonly returned = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -46,15 +48,19 @@ export class CallerViews {
   }
 
   /**
-   * A request of the caller goes to billing: until `done`, views count it as used (it is counted
-   * there), so reads answered here meanwhile cannot take the caller past its rate.
+   * A request of the caller goes to billing: until it is answered, views count it as used (it is
+   * counted there), so reads answered here meanwhile cannot take the caller past its rate.
+   * `answered` returns the credits this edge gave back to the caller meanwhile, which billing's
+   * answer may not include yet.
    */
-  asks(key: string): () => void {
+  asks(key: string): () => number {
     this.asking.set(key, (this.asking.get(key) ?? 0) + 1);
+    const returnedBefore = this.returned.get(key) ?? 0;
     return () => {
       const left = (this.asking.get(key) ?? 1) - 1;
       if (left > 0) this.asking.set(key, left);
       else this.asking.delete(key);
+      return Math.max(0, (this.returned.get(key) ?? 0) - returnedBefore);
     };
   }
 
@@ -86,8 +92,12 @@ export class CallerViews {
     if (view) view.seenAt = Date.now();
   }
 
-  /** Credits a failed call's refund gives back (billing has them back once the settlement lands). */
+  /**
+   * Credits given back (a failed call's, an ended lease's unused ones): billing has them once the
+   * settlement lands; an answer to a request sent before then may be short of them (see `asks`).
+   */
   refund(key: string, credits: number): void {
+    this.returned.set(key, (this.returned.get(key) ?? 0) + credits);
     const view = this.views.get(key);
     if (view) view.quota = { ...view.quota, remaining: view.quota.remaining + credits };
   }
@@ -139,6 +149,8 @@ export class CallerViews {
   private async tick(): Promise<void> {
     const stale = Date.now() - this.ttlMs;
     for (const [key, view] of this.views) if (view.seenAt < stale) this.views.delete(key);
+    for (const key of this.returned.keys())
+      if (!this.views.has(key) && !this.asking.has(key)) this.returned.delete(key);
     await this.flush();
   }
 }

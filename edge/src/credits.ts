@@ -100,20 +100,26 @@ export class Metering {
         ? this.leases
         : undefined;
     if (leases) {
-      const leased = await this.fromLease(leases, key, spec, ctx, credential);
-      if (leased) return leased;
+      for (let paid = this.payFromLease(leases, key, spec, ctx, credential); paid; ) {
+        if (!(paid instanceof Promise)) return paid;
+        await paid;
+        paid = this.payFromLease(leases, key, spec, ctx, credential);
+      }
     }
     const seen = callers === 'ip' ? undefined : this.views.check(key, spec.fromCallerView === true);
     if (seen) {
-      setCredits(ctx, seen.quota.remaining + (this.leases?.unused(key) ?? 0));
+      const quota = { ...seen.quota, remaining: seen.quota.remaining + (this.leases?.unused(key) ?? 0) };
+      setCredits(ctx, quota.remaining);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
-      return { caller: { credential, quota: seen.quota }, settle: () => undefined };
+      return { caller: { credential, quota }, settle: () => undefined };
     }
-    // Read your own writes: a refund of this caller still on its way lands first.
-    await this.settlements.refunded(key);
+    // Decided before any wait: of the callers that waited for one lease, only the first asks for the next.
     const leaseCredits = leases?.sizeFor(key, spec.credits, this.views.remaining(key)) ?? 0;
     const leaseAsked = leases && leaseCredits > 0 ? leases.asking(key) : undefined;
+    // Read your own writes: a refund of this caller still on its way lands first.
+    await this.settlements.refunded(key);
     let outcome: AuthorizeResponse['outcome'];
+    let returnedMeanwhile = 0;
     const answered = this.views.asks(key);
     try {
       ({ outcome } = await this.authorizations.authorize(
@@ -133,7 +139,7 @@ export class Metering {
       this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
       throw httpErrorFromCall(err, spec);
     } finally {
-      answered();
+      returnedMeanwhile = answered();
     }
     if (outcome?.$case !== 'grant') {
       leaseAsked?.();
@@ -151,13 +157,16 @@ export class Metering {
       throw refusal(ctx, denial, spec.credits);
     }
     const { reservationId, rate } = outcome.grant;
-    const quota = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
-    if (callers !== 'ip') this.views.remember(key, quota, rate);
+    const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
+    const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
+    if (callers !== 'ip') this.views.remember(key, known, rate);
     if (leaseAsked) {
       const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
       leaseAsked();
-      if (call) return this.leasedHold(ctx, { credential, quota }, call, spec.credits);
+      if (call) return this.leasedHold(ctx, { credential, quota: known }, call, spec.credits);
     }
+    // Billing counts the credits the caller's leases have not spent as held; they are still its own.
+    const quota = { ...known, remaining: known.remaining + (this.leases?.unused(key) ?? 0) };
     setCredits(ctx, quota.remaining);
     const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
     return {
@@ -177,37 +186,31 @@ export class Metering {
   }
 
   /**
-   * The call paid from the caller's open lease (waiting for one being asked for), counted toward
-   * its rate in its view; undefined when billing must decide (no lease with enough credits left, a
-   * stale view, a new rate window).
+   * The call paid from the caller's open lease, counted toward its rate in its view; the lease
+   * being asked for, to wait for; or undefined when billing must decide (no lease with enough
+   * credits left and none coming, a stale view, a new rate window).
    */
-  private async fromLease(
+  private payFromLease(
     leases: CreditLeases,
     key: string,
     spec: Metered,
     ctx: Context,
     credential: Credential,
-  ): Promise<Hold | undefined> {
-    for (;;) {
-      const call = leases.take(key, spec.operation, spec.credits);
-      if (call) {
-        const seen = this.views.check(key, true);
-        if (!seen) {
-          call.giveBack();
-          leases.close(key);
-          return undefined;
-        }
-        if (seen.retryAfterSeconds !== undefined) {
-          call.giveBack();
-          setCredits(ctx, seen.quota.remaining + leases.unused(key));
-          throw tooManyRequests(seen.retryAfterSeconds);
-        }
-        return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits);
-      }
-      const opening = leases.opening(key);
-      if (!opening) return undefined;
-      await opening;
+  ): Hold | Promise<void> | undefined {
+    const call = leases.take(key, spec.operation, spec.credits);
+    if (!call) return leases.opening(key);
+    const seen = this.views.check(key, true);
+    if (!seen) {
+      call.giveBack();
+      leases.close(key);
+      return undefined;
     }
+    if (seen.retryAfterSeconds !== undefined) {
+      call.giveBack();
+      setCredits(ctx, seen.quota.remaining + leases.unused(key));
+      throw tooManyRequests(seen.retryAfterSeconds);
+    }
+    return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits);
   }
 
   /** A call paid from a lease; the caller's credits left count what the lease has not given out. */
@@ -234,12 +237,20 @@ export class Metering {
       const key = callerKey(credential);
       const seen = this.views.check(key, true);
       if (seen) return seen.quota.remaining + (this.leases?.unused(key) ?? 0);
-      const { quota, rate } = await this.billing.getQuota(
-        { credential, refused: ctx.status >= 400 },
-        billingCall(String(ctx.state.requestId ?? '')),
-      );
-      this.views.remember(key, quota, rate);
-      return quota?.remaining ?? 0;
+      const answered = this.views.asks(key);
+      let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
+      let returnedMeanwhile = 0;
+      try {
+        reply = await this.billing.getQuota(
+          { credential, refused: ctx.status >= 400 },
+          billingCall(String(ctx.state.requestId ?? '')),
+        );
+      } finally {
+        returnedMeanwhile = answered();
+      }
+      const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
+      this.views.remember(key, quota, reply.rate);
+      return (quota?.remaining ?? 0) + (this.leases?.unused(key) ?? 0);
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }

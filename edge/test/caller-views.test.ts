@@ -49,4 +49,14 @@ describe('the edge’s view of a caller (counting against its rate)', () => {
     views.remember('key:old', quota, { ...window(1), minute: String(Number(minute()) - 1) });
     expect(views.check('key:old', true)).to.equal(undefined);
   });
+
+  it('tells a request to billing what this edge gave back meanwhile, which billing’s answer may lack', () => {
+    const sentBefore = views.asks('key:k');
+    views.refund('key:k', 3);
+    const sentAfter = views.asks('key:k');
+    views.refund('key:k', 2);
+    expect(sentBefore()).to.equal(5);
+    expect(sentAfter()).to.equal(2);
+    expect(views.asks('key:k')()).to.equal(0);
+  });
 });

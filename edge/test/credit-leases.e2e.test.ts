@@ -47,6 +47,8 @@ describe('credit leases through the edge', function () {
 
   it('pays calls without billing while it lasts, and spends exactly what they cost once billing is back', async () => {
     await becomeBusy();
+    // Its unused credits are held at billing but still the caller's: the quota read counts them.
+    expect(await quota(stack, { apiKey })).to.include({ remaining: 4990 });
     await stack.kill('billing');
     for (let i = 11; i <= 15; i++) {
       const res = await downCheck();
