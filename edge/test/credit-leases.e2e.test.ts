@@ -1,7 +1,7 @@
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { account, creditsHeader, eventually, quota } from './billing-helpers.js';
+import { account, Browser, creditsHeader, eventually, expectFailure, json, quota } from './billing-helpers.js';
 
 /** How long the edge's view of a caller, and so a lease, lasts here: long enough to outlast a billing restart. */
 const LEASE_MS = 4_000;
@@ -32,17 +32,22 @@ describe('credit leases through the edge', function () {
     await site?.close();
   });
 
-  /** Ten paid calls in a row: from the ninth on, the caller is busy and its calls are paid from a lease. */
-  async function becomeBusy(): Promise<void> {
+  /**
+   * A new account's key makes ten paid calls in a row: from the ninth on, the caller is busy and
+   * its calls are paid from a lease. Returns the account's email.
+   */
+  async function becomeBusy(...options: string[]): Promise<string> {
     // The edge counts a leased call in the caller's rate window: start well inside a minute.
     const second = new Date().getSeconds();
     if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-    ({ apiKey } = await account(stack, 'STARTER', '--credits', '5000', '--rate-limit', '100000'));
+    const created = await account(stack, 'STARTER', '--credits', '5000', '--rate-limit', '100000', ...options);
+    apiKey = created.apiKey;
     for (let i = 1; i <= 10; i++) {
       const res = await downCheck();
       expect(res.status).to.equal(200);
       expect(creditsHeader(res)).to.equal(5000 - i);
     }
+    return created.email;
   }
 
   it('pays calls without billing while it lasts, and spends exactly what they cost once billing is back', async () => {
@@ -60,6 +65,25 @@ describe('credit leases through the edge', function () {
     // single calls spent, 100 held); settled, it shows the 15 calls and nothing else.
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
     await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 4985 }), 30_000);
+  });
+
+  it('stops a revoked key once its lease has ended, within CALLER_VIEW_MS', async () => {
+    const email = await becomeBusy('--password', 'correct horse battery');
+    const browser = new Browser(stack, '192.0.2.40');
+    expect((await browser.signIn(email, 'correct horse battery')).status).to.equal(200);
+    const keys = (await json(await browser.fetch('/v1/keys'))).data.keys as { id: string; prefix: string }[];
+    const key = keys.find((k) => apiKey.startsWith(k.prefix));
+    expect((await browser.fetch(`/v1/keys/${key?.id}`, { method: 'DELETE' })).status).to.equal(200);
+    const revokedAt = Date.now();
+    const statuses = new Set<number>();
+    await eventually(async () => {
+      const res = await downCheck();
+      statuses.add(res.status);
+      await expectFailure(res, 401, 'revoked_api_key');
+    }, 30_000);
+    // Until then its calls were paid from the lease taken before the revocation, and nothing else.
+    expect([...statuses].filter((status) => status !== 200 && status !== 401)).to.deep.equal([]);
+    expect(Date.now() - revokedAt, 'a liveness bound, well past the lease').to.be.below(LEASE_MS + 10_000);
   });
 
   // Last: it moves billing's clock, which the edge's rate windows (its own clock) no longer match.
