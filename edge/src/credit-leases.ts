@@ -25,8 +25,6 @@ export const HOLD_GRACE_MS = 60_000;
 
 /** A call paid from a lease: its credits are spent on success and go back to the lease on failure. */
 export interface LeasedCall {
-  /** Credits that remain with the lease after this call's were taken from it. */
-  unusedAfter: number;
   settle(result: 'success' | 'failure'): void;
   /** The call did not happen (refused before it ran): its credits go back. */
   giveBack(): void;
@@ -211,7 +209,6 @@ export class CreditLeases {
       this.settleIfDone(lease);
     };
     return {
-      unusedAfter: lease.credits - lease.taken,
       settle: (result) => finish(result === 'success'),
       giveBack: () => finish(false),
     };

@@ -163,7 +163,7 @@ export class Metering {
     if (leaseAsked) {
       const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
       leaseAsked();
-      if (call) return this.leasedHold(ctx, { credential, quota: known }, call, spec.credits);
+      if (call) return this.leasedHold(ctx, { credential, quota: known }, call, spec.credits, leases?.unused(key) ?? 0);
     }
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + (this.leases?.unused(key) ?? 0) };
@@ -210,12 +210,15 @@ export class Metering {
       setCredits(ctx, seen.quota.remaining + leases.unused(key));
       throw tooManyRequests(seen.retryAfterSeconds);
     }
-    return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits);
+    return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits, leases.unused(key));
   }
 
-  /** A call paid from a lease; the caller's credits left count what the lease has not given out. */
-  private leasedHold(ctx: Context, caller: Caller, call: LeasedCall, credits: number): Hold {
-    const remaining = caller.quota.remaining + call.unusedAfter;
+  /**
+   * A call paid from a lease; the caller's credits left count what its leases hold and have not
+   * given out (`unused`, once this call's credits are taken).
+   */
+  private leasedHold(ctx: Context, caller: Caller, call: LeasedCall, credits: number, unused: number): Hold {
+    const remaining = caller.quota.remaining + unused;
     setCredits(ctx, remaining);
     return {
       caller: { ...caller, quota: { ...caller.quota, remaining } },
