@@ -446,10 +446,15 @@ for (const harness of harnesses) {
     });
 
     describe('counters', () => {
-      it('increments concurrently without losing counts, and goes down as well', async () => {
+      it('increments without losing counts (concurrently where the server is atomic), and goes down', async () => {
         const key = `rate|${randomUUID()}`;
         expect(await store.counter(key)).to.equal(0);
-        const values = await Promise.all(Array.from({ length: 50 }, () => store.increment(key, 1, T0 + 60_000)));
+        const increment = () => store.increment(key, 1, T0 + 60_000);
+        // jongodb (see atomicGuards) once answered two of 50 concurrent increments with the same
+        // count under load: there the same increments go one at a time.
+        const values: number[] = [];
+        if (harness.atomicGuards) values.push(...(await Promise.all(Array.from({ length: 50 }, increment))));
+        else for (let i = 0; i < 50; i++) values.push(await increment());
         expect([...values].sort((x, y) => x - y)).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
         expect(await store.increment(key, -1, T0)).to.equal(49);
         expect(await store.counter(key)).to.equal(49);
