@@ -13,7 +13,7 @@ const MIN_LEASE_CREDITS = 16;
  * credentials (and other edges) still find credits while it is open.
  */
 const LEASE_SHARE = 1 / 20;
-/** Paid calls of a caller within one lease lifetime after which its next authorization takes a lease. */
+/** Paid calls of a caller that went to billing within one lease lifetime, after which it takes a lease. */
 const BUSY_CALLS = 8;
 /** Routes whose calls a lease pays for have at most this deadline: the hold at billing outlives its last call. */
 export const MAX_LEASED_CALL_MS = 60_000;
@@ -43,6 +43,7 @@ interface Lease {
   endsAt: number;
   /** Billing returns the hold by itself after this: its settlement is pointless then. */
   expiresAt: number;
+  /** Ended: no longer the caller's open lease, it settles once its last call has finished. */
   closed: boolean;
 }
 
@@ -91,7 +92,7 @@ export class CreditLeases {
   /** Takes a call's credits from the caller's open lease; undefined when it has none or too few left. */
   take(key: string, operation: string, credits: number): LeasedCall | undefined {
     const lease = this.callers.get(key)?.lease;
-    if (!lease || lease.closed) return undefined;
+    if (!lease) return undefined;
     if (Date.now() >= lease.endsAt) {
       this.close(key);
       return undefined;
