@@ -4,20 +4,21 @@
  *  2. parse time of that page: our streaming LinkCollector against cheerio's extraction;
  *  3. edge overhead: down-check of a fixture through the edge against a direct undici request
  *     to the same fixture, p50/p99 at 50 concurrent requests, in three rounds (median ratio).
+ * The fixture site runs in a process of its own, so the load generator has this one to itself.
  */
 
 import { readFileSync } from 'node:fs';
 import { LinkCollector } from '@webutil/crawl';
 import * as cheerio from 'cheerio';
-import { startFixtureSite } from '../src/fixture-site.js';
 import { startTestStack } from '../src/test-stack.js';
 import { fmt, type LoadResult, load } from './load.js';
+import { startSiteProcess } from './site-process.js';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 8000);
 const ROUNDS = 3;
 const WARMUP_MS = 3000;
 
-const site = await startFixtureSite();
+const site = await startSiteProcess();
 const stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: { LOG_LEVEL: 'warn' } });
 const auth: Record<string, string> =
   'apiKey' in stack && typeof stack.apiKey === 'string' ? { authorization: `Bearer ${stack.apiKey}` } : {};
@@ -106,7 +107,7 @@ try {
   }
 } finally {
   await stack.stop();
-  await site.close();
+  await site.stop();
 }
 
 function median(values: number[]): number {

@@ -185,6 +185,8 @@ export async function runService(opts: RunServiceOptions): Promise<RunningServic
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    // Nothing serves channelz; left on, every call pays for its counters and timestamps.
+    'grpc.enable_channelz': 0,
   });
   const serviceNames = opts.bindings.map((b) => Object.values(b.definition)[0]?.path.split('/')[1] ?? '');
   const health = new HealthImplementation({
