@@ -27,6 +27,8 @@ interface BodyFacts {
 type BodyReader = (res: SafeResponse) => Promise<BodyFacts>;
 
 interface Exchange extends BodyFacts {
+  /** The URL asked for, parsed once for the throttle, the request and the soft-404 question. */
+  target: URL;
   res?: SafeResponse;
   error?: { kind: string; code: string; message: string };
   retryAfterSeconds?: number;
@@ -154,7 +156,7 @@ export class LinkChecker {
   private async soft404(url: string, exchange: Exchange): Promise<boolean> {
     const res = exchange.res as SafeResponse;
     const redirectedTo = res.redirects.length > 0 ? res.url : undefined;
-    const target = new URL(url);
+    const { target } = exchange;
     if (target.pathname === '/' && !target.search && !redirectedTo) return false;
     const probe = await this.notFoundPage(target.origin);
     if (!probe) return false;
@@ -211,7 +213,8 @@ export class LinkChecker {
    * consumes the body of the final answer while the slot is held; an unread body is dropped.
    */
   private async exchange(url: string, method: 'GET' | 'HEAD', timeoutMs: number, read?: BodyReader): Promise<Exchange> {
-    const host = new URL(url).host;
+    const target = new URL(url);
+    const host = target.host;
     for (let attempt = 0; ; attempt++) {
       let release: (signal: HostSignal) => void;
       try {
@@ -219,6 +222,7 @@ export class LinkChecker {
       } catch (err) {
         if (err instanceof HostNotAnsweringError)
           return {
+            target,
             error: {
               kind: 'not_answering',
               code: 'ETIMEDOUT',
@@ -230,7 +234,7 @@ export class LinkChecker {
       const started = performance.now();
       let res: SafeResponse;
       try {
-        res = await this.deps.http.fetch(url, {
+        res = await this.deps.http.fetch(target, {
           method,
           maxRedirects: MAX_REDIRECTS,
           timeoutMs,
@@ -240,17 +244,18 @@ export class LinkChecker {
       } catch (err) {
         release(err instanceof OutboundError && err.kind === 'timeout' ? 'timeout' : 'failed');
         if (this.signal.aborted) throw this.signal.reason;
-        if (err instanceof OutboundError) return { error: { kind: err.kind, code: err.code, message: err.message } };
+        if (err instanceof OutboundError)
+          return { target, error: { kind: err.kind, code: err.code, message: err.message } };
         throw err;
       }
       const elapsed = performance.now() - started;
       const health: HostSignal =
         res.status === 429 || res.status === 503 ? 'overloaded' : elapsed > this.deps.slowAnswerMs ? 'slow' : 'fast';
-      if (res.status !== 429) return this.finish({ res }, read, release, health);
+      if (res.status !== 429) return this.finish({ target, res }, read, release, health);
       const waitMs = retryAfterMs(header(res.headers, 'retry-after')) ?? DEFAULT_429_PAUSE_MS * 2 ** attempt;
       const fits = waitMs <= this.deps.maxRetryAfterMs && Date.now() + waitMs + timeoutMs < this.deadline;
       if (attempt >= MAX_429_RETRIES || !fits)
-        return this.finish({ res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health);
+        return this.finish({ target, res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health);
       await res.dump();
       release(health);
       this.deps.throttle.pause(host, waitMs);
