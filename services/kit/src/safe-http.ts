@@ -272,15 +272,38 @@ class ExchangeAbort extends EventEmitter {
   }
 }
 
+/**
+ * The exchanges under way per caller signal. One listener on the signal aborts them all: a
+ * crawl's exchanges share its signal, and an EventTarget walks its whole listener list on every
+ * add and remove, so a listener each cost in proportion to the requests in flight.
+ */
+const exchangesOf = new WeakMap<AbortSignal, Set<ExchangeAbort>>();
+
+function follow(caller: AbortSignal, exchange: ExchangeAbort): () => void {
+  let live = exchangesOf.get(caller);
+  if (!live) {
+    const exchanges = new Set<ExchangeAbort>();
+    const abortAll = () => {
+      for (const each of exchanges) each.abort(caller.reason);
+      exchanges.clear();
+    };
+    caller.addEventListener('abort', abortAll, { once: true });
+    exchangesOf.set(caller, exchanges);
+    live = exchanges;
+  }
+  live.add(exchange);
+  return live.delete.bind(live, exchange);
+}
+
 function exchangeSignal(
   timeoutMs: number,
   caller: AbortSignal | undefined,
 ): { signal: ExchangeAbort; done: () => void } {
   const signal = new ExchangeAbort();
-  const onCallerAbort = () => signal.abort(caller?.reason);
+  const unfollow = caller && !caller.aborted ? follow(caller, signal) : undefined;
   const done = () => {
     clearTimeout(timer);
-    caller?.removeEventListener('abort', onCallerAbort);
+    unfollow?.();
   };
   const timer = setTimeout(() => {
     signal.abort(new DOMException('The operation timed out.', 'TimeoutError'));
@@ -288,7 +311,6 @@ function exchangeSignal(
   }, timeoutMs);
   timer.unref();
   if (caller?.aborted) signal.abort(caller.reason);
-  else caller?.addEventListener('abort', onCallerAbort, { once: true });
   return { signal, done };
 }
 
