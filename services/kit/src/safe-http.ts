@@ -255,10 +255,9 @@ export class SafeHttp {
 }
 
 /**
- * The abort of one exchange: the caller's signal, or its time budget running out. undici takes an
- * EventEmitter as a request's signal, and one costs a fraction of an AbortController with its
- * EventTarget listeners (so does a plain timer against AbortSignal.any + AbortSignal.timeout),
- * which matters when a link check makes thousands of requests; `done()` lets go of both early.
+ * The abort of one exchange, given to undici as the request's signal: undici takes an
+ * EventEmitter there, which costs a fraction of an AbortController and its EventTarget listeners,
+ * and that matters when a link check makes thousands of requests.
  */
 class ExchangeAbort extends EventEmitter {
   aborted = false;
@@ -295,6 +294,10 @@ function follow(caller: AbortSignal, exchange: ExchangeAbort): () => void {
   return live.delete.bind(live, exchange);
 }
 
+/**
+ * The abort of one exchange: the caller's signal, or its time budget running out (a plain timer,
+ * several times cheaper than AbortSignal.timeout with AbortSignal.any); `done()` lets go of both.
+ */
 function exchangeSignal(
   timeoutMs: number,
   caller: AbortSignal | undefined,
