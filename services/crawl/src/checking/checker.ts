@@ -1,7 +1,7 @@
 import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
 import { isHtml } from '../page/fetch.js';
 import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetCollector } from '../page/fragments.js';
-import { parseStream } from '../page/parse-stream.js';
+import { nextTurn, parseStream } from '../page/parse-stream.js';
 import type { FetchSettings } from '../settings.js';
 import { normalizePageUrl } from '../site-crawl/frontier.js';
 import { botWallVendor } from './bot-wall.js';
@@ -167,6 +167,9 @@ export class LinkChecker {
       if (!got.res || got.res.status >= 300) return false;
       sample = got.sample;
     }
+    // Parsing a sample is up to 64 KB of markup: in a turn of its own, not back to back with
+    // every other answer that arrived in the same turn.
+    await nextTurn();
     return sameNotFoundPage(fingerprint(sample ?? '', url, redirectedTo), probe);
   }
 

@@ -298,10 +298,14 @@ class SiteCrawl {
     throw new CrawlFailure('not_html', `the entry page is not HTML (status ${status})`);
   }
 
-  /** Takes a page's links in document order: queues pages for the next level, counts and checks links. */
+  /**
+   * Takes a page's links in document order: queues pages for the next level, counts and checks
+   * links. Each slice, the first too, waits for a turn of the event loop of its own: taken where
+   * the page was read, the first slices of many pages ran back to back in one turn.
+   */
   private async absorb(visit: PageVisit, links: readonly FoundLink[]): Promise<void> {
     for (const [i, link] of links.entries()) {
-      if (i > 0 && i % ABSORB_SLICE === 0) await nextTurn();
+      if (i % ABSORB_SLICE === 0) await nextTurn();
       if (link.type === 'internal' && link.scheme.startsWith('http')) {
         // A link to a known page is already in page form (most internal links repeat on every page).
         const page = this.frontier.has(link.url) ? link.url : this.asPage(link.url);
