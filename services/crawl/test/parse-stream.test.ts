@@ -7,7 +7,8 @@ import { parseStream, type TextSink } from '../src/page/parse-stream.js';
 
 const ANCHORS = 3_000;
 /** About 80 KB of nothing but links: thousands of URLs to resolve per socket chunk. */
-const DENSE = `<!doctype html><body>${Array.from({ length: ANCHORS }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('')}`;
+const anchor = (i: number) => `<a href="/p/${i}">${i}</a>`;
+const DENSE = `<!doctype html><body>${Array.from({ length: ANCHORS }, (_, i) => anchor(i)).join('')}`;
 /** A 4-byte character whose UTF-16 halves sit on both sides of the 16 K-character piece boundary. */
 const ACROSS = `${'x'.repeat(16 * 1024 - 1)}😀${'y'.repeat(100)}`;
 
