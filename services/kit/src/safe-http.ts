@@ -132,16 +132,16 @@ export class SafeHttp {
         assertWebScheme(url);
         let res: Dispatcher.ResponseData;
         try {
-          // undici closes the connection after a HEAD unless told not to (for servers that wrongly
-          // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
-          // The agent's own request: undici's top-level request() costs ~30 us more per call
-          // (it re-reads the URL and copies the options), measured in docs/decisions.md.
+          // The agent's own request(): undici's top-level request(url) costs ~30 us more per call
+          // (it reads the URL again and copies the options), measured in docs/decisions.md.
           res = await this.agent.request({
             origin: url.origin,
             path: url.pathname + url.search,
             method,
             signal,
             headers,
+            // undici closes the connection after a HEAD unless told not to (for servers that wrongly
+            // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
             reset: method === 'HEAD' ? false : undefined,
           });
         } catch (err) {
