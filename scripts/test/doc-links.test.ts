@@ -4,12 +4,13 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { REPO_ROOT } from '../src/local-stack.js';
 
-/** The repository's documents: the README and every page under docs/. */
+/** The repository's documents: the README and every page under docs/, its folders included. */
 const documents = [
   'README.md',
-  ...readdirSync(path.join(REPO_ROOT, 'docs'))
+  ...readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
+    .map((name) => `docs/${name.split(path.sep).join('/')}`)
+    .sort(),
 ];
 
 /** The relative link targets of a markdown page, outside code blocks, without their #fragment. */
@@ -37,7 +38,13 @@ describe('links in the README and docs/', () => {
   );
 
   it('finds the documents and their links', () => {
-    expect(documents).to.include.members(['README.md', 'docs/architecture.md', 'docs/decisions.md']);
+    expect(documents).to.include.members([
+      'README.md',
+      'docs/architecture.md',
+      'docs/benchmarks.md',
+      'docs/decisions/README.md',
+      'docs/decisions/0001-error-envelope-and-statuses.md',
+    ]);
     expect(relativeLinks(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8'))).to.include('docs/architecture.md');
   });
 
@@ -61,5 +68,21 @@ describe('links in the README and docs/', () => {
       '```',
     ].join('\n');
     expect(relativeLinks(page)).to.deep.equal(['docs/api.md', 'helm/webutil']);
+  });
+});
+
+/** Issue 30, item 4: every decision record is listed in the index, the index lists no missing record. */
+describe('the decision records index', () => {
+  const folder = path.join(REPO_ROOT, 'docs', 'decisions');
+  const records = readdirSync(folder)
+    .filter((name) => /^\d{4}-.+\.md$/.test(name))
+    .sort();
+  const indexed = relativeLinks(readFileSync(path.join(folder, 'README.md'), 'utf8')).filter((target) =>
+    /^\d{4}-.+\.md$/.test(target),
+  );
+
+  it('lists every record once, and only records that exist', () => {
+    expect(records).to.not.be.empty;
+    expect([...indexed].sort()).to.deep.equal(records);
   });
 });
