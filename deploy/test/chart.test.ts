@@ -284,7 +284,7 @@ describe('Helm chart helm/webutil', function () {
     expect(renderPod.volumes).to.deep.include({ name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '512Mi' } });
   });
 
-  it('sizes memory limits from the measured peaks in docs/decisions.md', () => {
+  it('sizes memory limits from the measured peaks (docs/decisions/0046-pod-sizing.md)', () => {
     for (const manifests of [defaults, production]) {
       // Bookmarks: five hostile 10 MB files at once beside a normal conversion peak under 600 MB.
       const bookmark = named(manifests, 'Deployment', 'bookmark').spec.template.spec.containers[0];

@@ -3,7 +3,7 @@ import { readGrpcError } from '@webutil/kit';
 import { HttpError } from './envelope.js';
 import type { RouteSpec } from './route-spec.js';
 
-/** docs/decisions.md: a gRPC status -> HTTP status and code, when the route's row does not say otherwise. */
+/** A gRPC status -> HTTP status and code, when the route's row does not say otherwise (decision 0001). */
 export const STATUS_BY_CODE: Partial<Record<grpcStatus, [number, string, string?]>> = {
   [grpcStatus.INVALID_ARGUMENT]: [400, 'invalid_request'],
   [grpcStatus.FAILED_PRECONDITION]: [400, 'failed_precondition'],

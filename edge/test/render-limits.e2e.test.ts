@@ -86,7 +86,7 @@ describe('rendering limits and failures, through the REST edge', function () {
     ]);
     for (const call of calls) {
       expect(expectRenderFailure(call, 408, 'render_timeout')).to.match(/within 6 s/);
-      // Server-Timing is a header of the 200 (docs/decisions.md); a failure has none.
+      // Server-Timing is a header of the 200 (decision 0034); a failure has none.
       expect(call.res.headers.get('server-timing')).to.equal(null);
     }
     // Liveness: the 6 s budget ends both, far from the route's 60 s deadline.

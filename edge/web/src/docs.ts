@@ -2,7 +2,7 @@
  * The API reference, from the edge's OpenAPI document: per route its inputs, its success body and a
  * curl example; then every schema of the document's components, linked from where it is used.
  * Written here rather than bundled: Redoc and Scalar inject <style> elements, which the CSP refuses
- * (docs/decisions.md, "The website").
+ * (docs/decisions/0051-api-docs-renderer.md).
  */
 import { h, show } from './dom.js';
 import { type Document, inputFields, type Operation, openApi, operations, type Schema } from './openapi.js';

@@ -2,8 +2,8 @@ import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:cry
 import argon2 from 'argon2';
 
 /**
- * Argon2id at OWASP's minimum (19 MiB, 2 passes, 1 lane): about 35 ms of one core, computed on
- * libuv's thread pool, so the event loop keeps serving while a password is hashed or checked.
+ * Argon2id at OWASP's minimum (19 MiB, 2 passes, 1 lane; docs/decisions/0016-password-hashing.md),
+ * computed on libuv's thread pool, so the event loop keeps serving while a password is hashed or checked.
  * The PHC string stores the parameters, so they can be raised later: a stored hash with weaker
  * ones is replaced at the next successful sign-in.
  */

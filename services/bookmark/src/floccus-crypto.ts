@@ -25,9 +25,9 @@ export type DeriveKey = (passphrase: string, salt: string, signal?: AbortSignal)
 
 /**
  * Key derivation on libuv's thread pool, at most `concurrency` at a time. Each derivation is
- * ~0.1 s of pure CPU: letting the pool's four threads run them in parallel on a small machine
- * takes cores from every other process without finishing the queue any sooner (see
- * docs/decisions.md). A call cancelled while it waits never derives.
+ * pure CPU: letting the pool's four threads run them in parallel on a small machine takes cores
+ * from every other process without finishing the queue any sooner
+ * (docs/decisions/0041-floccus-decryption.md). A call cancelled while it waits never derives.
  */
 export function keyDerivation(concurrency: number): DeriveKey {
   const limit = pLimit(concurrency);

@@ -230,7 +230,7 @@ function decoded(decoder: TextDecoder, slice: Uint8Array | undefined, more: bool
 /**
  * A copy of a string the document keeps. V8 makes a substring a view of the string it was cut
  * from, so one kept date would keep the parser's whole 128 KiB slice alive, and with them all the
- * text of the file: measured on a 10 MB file, the document held 42 MB instead of 18 MB.
+ * text of the file, more than doubling the document's memory (docs/decisions/0042-xbel-to-html.md).
  */
 function detached(value: string): string {
   return Buffer.from(value, 'utf8').toString('utf8');

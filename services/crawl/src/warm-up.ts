@@ -12,8 +12,8 @@ import { crawlSite } from './site-crawl/crawler.js';
  * (WebAssembly), modules finish loading, V8 compiles the code each request runs. So before the
  * service takes jobs it crawls a small site it serves itself on loopback (two origins, so
  * connections to several hosts are made), once per crawl kind, through its own outbound client
- * and throttle (the service's own allow no loopback), and packs and unpacks the result. Measured
- * in docs/decisions.md ("Crawl speed"): a bigger warm-up saves little more and costs memory. It
+ * and throttle (the service's own allow no loopback), and packs and unpacks the result. A bigger
+ * warm-up saves little more and costs memory (docs/decisions/0031-crawl-warm-up.md). It
  * never fails the start: a warm-up that goes wrong is logged and skipped. Returns the number of
  * links each warm-up crawl reported (none when it failed).
  */

@@ -5,7 +5,8 @@ export const MAX_HTML_DEPTH = 512;
 
 /**
  * htmlparser2 with a bounded cost. It keeps open elements in an array it `unshift`s, so n nested
- * unclosed tags cost n² (measured: 1 MB of `<b>` took 30 s, 4.8 s in one write). Counting open
+ * unclosed tags cost n² (a megabyte of `<b>` blocked for many seconds:
+ * docs/decisions/0027-bounded-html-parsing.md). Counting open
  * elements through its own open and close events (void and implied closes included) and stopping
  * the parse once more than `maxDepth` are open keeps every parse linear; `tooDeep` then says the
  * rest of the document was not read.

@@ -132,8 +132,8 @@ export class SafeHttp {
         assertWebScheme(url);
         let res: Dispatcher.ResponseData;
         try {
-          // The agent's own request(): undici's top-level request(url) costs ~30 us more per call
-          // (it reads the URL again and copies the options), measured in docs/decisions.md.
+          // The agent's own request(): undici's top-level request(url) reads the URL again and copies
+          // the options on every call (docs/decisions/0054-outbound-request-cost.md).
           res = await this.agent.request({
             origin: url.origin,
             path: url.pathname + url.search,

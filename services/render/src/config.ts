@@ -14,7 +14,7 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       CHROMIUM_PATH: env.string('/usr/bin/chromium'),
       /** DNS servers (host or host:port, comma-separated) the egress proxy asks; default: the system resolver. */
       RENDER_DNS_SERVERS: env.list(),
-      // Pool and queue (sizing measured: docs/decisions.md)
+      // Pool and queue (sizing: docs/decisions/0032-render-pool-and-queue.md)
       RENDER_BROWSERS: env.int(2, 1),
       RENDER_PAGES_PER_BROWSER: env.int(2, 1),
       RENDER_QUEUE_DEPTH: env.int(16, 0),

@@ -58,8 +58,8 @@ export type PackedResult = Buffer & { readonly __packed: 'CrawlResult' };
 
 /**
  * Packing is on the path from a crawl's last answer to its job reading `done`, so it compresses
- * fast (level 1) rather than small: on the benchmark's 814 kB result, 3 ms for 40 kB instead of
- * 7-16 ms for 32 kB at the default level 6 (docs/decisions.md, "Crawl speed").
+ * fast (level 1) rather than small: the default level took several times longer for a slightly
+ * smaller result (docs/decisions/0030-crawl-job-transport.md).
  */
 const PACK_LEVEL = 1;
 

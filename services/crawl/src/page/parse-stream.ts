@@ -9,7 +9,8 @@ let turnScheduled = false;
  * work, one waiting piece per turn of the loop, whoever waits. Awaiting a stream whose chunks are
  * already buffered never leaves the microtask queue; and a plain setImmediate per piece would run
  * every piece queued before a turn back to back in that turn: with four hostile crawls parsing a
- * hundred pages at once, 0.9 s without a timer or a socket served. One per turn, the loop waits
+ * hundred pages at once, no timer or socket was served for a long block (docs/benchmarks.md,
+ * hostile site). One per turn, the loop waits
  * for one chunk's work at most.
  */
 export function nextTurn(): Promise<void> {
@@ -40,7 +41,8 @@ export interface TextSink {
 
 /**
  * Text parsed in one turn of the event loop at most: 16 K characters of dense anchors are
- * thousands of links to resolve, where a socket's 64 KB chunk took a slow machine 0.3 s.
+ * thousands of links to resolve; a socket's whole 64 KB chunk blocked the loop far too long
+ * (docs/decisions/0028-event-loop-turns.md).
  */
 const PIECE_CHARS = 16 * 1024;
 
