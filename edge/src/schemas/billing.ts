@@ -33,7 +33,7 @@ export const Challenge = reshaped(
       z.strictObject({ provider: z.literal('turnstile'), ...TurnstileChallenge.shape }),
     ])
     .meta({ id: 'Challenge' }),
-  { altcha: 'challenge, when provider is altcha', turnstile: 'siteKey, when provider is turnstile' },
+  { altcha: AltchaChallenge, turnstile: TurnstileChallenge },
 );
 
 /** Passwords are taken as typed: no trimming. */

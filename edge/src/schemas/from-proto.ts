@@ -109,9 +109,9 @@ export interface Provenance {
   message: string;
   /**
    * Proto JSON name -> its REST name, the object spread in its place, why it is left out, or (for a
-   * reshaped message) where its presenter puts it.
+   * reshaped message) the REST object its presenter makes of it.
    */
-  fields: Record<string, { rest: string } | { spread: z.ZodObject } | { omitted: string } | { reshaped: string }>;
+  fields: Record<string, { rest: string } | { spread: z.ZodObject } | { omitted: string } | { reshaped: z.ZodObject }>;
   /** REST names no proto field carries. */
   added: string[];
 }
@@ -211,16 +211,16 @@ export function restObject<M extends MessageFacts, const S extends RestSpec<M> =
 
 /**
  * A REST schema a presenter builds from a message in a shape of its own (a oneof as a tagged
- * union): `fields` says where each proto field goes, for the contract test.
+ * union): `fields` names the REST object each proto field becomes, for the contract test.
  */
 export function reshaped<M extends MessageFacts, S extends z.ZodType>(
   message: M,
   schema: S,
-  fields: { [K in FieldNames<M>]: string },
+  fields: { [K in FieldNames<M>]: z.ZodObject },
 ): S {
   provenance.set(schema, {
     message: message.message,
-    fields: Object.fromEntries(Object.entries(fields).map(([name, where]) => [name, { reshaped: where as string }])),
+    fields: Object.fromEntries(Object.entries(fields).map(([name, rest]) => [name, { reshaped: rest as z.ZodObject }])),
     added: [],
   });
   return schema;
