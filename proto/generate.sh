@@ -12,3 +12,5 @@ buf=../node_modules/.bin/buf
 "$buf" generate
 # The descriptor set from which each service also serves the Connect protocol (JSON and binary over HTTP/1.1).
 "$buf" build --as-file-descriptor-set -o gen/descriptors.binpb
+# Each message's fields and each enum's REST values, from which the edge builds the REST contract.
+node write-fields.mjs

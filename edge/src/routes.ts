@@ -50,7 +50,14 @@ import {
   LinkExtractCrawlJob,
 } from './schemas/crawl.js';
 import { DownCheckResult, MetaScanResult } from './schemas/meta-scan.js';
-import { PdfInput, PdfResult, ScreenshotInput, ScreenshotResult } from './schemas/render.js';
+import {
+  PdfInput,
+  PdfResult,
+  pdfRequest,
+  ScreenshotInput,
+  ScreenshotResult,
+  screenshotRequest,
+} from './schemas/render.js';
 import { domainInput, SslScanResult } from './schemas/tls-scan.js';
 
 /** Failures of a service that fetches the caller's page. */
@@ -155,7 +162,7 @@ export const routes: RouteSpec[] = [
     envelope: 'top-level',
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
-    call: (c, input, options) => c.render.screenshot(input, options),
+    call: (c, input, options) => c.render.screenshot(screenshotRequest(input), options),
     headers: screenshotHeaders,
     successHeaders: {
       'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
@@ -174,7 +181,7 @@ export const routes: RouteSpec[] = [
     envelope: 'top-level',
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
-    call: (c, input, options) => c.render.urlToPdf(input, options),
+    call: (c, input, options) => c.render.urlToPdf(pdfRequest(input), options),
     headers: pdfHeaders,
     successHeaders: {
       'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',

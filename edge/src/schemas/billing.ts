@@ -1,35 +1,40 @@
 /** Quota, the bot challenge, sessions and API keys. */
+import * as billing from '@webutil/proto/webutil/billing/v1/billing.fields';
 import { z } from 'zod';
 import { count, required, timestamp } from './common.js';
+import { reshaped, restObject } from './from-proto.js';
 
 const plan = z.enum(['FREE', 'STARTER', 'GROWTH', 'SCALE', 'ENTERPRISE']);
 
-export const Quota = z
-  .strictObject({
-    callerKind: z.enum(['anonymous', 'session', 'apikey']),
-    plan: plan.optional().meta({ description: 'Omitted for anonymous callers.' }),
-    limit: count.meta({ description: 'Credits this cycle; per UTC day for anonymous callers.' }),
-    remaining: count.meta({ description: 'Cycle credits left plus unused top-ups.' }),
-  })
-  .meta({ id: 'Quota' });
+export const Quota = restObject(billing.Quota, {
+  id: 'Quota',
+  fields: {
+    callerKind: { value: z.enum(['anonymous', 'session', 'apikey']) },
+    plan: { value: plan, description: 'Omitted for anonymous callers.' },
+    limit: { value: count, description: 'Credits this cycle; per UTC day for anonymous callers.' },
+    remaining: { value: count, description: 'Cycle credits left plus unused top-ups.' },
+  },
+});
 
-export const Challenge = z
-  .discriminatedUnion('provider', [
-    z.strictObject({
-      provider: z.literal('altcha'),
-      challenge: z
-        .strictObject({
-          algorithm: z.string(),
-          challenge: z.string(),
-          maxnumber: z.number().int(),
-          salt: z.string(),
-          signature: z.string(),
-        })
-        .meta({ description: 'The ALTCHA widget’s challenge JSON.' }),
-    }),
-    z.strictObject({ provider: z.literal('turnstile'), siteKey: z.string() }),
-  ])
-  .meta({ id: 'Challenge' });
+const AltchaChallenge = restObject(billing.AltchaChallenge, {
+  description: 'The ALTCHA widget’s challenge JSON.',
+  fields: { maxNumber: { as: 'maxnumber' } },
+});
+const TurnstileChallenge = restObject(billing.TurnstileChallenge);
+/** The oneof as the spec's tagged union: `provider` names the member (presenters/billing.ts). */
+export const Challenge = reshaped(
+  billing.CreateChallengeResponse,
+  z
+    .discriminatedUnion('provider', [
+      z.strictObject({
+        provider: z.literal('altcha'),
+        challenge: AltchaChallenge,
+      }),
+      z.strictObject({ provider: z.literal('turnstile'), ...TurnstileChallenge.shape }),
+    ])
+    .meta({ id: 'Challenge' }),
+  { altcha: AltchaChallenge, turnstile: TurnstileChallenge },
+);
 
 /** Passwords are taken as typed: no trimming. */
 const password = z
@@ -46,53 +51,71 @@ export const solutionInput = z
   .object(solution)
   .refine((v) => v.payload || v.turnstileToken, 'payload (the solved ALTCHA challenge) or turnstileToken is required');
 
-export const ChallengeCleared = z
-  .strictObject({ maxAgeSeconds: count.meta({ description: 'Lifetime of the wu_clearance cookie just set.' }) })
-  .meta({ id: 'ChallengeCleared' });
+export const ChallengeCleared = restObject(billing.SolveChallengeResponse, {
+  id: 'ChallengeCleared',
+  fields: { maxAgeSeconds: { value: count, description: 'Lifetime of the wu_clearance cookie just set.' } },
+  omit: { clearance: 'the wu_clearance cookie' },
+});
 
-const Account = z
-  .strictObject({
-    email: z.string(),
-    plan,
-    createdAt: timestamp,
-    cycleEnds: timestamp.meta({ description: 'When the cycle’s credits renew.' }),
-    topUpCredits: count.meta({ description: 'Purchased credits left; they outlast the cycle.' }),
-  })
-  .meta({ id: 'Account' });
-export const Session = z
-  .strictObject({
-    account: Account,
-    csrfToken: z.string().meta({
+const Account = restObject(billing.Account, {
+  id: 'Account',
+  fields: {
+    plan: { value: plan },
+    createdAt: { value: timestamp },
+    cycleEnds: { value: timestamp, description: 'When the cycle’s credits renew.' },
+    topUpCredits: { value: count, description: 'Purchased credits left; they outlast the cycle.' },
+  },
+});
+export const Session = restObject(billing.Session, {
+  id: 'Session',
+  fields: {
+    account: { value: Account },
+    csrfToken: {
       description: 'Send it as X-CSRF-Token on the session’s state-changing and credit-spending requests.',
-    }),
-  })
-  .meta({ id: 'Session' });
-export const SignedOut = z.strictObject({ signedOut: z.literal(true) }).meta({ id: 'SignedOut' });
+    },
+  },
+  omit: { token: 'the wu_session cookie', maxAgeSeconds: 'the wu_session cookie' },
+});
+export const SignedOut = restObject(billing.SignOutResponse, {
+  id: 'SignedOut',
+  add: { signedOut: z.literal(true) },
+});
 
-const apiKeyFields = {
-  id: z.string(),
-  name: z.string(),
-  prefix: z.string().meta({ description: 'The key’s first characters, e.g. wu_live_AbCd.' }),
-  createdAt: timestamp,
-  lastUsedAt: timestamp.nullable(),
-  revokedAt: timestamp.nullable(),
-};
-export const ApiKey = z.strictObject(apiKeyFields).meta({ id: 'ApiKey' });
-export const NewApiKey = z
-  .strictObject({ ...apiKeyFields, key: z.string().meta({ description: 'The full key, shown this once.' }) })
-  .meta({ id: 'NewApiKey' });
-export const ApiKeyList = z.strictObject({ keys: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
+export const ApiKey = restObject(billing.ApiKey, {
+  id: 'ApiKey',
+  fields: {
+    prefix: { description: 'The key’s first characters, e.g. wu_live_AbCd.' },
+    createdAt: { value: timestamp },
+    lastUsedAt: { value: timestamp, nullable: true },
+    revokedAt: { value: timestamp, nullable: true },
+  },
+});
+export const NewApiKey = restObject(billing.CreateApiKeyResponse, {
+  id: 'NewApiKey',
+  fields: {
+    key: { spread: ApiKey },
+    secret: { as: 'key', description: 'The full key, shown this once.' },
+  },
+});
+export const ApiKeyList = restObject(billing.ListApiKeysResponse, {
+  id: 'ApiKeyList',
+  fields: { keys: { value: ApiKey } },
+});
 
-export const UsageList = z
-  .strictObject({
-    usage: z
-      .array(
-        z.strictObject({
-          operation: z.string().meta({ description: 'The route’s operation, e.g. broken-links.' }),
-          credits: count,
-          at: timestamp,
-        }),
-      )
-      .meta({ description: 'The account’s 50 most recent spent calls, newest first.' }),
-  })
-  .meta({ id: 'UsageList' });
+/** Billing keeps epoch milliseconds; the spec's times are ISO 8601 (presenters/billing.ts). */
+export const UsageList = restObject(billing.ListUsageResponse, {
+  id: 'UsageList',
+  fields: {
+    entries: {
+      as: 'usage',
+      value: restObject(billing.UsageEntry, {
+        fields: {
+          operation: { description: 'The route’s operation, e.g. broken-links.' },
+          credits: { value: count },
+          atMs: { as: 'at', value: timestamp },
+        },
+      }),
+      description: 'The account’s 50 most recent spent calls, newest first.',
+    },
+  },
+});

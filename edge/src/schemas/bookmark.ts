@@ -1,6 +1,8 @@
 /** The bookmark service's XBEL routes: a multipart upload in, a download link out. */
+import * as bookmark from '@webutil/proto/webutil/bookmark/v1/bookmark.fields';
 import { z } from 'zod';
 import { type UploadRules, uploadedFile } from '../multipart.js';
+import { restObject } from './from-proto.js';
 
 /** The spec's upload rules for both XBEL routes. */
 export const XBEL_UPLOAD: UploadRules = {
@@ -25,12 +27,16 @@ export const xbelDecryptInput = z.object({
     .meta({ description: 'The passphrase the file was encrypted with; required even for a plain file.' }),
 });
 
-export const XbelResult = z
-  .strictObject({
-    downloadUrl: z.url().meta({
+/** The same three fields answer both routes (ConvertXbelToHtmlResponse has them too). */
+export const XbelResult = restObject(bookmark.DecryptXbelResponse, {
+  id: 'XbelResult',
+  fields: {
+    storedName: {
+      as: 'downloadUrl',
+      value: z.url(),
       description: 'Absolute URL of the output file: no credential, no credit, valid 30 minutes, then 404.',
-    }),
-    fileName: z.string().meta({ description: 'Suggested download name.', example: 'bookmarks-decrypted.xbel' }),
-    message: z.string().meta({ description: 'What was done, for people.' }),
-  })
-  .meta({ id: 'XbelResult' });
+    },
+    fileName: { description: 'Suggested download name.', example: 'bookmarks-decrypted.xbel' },
+    message: { description: 'What was done, for people.' },
+  },
+});

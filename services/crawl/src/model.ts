@@ -1,43 +1,16 @@
 /**
- * The crawl service's own vocabulary: links, checked links, pages, progress and results. The
- * domain code speaks only these; server.ts maps them to the proto messages, once.
+ * The crawl service's vocabulary. Links, checked links, pages, progress and results are the proto
+ * messages (crawl.proto), under the names the domain code speaks: only their message fields are
+ * required here (ts-proto makes them optional), the crawl-only `sources` split off, and the closed
+ * value sets the proto carries as strings (link types, severities) narrowed to their values. The
+ * rest is the crawl's own: job kinds and statuses.
  */
+import type * as proto from '@webutil/proto/webutil/crawl/v1/crawl';
 
 /** Link types of the spec's link records and link items. */
 export type LinkType = 'internal' | 'external' | 'mailto' | 'tel' | 'anchor' | 'other';
 
-/** A link as found on a page. */
-export interface FoundLink {
-  /** Resolved absolute URL; the raw href for non-HTTP schemes. */
-  url: string;
-  originalHref: string;
-  text: string;
-  rel: string | undefined;
-  type: LinkType;
-  /** URL scheme without the colon. */
-  scheme: string;
-}
-
 export type Severity = 'ok' | 'warning' | 'broken' | 'info';
-
-/** A link after its check, graded (docs/grading.md). */
-export interface CheckedLink {
-  url: string;
-  originalHref: string;
-  text: string;
-  type: LinkType;
-  rel: string | undefined;
-  /** Final status after redirects; absent when no answer came. */
-  statusCode: number | undefined;
-  statusText: string;
-  severity: Severity;
-  reason: string;
-  category: string;
-  redirected: boolean;
-  finalUrl: string | undefined;
-  responseTimeMs: number | undefined;
-  errorCode: string | undefined;
-}
 
 /** Where a link was seen in a crawl: the first pages (at most 25) and how many pages in all. */
 export interface Sourced {
@@ -45,108 +18,62 @@ export interface Sourced {
   sourceCount: number;
 }
 
-export interface LinkCounts {
-  total: number;
-  internal: number;
-  external: number;
-  mailto: number;
-  tel: number;
+/** A link as found on a page. */
+export interface FoundLink extends Omit<proto.ExtractedLink, keyof Sourced | 'type'> {
+  type: LinkType;
 }
 
-export interface LinkSummary {
-  ok: number;
-  warnings: number;
-  broken: number;
-  info: number;
-  internal: number;
-  external: number;
-}
-
-export interface BreakdownRow {
-  code: string;
-  label: string;
+/** A link after its check, graded (docs/grading.md). */
+export interface CheckedLink extends Omit<proto.LinkRecord, keyof Sourced | 'type' | 'severity'> {
+  type: LinkType;
   severity: Severity;
-  count: number;
 }
 
-export interface ScoreCard {
-  healthScore: number;
-  grade: string;
+export type LinkCounts = proto.LinkCounts;
+export type LinkSummary = proto.LinkSummary;
+export interface BreakdownRow extends Omit<proto.StatusBreakdownRow, 'severity'> {
+  severity: Severity;
+}
+export interface CrawledPage extends Omit<proto.CrawledPage, 'severity'> {
+  severity: Severity;
+}
+export type JobError = proto.JobError;
+
+/** The grading of a set of checked links. */
+export interface ScoreCard extends Pick<proto.CheckLinksResponse, 'healthScore' | 'grade'> {
   summary: LinkSummary;
   statusBreakdown: BreakdownRow[];
 }
 
 /** Links of one page (GET /v1/link-extract). */
-export interface PageLinks {
-  url: string;
-  scannedAt: string;
-  totalLinks: number;
-  truncated: boolean;
+export interface PageLinks extends Omit<proto.ExtractResult, 'counts' | 'links'> {
   counts: LinkCounts;
   links: FoundLink[];
 }
 
 /** One page's links checked (POST /v1/broken-links). */
-export interface PageCheck extends ScoreCard {
-  url: string;
-  scannedAt: string;
-  totalLinks: number;
-  checkedLinks: number;
-  truncated: boolean;
+export interface PageCheck extends Omit<proto.CheckLinksResponse, keyof ScoreCard | 'links'>, ScoreCard {
   links: CheckedLink[];
 }
 
 export type CrawlKind = 'broken-links' | 'link-extract';
 
 /**
- * A crawl's progress. One shape for both kinds; the extract crawl's poll shows the subset its
- * spec names (pagesCrawled as pagesScanned). `linksFound` counts by the same rule as the result:
- * every unique link of a broken-link crawl (`totalUniqueLinks`), the counted types of an extract
- * crawl (`counts.total`: no in-page anchors, no non-HTTP schemes).
+ * A crawl's progress. One shape for both kinds, the broken-link crawl's; the extract crawl's poll
+ * shows the subset its spec names (pagesCrawled as pagesScanned). `linksFound` counts by the same
+ * rule as the result: every unique link of a broken-link crawl (`totalUniqueLinks`), the counted
+ * types of an extract crawl (`counts.total`: no in-page anchors, no non-HTTP schemes).
  */
-export interface CrawlProgress {
-  phase: string;
-  message: string;
-  sitemapFound: boolean;
-  sitemapUrlCount: number;
-  pagesCrawled: number;
-  pagesDiscovered: number;
-  pagesCap: number;
-  linksFound: number;
-  linksChecked: number;
-  linksTotal: number;
-}
+export type CrawlProgress = proto.BrokenLinkCrawlProgress;
 
-/** A page a crawl fetched. */
-export interface CrawledPage {
-  url: string;
-  statusCode: number | undefined;
-  statusText: string;
-  severity: Severity;
-  linksOnPage: number;
-  /** Breadth-first depth from the entry URL. */
-  depth: number;
-  fromSitemap: boolean;
-}
-
-export interface BrokenLinkCrawlResult extends ScoreCard {
-  url: string;
-  scannedAt: string;
-  pagesCrawled: number;
-  pagesDiscovered: number;
-  totalUniqueLinks: number;
-  truncatedPages: boolean;
-  truncatedLinks: boolean;
+export interface BrokenLinkCrawlResult
+  extends Omit<proto.BrokenLinkCrawlResult, keyof ScoreCard | 'links' | 'pages'>,
+    ScoreCard {
   links: (CheckedLink & Sourced)[];
   pages: CrawledPage[];
 }
 
-export interface LinkExtractCrawlResult {
-  url: string;
-  scannedAt: string;
-  totalLinks: number;
-  truncated: boolean;
-  counts: LinkCounts;
+export interface LinkExtractCrawlResult extends Omit<PageLinks, 'links'> {
   links: (FoundLink & Sourced)[];
 }
 
@@ -155,11 +82,6 @@ export type CrawlResult =
   | { kind: 'link-extract'; result: LinkExtractCrawlResult };
 
 export type JobStatus = 'crawling' | 'done' | 'failed';
-
-export interface JobError {
-  code: string;
-  message: string;
-}
 
 /** A crawl job as a poll sees it. */
 export interface CrawlJobView {

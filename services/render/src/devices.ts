@@ -1,6 +1,8 @@
+import type * as contract from '@webutil/proto/webutil/render/v1/render.fields';
 import { KnownDevices, type Viewport } from 'puppeteer-core';
 
-export type DeviceName = 'desktop' | 'mobile';
+/** The Device enum's values (render.proto). */
+export type DeviceName = keyof (typeof contract.Device)['values'];
 
 export interface Device {
   viewport: Viewport;

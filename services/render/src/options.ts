@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '@webutil/kit';
+import type { ScreenshotRequest, UrlToPdfRequest } from '@webutil/proto/webutil/render/v1/render';
+import * as contract from '@webutil/proto/webutil/render/v1/render.fields';
 import type { PaperFormat } from 'puppeteer-core';
 import type { DeviceName } from './devices.js';
+
+/** An enum as proto/write-fields.mjs writes it: each value's name and number. */
+type EnumFacts = { values: Readonly<Record<string, number>> };
 
 /** What a screenshot request asks for, defaults applied. */
 export interface ScreenshotOptions {
@@ -18,8 +23,9 @@ export interface PdfOptions {
   colorScheme: ColorScheme;
 }
 
-export type ImageFormat = 'png' | 'jpeg' | 'webp';
-export type ColorScheme = 'light' | 'dark';
+/** The options' values are the proto enums' (render.proto): their REST names, in lower case. */
+export type ImageFormat = keyof (typeof contract.ImageFormat)['values'];
+export type ColorScheme = keyof (typeof contract.ColorScheme)['values'];
 
 /** Each image format's stored extension and content type. */
 export const IMAGE_FORMATS: Record<ImageFormat, { extension: string; contentType: string }> = {
@@ -28,44 +34,30 @@ export const IMAGE_FORMATS: Record<ImageFormat, { extension: string; contentType
   webp: { extension: 'webp', contentType: 'image/webp' },
 };
 
-const DEVICES = ['desktop', 'mobile'] as const;
-const SCHEMES = ['light', 'dark'] as const;
-const PAGE_FORMATS = ['letter', 'legal', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6'] as const;
-const ORIENTATIONS = ['portrait', 'landscape'] as const;
-
 /**
- * One option: absent means its default; anything else must be one of the allowed values exactly
- * (the spec's values are lower case; `PNG` is refused rather than guessed at).
+ * One option: its enum value's name. The zero value is the spec's default, so an absent option is
+ * already the default; a number the enum does not have is refused.
  */
-function pick<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw invalidArgument('INVALID_OPTION', `${name} must be one of ${allowed.join(', ')}`);
+function pick<E extends EnumFacts>(name: string, value: number, facts: E): keyof E['values'] & string {
+  const found = Object.entries(facts.values).find(([, number]) => number === value);
+  if (found) return found[0] as keyof E['values'] & string;
+  throw invalidArgument('INVALID_OPTION', `${name} must be one of ${Object.keys(facts.values).join(', ')}`);
 }
 
-export function screenshotOptions(request: {
-  format?: string | undefined;
-  device?: string | undefined;
-  colorScheme?: string | undefined;
-}): ScreenshotOptions {
+export function screenshotOptions(request: Omit<ScreenshotRequest, 'url'>): ScreenshotOptions {
   return {
-    format: pick('format', request.format, Object.keys(IMAGE_FORMATS) as ImageFormat[], 'png'),
-    device: pick('device', request.device, DEVICES, 'desktop'),
-    colorScheme: pick('colorScheme', request.colorScheme, SCHEMES, 'light'),
+    format: pick('format', request.format, contract.ImageFormat),
+    device: pick('device', request.device, contract.Device),
+    colorScheme: pick('colorScheme', request.colorScheme, contract.ColorScheme),
   };
 }
 
-export function pdfOptions(request: {
-  deviceType?: string | undefined;
-  pageFormat?: string | undefined;
-  orientation?: string | undefined;
-  theme?: string | undefined;
-}): PdfOptions {
+export function pdfOptions(request: Omit<UrlToPdfRequest, 'url'>): PdfOptions {
   return {
-    device: pick('deviceType', request.deviceType, DEVICES, 'desktop'),
-    pageFormat: pick('pageFormat', request.pageFormat, PAGE_FORMATS, 'a4'),
-    landscape: pick('orientation', request.orientation, ORIENTATIONS, 'portrait') === 'landscape',
-    colorScheme: pick('theme', request.theme, SCHEMES, 'light'),
+    device: pick('deviceType', request.deviceType, contract.Device),
+    pageFormat: pick('pageFormat', request.pageFormat, contract.PageFormat),
+    landscape: pick('orientation', request.orientation, contract.Orientation) === 'landscape',
+    colorScheme: pick('theme', request.theme, contract.ColorScheme),
   };
 }
 
