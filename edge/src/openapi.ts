@@ -25,6 +25,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
+  422: 'The result would pass a bound',
   429: 'Too many requests',
   500: 'Internal error',
   503: 'Unavailable',
