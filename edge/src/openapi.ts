@@ -49,8 +49,10 @@ function platformFailures(spec: FailureFacts): Failures {
   const fields = Object.keys(spec.input.shape);
   if (fields.length || spec.method === 'POST') add(400, 'invalid_request');
   if (fields.includes('url')) add(400, 'invalid_url');
-  if (spec.upload) add(413, 'payload_too_large');
-  else if (spec.method === 'POST') {
+  if (spec.upload) {
+    add(413, 'payload_too_large');
+    add(429, 'too_many_uploads');
+  } else if (spec.method === 'POST') {
     add(400, 'invalid_json');
     add(413, 'payload_too_large');
     add(415, 'unsupported_media_type');

@@ -121,7 +121,8 @@ describe('XBEL routes through the edge', function () {
   let stack: TestStack;
 
   before(async () => {
-    stack = await startTestStack({ envFor: { edge: { PUBLIC_BASE_URL } } });
+    // Some cases run many conversions at once from one address on purpose (upload-admission.e2e tests the bound).
+    stack = await startTestStack({ envFor: { edge: { PUBLIC_BASE_URL, MAX_UPLOADS_PER_CLIENT: '32' } } });
   });
   after(async () => stack?.stop());
 
