@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
-import { bookmark, xbelOf } from '@webutil/scripts/xbel-fixtures';
+import { bookmark, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
 import { account, quota } from './billing-helpers.js';
 
@@ -232,6 +232,25 @@ describe('edge: uploads are admitted from their headers', function () {
     expect(text.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n'), text).to.equal(true);
     expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n', 30) + 4))).to.include({ success: true });
     expect((await quota(stack)).remaining).to.equal(before - 1);
+  });
+
+  it('reads a chunked upload (no declared length) whole, byte for byte, into its growing buffer', async () => {
+    const { text } = largeXbel(3 * MIB);
+    const form = new FormData();
+    form.set('file', new Blob([text]), 'big.xbel');
+    form.set('key', 'k');
+    const encoded = new Response(form);
+    const res = await stack.api('/v1/xbel-decrypt', {
+      method: 'POST',
+      body: encoded.body,
+      headers: { 'content-type': encoded.headers.get('content-type') ?? '' },
+      duplex: 'half',
+    } as RequestInit);
+    const body = (await res.json()) as { downloadUrl: string };
+    expect(res.status, JSON.stringify(body)).to.equal(200);
+    // A plain file comes back unchanged: what the edge assembled is what was sent.
+    const stored = await stack.api(new URL(body.downloadUrl).pathname, { anonymous: true });
+    expect(await stored.text()).to.equal(text);
   });
 
   it('holds at most 2 uploads in flight per client: the third is 429 too_many_uploads, nothing spent', async () => {
