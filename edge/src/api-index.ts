@@ -16,6 +16,10 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   failure spends none.
 - Every response carries \`X-Credits-Remaining\` and \`X-Request-Id\`; every 401 \`WWW-Authenticate\`;
   429 \`Retry-After\`.
+- Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
+  is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
+  uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422
+  \`output_too_large\`).
 `;
 
 const who = (spec: RouteSpec) => {

@@ -7,10 +7,12 @@ import type { Clients } from './clients.js';
 import type { Metering } from './credits.js';
 import { downloadHandler } from './downloads.js';
 import { HttpError } from './envelope.js';
+import { continueBody } from './http-server.js';
 import { creditsHeader } from './middleware/credits-header.js';
 import { errorEnvelope } from './middleware/errors.js';
 import { requestMetrics } from './middleware/metrics.js';
 import { requestId } from './middleware/request-id.js';
+import { UploadsInFlight } from './multipart.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
 import { PREFIXES } from './route-spec.js';
@@ -41,6 +43,8 @@ export interface AppOptions {
   webDir?: string;
   /** The bot challenge is Cloudflare Turnstile (billing has its keys): the pages load its widget. */
   turnstile?: boolean;
+  /** Uploads one client network may have in flight (read, or being served); default 2. */
+  maxUploadsPerClient?: number;
 }
 
 export function createApp({
@@ -52,13 +56,15 @@ export function createApp({
   publicBaseUrl,
   webDir = fileURLToPath(new URL('./web/', import.meta.url)),
   turnstile = false,
+  maxUploadsPerClient = 2,
 }: AppOptions): Koa {
   const app = new Koa();
   app.context.publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
+  app.context.uploadsInFlight = new UploadsInFlight(maxUploadsPerClient);
   app.proxy = false;
   const router = new EdgeRouter();
   // JSON bodies are read by the routes that take one, so a wrong method is a 405 whatever its body.
-  const jsonBody = bodyParser({
+  const parseJson = bodyParser({
     enableTypes: ['json'],
     jsonLimit,
     onError: (err) => {
@@ -67,6 +73,11 @@ export function createApp({
       throw new HttpError(400, 'invalid_json', 'the request body is not valid JSON');
     },
   });
+  // A client that waits for `100 Continue` is asked for its JSON body once its route is found.
+  const jsonBody: Koa.Middleware = (ctx, next) => {
+    continueBody(ctx.req, ctx.res);
+    return parseJson(ctx, next);
+  };
   // Probes for the local runner and Kubernetes: the process is up and serving HTTP.
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };

@@ -25,6 +25,8 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       /** The request line plus headers (an oversized query counts): Node's default, 16 KB. */
       MAX_HEADER_BYTES: env.int(16_384, 1_024),
       MAX_CONNECTIONS_PER_CLIENT: env.int(256, 1),
+      /** Uploads one client network may have in flight: each holds up to its 10 MB file in memory. */
+      MAX_UPLOADS_PER_CLIENT: env.int(2, 1),
       /** Where clients reach the API; download links start with it. Default: this process on 127.0.0.1. */
       PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
       /** Set (as for billing) when the bot challenge is Cloudflare Turnstile: the pages' CSP allows its widget. */

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { CidrList, canonicalIp, clientNetwork } from '@webutil/kit';
 import type Koa from 'koa';
@@ -19,6 +19,24 @@ export interface ConnectionLimits {
   /** Open connections per client network (IPv4 address, IPv6 /64); trusted proxies are exempt. */
   maxConnectionsPerClient: number;
   trustedProxies: readonly string[];
+}
+
+/**
+ * How long a connection the edge closes may go on sending before it is cut: the client has its
+ * answer by then, whatever it still sends is discarded (as nginx's lingering_timeout, 5 s).
+ */
+const LINGER_MS = 5_000;
+
+/** The client waits for `100 Continue` before sending its body. */
+const EXPECTS_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/**
+ * Asks for the request's body, when its client waits to be asked (`Expect: 100-continue`). The
+ * server leaves that to the routes: a request refused from its headers is answered without it,
+ * and its body is never sent.
+ */
+export function continueBody(req: IncomingMessage, res: ServerResponse): void {
+  if (EXPECTS_CONTINUE.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
 }
 
 /**
@@ -44,6 +62,8 @@ export function createServer(app: Koa, limits: ConnectionLimits): http.Server {
     },
   );
   server.timeout = limits.socketIdleTimeoutMs;
+  // Node would send `100 Continue` before the request is seen; the routes decide (continueBody).
+  server.on('checkContinue', (req, res) => server.emit('request', req, res));
 
   answerClientErrors(server, limits.maxHeaderBytes);
 
@@ -67,4 +87,25 @@ export function createServer(app: Koa, limits: ConnectionLimits): http.Server {
     });
   });
   return server;
+}
+
+/**
+ * Answers a request whose body is not read (refused from its headers, or while it streams): the
+ * connection closes after the answer. Node would close it with end() and, once that is sent,
+ * destroy(); data still arriving from a client that is sending its body then makes the kernel
+ * answer with a reset, and the client may lose the answer it had not read yet (EPIPE or
+ * ECONNRESET instead of a 413). Instead, as web servers' lingering close does: half-close, keep
+ * discarding what arrives (Node reads the request and drops it), and close once the client closes
+ * its side, or after LINGER_MS.
+ */
+export function closeAfterAnswer(res: ServerResponse): void {
+  res.setHeader('Connection', 'close');
+  const socket = res.socket;
+  if (!socket) return;
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+    // Closed on both sides, the socket destroys itself (autoDestroy); this bounds a client that is not done.
+    const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+    socket.once('close', () => clearTimeout(cut));
+  };
 }

@@ -26,6 +26,7 @@ const app = createApp({
   trustedProxies: config.TRUSTED_PROXIES,
   publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
   turnstile: Boolean(config.TURNSTILE_SITE_KEY),
+  maxUploadsPerClient: config.MAX_UPLOADS_PER_CLIENT,
 });
 const server = createServer(app, {
   headersTimeoutMs: config.HEADERS_TIMEOUT_MS,

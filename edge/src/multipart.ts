@@ -1,8 +1,9 @@
-import type { IncomingMessage } from 'node:http';
+import { clientNetwork } from '@webutil/kit';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { HttpError } from './envelope.js';
+import { continueBody } from './http-server.js';
 
 /** What a route accepts as its one uploaded file. */
 export interface UploadRules {
@@ -39,39 +40,85 @@ export type Form = Record<string, string | UploadedFile>;
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 const MAX_FIELD_BYTES = 8 * 1024;
 const MAX_PARTS = 16;
-/**
- * After a refusal the rest of the body is read and thrown away, up to this much, so that the
- * client finishes sending and reads the answer (closing on a client still sending makes its
- * HTTP library report a broken connection instead of the 413); past it the connection is cut.
- */
-const DISCARD_BYTES = 16 * 1024 * 1024;
+/** A file sent without a declared length starts in a buffer this large, doubled as it grows. */
+const UNDECLARED_START_BYTES = 64 * 1024;
+/** When a client over its uploads in flight may try again: an upload takes a second or two. */
+const UPLOAD_RETRY_AFTER_SECONDS = 2;
 
 const MB = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
+declare module 'koa' {
+  interface DefaultContext {
+    /** The uploads being read or served, per client network (multipart.ts). */
+    uploadsInFlight: UploadsInFlight;
+  }
+}
+
 /**
- * Reads a multipart/form-data body with busboy, holding at most the file's limit in memory: a
- * declared length over the limit is refused before the body is parsed, and a streamed file is
- * refused the moment it passes the limit; either way the rest is discarded unparsed (bounded).
+ * Uploads in flight per client network (IPv4 address, IPv6 /64; the client behind a trusted
+ * proxy), from admission until the response is done: each holds up to its file in memory.
  */
-export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
-  const missing = new HttpError(
+export class UploadsInFlight {
+  private readonly open = new Map<string, number>();
+
+  constructor(readonly maxPerClient: number) {}
+
+  /** Counts the request's upload until its response closes; over the bound, 429 too_many_uploads. */
+  admit(ctx: Context): void {
+    const network = clientNetwork(String(ctx.state.clientIp ?? ''));
+    const count = (this.open.get(network) ?? 0) + 1;
+    if (count > this.maxPerClient)
+      throw new HttpError(
+        429,
+        'too_many_uploads',
+        `this client has ${this.maxPerClient} uploads in flight already; send the next when one is answered`,
+        undefined,
+        { 'Retry-After': String(UPLOAD_RETRY_AFTER_SECONDS) },
+      );
+    this.open.set(network, count);
+    ctx.res.once('close', () => {
+      const left = (this.open.get(network) ?? 1) - 1;
+      if (left > 0) this.open.set(network, left);
+      else this.open.delete(network);
+    });
+  }
+}
+
+const missingFile = (rules: UploadRules) =>
+  new HttpError(
     400,
     'invalid_request',
     `${rules.field} is required: attach it as a multipart/form-data file field named "${rules.field}"`,
   );
-  if (!ctx.is('multipart/form-data')) return Promise.reject(missing);
-  const tooLarge = new HttpError(
-    413,
-    'payload_too_large',
-    `the file is larger than ${MB(rules.maxBytes)} (${rules.maxBytes} bytes)`,
-  );
-  if (Number(ctx.get('content-length') || 0) > rules.maxBytes + FORM_OVERHEAD_BYTES) {
-    discardRest(ctx.req);
-    return Promise.reject(tooLarge);
-  }
+
+const fileTooLarge = (rules: UploadRules) =>
+  new HttpError(413, 'payload_too_large', `the file is larger than ${MB(rules.maxBytes)} (${rules.maxBytes} bytes)`);
+
+/**
+ * What an upload's headers decide, before a byte of its body is read (and before `100 Continue`):
+ * a body that is not a form, a declared length over the limit, a client with too many uploads in
+ * flight. The body is read by readUpload once the caller is known to be allowed to pay for it.
+ */
+export function admitUpload(ctx: Context, rules: UploadRules): undefined {
+  if (!ctx.is('multipart/form-data')) throw missingFile(rules);
+  if (Number(ctx.get('content-length') || 0) > rules.maxBytes + FORM_OVERHEAD_BYTES) throw fileTooLarge(rules);
+  ctx.uploadsInFlight.admit(ctx);
+  return undefined;
+}
+
+/**
+ * Reads an admitted multipart/form-data body with busboy (asking for it with `100 Continue` when
+ * the client waits for that), holding the file once, in one buffer, and refusing it the moment it
+ * passes the limit. After a refusal the rest of the body is discarded while the answer goes out
+ * and the connection closes (http-server.ts: lingering close).
+ */
+export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
+  const missing = missingFile(rules);
+  const tooLarge = fileTooLarge(rules);
+  const req = ctx.req;
+  continueBody(req, ctx.res);
 
   return new Promise<Form>((resolve, reject) => {
-    const req = ctx.req;
     let parser: busboy.Busboy;
     try {
       parser = busboy({
@@ -97,7 +144,7 @@ export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
       if (settled) return;
       settled = true;
       req.unpipe(parser);
-      discardRest(req);
+      req.resume();
       reject(err);
     };
     const onClose = () => {
@@ -118,11 +165,12 @@ export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
         );
         return;
       }
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const declared = Number(req.headers['content-length'] || 0);
+      const bytes = new GrowingBuffer(declared > 0 ? Math.min(declared, rules.maxBytes) : UNDECLARED_START_BYTES);
+      stream.on('data', (chunk: Buffer) => bytes.append(chunk));
       stream.on('limit', () => fail(tooLarge));
       stream.on('end', () => {
-        file = { name: info.filename ?? '', contentType: info.mimeType, bytes: Buffer.concat(chunks) };
+        file = { name: info.filename ?? '', contentType: info.mimeType, bytes: bytes.view() };
       });
     });
     parser.on('field', (name, value, info) => {
@@ -160,19 +208,39 @@ export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
   });
 }
 
+/**
+ * The file's bytes, copied once from the parser's chunks into one buffer: sized by the declared
+ * length (at most the limit) when there is one, else grown by doubling. Keeping the chunks and
+ * joining them at the end would hold the file twice.
+ */
+class GrowingBuffer {
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  append(chunk: Buffer): void {
+    if (this.length + chunk.length > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + chunk.length));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    chunk.copy(this.buffer, this.length);
+    this.length += chunk.length;
+  }
+
+  /** The bytes written so far (a view, not a copy). */
+  view(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
 function accepted(file: UploadedFile, rules: UploadRules): boolean {
   const name = file.name.toLowerCase();
   return (
     rules.extensions.some((extension) => name.endsWith(extension)) ||
     rules.contentTypes.includes(file.contentType.toLowerCase())
   );
-}
-
-function discardRest(req: IncomingMessage): void {
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > DISCARD_BYTES) req.destroy();
-  });
-  req.resume();
 }

@@ -25,6 +25,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
+  422: 'The result would pass a bound',
   429: 'Too many requests',
   500: 'Internal error',
   503: 'Unavailable',
@@ -48,8 +49,10 @@ function platformFailures(spec: FailureFacts): Failures {
   const fields = Object.keys(spec.input.shape);
   if (fields.length || spec.method === 'POST') add(400, 'invalid_request');
   if (fields.includes('url')) add(400, 'invalid_url');
-  if (spec.upload) add(413, 'payload_too_large');
-  else if (spec.method === 'POST') {
+  if (spec.upload) {
+    add(413, 'payload_too_large');
+    add(429, 'too_many_uploads');
+  } else if (spec.method === 'POST') {
     add(400, 'invalid_json');
     add(413, 'payload_too_large');
     add(415, 'unsupported_media_type');

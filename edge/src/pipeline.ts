@@ -7,7 +7,7 @@ import type { Clients } from './clients.js';
 import type { Metering } from './credits.js';
 import { HttpError, successBody } from './envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
-import { readUpload } from './multipart.js';
+import { admitUpload, readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { RouteSpec } from './route-spec.js';
 import { issueCode } from './schemas/common.js';
@@ -103,24 +103,25 @@ export function callOptions(
 const clientClosed = () => new HttpError(499, 'client_closed_request', 'the client closed the connection');
 
 /**
- * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> the one RPC ->
- * present -> commit on success (even if the client left once the service had done the work),
- * release on any failure (service error, service down, deadline, a client gone before the work
- * was done).
+ * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> [read the upload]
+ * -> the one RPC -> present -> commit on success (even if the client left once the service had
+ * done the work), release on any failure (a refused upload body, service error, service down,
+ * deadline, a client gone before the work was done).
  */
 export function handler(spec: RouteSpec, clients: Clients, metering: Metering, log: Logger): Middleware {
   const present = presenter(spec.output);
   const envelope = spec.envelope ?? 'data';
   return async (ctx) => {
-    // Validation comes first, so a malformed request never holds credits.
-    const input = await parseInput(spec, ctx);
+    // Validation comes first, so a malformed request never holds credits. An upload is judged by
+    // its headers here; its body is read only once the caller may pay for it.
+    const input = spec.upload ? admitUpload(ctx, spec.upload) : await parseInput(spec, ctx);
     const { withdraw } = spec;
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
     let body: object;
     let headers: Record<string, string> | undefined;
     try {
-      const reply = await spec.call(clients, input, options, hold.caller);
+      const reply = await spec.call(clients, input ?? (await parseInput(spec, ctx)), options, hold.caller);
       const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
       body = successBody(fields, envelope);
       headers = spec.headers?.(reply, ctx);

@@ -69,7 +69,8 @@ const withdrawCrawlStart = (c: Clients, requestId: string) =>
 const CRAWL_START_ERRORS = { target_blocked: 400, target_unreachable: 400, queue_unavailable: 503 };
 const JOB_ERRORS = { job_not_found: 404 };
 /** The spec answers a file it cannot use with 500; the code says what was wrong with it. */
-const XBEL_FILE_ERRORS = { empty_file: 400 };
+/** A file the service refuses; 422 when what it converts to would pass the output bound (docs/decisions/0111). */
+const XBEL_FILE_ERRORS = { empty_file: 400, output_too_large: 422 };
 /**
  * A render: 400 when the page cannot be had, 408 past the render budget, 503 (with Retry-After)
  * when every browser is busy or the one rendering it stopped.

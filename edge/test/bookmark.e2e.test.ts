@@ -121,7 +121,8 @@ describe('XBEL routes through the edge', function () {
   let stack: TestStack;
 
   before(async () => {
-    stack = await startTestStack({ envFor: { edge: { PUBLIC_BASE_URL } } });
+    // Some cases run many conversions at once from one address on purpose (upload-admission.e2e tests the bound).
+    stack = await startTestStack({ envFor: { edge: { PUBLIC_BASE_URL, MAX_UPLOADS_PER_CLIENT: '32' } } });
   });
   after(async () => stack?.stop());
 
@@ -321,6 +322,34 @@ describe('XBEL routes through the edge', function () {
         loop,
         { kind: 'folder', title: 'Links', attributes: {}, children: [one, loop] },
       ]);
+    });
+
+    it('refuses an output past 50 MB with 422 output_too_large, spending nothing and storing nothing', async () => {
+      // One bookmark with a 1 MB title, copied by 60 aliases: a 1 MB upload that would write 61 MB.
+      const title = 'x'.repeat(MIB);
+      const xbel = xbelOf([
+        bookmark('https://example.com/', title, { id: 'big' }),
+        ...Array.from({ length: 60 }, () => alias('big')),
+      ]);
+      const stored = () =>
+        readdirSync(path.join(stack.dataDir, 'artifacts', 'bookmark')).filter((f) => f.includes('.'));
+      const before = stored();
+      let body: Envelope | undefined;
+      const credits = await spent(stack, async () => {
+        body = await expectFailure(await upload(stack, 'xbel-to-html', xbel), 422, 'output_too_large');
+      });
+      expect(body?.error?.message).to.equal(
+        'the output would be larger than 50 MB (52428800 bytes), the most one conversion writes',
+      );
+      expect(credits).to.equal(0);
+      expect(stored()).to.deep.equal(before);
+      expect(readdirSync(path.join(stack.dataDir, 'artifacts', 'bookmark', 'tmp'))).to.deep.equal([]);
+      // Under the bound, the same file converts: 40 copies write 41 MB.
+      const fits = xbelOf([
+        bookmark('https://example.com/', title, { id: 'big' }),
+        ...Array.from({ length: 40 }, () => alias('big')),
+      ]);
+      await succeeded(await upload(stack, 'xbel-to-html', fits), 'xbel-to-html');
     });
 
     it('converts 100 nested folder levels and refuses 101 with a clear 500', async () => {

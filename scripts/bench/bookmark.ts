@@ -8,9 +8,13 @@
  *     whose Floccus-encrypted form fits the 10 MB upload limit (base64 adds a third).
  *  3. p99 of GET /v1/quota at QUOTA_CONNECTIONS connections with nothing else running, then
  *     while 20 decrypts run back to back (each a 250,000-round PBKDF2).
+ *  4. The edge's peak RSS (VmHWM, reset before) while 16 clients without a credential each send a
+ *     9 MB upload at once, against the edge's idle RSS just before (issue 22: refused from the
+ *     headers, the bodies are never held).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +27,8 @@ const MAX_UPLOAD = 10 * 1024 * 1024;
 const QUOTA_CONNECTIONS = 8;
 const WINDOW_MS = Number(process.env.BENCH_DURATION_MS ?? 8_000);
 const DECRYPTS = 20;
+const BURST_UPLOADS = 16;
+const BURST_BYTES = 9 * 1024 * 1024;
 const run = promisify(execFile);
 
 /** The floor: htmlparser2 over the whole file in its own process; peak RSS counted from after the read. */
@@ -59,6 +65,39 @@ async function upload(stack: TestStack, route: string, bytes: string, fields: Re
   return performance.now() - started;
 }
 
+/**
+ * A 9 MB multipart upload without a credential over a raw socket, its body sent without waiting
+ * for an answer; resolves with the answer's status once the edge closes the connection.
+ */
+function anonymousUpload(port: number): Promise<number> {
+  const boundary = 'bench-burst';
+  const head =
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="burst.xbel"\r\n` +
+    'Content-Type: application/octet-stream\r\n\r\n';
+  const tail = `\r\n--${boundary}--\r\n`;
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1', 0, 64)));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 0)));
+    socket.write(
+      `POST /v1/xbel-to-html HTTP/1.1\r\nHost: edge\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+        `Content-Length: ${Buffer.byteLength(head) + BURST_BYTES + Buffer.byteLength(tail)}\r\n\r\n${head}`,
+    );
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let left = BURST_BYTES;
+    const pump = () => {
+      while (left > 0 && !socket.destroyed) {
+        left -= chunk.length;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+      if (!socket.destroyed) socket.write(tail);
+    };
+    pump();
+  });
+}
+
 /** The service's own time for its last call of `rpc`, from its log. */
 function serviceMs(stack: TestStack, rpc: string): number {
   for (let i = stack.logs.length - 1; i >= 0; i--) {
@@ -75,7 +114,11 @@ const mb = bytes / (1024 * 1024);
 const xbelPath = path.join(os.tmpdir(), `bench-${process.pid}.xbel`);
 writeFileSync(xbelPath, file.text);
 
-const stack = await startTestStack({ env: { LOG_LEVEL: 'info' } });
+// Every upload here comes from one address: the per-client bound of uploads in flight is raised above the decrypts.
+const stack = await startTestStack({
+  env: { LOG_LEVEL: 'info' },
+  envFor: { edge: { MAX_UPLOADS_PER_CLIENT: String(DECRYPTS + BURST_UPLOADS) } },
+});
 try {
   const pid = stack.pid('bookmark');
   if (pid === undefined) throw new Error('no bookmark process');
@@ -88,6 +131,19 @@ try {
   };
 
   await upload(stack, '/v1/xbel-to-html', file.text); // warm-up: JIT, store directories
+
+  const edgePid = stack.pid('edge');
+  if (edgePid === undefined) throw new Error('no edge process');
+  writeFileSync(`/proc/${edgePid}/clear_refs`, '5');
+  const edgeIdle = memoryOf(edgePid).rssMb;
+  const burstStatuses = await Promise.all(
+    Array.from({ length: BURST_UPLOADS }, () => anonymousUpload(Number(new URL(stack.edgeUrl).port))),
+  );
+  const edgePeak = memoryOf(edgePid).peakMb;
+  const statusCounts = [...new Set(burstStatuses)]
+    .map((status) => `${burstStatuses.filter((s) => s === status).length}x ${status}`)
+    .join(', ');
+
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
   const before = memoryOf(pid).rssMb;
   const htmlMs = await upload(stack, '/v1/xbel-to-html', file.text);
@@ -136,6 +192,9 @@ try {
     `GET /v1/quota p99 at ${QUOTA_CONNECTIONS} connections: ${fmt(idle.p99)} ms alone (${fmt(idle.rps, 0)} req/s), ` +
       `${fmt(busy.p99)} ms while ${DECRYPTS} decrypts run (${fmt(busy.rps, 0)} req/s; ${decrypts} decrypts done): ` +
       `${fmt(busy.p99 / idle.p99, 2)}x`,
+    `edge during ${BURST_UPLOADS} concurrent ${fmt(BURST_BYTES / (1024 * 1024), 0)} MB uploads without a credential ` +
+      `(${statusCounts}): peak RSS ${fmt(edgePeak)} MB (+${fmt(edgePeak - edgeIdle)} MB), ` +
+      `${fmt(edgePeak / edgeIdle, 2)}x its idle ${fmt(edgeIdle)} MB`,
   ];
   for (const line of lines) console.log(line);
   if (idle.errors || busy.errors) console.log(`quota errors: ${idle.errors} alone, ${busy.errors} under decrypts`);

@@ -1,6 +1,7 @@
 import type { Logger } from '@webutil/kit';
 import type { Middleware } from 'koa';
 import { failureBody, HttpError } from '../envelope.js';
+import { closeAfterAnswer } from '../http-server.js';
 
 /**
  * Renders every failure as the spec's envelope, including unknown routes (404), wrong methods
@@ -24,6 +25,9 @@ export const errorEnvelope =
       ctx.status = httpError.status;
       ctx.body = failureBody(httpError);
       ctx.set(httpError.headers);
+      // Refused before its body was read (an upload judged by its headers): the rest of it is
+      // discarded while the connection closes, gracefully, after the answer.
+      if (!ctx.req.complete) closeAfterAnswer(ctx.res);
       // RFC 9110: every 401 names the scheme that would be accepted, whoever raised it.
       if (httpError.status === 401 && !ctx.response.get('WWW-Authenticate'))
         ctx.set('WWW-Authenticate', 'Bearer realm="webutil"');

@@ -1,5 +1,5 @@
 import { invalidArgument } from '@webutil/kit';
-import type { ArtifactStore } from '@webutil/kit/artifacts';
+import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
 import type { DeriveKey } from './floccus-crypto.js';
 
 /** What the RPC handlers share: where outputs go and how long they live. */
@@ -13,6 +13,12 @@ export interface BookmarkFilesDeps {
 
 /** The spec's upload limit; the edge refuses larger bodies first, this guards the RPC itself. */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+/**
+ * What one conversion may write, whatever the upload: five times the upload limit (aliases copy
+ * items, and indentation and escaping lengthen each line). See docs/decisions/0111.
+ */
+export const MAX_OUTPUT_BYTES = 5 * MAX_FILE_BYTES;
 
 /** The stored output kinds: their artifact extension and content type. */
 export const OUTPUTS = {
@@ -34,4 +40,40 @@ export function lifetime(ms: number): string {
   }
   const seconds = Math.ceil(ms / 1000);
   return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}
+
+const outputTooLarge = () =>
+  invalidArgument(
+    'OUTPUT_TOO_LARGE',
+    `the output would be larger than ${MAX_OUTPUT_BYTES / (1024 * 1024)} MB (${MAX_OUTPUT_BYTES} bytes), ` +
+      'the most one conversion writes',
+  );
+
+/**
+ * Stores a conversion's output for its download route. An output that passes MAX_OUTPUT_BYTES is
+ * refused: bytes are checked before the store is asked, a stream the moment it passes the bound,
+ * and the store deletes what a failed body had written.
+ */
+export function storeOutput(
+  deps: BookmarkFilesDeps,
+  kind: keyof typeof OUTPUTS,
+  body: Uint8Array | AsyncIterable<Uint8Array>,
+  downloadName: string,
+): Promise<ArtifactInfo> {
+  if (body instanceof Uint8Array && body.length > MAX_OUTPUT_BYTES) return Promise.reject(outputTooLarge());
+  return deps.store.put({
+    body: body instanceof Uint8Array ? body : bounded(body),
+    ...OUTPUTS[kind],
+    ttlMs: deps.ttlMs,
+    downloadName,
+  });
+}
+
+async function* bounded(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  let written = 0;
+  for await (const chunk of body) {
+    written += chunk.length;
+    if (written > MAX_OUTPUT_BYTES) throw outputTooLarge();
+    yield chunk;
+  }
 }

@@ -1,5 +1,5 @@
 import type { ConvertXbelToHtmlRequest, ConvertXbelToHtmlResponse } from '@webutil/proto/webutil/bookmark/v1/bookmark';
-import { type BookmarkFilesDeps, checkUpload, lifetime, OUTPUTS } from './bookmark-files.js';
+import { type BookmarkFilesDeps, checkUpload, lifetime, storeOutput } from './bookmark-files.js';
 import { cleanUploadName, htmlName } from './file-names.js';
 import { netscapeHtml } from './netscape-html.js';
 import { readXbel } from './xbel.js';
@@ -18,12 +18,7 @@ export async function convertXbelToHtml(
   const doc = await readXbel(request.file, limits, signal);
   const upload = cleanUploadName(request.fileName);
   const fileName = htmlName(upload);
-  const stored = await deps.store.put({
-    body: netscapeHtml(doc, limits, signal),
-    ...OUTPUTS.html,
-    ttlMs: deps.ttlMs,
-    downloadName: fileName,
-  });
+  const stored = await storeOutput(deps, 'html', netscapeHtml(doc, limits, signal), fileName);
   const { bookmark, folder } = doc.counts;
   return {
     storedName: stored.name,

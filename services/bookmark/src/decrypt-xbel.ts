@@ -1,6 +1,6 @@
 import { invalidArgument, ServiceError } from '@webutil/kit';
 import type { DecryptXbelRequest, DecryptXbelResponse } from '@webutil/proto/webutil/bookmark/v1/bookmark';
-import { type BookmarkFilesDeps, checkUpload, lifetime, OUTPUTS } from './bookmark-files.js';
+import { type BookmarkFilesDeps, checkUpload, lifetime, storeOutput } from './bookmark-files.js';
 import { cleanUploadName, decryptedName } from './file-names.js';
 import { type DeriveKey, decryptFloccus, encryptedFileOf } from './floccus-crypto.js';
 import { readXbel } from './xbel.js';
@@ -21,12 +21,7 @@ export async function decryptXbel(
   const upload = cleanUploadName(request.fileName);
   const fileName = decryptedName(upload);
   const plaintext = await decryptOrPass(request.file, request.key, deps.deriveKey, signal);
-  const stored = await deps.store.put({
-    body: plaintext.bytes,
-    ...OUTPUTS.xbel,
-    ttlMs: deps.ttlMs,
-    downloadName: fileName,
-  });
+  const stored = await storeOutput(deps, 'xbel', plaintext.bytes, fileName);
   const what = plaintext.wasEncrypted ? 'Decrypted' : 'The file was not encrypted; returned unchanged:';
   return {
     storedName: stored.name,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { DiskArtifactStore } from '@webutil/kit/artifacts';
 import { DownloadKind, type ReadDownloadResponse } from '@webutil/proto/webutil/bookmark/v1/bookmark';
-import { bookmark, floccusEncrypt, folder, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
+import { alias, bookmark, floccusEncrypt, folder, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
 import type { BookmarkFilesDeps } from '../src/bookmark-files.js';
 import { convertXbelToHtml } from '../src/convert-xbel-to-html.js';
@@ -92,6 +92,20 @@ describe('bookmark RPC handlers over a disk artifact store', () => {
     const deep = xbelOf([folder('a', [folder('b', [])])]).replace('<folder>', '<folder>'.repeat(200));
     await failure(convertXbelToHtml({ fileName: 'x.xbel', file: Buffer.from(deep) }, deps, live()));
     await failure(decryptXbel({ fileName: 'x.xbel', file: Buffer.from('{"salt":"s"}'), key: 'k' }, deps, live()));
+    expect(stored()).to.deep.equal([]);
+    expect(readdirSync(path.join(dir, 'tmp'))).to.deep.equal([]);
+  });
+
+  it('refuses an output that would pass 50 MiB while it is written, and keeps none of it', async () => {
+    // A 1 MiB title copied by 60 aliases: the alias count is far below its bound, the bytes are not.
+    const title = 'x'.repeat(1024 * 1024);
+    const file = Buffer.from(
+      xbelOf([bookmark('https://example.com/', title, { id: 'b' }), ...Array(60).fill(alias('b'))]),
+    );
+    const err = await failure(convertXbelToHtml({ fileName: 'big.xbel', file }, deps, live()));
+    expect(err.code).to.equal(status.INVALID_ARGUMENT);
+    expect(err.reason).to.equal('OUTPUT_TOO_LARGE');
+    expect(err.message).to.include('52428800 bytes');
     expect(stored()).to.deep.equal([]);
     expect(readdirSync(path.join(dir, 'tmp'))).to.deep.equal([]);
   });
