@@ -18,6 +18,9 @@
  *                          pop-ups, a download started by a script; the page turns POPUP_OPEN if a
  *                          pop-up it opened is still open 1 s after load (POPUP_BLOCKED if none
  *                          opened), and holds a request open 1.2 s so a capture waits for that check
+ *   /page/self-closing-popup
+ *                          opens /page/closes-itself in a pop-up, which calls window.close() at once, so
+ *                          the renderer's own close of that pop-up finds it gone
  *   /page/js-redirect?to=<url>
  *                          sends the window to <url> by script 50 ms after load
  *   /page/embeds?internal=<origin>
@@ -164,6 +167,11 @@ export function addRenderPages(site: FixtureSite): RenderPages {
       </script>`,
     ),
   );
+
+  page('/page/self-closing-popup', () =>
+    html('<h1>Self-closing pop-up</h1>', "<script>window.open('/page/closes-itself');</script>"),
+  );
+  page('/page/closes-itself', () => html('<p>Closing</p>', '<script>window.close();</script>'));
 
   page('/page/js-redirect', (url) =>
     html(

@@ -174,14 +174,18 @@ async function prepare(page: Page, device: Device, job: RenderJob): Promise<void
   ]);
 }
 
-/** Pages the render's page opens (window.open, target=_blank) are closed as they appear. */
+/**
+ * Pages the render's page opens (window.open, target=_blank) are closed as they appear. A pop-up
+ * may be gone before its close arrives (it closed itself, or the render ended and took the
+ * context with it): that close fails, and the failure is the pop-up's, not the render's.
+ */
 function closePopups(context: BrowserContext, page: Page): void {
   context.on('targetcreated', (target) => {
     if (target.type() !== 'page') return;
-    void target.page().then(
-      (popup) => (popup && popup !== page ? popup.close() : undefined),
-      () => undefined,
-    );
+    target
+      .page()
+      .then((popup) => (popup && popup !== page ? popup.close() : undefined))
+      .catch(() => undefined);
   });
 }
 
