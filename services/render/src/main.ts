@@ -1,4 +1,4 @@
-import { AddressPolicy, createLogger, lookupVia, processOptions, runService } from '@webutil/kit';
+import { AddressPolicy, createLogger, exitOnFatalErrors, lookupVia, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool } from './browser-pool.js';
 import { readConfig } from './config.js';
@@ -8,6 +8,7 @@ import { renderService } from './server.js';
 const config = readConfig();
 
 const log = createLogger('render', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
 const lookup = lookupVia(config.RENDER_DNS_SERVERS);
 const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'render' });
