@@ -1,5 +1,6 @@
 import { addRenderPages } from '@webutil/scripts/fixture-pages';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { RESTART_BACKOFF } from '@webutil/scripts/local-stack';
 import { expect } from 'chai';
 import { creditsHeader } from './billing-helpers.js';
 import {
@@ -9,15 +10,6 @@ import {
   render,
   startRenderStack,
 } from './render-helpers.js';
-
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
@@ -39,7 +31,11 @@ describe('render crashes, through the REST edge, under the supervising runner', 
   before(async () => {
     site = await startFixtureSite();
     addRenderPages(site);
-    stack = await startRenderStack({ allowTargets: '127.0.0.1/32', supervise: true });
+    // The first restart waits longer than npm start's, so the edge's own retries (about 1.5 s) end while it is down.
+    stack = await startRenderStack({
+      allowTargets: '127.0.0.1/32',
+      supervise: { ...RESTART_BACKOFF, firstDelayMs: 6_000 },
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -66,5 +62,22 @@ describe('render crashes, through the REST edge, under the supervising runner', 
     expect(stack.pid('render'), 'the render process').to.equal(pid);
     expect(stack.logs.filter((line) => /exited|restarting/.test(line))).to.deep.equal([]);
     await expectNoOpenPages(stack);
+  });
+
+  it('answers 503 with Retry-After while a killed render service is down, spending nothing; the runner restarts it', async () => {
+    const before = creditsHeader(await stack.api('/v1/quota'));
+    const pid = stack.pid('render')!;
+    const exited = (line: string) => line.startsWith('[runner] render exited (SIGKILL); restarting it in 6 s');
+    process.kill(pid, 'SIGKILL');
+    await until(() => stack.logs.some(exited), 10_000, 'the runner to see the render service exit');
+    const down = await render(stack, 'screenshot', { url: site.url('/page/simple?while-down=1') });
+    expectRenderFailure(down, 503, 'service_unavailable');
+    expect(down.res.headers.get('retry-after')).to.equal('5');
+    expect(creditsHeader(await stack.api('/v1/quota'))).to.equal(before);
+    await until(() => stack.logs.includes('[runner] render restarted and ready'), 60_000, 'the restarted service');
+    expect(stack.pid('render')).to.be.a('number').and.not.equal(pid);
+    const next = await render(stack, 'screenshot', { url: site.url('/page/simple?after-restart=1') });
+    expect(next.res.status, JSON.stringify(next.body)).to.equal(200);
+    expect(creditsHeader(await stack.api('/v1/quota'))).to.equal(before - 2);
   });
 });
