@@ -64,7 +64,7 @@ describe('render crashes, through the REST edge, under the supervising runner', 
     await expectNoOpenPages(stack);
   });
 
-  it('answers 503 with Retry-After while a killed render service is down, spending nothing; the runner restarts it', async () => {
+  it('answers 503 + Retry-After while a killed render service is down, free; the runner restarts it', async () => {
     const before = creditsHeader(await stack.api('/v1/quota'));
     const pid = stack.pid('render')!;
     const exited = (line: string) => line.startsWith('[runner] render exited (SIGKILL); restarting it in 6 s');

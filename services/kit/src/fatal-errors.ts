@@ -37,7 +37,7 @@ export function exitOnFatalErrors(log: Logger): void {
         // pino writes its buffer out when the process exits: the line is not lost.
         log.fatal(
           { err, kind, fatalErrors: count },
-          `${kind}: an error nothing handled; exiting with status ${FATAL_EXIT_CODE} so the supervisor replaces this process`,
+          `${kind}: an error nothing handled; exiting with status ${FATAL_EXIT_CODE}, for the supervisor to replace`,
         );
         process.exit(FATAL_EXIT_CODE);
       });

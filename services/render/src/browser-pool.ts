@@ -3,6 +3,8 @@ import puppeteer, { type Browser, type BrowserContext, type CDPSession } from 'p
 
 export interface BrowserPoolOptions {
   executablePath: string;
+  /** Chromium's own sandbox (namespaces and seccomp-bpf) on; off adds --no-sandbox. */
+  sandbox: boolean;
   /** Chromium processes kept running. */
   browsers: number;
   /** Renders one browser runs at once. */
@@ -38,13 +40,21 @@ interface Waiter {
 }
 
 /**
+ * Whether Chromium runs its own sandbox, from RENDER_CHROMIUM_SANDBOX. auto: on, except as root,
+ * where Chromium refuses to start with it; a deployment says on or off.
+ */
+export function chromiumSandbox(setting: 'auto' | 'on' | 'off', uid = process.getuid?.()): boolean {
+  return setting === 'auto' ? uid !== 0 : setting === 'on';
+}
+
+/**
  * Chromium's flags. No debugging port (puppeteer talks over a pipe), so no page can reach the
  * browser's own control endpoint; the default context's proxy is a closed port, so only contexts
  * created with the render's egress proxy can fetch anything; WebRTC may not send UDP around it.
  */
-export function chromiumArgs(): string[] {
+export function chromiumArgs(sandbox: boolean): string[] {
   return [
-    ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+    ...(sandbox ? [] : ['--no-sandbox']),
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-dev-shm-usage',
@@ -235,7 +245,7 @@ export class BrowserPool {
           executablePath: this.options.executablePath,
           headless: true,
           pipe: true,
-          args: chromiumArgs(),
+          args: chromiumArgs(this.options.sandbox),
           defaultViewport: null,
           handleSIGINT: false,
           handleSIGTERM: false,

@@ -158,7 +158,7 @@ export class EgressProxy {
             try {
               res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardedHeaders(answer.rawHeaders));
             } catch {
-              // A status line or header the parser took but writeHead refuses: the site's answer is lost, not the process.
+              // A status line or header the parser took but writeHead refuses: the answer is lost, not the process.
               answer.destroy();
               res.destroy();
               return;
