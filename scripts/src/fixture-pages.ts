@@ -20,7 +20,10 @@
  *                          opened), and holds a request open 1.2 s so a capture waits for that check
  *   /page/self-closing-popup
  *                          opens /page/closes-itself in a pop-up, which calls window.close() at once, so
- *                          the renderer's own close of that pop-up finds it gone
+ *                          the renderer's own close of that pop-up finds it gone; and more of a page's
+ *                          lifecycle at once: a pop-up that opens another and closes itself, one that
+ *                          shows an alert and closes itself, an iframe that removes itself while it
+ *                          loads, a worker that ends itself, a download
  *   /page/js-redirect?to=<url>
  *                          sends the window to <url> by script 50 ms after load
  *   /page/embeds?internal=<origin>
@@ -169,9 +172,24 @@ export function addRenderPages(site: FixtureSite): RenderPages {
   );
 
   page('/page/self-closing-popup', () =>
-    html('<h1>Self-closing pop-up</h1>', "<script>window.open('/page/closes-itself');</script>"),
+    html(
+      '<h1>Self-closing pop-up</h1>' +
+        `<iframe srcdoc="<script>parent.document.querySelector('iframe').remove()</script>"></iframe>`,
+      `<script>
+        window.open('/page/closes-itself');
+        window.open('/page/closes-itself?then=open');
+        window.open('/page/closes-itself?then=alert');
+        new Worker(URL.createObjectURL(new Blob(['close()'], { type: 'text/javascript' })));
+        const a = document.createElement('a'); a.href = '/attachment'; a.download = 'x.bin';
+        document.body.appendChild(a); a.click();
+      </script>`,
+    ),
   );
-  page('/page/closes-itself', () => html('<p>Closing</p>', '<script>window.close();</script>'));
+  page('/page/closes-itself', (url) => {
+    const then = url.searchParams.get('then');
+    const before = then === 'open' ? "window.open('/page/closes-itself');" : then === 'alert' ? "alert('bye');" : '';
+    return html('<p>Closing</p>', `<script>${before} window.close();</script>`);
+  });
 
   page('/page/js-redirect', (url) =>
     html(

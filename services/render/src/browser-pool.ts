@@ -19,6 +19,11 @@ export interface Lease {
   browser: Browser;
   /** Every download the context's pages start is refused (none reaches the disk) and counted. */
   refuseDownloads(context: BrowserContext): Promise<void>;
+  /**
+   * Closes a page (a pop-up) from the browser's side: a pop-up showing a dialog pauses the renderer
+   * it shares with its opener, and would answer nothing sent to the page itself.
+   */
+  closeTarget(targetId: string): Promise<void>;
   release(): void;
   /** The browser misbehaved (a context would not close): replace it. */
   discard(): void;
@@ -219,6 +224,9 @@ export class BrowserPool {
           ...(context.id === undefined ? {} : { browserContextId: context.id }),
           eventsEnabled: true,
         });
+      },
+      closeTarget: async (targetId) => {
+        await control.send('Target.closeTarget', { targetId });
       },
       release: giveBack,
       discard: () => {
