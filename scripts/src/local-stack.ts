@@ -251,8 +251,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const deadline = Date.now() + readyTimeout;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null)
-        throw new Error(`${proc.name} exited with code ${child.exitCode} before it was ready`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${proc.name} exited (${child.signalCode ?? `code ${child.exitCode}`}) before it was ready`);
       if (await proc.health()) {
         ready = true;
         proc.readyAt = Date.now();
