@@ -18,6 +18,12 @@ export const STATUS_BY_CODE: Partial<Record<grpcStatus, [number, string, string?
   [grpcStatus.DEADLINE_EXCEEDED]: [504, 'timeout', 'the operation took too long'],
 };
 
+/**
+ * Retry-After for a service that is unavailable and gave no figure of its own: a replaced process
+ * is serving again within a few seconds (docs/decisions/0103-crash-policy.md).
+ */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
 /** Turns a failed RPC into the HTTP failure the route's table row and the design prescribe. */
 export function httpErrorFromCall(err: unknown, spec: Pick<RouteSpec, 'errors'>): HttpError {
   const failure = readGrpcError(err);
@@ -33,8 +39,10 @@ export function httpErrorFromCall(err: unknown, spec: Pick<RouteSpec, 'errors'>)
   ];
   const code = reason ? reason.toLowerCase() : codeName;
   const message = reason ? failure.message : (fixedMessage ?? 'internal error');
-  // A service that says when to come back (a full queue) is quoted in Retry-After.
-  const headers: Record<string, string> =
-    failure.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(failure.retryAfterSeconds) };
+  // A service that says when to come back (a full queue) is quoted in Retry-After; a service that
+  // cannot answer at all (down, restarting) gets the edge's own figure.
+  const retryAfter =
+    failure.retryAfterSeconds ?? (failure.code === grpcStatus.UNAVAILABLE ? UNAVAILABLE_RETRY_AFTER_S : undefined);
+  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) };
   return new HttpError(spec.errors?.[code] ?? byCode, code, message, undefined, headers);
 }

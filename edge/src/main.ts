@@ -1,4 +1,4 @@
-import { createLogger, serveMetrics } from '@webutil/kit';
+import { createLogger, exitOnFatalErrors, serveMetrics } from '@webutil/kit';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
 import { readConfig } from './config.js';
@@ -9,6 +9,7 @@ import { routes } from './routes.js';
 const config = readConfig();
 
 const log = createLogger('edge', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const clients = connectAll({
   billing: config.BILLING_ADDR,
   metaScan: config.META_SCAN_ADDR,

@@ -18,6 +18,12 @@
  *                          pop-ups, a download started by a script; the page turns POPUP_OPEN if a
  *                          pop-up it opened is still open 1 s after load (POPUP_BLOCKED if none
  *                          opened), and holds a request open 1.2 s so a capture waits for that check
+ *   /page/self-closing-popup
+ *                          opens /page/closes-itself in a pop-up, which calls window.close() at once, so
+ *                          the renderer's own close of that pop-up finds it gone; and more of a page's
+ *                          lifecycle at once: a pop-up that opens another and closes itself, one that
+ *                          shows an alert and closes itself, an iframe that removes itself while it
+ *                          loads, a worker that ends itself, a download
  *   /page/js-redirect?to=<url>
  *                          sends the window to <url> by script 50 ms after load
  *   /page/embeds?internal=<origin>
@@ -164,6 +170,26 @@ export function addRenderPages(site: FixtureSite): RenderPages {
       </script>`,
     ),
   );
+
+  page('/page/self-closing-popup', () =>
+    html(
+      '<h1>Self-closing pop-up</h1>' +
+        `<iframe srcdoc="<script>parent.document.querySelector('iframe').remove()</script>"></iframe>`,
+      `<script>
+        window.open('/page/closes-itself');
+        window.open('/page/closes-itself?then=open');
+        window.open('/page/closes-itself?then=alert');
+        new Worker(URL.createObjectURL(new Blob(['close()'], { type: 'text/javascript' })));
+        const a = document.createElement('a'); a.href = '/attachment'; a.download = 'x.bin';
+        document.body.appendChild(a); a.click();
+      </script>`,
+    ),
+  );
+  page('/page/closes-itself', (url) => {
+    const then = url.searchParams.get('then');
+    const before = then === 'open' ? "window.open('/page/closes-itself');" : then === 'alert' ? "alert('bye');" : '';
+    return html('<p>Closing</p>', `<script>${before} window.close();</script>`);
+  });
 
   page('/page/js-redirect', (url) =>
     html(

@@ -30,6 +30,21 @@ export const SERVICES: ServiceEntry[] = [
   { name: 'bookmark', dir: 'services/bookmark', portOffset: 6, addressEnv: 'BOOKMARK_ADDR' },
 ];
 
+/**
+ * How the runner restarts a process that exits on its own (a crash, a kill from outside), as
+ * Kubernetes restarts a container: after a delay that doubles with each restart in a row, up to a
+ * cap; a process that then served for `resetAfterMs` starts the next count over.
+ * docs/decisions/0101-local-runner-restarts.md.
+ */
+export interface RestartBackoff {
+  firstDelayMs: number;
+  maxDelayMs: number;
+  resetAfterMs: number;
+}
+
+/** `npm start`'s restart policy. */
+export const RESTART_BACKOFF: RestartBackoff = { firstDelayMs: 1_000, maxDelayMs: 30_000, resetAfterMs: 60_000 };
+
 export interface StackOptions {
   edgePort: number;
   /** Service ports are basePort + portOffset; 0 picks free ports. */
@@ -43,13 +58,15 @@ export interface StackOptions {
   onLog?: (name: string, line: string) => void;
   /** Milliseconds to wait for each health check. */
   readyTimeoutMs?: number;
+  /** Restart processes that exit on their own, with this back-off; unset: a process that exits stays down. */
+  supervise?: RestartBackoff;
 }
 
 export interface Stack {
   edgeUrl: string;
   /** By process name; `<service>-connect` is a service's Connect (HTTP/1.1) port. */
   ports: Record<string, number>;
-  /** Kills one process (SIGKILL), as a crash would. */
+  /** Kills one process (SIGKILL), as a crash would; a supervised stack leaves it down until start(). */
   kill(name: string): Promise<void>;
   /** Starts a killed process again on the same port and waits for it to be healthy. */
   start(name: string): Promise<void>;
@@ -65,6 +82,12 @@ interface Proc {
   env: Record<string, string>;
   child?: ChildProcess;
   health: () => Promise<boolean>;
+  /** Ended on purpose (kill(), stop()): not restarted. */
+  stopped?: boolean;
+  /** Restarts in a row, for the back-off. */
+  restarts: number;
+  readyAt?: number;
+  restartTimer?: NodeJS.Timeout;
 }
 
 const handedOut = new Set<number>();
@@ -144,7 +167,8 @@ process.once('exit', () => {
 
 /**
  * Starts every implemented service and then the edge as separate Node processes, each from its
- * compiled dist/main.js, waits for their health checks, and prefixes their log lines.
+ * compiled dist/main.js, waits for their health checks, and prefixes their log lines. With
+ * `supervise`, a process that exits on its own afterwards is restarted (a line from "runner" says so).
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
   mkdirSync(options.dataDir, { recursive: true });
@@ -170,6 +194,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         CONNECT_PORT: String(connectPort),
       },
       health: grpcReady(port),
+      restarts: 0,
     });
   }
   const edgePort = options.edgePort === 0 ? await freePort() : options.edgePort;
@@ -181,9 +206,32 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     port: edgePort,
     env: { ...common, ...addresses, ...options.envFor?.edge, PORT: String(edgePort) },
     health: httpReady(edgePort),
+    restarts: 0,
   };
   // A liveness bound, not a speed check: on a shared, loaded machine a cold start has taken 35 s.
   const readyTimeout = options.readyTimeoutMs ?? 90_000;
+
+  let stopping = false;
+  const supervise = options.supervise;
+
+  /** A supervised process that died: started again after its back-off, and again if that start fails. */
+  const restartLater = (proc: Proc, why: string) => {
+    if (!supervise || stopping || proc.stopped) return;
+    if (proc.readyAt !== undefined && Date.now() - proc.readyAt >= supervise.resetAfterMs) proc.restarts = 0;
+    const delay = Math.min(supervise.maxDelayMs, supervise.firstDelayMs * 2 ** proc.restarts);
+    proc.restarts++;
+    onLog('runner', `${proc.name} ${why}; restarting it in ${delay / 1000} s (restart ${proc.restarts} in a row)`);
+    proc.restartTimer = setTimeout(() => {
+      proc.restartTimer = undefined;
+      if (stopping || proc.stopped) return;
+      launch(proc).then(
+        () => onLog('runner', `${proc.name} restarted and ready`),
+        (err: Error) => restartLater(proc, `did not become ready (${err.message})`),
+      );
+    }, delay);
+    // The children keep the runner alive; a pending restart alone must not.
+    proc.restartTimer.unref();
+  };
 
   const launch = async (proc: Proc) => {
     const child = spawn(process.execPath, ['--enable-source-maps', proc.entry], {
@@ -192,15 +240,24 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     });
     proc.child = child;
     running.add(child);
-    child.once('exit', () => running.delete(child));
+    let ready = false;
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      // Before it was ready, the launch itself reports the failure.
+      if (ready && proc.child === child) restartLater(proc, `exited (${signal ?? `status ${code}`})`);
+    });
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => onLog(proc.name, line));
     }
     const deadline = Date.now() + readyTimeout;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null)
-        throw new Error(`${proc.name} exited with code ${child.exitCode} before it was ready`);
-      if (await proc.health()) return;
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${proc.name} exited (${child.signalCode ?? `code ${child.exitCode}`}) before it was ready`);
+      if (await proc.health()) {
+        ready = true;
+        proc.readyAt = Date.now();
+        return;
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
     child.kill('SIGKILL');
@@ -208,6 +265,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
 
   const terminate = async (proc: Proc, signal: NodeJS.Signals) => {
+    proc.stopped = true;
+    clearTimeout(proc.restartTimer);
     const child = proc.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
@@ -222,6 +281,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await Promise.all(procs.map(launch));
     await launch(edge);
   } catch (err) {
+    stopping = true;
     await Promise.all(all.map((p) => terminate(p, 'SIGKILL')));
     throw err;
   }
@@ -234,10 +294,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     edgeUrl: `http://127.0.0.1:${edgePort}`,
     ports,
     kill: (name) => terminate(byName(name), 'SIGKILL'),
-    start: (name) => launch(byName(name)),
+    start: (name) => {
+      const proc = byName(name);
+      proc.stopped = false;
+      proc.restarts = 0;
+      return launch(proc);
+    },
     pid: (name) => byName(name).child?.pid,
     // The edge first, so no new calls reach services that are draining.
     stop: async () => {
+      stopping = true;
       await terminate(edge, 'SIGTERM');
       await Promise.all(procs.map((p) => terminate(p, 'SIGTERM')));
     },

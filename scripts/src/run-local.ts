@@ -1,6 +1,7 @@
 /**
  * `npm start`: the edge and every implemented service as separate processes on one machine,
- * with logs prefixed by process name; Ctrl-C stops them all cleanly.
+ * with logs prefixed by process name; a process that dies is restarted (with a back-off, as
+ * Kubernetes does); Ctrl-C stops them all cleanly.
  *   EDGE_PORT (8080)  SERVICE_BASE_PORT (50050: billing +1, render +2, crawl +3, tls-scan +4,
  *   meta-scan +5, bookmark +6)  DATA_DIR (./.data)  DEMO_PORT (8090, with --demo; its HTTPS server +1)
  * Any other variable (LOG_LEVEL, WEBUTIL_ALLOW_TARGETS, NATS_URL, ...) passes through.
@@ -9,7 +10,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDemoSite } from './demo-site.js';
-import { REPO_ROOT, startStack } from './local-stack.js';
+import { REPO_ROOT, RESTART_BACKOFF, startStack } from './local-stack.js';
 
 const int = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -34,6 +35,8 @@ const stack = await startStack({
   dataDir,
   env: demo?.stackEnv,
   envFor: demo && { 'tls-scan': demo.tlsScanEnv },
+  // As Kubernetes would: a process that dies is replaced, and the edge answers 503 meanwhile.
+  supervise: RESTART_BACKOFF,
 });
 process.stdout.write(`\nWeb Utility API ready at ${stack.edgeUrl}/v1 (Ctrl-C stops)\n`);
 if (demo)

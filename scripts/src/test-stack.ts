@@ -57,6 +57,8 @@ export interface TestStackOptions {
   envFor?: StackOptions['envFor'];
   /** Give billing a clock tests can move (day and cycle rollovers, expiries). */
   clock?: boolean;
+  /** Restart processes that die, as `npm start` does (local-stack.ts); unset: a dead process stays down. */
+  supervise?: StackOptions['supervise'];
 }
 
 const run = promisify(execFile);
@@ -123,6 +125,7 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
     dataDir,
     env: { LOG_LEVEL: echo ? 'debug' : 'info', WEBUTIL_ALLOW_TARGETS: options.allowTargets ?? '', ...options.env },
     envFor: { ...options.envFor, billing: { ...options.envFor?.billing, ...clockEnv } },
+    supervise: options.supervise,
     onLog: (name, line) => {
       logs.push(`[${name}] ${line}`);
       if (logs.length > 5000) logs.splice(0, 1000);

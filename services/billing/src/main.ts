@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, processOptions, runService } from '@webutil/kit';
+import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
 import { Accounts } from './accounts.js';
 import { ApiKeys } from './api-keys.js';
 import { Challenges } from './challenge.js';
@@ -16,6 +16,7 @@ import { openStore } from './stores/open.js';
 const config = readConfig();
 
 const log = createLogger('billing', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const clock = clockFrom(config.CLOCK_OFFSET_FILE);
 const store = await openStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
 const anonymous = {

@@ -1,4 +1,4 @@
-import { createLogger, processOptions, runService } from '@webutil/kit';
+import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { readConfig } from './config.js';
 import { keyDerivation } from './floccus-crypto.js';
@@ -7,6 +7,7 @@ import { bookmarkService } from './server.js';
 const config = readConfig();
 
 const log = createLogger('bookmark', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'bookmark' });
 const stopSweeping = sweepArtifacts(store, config.ARTIFACT_SWEEP_MS, log);
 

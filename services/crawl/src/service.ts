@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   AddressPolicy,
   createLogger,
+  exitOnFatalErrors,
   type Logger,
   lookupVia,
   type RunningService,
@@ -82,6 +83,7 @@ export async function createCrawlService(settings: CrawlSettings, log: Logger): 
 /** Builds the service and serves it on its gRPC port until SIGTERM. */
 export async function runCrawlService(settings: CrawlSettings): Promise<RunningService> {
   const log = createLogger('crawl', settings.logLevel);
+  exitOnFatalErrors(log);
   const service = await createCrawlService(settings, log);
   return runService({
     name: 'crawl',

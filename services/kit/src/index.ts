@@ -14,6 +14,7 @@ export {
   unauthenticated,
   unavailable,
 } from './errors.js';
+export { exitOnFatalErrors, FATAL_EXIT_CODE } from './fatal-errors.js';
 export {
   type AnyDefinition,
   bind,

@@ -1,10 +1,11 @@
-import { AddressPolicy, createLogger, processOptions, runService, SafeHttp } from '@webutil/kit';
+import { AddressPolicy, createLogger, exitOnFatalErrors, processOptions, runService, SafeHttp } from '@webutil/kit';
 import { readConfig } from './config.js';
 import { metaScanService } from './server.js';
 
 const config = readConfig();
 
 const log = createLogger('meta-scan', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
 const http = new SafeHttp({ policy, connectTimeoutMs: config.DOWN_CHECK_TIMEOUT_MS });
 

@@ -3,6 +3,8 @@ import puppeteer, { type Browser, type BrowserContext, type CDPSession } from 'p
 
 export interface BrowserPoolOptions {
   executablePath: string;
+  /** Chromium's own sandbox (namespaces and seccomp-bpf) on; off adds --no-sandbox. */
+  sandbox: boolean;
   /** Chromium processes kept running. */
   browsers: number;
   /** Renders one browser runs at once. */
@@ -17,6 +19,11 @@ export interface Lease {
   browser: Browser;
   /** Every download the context's pages start is refused (none reaches the disk) and counted. */
   refuseDownloads(context: BrowserContext): Promise<void>;
+  /**
+   * Closes a page (a pop-up) from the browser's side: a pop-up showing a dialog pauses the renderer
+   * it shares with its opener, and would answer nothing sent to the page itself.
+   */
+  closeTarget(targetId: string): Promise<void>;
   release(): void;
   /** The browser misbehaved (a context would not close): replace it. */
   discard(): void;
@@ -38,13 +45,21 @@ interface Waiter {
 }
 
 /**
+ * Whether Chromium runs its own sandbox, from RENDER_CHROMIUM_SANDBOX. auto: on, except as root,
+ * where Chromium refuses to start with it; a deployment says on or off.
+ */
+export function chromiumSandbox(setting: 'auto' | 'on' | 'off', uid = process.getuid?.()): boolean {
+  return setting === 'auto' ? uid !== 0 : setting === 'on';
+}
+
+/**
  * Chromium's flags. No debugging port (puppeteer talks over a pipe), so no page can reach the
  * browser's own control endpoint; the default context's proxy is a closed port, so only contexts
  * created with the render's egress proxy can fetch anything; WebRTC may not send UDP around it.
  */
-export function chromiumArgs(): string[] {
+export function chromiumArgs(sandbox: boolean): string[] {
   return [
-    ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+    ...(sandbox ? [] : ['--no-sandbox']),
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-dev-shm-usage',
@@ -210,6 +225,9 @@ export class BrowserPool {
           eventsEnabled: true,
         });
       },
+      closeTarget: async (targetId) => {
+        await control.send('Target.closeTarget', { targetId });
+      },
       release: giveBack,
       discard: () => {
         this.options.log.warn('a browser stopped answering: replacing it');
@@ -235,7 +253,7 @@ export class BrowserPool {
           executablePath: this.options.executablePath,
           headless: true,
           pipe: true,
-          args: chromiumArgs(),
+          args: chromiumArgs(this.options.sandbox),
           defaultViewport: null,
           handleSIGINT: false,
           handleSIGTERM: false,

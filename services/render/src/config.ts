@@ -1,4 +1,5 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
+import { z } from 'zod';
 
 /** The service's settings from environment variables (a bad value stops the process, naming it). */
 export function readConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -12,6 +13,11 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       MONGO_URL: env.optionalString(),
       /** puppeteer-core ignores PUPPETEER_* variables; this is the one place the browser is named. */
       CHROMIUM_PATH: env.string('/usr/bin/chromium'),
+      /**
+       * Chromium's own sandbox: on, off (--no-sandbox), or auto (on, except as root, where Chromium
+       * refuses it). The image sets off: docs/decisions/0102-chromium-sandbox.md.
+       */
+      RENDER_CHROMIUM_SANDBOX: z.enum(['auto', 'on', 'off']).default('auto'),
       /** DNS servers (host or host:port, comma-separated) the egress proxy asks; default: the system resolver. */
       RENDER_DNS_SERVERS: env.list(),
       // Pool and queue (sizing: docs/decisions/0032-render-pool-and-queue.md)

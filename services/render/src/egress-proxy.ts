@@ -142,32 +142,42 @@ export class EgressProxy {
     }
     const port = Number(target.port || 80);
     const headers = forwardedHeaders(req.rawHeaders);
-    this.dial(target.hostname, port).then(
-      (socket) => {
-        const upstream = http.request({
-          method: req.method,
-          path: `${target.pathname}${target.search}`,
-          headers,
-          setHost: false,
-          // The checked socket, for this request only (no pool: a pooled socket would skip the check).
-          createConnection: () => socket,
-        });
-        upstream.on('response', (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardedHeaders(answer.rawHeaders));
-          answer.pipe(res);
-          answer.on('error', () => res.destroy());
-        });
-        upstream.on('error', (err: NodeJS.ErrnoException) => {
-          if (res.headersSent) return res.destroy();
-          // The site took the connection and broke it off before answering.
-          const failure = outboundError('connect', err.code ?? 'ECONNRESET', undefined, target.hostname);
-          this.record(target.hostname, port, failure);
-          this.answer(res, 502, failure.message);
-        });
-        req.pipe(upstream);
-      },
-      (failure: OutboundError) => this.answer(res, failure.kind === 'blocked' ? 403 : 502, failure.message),
-    );
+    this.dial(target.hostname, port)
+      .then(
+        (socket) => {
+          const upstream = http.request({
+            method: req.method,
+            path: `${target.pathname}${target.search}`,
+            headers,
+            setHost: false,
+            // The checked socket, for this request only (no pool: a pooled socket would skip the check).
+            createConnection: () => socket,
+          });
+          upstream.on('response', (answer) => {
+            answer.on('error', () => res.destroy());
+            try {
+              res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardedHeaders(answer.rawHeaders));
+            } catch {
+              // A status line or header the parser took but writeHead refuses: the answer is lost, not the process.
+              answer.destroy();
+              res.destroy();
+              return;
+            }
+            answer.pipe(res);
+          });
+          upstream.on('error', (err: NodeJS.ErrnoException) => {
+            if (res.headersSent) return res.destroy();
+            // The site took the connection and broke it off before answering.
+            const failure = outboundError('connect', err.code ?? 'ECONNRESET', undefined, target.hostname);
+            this.record(target.hostname, port, failure);
+            this.answer(res, 502, failure.message);
+          });
+          req.pipe(upstream);
+        },
+        (failure: OutboundError) => this.answer(res, failure.kind === 'blocked' ? 403 : 502, failure.message),
+      )
+      // Whatever the page's request does to this exchange ends the exchange, not the process.
+      .catch(() => res.destroy());
   }
 
   /** CONNECT tunnels (https:, ws:, wss:) to the checked address. */
@@ -177,24 +187,26 @@ export class EgressProxy {
       client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    this.dial(target.host, target.port).then(
-      (upstream) => {
-        if (client.destroyed) {
-          upstream.destroy();
-          return;
-        }
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length > 0) upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-        upstream.once('close', () => client.destroy());
-        client.once('close', () => upstream.destroy());
-      },
-      (failure: OutboundError) => {
-        const status = failure.kind === 'blocked' ? '403 Forbidden' : '502 Bad Gateway';
-        client.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\n\r\n`);
-      },
-    );
+    this.dial(target.host, target.port)
+      .then(
+        (upstream) => {
+          if (client.destroyed) {
+            upstream.destroy();
+            return;
+          }
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          if (head.length > 0) upstream.write(head);
+          upstream.pipe(client);
+          client.pipe(upstream);
+          upstream.once('close', () => client.destroy());
+          client.once('close', () => upstream.destroy());
+        },
+        (failure: OutboundError) => {
+          const status = failure.kind === 'blocked' ? '403 Forbidden' : '502 Bad Gateway';
+          client.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\n\r\n`);
+        },
+      )
+      .catch(() => client.destroy());
   }
 
   /** The proxy's own answer: a short page marked with this proxy's token. */

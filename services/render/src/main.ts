@@ -1,6 +1,6 @@
-import { AddressPolicy, createLogger, lookupVia, processOptions, runService } from '@webutil/kit';
+import { AddressPolicy, createLogger, exitOnFatalErrors, lookupVia, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
-import { BrowserPool } from './browser-pool.js';
+import { BrowserPool, chromiumSandbox } from './browser-pool.js';
 import { readConfig } from './config.js';
 
 import { renderService } from './server.js';
@@ -8,12 +8,16 @@ import { renderService } from './server.js';
 const config = readConfig();
 
 const log = createLogger('render', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
 const lookup = lookupVia(config.RENDER_DNS_SERVERS);
 const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'render' });
 const stopSweeping = sweepArtifacts(store, config.RENDER_SWEEP_MS, log);
+const sandbox = chromiumSandbox(config.RENDER_CHROMIUM_SANDBOX);
+log.info({ sandbox, setting: config.RENDER_CHROMIUM_SANDBOX }, `Chromium's sandbox is ${sandbox ? 'on' : 'off'}`);
 const pool = await BrowserPool.start({
   executablePath: config.CHROMIUM_PATH,
+  sandbox,
   browsers: config.RENDER_BROWSERS,
   pagesPerBrowser: config.RENDER_PAGES_PER_BROWSER,
   queueDepth: config.RENDER_QUEUE_DEPTH,

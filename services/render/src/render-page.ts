@@ -77,7 +77,7 @@ export async function renderPage(
     const page = await guard(context.newPage());
     const device = DEVICES[job.options.device];
     const main = watchMainFrame(page, url.href, proxy, (reason) => stop.abort(reason));
-    closePopups(context, page);
+    closePopups(context, lease);
     await guard(prepare(page, device, job));
     clock.end('page');
 
@@ -174,14 +174,24 @@ async function prepare(page: Page, device: Device, job: RenderJob): Promise<void
   ]);
 }
 
-/** Pages the render's page opens (window.open, target=_blank) are closed as they appear. */
-function closePopups(context: BrowserContext, page: Page): void {
+/**
+ * Pages the render's page opens (window.open, target=_blank) are closed as they appear, each by
+ * the browser (Lease.closeTarget), never through a puppeteer page of the pop-up: making one waits
+ * for the pop-up's renderer, which a dialog in the pop-up pauses (and with it the opener sharing
+ * it). The render's own page was created before this listens. A close that fails (the pop-up
+ * closed itself first, or the render ended and took the context with it) fails only that close.
+ */
+function closePopups(context: BrowserContext, lease: Lease): void {
   context.on('targetcreated', (target) => {
     if (target.type() !== 'page') return;
-    void target.page().then(
-      (popup) => (popup && popup !== page ? popup.close() : undefined),
-      () => undefined,
-    );
+    target
+      .createCDPSession()
+      .then(async (session) => {
+        const { targetInfo } = await session.send('Target.getTargetInfo');
+        await session.detach().catch(() => undefined);
+        await lease.closeTarget(targetInfo.targetId);
+      })
+      .catch(() => undefined);
   });
 }
 

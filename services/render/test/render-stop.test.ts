@@ -1,7 +1,7 @@
 import { readGrpcError, toGrpcError } from '@webutil/kit';
 import { expect } from 'chai';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { chromiumArgs } from '../src/browser-pool.js';
+import { chromiumArgs, chromiumSandbox } from '../src/browser-pool.js';
 import { RenderStop } from '../src/render-stop.js';
 
 const never = () => new Promise<never>(() => undefined);
@@ -15,7 +15,7 @@ describe('render stop (one real Chromium)', function () {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       headless: true,
       pipe: true,
-      args: chromiumArgs(),
+      args: chromiumArgs(chromiumSandbox('auto')),
     });
   });
   afterEach(async () => browser?.close());

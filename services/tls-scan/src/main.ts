@@ -1,4 +1,4 @@
-import { AddressPolicy, createLogger, processOptions, runService, SafeHttp } from '@webutil/kit';
+import { AddressPolicy, createLogger, exitOnFatalErrors, processOptions, runService, SafeHttp } from '@webutil/kit';
 import { TrustStore } from './chain.js';
 import { readConfig } from './config.js';
 import { tlsScanService } from './server.js';
@@ -6,6 +6,7 @@ import { tlsScanService } from './server.js';
 const config = readConfig();
 
 const log = createLogger('tls-scan', config.LOG_LEVEL);
+exitOnFatalErrors(log);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
 const http = new SafeHttp({ policy, connectTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS });
 const store = TrustStore.load(config.SSL_SCAN_EXTRA_CA_FILE);
