@@ -3,31 +3,29 @@ import {
   type AuthorizeResponse,
   CallerPolicy,
   type Credential,
-  type Denial,
+  type Quota,
   Refusal,
+  type SpentCall,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
+import { type BillingClient, billingCall } from '../billing-client.js';
+import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
+import { CLEARANCE_COOKIE, callerKey, credentialOf } from '../caller.js';
+import { HttpError, setCredits } from '../envelope.js';
+import type { Caller, Metered } from '../route-spec.js';
 import { AuthorizeQueue } from './authorize-queue.js';
-import { type BillingClient, billingCall } from './billing-client.js';
-import { httpErrorFromCall } from './call-errors.js';
-import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
 import { CallerViews } from './caller-views.js';
-import { CreditLeases, HOLD_GRACE_MS, type LeasedCall, MAX_LEASED_CALL_MS } from './credit-leases.js';
-import { HttpError } from './envelope.js';
-import type { Caller, Metered } from './route-spec.js';
+import * as rules from './lease-rules.js';
+import {
+  type CallerLeases,
+  HOLD_GRACE_MS,
+  type LeaseAnswer,
+  type LeaseSettlement,
+  leaseHoldMs,
+  MAX_LEASED_CALL_MS,
+  type Step,
+} from './lease-rules.js';
 import { SettlementQueue } from './settlements.js';
-
-export { BILLING_TIMEOUT_MS } from './billing-client.js';
-
-/** Every response carries the caller's credits left (0 when the caller is unknown). */
-export const CREDITS_HEADER = 'X-Credits-Remaining';
-
-/** An authorized call: spend its credits on success, return them on any failure. */
-export interface Hold {
-  caller: Caller;
-  /** Queues the settlement and sets X-Credits-Remaining as it leaves the balance. */
-  settle(outcome: 'success' | 'failure'): void;
-}
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const POLICIES = {
@@ -35,59 +33,38 @@ const POLICIES = {
   session: CallerPolicy.CALLER_POLICY_SESSION,
   ip: CallerPolicy.CALLER_POLICY_IP,
 };
-const STATUS_BY_REFUSAL: Record<Refusal, number> = {
-  [Refusal.REFUSAL_UNAUTHENTICATED]: 401,
-  [Refusal.REFUSAL_FORBIDDEN]: 403,
-  [Refusal.REFUSAL_INSUFFICIENT_CREDITS]: 402,
-  [Refusal.REFUSAL_RATE_LIMITED]: 429,
-  [Refusal.REFUSAL_UNSPECIFIED]: 403,
-  [Refusal.UNRECOGNIZED]: 403,
-};
-
-export function setCredits(ctx: Context, remaining: number): void {
-  ctx.set(CREDITS_HEADER, String(remaining));
-}
-
-export interface MeteringOptions {
-  /**
-   * How long the edge may answer a caller's free reads from billing's last word, and pay a busy
-   * API-key caller's calls from a lease of its credits (0: never).
-   */
-  callerViewMs: number;
-}
+const DECLINED: LeaseAnswer = { declined: true };
+const UNANSWERED: LeaseAnswer = { declined: false };
 
 /**
  * The edge's side of the credit ledger: authorizations (batched), settlements (after the
  * response, batched), the short-lived view of each caller that answers free reads, and the leases
- * that pay a busy API-key caller's calls.
+ * that pay a busy API-key caller's calls. `authorize` reads top to bottom: paid from the caller's
+ * lease; else answered from its view; else billing decides (and may grant a lease).
  */
-export class Metering {
-  readonly settlements: SettlementQueue;
+export class Meter {
+  private readonly settlements: SettlementQueue;
   private readonly authorizations: AuthorizeQueue;
   private readonly views: CallerViews;
-  private readonly leases: CreditLeases | undefined;
+  /** Each caller's leases (lease-rules.ts); empty when leases are off. */
+  private readonly leases = new Map<string, CallerLeases>();
+  /** A lease offered to billing and not yet answered, per caller: the callers arriving meanwhile wait for it. */
+  private readonly offers = new Map<string, { answered: Promise<void>; done(): void }>();
+  private readonly timer: NodeJS.Timeout | undefined;
 
+  /** `leaseMs`: how long a caller's view answers for it, and a lease pays its calls (0: never). */
   constructor(
     private readonly billing: BillingClient,
     private readonly log: Logger,
-    options: MeteringOptions,
+    private readonly leaseMs: number,
   ) {
     this.settlements = new SettlementQueue(billing, log);
     this.authorizations = new AuthorizeQueue(billing);
-    this.views = new CallerViews(options.callerViewMs, billing, log);
-    if (options.callerViewMs > 0)
-      this.leases = new CreditLeases(options.callerViewMs, this.settlements, (key, credits) =>
-        this.views.refund(key, credits),
-      );
+    this.views = new CallerViews(leaseMs, billing, log);
+    if (leaseMs > 0) this.timer = setInterval(() => this.sweep(), Math.min(250, leaseMs)).unref();
   }
 
-  /**
-   * Authenticates, checks the challenge clearance and the rate, and holds the route's credits, in
-   * one billing call, the only one on the call's path; a busy API-key caller's call is paid from
-   * its lease without one, and a free read of the caller's own quota may be answered from the
-   * caller's view. A refusal is thrown as its 401/402/403/429.
-   */
-  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
+  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<MeteredHold> {
     const callers = spec.callers ?? 'any';
     // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
     const credential =
@@ -95,27 +72,77 @@ export class Metering {
         ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) }
         : credentialOf(ctx);
     const key = callerKey(credential);
-    const leases =
-      callers === 'any' && credential.apiKey !== undefined && spec.credits > 0 && spec.timeoutMs <= MAX_LEASED_CALL_MS
-        ? this.leases
-        : undefined;
-    if (leases) {
-      for (let paid = this.payFromLease(leases, key, spec, ctx, credential); paid; ) {
-        if (!(paid instanceof Promise)) return paid;
-        await paid;
-        paid = this.payFromLease(leases, key, spec, ctx, credential);
-      }
+    const leasable =
+      this.leaseMs > 0 &&
+      callers === 'any' &&
+      credential.apiKey !== undefined &&
+      spec.credits > 0 &&
+      spec.timeoutMs <= MAX_LEASED_CALL_MS;
+    if (leasable) {
+      const paid = await this.payFromLease(key, spec, ctx, credential);
+      if (paid) return paid;
     }
     const seen = callers === 'ip' ? undefined : this.views.check(key, spec.fromCallerView === true);
     if (seen) {
-      const quota = { ...seen.quota, remaining: seen.quota.remaining + (this.leases?.unused(key) ?? 0) };
-      setCredits(ctx, quota.remaining);
+      const remaining = seen.quota.remaining + this.unused(key);
+      setCredits(ctx, remaining);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
-      return { caller: { credential, quota }, settle: () => undefined };
+      return new FreeHold({ credential, quota: { ...seen.quota, remaining } });
     }
-    // Decided before any wait: of the callers that waited for one lease, only the first asks for the next.
-    const leaseCredits = leases?.sizeFor(key, spec.credits, this.views.remaining(key)) ?? 0;
-    const leaseAsked = leases && leaseCredits > 0 ? leases.asking(key) : undefined;
+    return this.askBilling(spec, ctx, requestId, credential, key, leasable);
+  }
+
+  /**
+   * The call paid from the caller's open lease, counted toward its rate in its view; undefined
+   * when billing must decide (no lease with enough credits left and none being offered, a stale
+   * view, a new rate window). Waits for a lease being offered.
+   */
+  private async payFromLease(
+    key: string,
+    spec: Metered,
+    ctx: Context,
+    credential: Credential,
+  ): Promise<MeteredHold | undefined> {
+    for (;;) {
+      const state = this.leases.get(key);
+      const taken = state && rules.take(state, spec.credits, Date.now());
+      if (taken) this.carryOut(key, taken);
+      const paidBy = taken?.paidBy;
+      if (paidBy === undefined) {
+        const offer = this.offers.get(key);
+        if (!offer) return undefined;
+        await offer.answered;
+        continue;
+      }
+      const call = { operation: spec.operation, credits: spec.credits };
+      const seen = this.views.check(key, true);
+      if (!seen || seen.retryAfterSeconds !== undefined) {
+        this.carryOut(key, rules.finish(this.leaseState(key), paidBy, call, false));
+        if (!seen) {
+          this.carryOut(key, rules.end(this.leaseState(key)));
+          return undefined;
+        }
+        setCredits(ctx, seen.quota.remaining + this.unused(key));
+        throw tooManyRequests(seen.retryAfterSeconds ?? 1);
+      }
+      return this.leasedHold(ctx, { credential, quota: seen.quota }, key, paidBy, call);
+    }
+  }
+
+  /**
+   * Authenticates, checks the challenge clearance and the rate, and holds the route's credits (or
+   * a lease, as billing decides when this call offers one), in one billing call, the only one on
+   * the call's path. A refusal is thrown as its 401/402/403/429.
+   */
+  private async askBilling(
+    spec: Metered,
+    ctx: Context,
+    requestId: string,
+    credential: Credential,
+    key: string,
+    leasable: boolean,
+  ): Promise<MeteredHold> {
+    const offer = leasable && this.offerLease(key);
     // Read your own writes: a refund of this caller still on its way lands first.
     await this.settlements.refunded(key);
     let outcome: AuthorizeResponse['outcome'];
@@ -126,107 +153,55 @@ export class Metering {
         {
           credential,
           operation: spec.operation,
-          credits: leaseCredits || spec.credits,
+          credits: spec.credits,
           challenge: spec.challenge ?? spec.credits > 0,
-          callers: POLICIES[callers],
+          callers: POLICIES[spec.callers ?? 'any'],
           stateChanging: !SAFE_METHODS.has(ctx.method),
-          holdMs: leaseCredits ? (leases?.holdMs ?? 0) : spec.timeoutMs,
+          holdMs: spec.timeoutMs,
+          leaseHoldMs: offer ? leaseHoldMs(this.leaseMs) : undefined,
         },
         requestId,
       ));
     } catch (err) {
-      leaseAsked?.();
+      if (offer) this.leaseAnswered(key, UNANSWERED);
       this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
       throw httpErrorFromCall(err, spec);
     } finally {
       returnedMeanwhile = answered();
     }
     if (outcome?.$case !== 'grant') {
-      leaseAsked?.();
+      if (offer) this.leaseAnswered(key, UNANSWERED);
       const denial = outcome?.denial;
-      // A lease asked for more than this call costs: too much is no reason to refuse the call.
-      if (
-        leaseCredits &&
-        denial?.refusal === Refusal.REFUSAL_INSUFFICIENT_CREDITS &&
-        (denial.remaining ?? 0) >= spec.credits
-      ) {
-        this.views.forget(key);
-        return this.authorize(spec, ctx, requestId);
-      }
       if (denial?.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
-      throw refusal(ctx, denial, spec.credits);
+      throw httpErrorFromDenial(ctx, denial, spec.credits);
     }
-    const { reservationId, rate } = outcome.grant;
+    const { reservationId, rate, lease } = outcome.grant;
     const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
     const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
-    if (callers !== 'ip') this.views.remember(key, known, rate);
-    if (leaseAsked) {
-      const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
-      leaseAsked();
-      if (call) return this.leasedHold(ctx, { credential, quota: known }, call, spec.credits, leases?.unused(key) ?? 0);
+    if (spec.callers !== 'ip') this.views.remember(key, known, rate);
+    const call = { operation: spec.operation, credits: spec.credits };
+    if (offer) {
+      const leased =
+        lease && reservationId ? { reservationId, credits: lease.credits, callCredits: call.credits } : undefined;
+      this.leaseAnswered(key, leased ? { granted: leased } : DECLINED);
+      if (leased) return this.leasedHold(ctx, { credential, quota: known }, key, leased.reservationId, call);
     }
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
-    const quota = { ...known, remaining: known.remaining + (this.leases?.unused(key) ?? 0) };
+    const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
+    if (!reservationId) return new FreeHold({ credential, quota });
     const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
-    return {
-      caller: { credential, quota },
-      settle: (result) => {
-        if (!reservationId) return;
-        // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
-        if (result === 'success') {
-          this.settlements.add(reservationId, [{ operation: spec.operation, credits: spec.credits }], expiresAt);
-          return;
-        }
-        this.settlements.add(reservationId, [], expiresAt, key);
-        this.views.refund(key, spec.credits);
-        setCredits(ctx, quota.remaining + spec.credits);
-      },
-    };
-  }
-
-  /**
-   * The call paid from the caller's open lease, counted toward its rate in its view; the lease
-   * being asked for, to wait for; or undefined when billing must decide (no lease with enough
-   * credits left and none coming, a stale view, a new rate window).
-   */
-  private payFromLease(
-    leases: CreditLeases,
-    key: string,
-    spec: Metered,
-    ctx: Context,
-    credential: Credential,
-  ): Hold | Promise<void> | undefined {
-    const call = leases.take(key, spec.operation, spec.credits);
-    if (!call) return leases.opening(key);
-    const seen = this.views.check(key, true);
-    if (!seen) {
-      call.giveBack();
-      leases.close(key);
-      return undefined;
-    }
-    if (seen.retryAfterSeconds !== undefined) {
-      call.giveBack();
-      setCredits(ctx, seen.quota.remaining + leases.unused(key));
-      throw tooManyRequests(seen.retryAfterSeconds);
-    }
-    return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits, leases.unused(key));
+    return new BilledHold(this, ctx, { credential, quota }, key, reservationId, call, expiresAt);
   }
 
   /**
    * A call paid from a lease; the caller's credits left count what its leases hold and have not
-   * given out (`unused`, once this call's credits are taken).
+   * given out (once this call's credits are taken).
    */
-  private leasedHold(ctx: Context, caller: Caller, call: LeasedCall, credits: number, unused: number): Hold {
-    const remaining = caller.quota.remaining + unused;
-    setCredits(ctx, remaining);
-    return {
-      caller: { ...caller, quota: { ...caller.quota, remaining } },
-      settle: (result) => {
-        call.settle(result);
-        if (result === 'failure') setCredits(ctx, remaining + credits);
-      },
-    };
+  private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): LeasedHold {
+    const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
+    setCredits(ctx, quota.remaining);
+    return new LeasedHold(this, ctx, { credential: caller.credential, quota }, key, reservationId, call);
   }
 
   /**
@@ -239,7 +214,7 @@ export class Metering {
       const credential = credentialOf(ctx);
       const key = callerKey(credential);
       const seen = this.views.check(key, true);
-      if (seen) return seen.quota.remaining + (this.leases?.unused(key) ?? 0);
+      if (seen) return seen.quota.remaining + this.unused(key);
       const answered = this.views.asks(key);
       let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
       let returnedMeanwhile = 0;
@@ -253,17 +228,146 @@ export class Metering {
       }
       const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
       this.views.remember(key, quota, reply.rate);
-      return (quota?.remaining ?? 0) + (this.leases?.unused(key) ?? 0);
+      return (quota?.remaining ?? 0) + this.unused(key);
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
   }
 
-  /** On shutdown: sends what is queued, for at most `withinMs`. */
+  /** On shutdown: ends every lease (the HTTP server has stopped, so their calls have finished) and sends what is queued. */
   async drain(withinMs: number): Promise<void> {
+    clearInterval(this.timer);
     this.views.close();
-    this.leases?.closeAll();
+    for (const [key, state] of this.leases) this.carryOut(key, rules.end(state));
     await Promise.all([this.settlements.drain(withinMs), this.views.flush()]);
+  }
+
+  /** A single call's hold ends: spent (`spent`) or its credits back to the caller. */
+  endBilled(ctx: Context, hold: BilledHold, spent: boolean): void {
+    // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
+    if (spent) {
+      this.settlements.add(hold.reservationId, [hold.call], hold.expiresAt);
+      return;
+    }
+    this.settlements.add(hold.reservationId, [], hold.expiresAt, hold.key);
+    this.views.refund(hold.key, hold.call.credits);
+    setCredits(ctx, hold.caller.quota.remaining + hold.call.credits);
+  }
+
+  /** A call paid from a lease ends: spent (`spent`) or its credits back to the lease. */
+  endLeased(ctx: Context, hold: LeasedHold, spent: boolean): void {
+    this.carryOut(hold.key, rules.finish(this.leaseState(hold.key), hold.reservationId, hold.call, spent));
+    if (!spent) setCredits(ctx, hold.caller.quota.remaining + hold.call.credits);
+  }
+
+  /** Offers a lease with this call unless one is being offered already (lease-rules.ts decides). */
+  private offerLease(key: string): boolean {
+    const { state, offer } = rules.toBilling(this.leaseState(key), Date.now(), this.leaseMs);
+    this.leases.set(key, state);
+    if (offer) {
+      let done = () => {};
+      const answered = new Promise<void>((resolve) => (done = resolve));
+      this.offers.set(key, { answered, done });
+    }
+    return offer;
+  }
+
+  /** Billing answered an offer: the lease rules take the answer, then the callers that waited try again. */
+  private leaseAnswered(key: string, answer: LeaseAnswer): void {
+    this.carryOut(key, rules.answered(this.leaseState(key), answer, Date.now(), this.leaseMs));
+    this.offers.get(key)?.done();
+    this.offers.delete(key);
+  }
+
+  private leaseState(key: string): CallerLeases {
+    return this.leases.get(key) ?? rules.newCaller(Date.now());
+  }
+
+  private unused(key: string): number {
+    const state = this.leases.get(key);
+    return state ? rules.unused(state) : 0;
+  }
+
+  /** Keeps the lease rules' next state and carries out their decisions. */
+  private carryOut(key: string, step: Step): void {
+    this.leases.set(key, step.state);
+    for (const settlement of step.settle) this.settleLease(key, settlement);
+  }
+
+  private settleLease(key: string, { reservationId, spent, expiresAt, returned }: LeaseSettlement): void {
+    // What it gives back is the caller's again: its next authorization waits for it to land.
+    this.settlements.add(reservationId, spent, expiresAt, returned > 0 ? key : undefined);
+    if (returned > 0) this.views.refund(key, returned);
+  }
+
+  /** Ends leases whose time is up and forgets callers that have gone quiet. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, state] of this.leases) {
+      const step = rules.sweep(state, now, this.leaseMs);
+      this.carryOut(key, step);
+      if (step.forget) this.leases.delete(key);
+    }
+  }
+}
+
+/** An authorized call; see index.ts. */
+export type MeteredHold = FreeHold | BilledHold | LeasedHold;
+
+/** A call that holds nothing (a free route). */
+class FreeHold {
+  constructor(readonly caller: Caller) {}
+  settle(): void {}
+  release(): void {}
+}
+
+/** A call that holds its own credits at billing. */
+class BilledHold {
+  private ended = false;
+  constructor(
+    private readonly meter: Meter,
+    private readonly ctx: Context,
+    readonly caller: Caller,
+    readonly key: string,
+    readonly reservationId: string,
+    readonly call: SpentCall,
+    /** Billing returns the hold by itself after this: its settlement is pointless then. */
+    readonly expiresAt: number,
+  ) {}
+  settle(): void {
+    this.end(true);
+  }
+  release(): void {
+    this.end(false);
+  }
+  private end(spent: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.meter.endBilled(this.ctx, this, spent);
+  }
+}
+
+/** A call paid from a lease of the caller's credits. */
+class LeasedHold {
+  private ended = false;
+  constructor(
+    private readonly meter: Meter,
+    private readonly ctx: Context,
+    readonly caller: Caller,
+    readonly key: string,
+    readonly reservationId: string,
+    readonly call: SpentCall,
+  ) {}
+  settle(): void {
+    this.end(true);
+  }
+  release(): void {
+    this.end(false);
+  }
+  private end(spent: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.meter.endLeased(this.ctx, this, spent);
   }
 }
 
@@ -271,23 +375,3 @@ const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'rate_limited', `too many requests; retry in ${retryAfterSeconds} s`, undefined, {
     'Retry-After': String(retryAfterSeconds),
   });
-
-/** A billing refusal as the HTTP failure, with X-Credits-Remaining, Retry-After and creditsRequired. */
-export function refusal(ctx: Context, denial: Denial | undefined, creditsRequired: number): HttpError {
-  // Without a known caller the header is left to the credits-header middleware.
-  if (denial?.remaining !== undefined) setCredits(ctx, denial.remaining);
-  if (!denial) return new HttpError(500, 'internal_error', 'internal error');
-  const status = STATUS_BY_REFUSAL[denial.refusal];
-  const headers: Record<string, string> = {};
-  if (status === 429 && denial.retryAfterSeconds !== undefined)
-    headers['Retry-After'] = String(denial.retryAfterSeconds);
-  // A cookie whose session ended is dropped so the browser stops sending it.
-  if (denial.reason === 'INVALID_SESSION') headers['Set-Cookie'] = cookie(ctx, SESSION_COOKIE, '', 0);
-  return new HttpError(
-    status,
-    denial.reason.toLowerCase(),
-    denial.message,
-    status === 402 ? creditsRequired : undefined,
-    headers,
-  );
-}
