@@ -37,7 +37,10 @@ export interface Metering {
    * body); the request counts toward the caller's rate. 0 when the caller is unknown.
    */
   peekCredits(ctx: Context): Promise<number>;
-  /** On shutdown, once the HTTP server has stopped: ends the leases and sends what is queued, for at most `withinMs`. */
+  /**
+   * On shutdown, once the HTTP server has stopped: ends the leases and sends what is queued, for
+   * at most `withinMs`.
+   */
   drain(withinMs: number): Promise<void>;
 }
 

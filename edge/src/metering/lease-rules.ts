@@ -78,7 +78,7 @@ export interface Step {
 
 /** Billing's answer to an authorization that offered to carry a lease. */
 export type LeaseAnswer =
-  /** The hold is a lease of `credits`, and the call of `call.credits` its first. */
+  /** The hold is a lease of `credits`, and the call (of `callCredits`) its first. */
   | { readonly granted: { readonly reservationId: string; readonly credits: number; readonly callCredits: number } }
   /** The call was held on its own (too few credits for a lease): not offered again for a lease lifetime. */
   | { readonly granted?: undefined; readonly declined: true }
@@ -168,8 +168,7 @@ export function finish(state: CallerLeases, reservationId: string, call: SpentCa
 
 /**
  * Ends the open lease: no new calls; it settles once its calls have finished. Its time is up, its
- * caller's view went stale, a newer lease replaces it, the edge shuts down, or its caller's
- * credentials changed (a revoked key ends its leases at once).
+ * caller's view went stale, a newer lease replaces it, or the edge shuts down.
  */
 export function end(state: CallerLeases): Step {
   const lease = state.open;

@@ -16,15 +16,6 @@ import type { Caller, Metered } from '../route-spec.js';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { CallerViews } from './caller-views.js';
 import * as rules from './lease-rules.js';
-import {
-  type CallerLeases,
-  HOLD_GRACE_MS,
-  type LeaseAnswer,
-  type LeaseSettlement,
-  leaseHoldMs,
-  MAX_LEASED_CALL_MS,
-  type Step,
-} from './lease-rules.js';
 import { SettlementQueue } from './settlements.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -33,8 +24,8 @@ const POLICIES = {
   session: CallerPolicy.CALLER_POLICY_SESSION,
   ip: CallerPolicy.CALLER_POLICY_IP,
 };
-const DECLINED: LeaseAnswer = { declined: true };
-const UNANSWERED: LeaseAnswer = { declined: false };
+const DECLINED: rules.LeaseAnswer = { declined: true };
+const UNANSWERED: rules.LeaseAnswer = { declined: false };
 
 /**
  * The edge's side of the credit ledger: authorizations (batched), settlements (after the
@@ -47,7 +38,7 @@ export class Meter {
   private readonly authorizations: AuthorizeQueue;
   private readonly views: CallerViews;
   /** Each caller's leases (lease-rules.ts); empty when leases are off. */
-  private readonly leases = new Map<string, CallerLeases>();
+  private readonly leases = new Map<string, rules.CallerLeases>();
   /** A lease offered to billing and not yet answered, per caller: the callers arriving meanwhile wait for it. */
   private readonly offers = new Map<string, { answered: Promise<void>; done(): void }>();
   private readonly timer: NodeJS.Timeout | undefined;
@@ -77,7 +68,7 @@ export class Meter {
       callers === 'any' &&
       credential.apiKey !== undefined &&
       spec.credits > 0 &&
-      spec.timeoutMs <= MAX_LEASED_CALL_MS;
+      spec.timeoutMs <= rules.MAX_LEASED_CALL_MS;
     if (leasable) {
       const paid = await this.payFromLease(key, spec, ctx, credential);
       if (paid) return paid;
@@ -158,7 +149,7 @@ export class Meter {
           callers: POLICIES[spec.callers ?? 'any'],
           stateChanging: !SAFE_METHODS.has(ctx.method),
           holdMs: spec.timeoutMs,
-          leaseHoldMs: offer ? leaseHoldMs(this.leaseMs) : undefined,
+          leaseHoldMs: offer ? rules.leaseHoldMs(this.leaseMs) : undefined,
         },
         requestId,
       ));
@@ -190,18 +181,18 @@ export class Meter {
     const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
     if (!reservationId) return new FreeHold({ credential, quota });
-    const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
-    return new BilledHold(this, ctx, { credential, quota }, key, reservationId, call, expiresAt);
+    const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
+    return new PaidHold(this, ctx, { credential, quota }, key, reservationId, call, expiresAt);
   }
 
   /**
    * A call paid from a lease; the caller's credits left count what its leases hold and have not
    * given out (once this call's credits are taken).
    */
-  private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): LeasedHold {
+  private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): PaidHold {
     const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
-    return new LeasedHold(this, ctx, { credential: caller.credential, quota }, key, reservationId, call);
+    return new PaidHold(this, ctx, { credential: caller.credential, quota }, key, reservationId, call);
   }
 
   /**
@@ -234,7 +225,10 @@ export class Meter {
     }
   }
 
-  /** On shutdown: ends every lease (the HTTP server has stopped, so their calls have finished) and sends what is queued. */
+  /**
+   * On shutdown: ends every lease (the HTTP server has stopped, so their calls have finished) and
+   * sends what is queued.
+   */
   async drain(withinMs: number): Promise<void> {
     clearInterval(this.timer);
     this.views.close();
@@ -242,22 +236,21 @@ export class Meter {
     await Promise.all([this.settlements.drain(withinMs), this.views.flush()]);
   }
 
-  /** A single call's hold ends: spent (`spent`) or its credits back to the caller. */
-  endBilled(ctx: Context, hold: BilledHold, spent: boolean): void {
-    // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
-    if (spent) {
-      this.settlements.add(hold.reservationId, [hold.call], hold.expiresAt);
-      return;
+  /**
+   * A paid call's hold ends: its credits spent (`spent`), or back to the caller (or to its lease,
+   * which the lease rules settle when it ends).
+   */
+  endHold(ctx: Context, { key, reservationId, call, caller, expiresAt }: PaidHold, spent: boolean): void {
+    if (expiresAt === undefined) {
+      this.carryOut(key, rules.finish(this.leaseState(key), reservationId, call, spent));
+    } else if (spent) {
+      // The hold already took the credits: a success leaves the balance as it is.
+      this.settlements.add(reservationId, [call], expiresAt);
+    } else {
+      this.settlements.add(reservationId, [], expiresAt, key);
+      this.views.refund(key, call.credits);
     }
-    this.settlements.add(hold.reservationId, [], hold.expiresAt, hold.key);
-    this.views.refund(hold.key, hold.call.credits);
-    setCredits(ctx, hold.caller.quota.remaining + hold.call.credits);
-  }
-
-  /** A call paid from a lease ends: spent (`spent`) or its credits back to the lease. */
-  endLeased(ctx: Context, hold: LeasedHold, spent: boolean): void {
-    this.carryOut(hold.key, rules.finish(this.leaseState(hold.key), hold.reservationId, hold.call, spent));
-    if (!spent) setCredits(ctx, hold.caller.quota.remaining + hold.call.credits);
+    if (!spent) setCredits(ctx, caller.quota.remaining + call.credits);
   }
 
   /** Offers a lease with this call unless one is being offered already (lease-rules.ts decides). */
@@ -273,13 +266,13 @@ export class Meter {
   }
 
   /** Billing answered an offer: the lease rules take the answer, then the callers that waited try again. */
-  private leaseAnswered(key: string, answer: LeaseAnswer): void {
+  private leaseAnswered(key: string, answer: rules.LeaseAnswer): void {
     this.carryOut(key, rules.answered(this.leaseState(key), answer, Date.now(), this.leaseMs));
     this.offers.get(key)?.done();
     this.offers.delete(key);
   }
 
-  private leaseState(key: string): CallerLeases {
+  private leaseState(key: string): rules.CallerLeases {
     return this.leases.get(key) ?? rules.newCaller(Date.now());
   }
 
@@ -289,12 +282,12 @@ export class Meter {
   }
 
   /** Keeps the lease rules' next state and carries out their decisions. */
-  private carryOut(key: string, step: Step): void {
+  private carryOut(key: string, step: rules.Step): void {
     this.leases.set(key, step.state);
     for (const settlement of step.settle) this.settleLease(key, settlement);
   }
 
-  private settleLease(key: string, { reservationId, spent, expiresAt, returned }: LeaseSettlement): void {
+  private settleLease(key: string, { reservationId, spent, expiresAt, returned }: rules.LeaseSettlement): void {
     // What it gives back is the caller's again: its next authorization waits for it to land.
     this.settlements.add(reservationId, spent, expiresAt, returned > 0 ? key : undefined);
     if (returned > 0) this.views.refund(key, returned);
@@ -312,7 +305,7 @@ export class Meter {
 }
 
 /** An authorized call; see index.ts. */
-export type MeteredHold = FreeHold | BilledHold | LeasedHold;
+export type MeteredHold = FreeHold | PaidHold;
 
 /** A call that holds nothing (a free route). */
 class FreeHold {
@@ -321,8 +314,8 @@ class FreeHold {
   release(): void {}
 }
 
-/** A call that holds its own credits at billing. */
-class BilledHold {
+/** A call whose credits are held, at billing on their own or in a lease; it ends once. */
+class PaidHold {
   private ended = false;
   constructor(
     private readonly meter: Meter,
@@ -331,8 +324,11 @@ class BilledHold {
     readonly key: string,
     readonly reservationId: string,
     readonly call: SpentCall,
-    /** Billing returns the hold by itself after this: its settlement is pointless then. */
-    readonly expiresAt: number,
+    /**
+     * A hold of its own: billing returns it by itself after this, so its settlement is pointless
+     * then. Absent for a call paid from a lease.
+     */
+    readonly expiresAt?: number,
   ) {}
   settle(): void {
     this.end(true);
@@ -343,31 +339,7 @@ class BilledHold {
   private end(spent: boolean): void {
     if (this.ended) return;
     this.ended = true;
-    this.meter.endBilled(this.ctx, this, spent);
-  }
-}
-
-/** A call paid from a lease of the caller's credits. */
-class LeasedHold {
-  private ended = false;
-  constructor(
-    private readonly meter: Meter,
-    private readonly ctx: Context,
-    readonly caller: Caller,
-    readonly key: string,
-    readonly reservationId: string,
-    readonly call: SpentCall,
-  ) {}
-  settle(): void {
-    this.end(true);
-  }
-  release(): void {
-    this.end(false);
-  }
-  private end(spent: boolean): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.meter.endLeased(this.ctx, this, spent);
+    this.meter.endHold(this.ctx, this, spent);
   }
 }
 
