@@ -24,6 +24,12 @@ const POLICIES = {
   session: CallerPolicy.CALLER_POLICY_SESSION,
   ip: CallerPolicy.CALLER_POLICY_IP,
 };
+/** A lease offered to billing, not yet answered. */
+interface Offer {
+  answered: Promise<void>;
+  done(): void;
+}
+
 const DECLINED: rules.LeaseAnswer = { declined: true };
 const UNANSWERED: rules.LeaseAnswer = { declined: false };
 
@@ -40,7 +46,7 @@ export class Meter {
   /** Each caller's leases (lease-rules.ts); empty when leases are off. */
   private readonly leases = new Map<string, rules.CallerLeases>();
   /** A lease offered to billing and not yet answered, per caller: the callers arriving meanwhile wait for it. */
-  private readonly offers = new Map<string, { answered: Promise<void>; done(): void }>();
+  private readonly offers = new Map<string, Offer>();
   private readonly timer: NodeJS.Timeout | undefined;
 
   /** `leaseMs`: how long a caller's view answers for it, and a lease pays its calls (0: never). */
@@ -69,9 +75,13 @@ export class Meter {
       credential.apiKey !== undefined &&
       spec.credits > 0 &&
       spec.timeoutMs <= rules.MAX_LEASED_CALL_MS;
-    if (leasable) {
-      const paid = await this.payFromLease(key, spec, ctx, credential);
+    while (leasable) {
+      const paid = this.payFromLease(key, spec, ctx, credential);
       if (paid) return paid;
+      // A lease being offered is waited for: of the callers that waited, only the first offers the next.
+      const offer = this.offers.get(key);
+      if (!offer) break;
+      await offer.answered;
     }
     const seen = callers === 'ip' ? undefined : this.views.check(key, spec.fromCallerView === true);
     if (seen) {
@@ -85,39 +95,28 @@ export class Meter {
 
   /**
    * The call paid from the caller's open lease, counted toward its rate in its view; undefined
-   * when billing must decide (no lease with enough credits left and none being offered, a stale
-   * view, a new rate window). Waits for a lease being offered.
+   * when it cannot be (no lease with enough credits left, a stale view, a new rate window).
    */
-  private async payFromLease(
-    key: string,
-    spec: Metered,
-    ctx: Context,
-    credential: Credential,
-  ): Promise<MeteredHold | undefined> {
-    for (;;) {
-      const state = this.leases.get(key);
-      const taken = state && rules.take(state, spec.credits, Date.now());
-      if (taken) this.carryOut(key, taken);
-      const paidBy = taken?.paidBy;
-      if (paidBy === undefined) {
-        const offer = this.offers.get(key);
-        if (!offer) return undefined;
-        await offer.answered;
-        continue;
-      }
-      const call = { operation: spec.operation, credits: spec.credits };
-      const seen = this.views.check(key, true);
-      if (!seen || seen.retryAfterSeconds !== undefined) {
-        this.carryOut(key, rules.finish(this.leaseState(key), paidBy, call, false));
-        if (!seen) {
-          this.carryOut(key, rules.end(this.leaseState(key)));
-          return undefined;
-        }
-        setCredits(ctx, seen.quota.remaining + this.unused(key));
-        throw tooManyRequests(seen.retryAfterSeconds ?? 1);
-      }
-      return this.leasedHold(ctx, { credential, quota: seen.quota }, key, paidBy, call);
+  private payFromLease(key: string, spec: Metered, ctx: Context, credential: Credential): PaidHold | undefined {
+    const state = this.leases.get(key);
+    if (!state) return undefined;
+    const taken = rules.take(state, spec.credits, Date.now());
+    this.carryOut(key, taken);
+    if (taken.paidBy === undefined) return undefined;
+    const call = { operation: spec.operation, credits: spec.credits };
+    const seen = this.views.check(key, true);
+    const retryAfter = seen?.retryAfterSeconds;
+    if (seen && retryAfter === undefined)
+      return this.leasedHold(ctx, { credential, quota: seen.quota }, key, taken.paidBy, call);
+    // Not paid after all: its credits go back to the lease.
+    this.carryOut(key, rules.finish(this.leaseState(key), taken.paidBy, call, false));
+    if (retryAfter === undefined) {
+      // The view is stale or a new rate window began: billing decides, and a new lease may follow.
+      this.carryOut(key, rules.end(this.leaseState(key)));
+      return undefined;
     }
+    setCredits(ctx, (seen?.quota.remaining ?? 0) + this.unused(key));
+    throw tooManyRequests(retryAfter);
   }
 
   /**
