@@ -1,6 +1,9 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { readGrpcError } from '@webutil/kit';
-import { HttpError } from './envelope.js';
+import { type Denial, Refusal } from '@webutil/proto/webutil/billing/v1/billing';
+import type { Context } from 'koa';
+import { cookie, SESSION_COOKIE } from './caller.js';
+import { HttpError, setCredits } from './envelope.js';
 import type { RouteSpec } from './route-spec.js';
 
 /** A gRPC status -> HTTP status and code, when the route's row does not say otherwise (decision 0001). */
@@ -45,4 +48,33 @@ export function httpErrorFromCall(err: unknown, spec: Pick<RouteSpec, 'errors'>)
     failure.retryAfterSeconds ?? (failure.code === grpcStatus.UNAVAILABLE ? UNAVAILABLE_RETRY_AFTER_S : undefined);
   const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) };
   return new HttpError(spec.errors?.[code] ?? byCode, code, message, undefined, headers);
+}
+
+const STATUS_BY_REFUSAL: Record<Refusal, number> = {
+  [Refusal.REFUSAL_UNAUTHENTICATED]: 401,
+  [Refusal.REFUSAL_FORBIDDEN]: 403,
+  [Refusal.REFUSAL_INSUFFICIENT_CREDITS]: 402,
+  [Refusal.REFUSAL_RATE_LIMITED]: 429,
+  [Refusal.REFUSAL_UNSPECIFIED]: 403,
+  [Refusal.UNRECOGNIZED]: 403,
+};
+
+/** A billing refusal as the HTTP failure, with X-Credits-Remaining, Retry-After and creditsRequired. */
+export function httpErrorFromDenial(ctx: Context, denial: Denial | undefined, creditsRequired: number): HttpError {
+  // Without a known caller the header is left to the credits-header middleware.
+  if (denial?.remaining !== undefined) setCredits(ctx, denial.remaining);
+  if (!denial) return new HttpError(500, 'internal_error', 'internal error');
+  const status = STATUS_BY_REFUSAL[denial.refusal];
+  const headers: Record<string, string> = {};
+  if (status === 429 && denial.retryAfterSeconds !== undefined)
+    headers['Retry-After'] = String(denial.retryAfterSeconds);
+  // A cookie whose session ended is dropped so the browser stops sending it.
+  if (denial.reason === 'INVALID_SESSION') headers['Set-Cookie'] = cookie(ctx, SESSION_COOKIE, '', 0);
+  return new HttpError(
+    status,
+    denial.reason.toLowerCase(),
+    denial.message,
+    status === 402 ? creditsRequired : undefined,
+    headers,
+  );
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { CREDITS_HEADER } from './credits.js';
-import { failureBody, HttpError } from './envelope.js';
+import { CREDITS_HEADER, failureBody, HttpError } from './envelope.js';
 
 /** A byte count as the 431 message states it: `16 KB` for whole kibibytes, else `1000 bytes`. */
 const sizeText = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KB` : `${bytes} bytes`);

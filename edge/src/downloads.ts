@@ -3,8 +3,8 @@ import type { Logger } from '@webutil/kit';
 import type { Context, Middleware } from 'koa';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
-import type { Metering } from './credits.js';
 import { HttpError } from './envelope.js';
+import type { Metering } from './metering/index.js';
 import { callOptions, parseInput } from './pipeline.js';
 import type { DownloadSpec, FilePart } from './route-spec.js';
 

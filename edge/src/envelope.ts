@@ -1,3 +1,10 @@
+/** Every response carries the caller's credits left (0 when the caller is unknown). */
+export const CREDITS_HEADER = 'X-Credits-Remaining';
+
+export function setCredits(response: { set(field: string, value: string): void }, remaining: number): void {
+  response.set(CREDITS_HEADER, String(remaining));
+}
+
 /** The spec's envelopes. A failure is raised anywhere in the edge and rendered by one middleware. */
 export class HttpError extends Error {
   constructor(

@@ -2,8 +2,8 @@ import { createLogger, exitOnFatalErrors, serveMetrics } from '@webutil/kit';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
 import { readConfig } from './config.js';
-import { Metering } from './credits.js';
 import { createServer } from './http-server.js';
+import { createMetering } from './metering/index.js';
 import { routes } from './routes.js';
 
 const config = readConfig();
@@ -18,7 +18,7 @@ const clients = connectAll({
   bookmark: config.BOOKMARK_ADDR,
   tlsScan: config.TLS_SCAN_ADDR,
 });
-const metering = new Metering(clients.billing, log, { callerViewMs: config.CALLER_VIEW_MS });
+const metering = createMetering(clients.billing, log, { callerViewMs: config.CALLER_VIEW_MS });
 const app = createApp({
   clients,
   metering,

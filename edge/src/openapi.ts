@@ -7,7 +7,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { CLEARANCE_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './caller.js';
-import { CREDITS_HEADER } from './credits.js';
+import { CREDITS_HEADER } from './envelope.js';
 import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
 import { Failure, successSchema } from './schemas/common.js';
 

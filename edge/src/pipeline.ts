@@ -4,9 +4,9 @@ import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
-import type { Metering } from './credits.js';
 import { HttpError, successBody } from './envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
+import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { RouteSpec } from './route-spec.js';
@@ -126,7 +126,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
       body = successBody(fields, envelope);
       headers = spec.headers?.(reply, ctx);
     } catch (err) {
-      hold.settle('failure');
+      hold.release();
       if (clientLeft(ctx)) throw clientClosed();
       if (err instanceof HttpError) throw err;
       const httpError = httpErrorFromCall(err, spec);
@@ -140,7 +140,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // The service did the work (a job created, a file written): it is billed even when the
     // client has left meanwhile. A client that left earlier had its call cancelled (or its work
     // withdrawn) instead.
-    hold.settle('success');
+    hold.settle();
     if (clientLeft(ctx)) throw clientClosed();
     ctx.status = spec.status ?? 200;
     ctx.body = body;

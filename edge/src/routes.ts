@@ -6,9 +6,9 @@
  */
 import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { z } from 'zod';
+import { BILLING_TIMEOUT_MS } from './billing-client.js';
 import { challengeSolution } from './caller.js';
 import type { Clients } from './clients.js';
-import { BILLING_TIMEOUT_MS } from './credits.js';
 import { NEVER_CANCELLED } from './grpc-clients.js';
 import {
   clearanceHeaders,

@@ -1,8 +1,8 @@
 import { createLogger } from '@webutil/kit';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
 import { expect } from 'chai';
-import { CallerViews } from '../src/caller-views.js';
 import { connect } from '../src/grpc-clients.js';
+import { CallerViews } from '../src/metering/caller-views.js';
 
 describe('the edge’s view of a caller (counting against its rate)', () => {
   // Reports go nowhere here (a port nothing listens on): they are best effort and not what is tested.

@@ -1,112 +1,165 @@
 import type { SpentCall } from '@webutil/proto/webutil/billing/v1/billing';
 import { expect } from 'chai';
-import { CreditLeases } from '../src/credit-leases.js';
+import * as rules from '../src/metering/lease-rules.js';
 
-interface Settled {
-  reservationId: string;
-  spent: SpentCall[];
-  refundOf?: string;
+const TTL_MS = 60_000;
+const T0 = Date.UTC(2026, 0, 1);
+
+/** The lease rules of one caller, driven event by event as the meter drives them, with a clock of its own. */
+class Caller {
+  state = rules.newCaller(T0);
+  now = T0;
+  settled: rules.LeaseSettlement[] = [];
+
+  private step(step: rules.Step): rules.Step {
+    this.state = step.state;
+    this.settled.push(...step.settle);
+    return step;
+  }
+
+  /** Paid calls that went to billing: whether each offered a lease. */
+  offers(calls: number): boolean[] {
+    return Array.from({ length: calls }, () => {
+      const { state, offer } = rules.toBilling(this.state, this.now, TTL_MS);
+      this.state = state;
+      return offer;
+    });
+  }
+
+  /** Billing granted lease `reservationId` of `credits` on a call of `callCredits`, its first. */
+  granted(reservationId: string, credits: number, callCredits: number): void {
+    this.step(rules.answered(this.state, { granted: { reservationId, credits, callCredits } }, this.now, TTL_MS));
+  }
+
+  take(credits: number): string | undefined {
+    return (this.step(rules.take(this.state, credits, this.now)) as ReturnType<typeof rules.take>).paidBy;
+  }
+
+  finish(reservationId: string | undefined, call: SpentCall, spent: boolean): void {
+    this.step(rules.finish(this.state, reservationId ?? 'none', call, spent));
+  }
+
+  end(): void {
+    this.step(rules.end(this.state));
+  }
+
+  get unused(): number {
+    return rules.unused(this.state);
+  }
 }
 
-describe('credit leases (a busy caller’s calls paid from one hold)', () => {
-  let settled: Settled[];
-  let returned: Array<[string, number]>;
-  let leases: CreditLeases;
+const check = { operation: 'down-check', credits: 1 };
+const scan = { operation: 'meta-scan', credits: 2 };
 
+describe('credit lease rules (a busy caller’s calls paid from one hold; pure, no clock or I/O)', () => {
+  let caller: Caller;
   beforeEach(() => {
-    settled = [];
-    returned = [];
-    leases = new CreditLeases(
-      60_000,
-      {
-        add: (reservationId, spent, _expiresAt, refundOf) =>
-          settled.push({ reservationId, spent, ...(refundOf ? { refundOf } : {}) }),
-      },
-      (key, credits) => returned.push([key, credits]),
-    );
+    caller = new Caller();
   });
-  afterEach(() => leases.closeAll());
 
-  /** Paid calls that went to billing: the lease size asked for on each. */
-  const sizes = (key: string, calls: number, remaining: number | undefined) =>
-    Array.from({ length: calls }, () => leases.sizeFor(key, 1, remaining));
+  it('offers a lease once a caller is busy, one offer at a time; refused, the next call offers again', () => {
+    expect(caller.offers(10)).to.deep.equal([false, false, false, false, false, false, false, false, true, false]);
+    caller.state = rules.answered(caller.state, { declined: false }, caller.now, TTL_MS).state;
+    expect(caller.offers(1), 'billing refused the call or did not answer').to.deep.equal([true]);
+  });
 
-  it('asks for a lease only once a caller is busy and has plenty left', () => {
-    expect(sizes('key:busy', 10, 100_000)).to.deep.equal([0, 0, 0, 0, 0, 0, 0, 0, 100, 100]);
-    // A twentieth of what is left, and not below 16: a small balance has each call held on its own.
-    expect(sizes('key:some', 9, 1_000).at(-1)).to.equal(50);
-    expect(sizes('key:little', 9, 300).at(-1)).to.equal(0);
-    expect(sizes('key:unknown', 9, undefined).at(-1)).to.equal(0);
+  it('does not offer again for a lease lifetime once billing held a call on its own instead', () => {
+    caller.offers(9);
+    caller.state = rules.answered(caller.state, { declined: true }, caller.now, TTL_MS).state;
+    caller.now += TTL_MS - 1;
+    expect(caller.offers(2)).to.deep.equal([false, false]);
+    caller.now += 1;
+    expect(caller.offers(9).at(-1), 'busy again in the next lease lifetime').to.equal(true);
+  });
+
+  it('counts a caller busy only within one lease lifetime', () => {
+    caller.offers(8);
+    caller.now += TTL_MS;
+    expect(caller.offers(8)).to.not.include(true);
   });
 
   it('pays calls from the lease, gives failed calls’ credits back to it, and settles what was spent', () => {
-    const first = leases.open('key:k', 'r1', 20, 'down-check', 1);
-    expect(leases.unused('key:k')).to.equal(19);
-    const second = leases.take('key:k', 'meta-scan', 2);
-    const third = leases.take('key:k', 'down-check', 1);
-    expect(leases.unused('key:k')).to.equal(16);
-    first.settle('success');
-    second?.settle('failure');
-    expect(leases.unused('key:k'), 'a failure’s credits are the lease’s again').to.equal(18);
-    leases.close('key:k');
-    expect(leases.take('key:k', 'down-check', 1), 'an ended lease pays nothing more').to.equal(undefined);
-    expect(settled, 'not while a call is in flight').to.deep.equal([]);
-    expect(leases.unused('key:k'), 'still held at billing, still the caller’s').to.equal(18);
-    third?.settle('success');
-    expect(settled).to.deep.equal([
-      {
-        reservationId: 'r1',
-        spent: [
-          { operation: 'down-check', credits: 1 },
-          { operation: 'down-check', credits: 1 },
-        ],
-        refundOf: 'key:k',
-      },
+    caller.granted('r1', 20, 1);
+    expect(caller.unused).to.equal(19);
+    const second = caller.take(2);
+    const third = caller.take(1);
+    expect([second, third]).to.deep.equal(['r1', 'r1']);
+    expect(caller.unused).to.equal(16);
+    caller.finish('r1', check, true);
+    caller.finish(second, scan, false);
+    expect(caller.unused, 'a failure’s credits are the lease’s again').to.equal(18);
+    caller.end();
+    expect(caller.take(1), 'an ended lease pays nothing more').to.equal(undefined);
+    expect(caller.settled, 'not while a call is in flight').to.deep.equal([]);
+    expect(caller.unused, 'still held at billing, still the caller’s').to.equal(18);
+    caller.finish(third, check, true);
+    expect(caller.settled).to.deep.equal([
+      { reservationId: 'r1', spent: [check, check], expiresAt: T0 + TTL_MS + 60_000 + 60_000, returned: 18 },
     ]);
-    expect(returned).to.deep.equal([['key:k', 18]]);
-    expect(leases.unused('key:k')).to.equal(0);
+    expect(caller.unused).to.equal(0);
   });
 
-  it('refuses a call the lease cannot pay whole, and a settled call settles once', () => {
-    const call = leases.open('key:k', 'r1', 3, 'down-check', 2);
-    expect(leases.take('key:k', 'meta-scan', 2)).to.equal(undefined);
-    call.settle('success');
-    call.settle('failure');
-    call.giveBack();
-    expect(leases.unused('key:k')).to.equal(1);
-    leases.close('key:k');
-    expect(settled).to.deep.equal([
-      { reservationId: 'r1', spent: [{ operation: 'down-check', credits: 2 }], refundOf: 'key:k' },
+  it('refuses a call the lease cannot pay whole, and a call finished twice finishes once', () => {
+    caller.granted('r1', 3, 2);
+    expect(caller.take(2)).to.equal(undefined);
+    caller.finish('r1', { operation: 'down-check', credits: 2 }, true);
+    caller.finish('r1', { operation: 'down-check', credits: 2 }, false);
+    caller.finish('r1', { operation: 'down-check', credits: 2 }, false);
+    expect(caller.unused).to.equal(1);
+    caller.end();
+    caller.finish('r1', { operation: 'down-check', credits: 2 }, false);
+    expect(caller.settled.map(({ spent, returned }) => ({ spent, returned }))).to.deep.equal([
+      { spent: [{ operation: 'down-check', credits: 2 }], returned: 1 },
     ]);
   });
 
   it('a newer lease replaces the open one, which settles on its own; a fully spent one returns nothing', () => {
-    leases.open('key:k', 'r1', 1, 'down-check', 1).settle('success');
-    leases.open('key:k', 'r2', 16, 'down-check', 1).settle('success');
-    expect(settled).to.deep.equal([{ reservationId: 'r1', spent: [{ operation: 'down-check', credits: 1 }] }]);
-    expect(leases.take('key:k', 'down-check', 1)).to.not.equal(undefined);
-    expect(leases.unused('key:k')).to.equal(14);
+    caller.granted('r1', 1, 1);
+    caller.finish('r1', check, true);
+    caller.granted('r2', 16, 1);
+    caller.finish('r2', check, true);
+    expect(
+      caller.settled.map(({ reservationId, spent, returned }) => ({ reservationId, spent, returned })),
+    ).to.deep.equal([{ reservationId: 'r1', spent: [check], returned: 0 }]);
+    expect(caller.take(1)).to.equal('r2');
+    expect(caller.unused).to.equal(14);
   });
 
-  it('ends a lease when its time is up', async () => {
-    const short = new CreditLeases(
-      50,
-      { add: (reservationId, spent) => settled.push({ reservationId, spent }) },
-      () => undefined,
-    );
-    short.open('key:k', 'r1', 16, 'down-check', 1).settle('success');
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(short.take('key:k', 'down-check', 1)).to.equal(undefined);
-    expect(settled.map((s) => s.reservationId)).to.deep.equal(['r1']);
-    short.closeAll();
+  it('ends a lease when its time is up: on the next call, or at the periodic check', () => {
+    caller.granted('r1', 16, 1);
+    caller.finish('r1', check, true);
+    caller.now += TTL_MS;
+    expect(caller.take(1)).to.equal(undefined);
+    expect(caller.settled.map((s) => s.reservationId)).to.deep.equal(['r1']);
+
+    caller.granted('r2', 16, 1);
+    caller.finish('r2', check, true);
+    caller.now += TTL_MS;
+    const swept = rules.sweep(caller.state, caller.now, TTL_MS);
+    expect(swept.settle.map((s) => s.reservationId)).to.deep.equal(['r2']);
+    expect(swept.forget, 'a caller with nothing open and nothing counted lately is forgotten').to.equal(true);
   });
 
   it('counts the unused credits of an ended lease still waiting for a call, until it settles', () => {
-    const slow = leases.open('key:k', 'r1', 20, 'down-check', 1);
-    leases.open('key:k', 'r2', 16, 'down-check', 1).settle('success');
-    expect(leases.unused('key:k'), '19 held by the ended lease, 15 by the open one').to.equal(34);
-    slow.settle('success');
-    expect(returned).to.deep.equal([['key:k', 19]]);
-    expect(leases.unused('key:k')).to.equal(15);
+    caller.granted('r1', 20, 1);
+    caller.granted('r2', 16, 1);
+    caller.finish('r2', check, true);
+    expect(caller.unused, '19 held by the ended lease, 15 by the open one').to.equal(34);
+    caller.finish('r1', check, true);
+    expect(caller.settled.map(({ reservationId, returned }) => ({ reservationId, returned }))).to.deep.equal([
+      { reservationId: 'r1', returned: 19 },
+    ]);
+    expect(caller.unused).to.equal(15);
+  });
+
+  it('returns the state it was given when nothing changes, and never changes a state it was given', () => {
+    caller.granted('r1', 3, 2);
+    const before = caller.state;
+    const frozen = JSON.stringify(before);
+    expect(rules.take(before, 2, caller.now).state).to.equal(before);
+    rules.take(before, 1, caller.now);
+    rules.finish(before, 'r1', check, true);
+    rules.end(before);
+    expect(JSON.stringify(before)).to.equal(frozen);
   });
 });

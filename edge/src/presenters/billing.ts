@@ -13,8 +13,8 @@ import type {
   SolveChallengeResponse,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
+import { httpErrorFromDenial } from '../call-errors.js';
 import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from '../caller.js';
-import { refusal } from '../credits.js';
 
 /** Per-caller answers that change with every call. */
 export const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -35,7 +35,7 @@ export const clearanceHeaders = (reply: SolveChallengeResponse, ctx: Context) =>
 
 /** The session of a successful sign-in or sign-up; a refused one is its 401 or 429. */
 export function signedIn(reply: SignInResponse | SignUpResponse, ctx: Context): Session {
-  if (reply.outcome?.$case !== 'session') throw refusal(ctx, reply.outcome?.denial, 0);
+  if (reply.outcome?.$case !== 'session') throw httpErrorFromDenial(ctx, reply.outcome?.denial, 0);
   return reply.outcome.session;
 }
 

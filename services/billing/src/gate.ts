@@ -12,7 +12,8 @@ import {
 import { type ApiKeys, keyAllowed } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import { forbidden, insufficientCredits, rateLimited, unauthenticated } from './denials.js';
-import type { Balance, Ledger, Payer } from './ledger.js';
+import { leaseCredits } from './leases.js';
+import type { Balance, Ledger, Payer, ReserveResult } from './ledger.js';
 import { type AnonymousAllowance, PLANS } from './plans.js';
 import type { Counted, RateLimiter } from './rate-limit.js';
 import type { Sessions } from './sessions.js';
@@ -80,7 +81,7 @@ export class Gate {
       const quota = this.quotaOf(caller, await this.deps.ledger.balance(payer));
       return { outcome: { $case: 'grant', grant: { quota, rate: counted.window } } };
     }
-    const held = await this.deps.ledger.reserve(payer, request.credits, request.holdMs);
+    const held = await this.hold(caller, payer, request);
     if ('short' in held) {
       return {
         outcome: {
@@ -92,9 +93,34 @@ export class Gate {
     return {
       outcome: {
         $case: 'grant',
-        grant: { quota: this.quotaOf(caller, held.balance), reservationId: held.reservationId, rate: counted.window },
+        grant: {
+          quota: this.quotaOf(caller, held.balance),
+          reservationId: held.reservationId,
+          rate: counted.window,
+          lease: held.lease,
+        },
       },
     };
+  }
+
+  /**
+   * Holds the call's credits, or a lease of the caller's credits when the edge can carry one
+   * (`leaseHoldMs`) and the lease rules grant it. Only an API-key caller's: a browser's calls
+   * each need their CSRF token and clearance checked here.
+   */
+  private async hold(
+    caller: Caller,
+    payer: Payer,
+    request: AuthorizeRequest,
+  ): Promise<ReserveResult & { lease?: { credits: number } }> {
+    const { leaseHoldMs } = request;
+    if (leaseHoldMs && caller.kind === 'apikey') {
+      const credits = leaseCredits((await this.deps.ledger.balance(payer)).remaining, request.credits);
+      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs) : undefined;
+      // Short: spent meanwhile elsewhere; the call is held on its own.
+      if (lease && 'reservationId' in lease) return { ...lease, lease: { credits } };
+    }
+    return this.deps.ledger.reserve(payer, request.credits, request.holdMs);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { AuthorizeRequest, AuthorizeResponse } from '@webutil/proto/webutil/billing/v1/billing';
-import { type BillingClient, billingCall } from './billing-client.js';
+import { type BillingClient, billingCall } from '../billing-client.js';
 
 interface Waiting {
   request: AuthorizeRequest;

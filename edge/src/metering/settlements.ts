@@ -1,6 +1,6 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
 import type { SpentCall } from '@webutil/proto/webutil/billing/v1/billing';
-import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from './billing-client.js';
+import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 
 interface Queued {
   reservationId: string;

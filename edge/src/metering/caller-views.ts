@@ -1,6 +1,6 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
 import type { Quota, RateWindow, RequestCount } from '@webutil/proto/webutil/billing/v1/billing';
-import { type BillingClient, billingCall } from './billing-client.js';
+import { type BillingClient, billingCall } from '../billing-client.js';
 
 interface View {
   quota: Quota;
@@ -79,11 +79,6 @@ export class CallerViews {
   /** The caller's credits left as billing last answered, however old; undefined if it is not known here. */
   remaining(key: string): number | undefined {
     return this.views.get(key)?.quota.remaining;
-  }
-
-  /** Drops the caller's view: the next request asks billing. */
-  forget(key: string): void {
-    this.views.delete(key);
   }
 
   /** Billing refused the caller for its rate again: its view (past the limit) stands for another `ttlMs`. */

@@ -1,0 +1,57 @@
+/**
+ * Metering: what every route's call costs the caller, the edge's side of billing's credit ledger.
+ * The only door into this folder; the pipeline, the downloads and the app wiring use it.
+ *
+ * A route's call is authorized (the caller identified, its rate counted, its credits held) and
+ * comes back as a hold, which the caller of `authorize` ends exactly once: `settle` when the call
+ * succeeded (its credits are spent), `release` when it failed or did not run (they go back). How
+ * the credits are held is the folder's business: one billing call per call (meter.ts), batched
+ * (authorize-queue.ts), a free read answered from the edge's short-lived view of the caller
+ * (caller-views.ts), or a busy API-key caller's call paid from a lease billing granted
+ * (lease-rules.ts); holds are settled after the response, batched (settlements.ts).
+ */
+import type { Logger } from '@webutil/kit';
+import type { Context } from 'koa';
+import type { BillingClient } from '../billing-client.js';
+import type { Caller, Metered } from '../route-spec.js';
+import { Meter } from './meter.js';
+
+/** An authorized call. */
+export interface Hold {
+  /** Who called, and its quota once this call's credits are held. */
+  readonly caller: Caller;
+  /** The call succeeded: its credits are spent (and X-Credits-Remaining stays as it is). */
+  settle(): void;
+  /** The call failed or did not run: its credits go back (and X-Credits-Remaining says so). */
+  release(): void;
+}
+
+export interface Metering {
+  /**
+   * Authenticates, checks the challenge clearance and the rate, and holds the route's credits;
+   * sets X-Credits-Remaining. A refusal is thrown as its 401/402/403/429.
+   */
+  authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold>;
+  /**
+   * The caller's credits left, for a response that authorized nothing (unknown route, malformed
+   * body); the request counts toward the caller's rate. 0 when the caller is unknown.
+   */
+  peekCredits(ctx: Context): Promise<number>;
+  /**
+   * On shutdown, once the HTTP server has stopped: ends the leases and sends what is queued, for
+   * at most `withinMs`.
+   */
+  drain(withinMs: number): Promise<void>;
+}
+
+export interface MeteringOptions {
+  /**
+   * How long the edge may answer a caller's free reads from billing's last word, and pay a busy
+   * API-key caller's calls from a lease of its credits (0: never).
+   */
+  callerViewMs: number;
+}
+
+export function createMetering(billing: BillingClient, log: Logger, options: MeteringOptions): Metering {
+  return new Meter(billing, log, options.callerViewMs);
+}

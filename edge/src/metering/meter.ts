@@ -1,0 +1,348 @@
+import { type Logger, readGrpcError } from '@webutil/kit';
+import {
+  type AuthorizeResponse,
+  CallerPolicy,
+  type Credential,
+  type Quota,
+  Refusal,
+  type SpentCall,
+} from '@webutil/proto/webutil/billing/v1/billing';
+import type { Context } from 'koa';
+import { type BillingClient, billingCall } from '../billing-client.js';
+import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
+import { CLEARANCE_COOKIE, callerKey, credentialOf } from '../caller.js';
+import { HttpError, setCredits } from '../envelope.js';
+import type { Caller, Metered } from '../route-spec.js';
+import { AuthorizeQueue } from './authorize-queue.js';
+import { CallerViews } from './caller-views.js';
+import * as rules from './lease-rules.js';
+import { SettlementQueue } from './settlements.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const POLICIES = {
+  any: CallerPolicy.CALLER_POLICY_ANY,
+  session: CallerPolicy.CALLER_POLICY_SESSION,
+  ip: CallerPolicy.CALLER_POLICY_IP,
+};
+/** A lease offered to billing, not yet answered. */
+interface Offer {
+  answered: Promise<void>;
+  done(): void;
+}
+
+const DECLINED: rules.LeaseAnswer = { declined: true };
+const UNANSWERED: rules.LeaseAnswer = { declined: false };
+
+/**
+ * The edge's side of the credit ledger: authorizations (batched), settlements (after the
+ * response, batched), the short-lived view of each caller that answers free reads, and the leases
+ * that pay a busy API-key caller's calls. `authorize` reads top to bottom: paid from the caller's
+ * lease; else answered from its view; else billing decides (and may grant a lease).
+ */
+export class Meter {
+  private readonly settlements: SettlementQueue;
+  private readonly authorizations: AuthorizeQueue;
+  private readonly views: CallerViews;
+  /** Each caller's leases (lease-rules.ts); empty when leases are off. */
+  private readonly leases = new Map<string, rules.CallerLeases>();
+  /** A lease offered to billing and not yet answered, per caller: the callers arriving meanwhile wait for it. */
+  private readonly offers = new Map<string, Offer>();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  /** `leaseMs`: how long a caller's view answers for it, and a lease pays its calls (0: never). */
+  constructor(
+    private readonly billing: BillingClient,
+    private readonly log: Logger,
+    private readonly leaseMs: number,
+  ) {
+    this.settlements = new SettlementQueue(billing, log);
+    this.authorizations = new AuthorizeQueue(billing);
+    this.views = new CallerViews(leaseMs, billing, log);
+    if (leaseMs > 0) this.timer = setInterval(() => this.sweep(), Math.min(250, leaseMs)).unref();
+  }
+
+  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<MeteredHold> {
+    const callers = spec.callers ?? 'any';
+    // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
+    const credential =
+      callers === 'ip'
+        ? { clientIp: String(ctx.state.clientIp ?? ''), clearance: ctx.cookies.get(CLEARANCE_COOKIE) }
+        : credentialOf(ctx);
+    const key = callerKey(credential);
+    const leasable =
+      this.leaseMs > 0 &&
+      callers === 'any' &&
+      credential.apiKey !== undefined &&
+      spec.credits > 0 &&
+      spec.timeoutMs <= rules.MAX_LEASED_CALL_MS;
+    while (leasable) {
+      const paid = this.payFromLease(key, spec, ctx, credential);
+      if (paid) return paid;
+      // A lease being offered is waited for: of the callers that waited, only the first offers the next.
+      const offer = this.offers.get(key);
+      if (!offer) break;
+      await offer.answered;
+    }
+    const seen = callers === 'ip' ? undefined : this.views.check(key, spec.fromCallerView === true);
+    if (seen) {
+      const remaining = seen.quota.remaining + this.unused(key);
+      setCredits(ctx, remaining);
+      if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
+      return new FreeHold({ credential, quota: { ...seen.quota, remaining } });
+    }
+    return this.askBilling(spec, ctx, requestId, credential, key, leasable);
+  }
+
+  /**
+   * The call paid from the caller's open lease, counted toward its rate in its view; undefined
+   * when it cannot be (no lease with enough credits left, a stale view, a new rate window).
+   */
+  private payFromLease(key: string, spec: Metered, ctx: Context, credential: Credential): PaidHold | undefined {
+    const state = this.leases.get(key);
+    if (!state) return undefined;
+    const taken = rules.take(state, spec.credits, Date.now());
+    this.carryOut(key, taken);
+    if (taken.paidBy === undefined) return undefined;
+    const call = { operation: spec.operation, credits: spec.credits };
+    const seen = this.views.check(key, true);
+    const retryAfter = seen?.retryAfterSeconds;
+    if (seen && retryAfter === undefined)
+      return this.leasedHold(ctx, { credential, quota: seen.quota }, key, taken.paidBy, call);
+    // Not paid after all: its credits go back to the lease.
+    this.carryOut(key, rules.finish(this.leaseState(key), taken.paidBy, call, false));
+    if (retryAfter === undefined) {
+      // The view is stale or a new rate window began: billing decides, and a new lease may follow.
+      this.carryOut(key, rules.end(this.leaseState(key)));
+      return undefined;
+    }
+    setCredits(ctx, (seen?.quota.remaining ?? 0) + this.unused(key));
+    throw tooManyRequests(retryAfter);
+  }
+
+  /**
+   * Authenticates, checks the challenge clearance and the rate, and holds the route's credits (or
+   * a lease, as billing decides when this call offers one), in one billing call, the only one on
+   * the call's path. A refusal is thrown as its 401/402/403/429.
+   */
+  private async askBilling(
+    spec: Metered,
+    ctx: Context,
+    requestId: string,
+    credential: Credential,
+    key: string,
+    leasable: boolean,
+  ): Promise<MeteredHold> {
+    const offer = leasable && this.offerLease(key);
+    // Read your own writes: a refund of this caller still on its way lands first.
+    await this.settlements.refunded(key);
+    let outcome: AuthorizeResponse['outcome'];
+    let returnedMeanwhile = 0;
+    const answered = this.views.asks(key);
+    try {
+      ({ outcome } = await this.authorizations.authorize(
+        {
+          credential,
+          operation: spec.operation,
+          credits: spec.credits,
+          challenge: spec.challenge ?? spec.credits > 0,
+          callers: POLICIES[spec.callers ?? 'any'],
+          stateChanging: !SAFE_METHODS.has(ctx.method),
+          holdMs: spec.timeoutMs,
+          leaseHoldMs: offer ? rules.leaseHoldMs(this.leaseMs) : undefined,
+        },
+        requestId,
+      ));
+    } catch (err) {
+      if (offer) this.leaseAnswered(key, UNANSWERED);
+      this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
+      throw httpErrorFromCall(err, spec);
+    } finally {
+      returnedMeanwhile = answered();
+    }
+    if (outcome?.$case !== 'grant') {
+      if (offer) this.leaseAnswered(key, UNANSWERED);
+      const denial = outcome?.denial;
+      if (denial?.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
+      throw httpErrorFromDenial(ctx, denial, spec.credits);
+    }
+    const { reservationId, rate, lease } = outcome.grant;
+    const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
+    const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
+    if (spec.callers !== 'ip') this.views.remember(key, known, rate);
+    const call = { operation: spec.operation, credits: spec.credits };
+    if (offer) {
+      const leased =
+        lease && reservationId ? { reservationId, credits: lease.credits, callCredits: call.credits } : undefined;
+      this.leaseAnswered(key, leased ? { granted: leased } : DECLINED);
+      if (leased) return this.leasedHold(ctx, { credential, quota: known }, key, leased.reservationId, call);
+    }
+    // Billing counts the credits the caller's leases have not spent as held; they are still its own.
+    const quota = { ...known, remaining: known.remaining + this.unused(key) };
+    setCredits(ctx, quota.remaining);
+    if (!reservationId) return new FreeHold({ credential, quota });
+    const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
+    return new PaidHold(this, ctx, { credential, quota }, key, reservationId, call, expiresAt);
+  }
+
+  /**
+   * A call paid from a lease; the caller's credits left count what its leases hold and have not
+   * given out (once this call's credits are taken).
+   */
+  private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): PaidHold {
+    const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
+    setCredits(ctx, quota.remaining);
+    return new PaidHold(this, ctx, { credential: caller.credential, quota }, key, reservationId, call);
+  }
+
+  /**
+   * X-Credits-Remaining for a response that authorized nothing (unknown route, malformed body):
+   * from the caller's view while it is fresh, else from billing; the request counts toward the
+   * caller's rate either way.
+   */
+  async peekCredits(ctx: Context): Promise<number> {
+    try {
+      const credential = credentialOf(ctx);
+      const key = callerKey(credential);
+      const seen = this.views.check(key, true);
+      if (seen) return seen.quota.remaining + this.unused(key);
+      const answered = this.views.asks(key);
+      let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
+      let returnedMeanwhile = 0;
+      try {
+        reply = await this.billing.getQuota(
+          { credential, refused: ctx.status >= 400 },
+          billingCall(String(ctx.state.requestId ?? '')),
+        );
+      } finally {
+        returnedMeanwhile = answered();
+      }
+      const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
+      this.views.remember(key, quota, reply.rate);
+      return (quota?.remaining ?? 0) + this.unused(key);
+    } catch {
+      return 0; // unknown or malformed credential, or billing unreachable
+    }
+  }
+
+  /**
+   * On shutdown: ends every lease (the HTTP server has stopped, so their calls have finished) and
+   * sends what is queued.
+   */
+  async drain(withinMs: number): Promise<void> {
+    clearInterval(this.timer);
+    this.views.close();
+    for (const [key, state] of this.leases) this.carryOut(key, rules.end(state));
+    await Promise.all([this.settlements.drain(withinMs), this.views.flush()]);
+  }
+
+  /**
+   * A paid call's hold ends: its credits spent (`spent`), or back to the caller (or to its lease,
+   * which the lease rules settle when it ends).
+   */
+  endHold(ctx: Context, { key, reservationId, call, caller, expiresAt }: PaidHold, spent: boolean): void {
+    if (expiresAt === undefined) {
+      this.carryOut(key, rules.finish(this.leaseState(key), reservationId, call, spent));
+    } else if (spent) {
+      // The hold already took the credits: a success leaves the balance as it is.
+      this.settlements.add(reservationId, [call], expiresAt);
+    } else {
+      this.settlements.add(reservationId, [], expiresAt, key);
+      this.views.refund(key, call.credits);
+    }
+    if (!spent) setCredits(ctx, caller.quota.remaining + call.credits);
+  }
+
+  /** Offers a lease with this call unless one is being offered already (lease-rules.ts decides). */
+  private offerLease(key: string): boolean {
+    const { state, offer } = rules.toBilling(this.leaseState(key), Date.now(), this.leaseMs);
+    this.leases.set(key, state);
+    if (offer) {
+      let done = () => {};
+      const answered = new Promise<void>((resolve) => (done = resolve));
+      this.offers.set(key, { answered, done });
+    }
+    return offer;
+  }
+
+  /** Billing answered an offer: the lease rules take the answer, then the callers that waited try again. */
+  private leaseAnswered(key: string, answer: rules.LeaseAnswer): void {
+    this.carryOut(key, rules.answered(this.leaseState(key), answer, Date.now(), this.leaseMs));
+    this.offers.get(key)?.done();
+    this.offers.delete(key);
+  }
+
+  private leaseState(key: string): rules.CallerLeases {
+    return this.leases.get(key) ?? rules.newCaller(Date.now());
+  }
+
+  private unused(key: string): number {
+    const state = this.leases.get(key);
+    return state ? rules.unused(state) : 0;
+  }
+
+  /** Keeps the lease rules' next state and carries out their decisions. */
+  private carryOut(key: string, step: rules.Step): void {
+    this.leases.set(key, step.state);
+    for (const settlement of step.settle) this.settleLease(key, settlement);
+  }
+
+  private settleLease(key: string, { reservationId, spent, expiresAt, returned }: rules.LeaseSettlement): void {
+    // What it gives back is the caller's again: its next authorization waits for it to land.
+    this.settlements.add(reservationId, spent, expiresAt, returned > 0 ? key : undefined);
+    if (returned > 0) this.views.refund(key, returned);
+  }
+
+  /** Ends leases whose time is up and forgets callers that have gone quiet. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, state] of this.leases) {
+      const step = rules.sweep(state, now, this.leaseMs);
+      this.carryOut(key, step);
+      if (step.forget) this.leases.delete(key);
+    }
+  }
+}
+
+/** An authorized call; see index.ts. */
+export type MeteredHold = FreeHold | PaidHold;
+
+/** A call that holds nothing (a free route). */
+class FreeHold {
+  constructor(readonly caller: Caller) {}
+  settle(): void {}
+  release(): void {}
+}
+
+/** A call whose credits are held, at billing on their own or in a lease; it ends once. */
+class PaidHold {
+  private ended = false;
+  constructor(
+    private readonly meter: Meter,
+    private readonly ctx: Context,
+    readonly caller: Caller,
+    readonly key: string,
+    readonly reservationId: string,
+    readonly call: SpentCall,
+    /**
+     * A hold of its own: billing returns it by itself after this, so its settlement is pointless
+     * then. Absent for a call paid from a lease.
+     */
+    readonly expiresAt?: number,
+  ) {}
+  settle(): void {
+    this.end(true);
+  }
+  release(): void {
+    this.end(false);
+  }
+  private end(spent: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.meter.endHold(this.ctx, this, spent);
+  }
+}
+
+const tooManyRequests = (retryAfterSeconds: number) =>
+  new HttpError(429, 'rate_limited', `too many requests; retry in ${retryAfterSeconds} s`, undefined, {
+    'Retry-After': String(retryAfterSeconds),
+  });
