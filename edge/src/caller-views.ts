@@ -16,6 +16,7 @@ const REPORT_EVERY_MS = 250;
 /** A free read answered from the view: the quota, and how long to wait when past the rate. */
 export interface ViewRead {
   quota: Quota;
+  rate: RateWindow;
   retryAfterSeconds?: number;
 }
 
@@ -118,8 +119,12 @@ export class CallerViews {
     if (!over && !answer) return undefined;
     view.rate.used++;
     this.count(view.rate.key, view.rate.minute);
-    if (!over) return { quota: view.quota };
-    return { quota: view.quota, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
+    if (!over) return { quota: view.quota, rate: view.rate };
+    return {
+      quota: view.quota,
+      rate: view.rate,
+      retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)),
+    };
   }
 
   /** Reports what is counted (on shutdown too). */

@@ -14,6 +14,7 @@ import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } fro
 import { CallerViews } from './caller-views.js';
 import { CreditLeases, HOLD_GRACE_MS, type LeasedCall, MAX_LEASED_CALL_MS } from './credit-leases.js';
 import { HttpError } from './envelope.js';
+import { RenderSlots } from './render-slots.js';
 import type { Caller, Metered } from './route-spec.js';
 import { SettlementQueue } from './settlements.js';
 
@@ -30,6 +31,10 @@ export interface Hold {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** A caller's renders in flight when billing's answer names no bound (a billing older than the bound). */
+const FALLBACK_RENDERS_IN_FLIGHT = 2;
+/** A refused render's Retry-After: a render takes seconds, and a slot frees when one ends. */
+const RENDER_SLOT_RETRY_SECONDS = 2;
 const POLICIES = {
   any: CallerPolicy.CALLER_POLICY_ANY,
   session: CallerPolicy.CALLER_POLICY_SESSION,
@@ -66,6 +71,7 @@ export class Metering {
   private readonly authorizations: AuthorizeQueue;
   private readonly views: CallerViews;
   private readonly leases: CreditLeases | undefined;
+  private readonly renders = new RenderSlots();
 
   constructor(
     private readonly billing: BillingClient,
@@ -88,6 +94,39 @@ export class Metering {
    * caller's view. A refusal is thrown as its 401/402/403/429.
    */
   async authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
+    const hold = await this.hold(spec, ctx, requestId);
+    return spec.render ? this.withRenderSlot(hold) : hold;
+  }
+
+  /**
+   * The hold with one of the caller's render slots, released as the hold settles; over the
+   * caller's bound the hold is returned (nothing spent) and the call refused.
+   */
+  private withRenderSlot(hold: Hold): Hold {
+    const { rate, credential } = hold.caller;
+    const bound = rate?.rendersInFlight || FALLBACK_RENDERS_IN_FLIGHT;
+    const release = this.renders.take(rate?.key ?? callerKey(credential), bound);
+    if (!release) {
+      hold.settle('failure');
+      throw new HttpError(
+        429,
+        'concurrency_limited',
+        `too many renders in flight: this caller's plan allows ${bound} at a time (screenshot and url-to-pdf ` +
+          `together); retry when one has finished`,
+        undefined,
+        { 'Retry-After': String(RENDER_SLOT_RETRY_SECONDS) },
+      );
+    }
+    return {
+      caller: hold.caller,
+      settle: (result) => {
+        release();
+        hold.settle(result);
+      },
+    };
+  }
+
+  private async hold(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
     const callers = spec.callers ?? 'any';
     // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
     const credential =
@@ -111,7 +150,7 @@ export class Metering {
       const quota = { ...seen.quota, remaining: seen.quota.remaining + (this.leases?.unused(key) ?? 0) };
       setCredits(ctx, quota.remaining);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
-      return { caller: { credential, quota }, settle: () => undefined };
+      return { caller: { credential, quota, rate: seen.rate }, settle: () => undefined };
     }
     // Decided before any wait: of the callers that waited for one lease, only the first asks for the next.
     const leaseCredits = leases?.sizeFor(key, spec.credits, this.views.remaining(key)) ?? 0;
@@ -151,7 +190,7 @@ export class Metering {
         (denial.remaining ?? 0) >= spec.credits
       ) {
         this.views.forget(key);
-        return this.authorize(spec, ctx, requestId);
+        return this.hold(spec, ctx, requestId);
       }
       if (denial?.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
       throw refusal(ctx, denial, spec.credits);
@@ -163,14 +202,15 @@ export class Metering {
     if (leaseAsked) {
       const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
       leaseAsked();
-      if (call) return this.leasedHold(ctx, { credential, quota: known }, call, spec.credits, leases?.unused(key) ?? 0);
+      if (call)
+        return this.leasedHold(ctx, { credential, quota: known, rate }, call, spec.credits, leases?.unused(key) ?? 0);
     }
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + (this.leases?.unused(key) ?? 0) };
     setCredits(ctx, quota.remaining);
     const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
     return {
-      caller: { credential, quota },
+      caller: { credential, quota, rate },
       settle: (result) => {
         if (!reservationId) return;
         // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
@@ -210,7 +250,13 @@ export class Metering {
       setCredits(ctx, seen.quota.remaining + leases.unused(key));
       throw tooManyRequests(seen.retryAfterSeconds);
     }
-    return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits, leases.unused(key));
+    return this.leasedHold(
+      ctx,
+      { credential, quota: seen.quota, rate: seen.rate },
+      call,
+      spec.credits,
+      leases.unused(key),
+    );
   }
 
   /**

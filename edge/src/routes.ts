@@ -74,6 +74,7 @@ const RENDER_ERRORS = {
   render_timeout: 408,
   render_busy: 503,
   browser_crashed: 503,
+  concurrency_limited: 429,
 };
 /** A render may wait 15 s for a browser, then has 30 s. */
 const RENDER_TIMEOUT_MS = 60_000;
@@ -150,6 +151,7 @@ export const routes: RouteSpec[] = [
     operation: 'screenshot',
     summary: 'A full-page image of a URL in a headless browser (png, jpeg or webp; desktop or mobile).',
     credits: 2,
+    render: true,
     input: ScreenshotInput,
     output: ScreenshotResult,
     envelope: 'top-level',
@@ -169,6 +171,7 @@ export const routes: RouteSpec[] = [
     operation: 'url-to-pdf',
     summary: 'A URL printed to a paginated PDF in a headless browser (paper format, orientation, theme).',
     credits: 2,
+    render: true,
     input: PdfInput,
     output: PdfResult,
     envelope: 'top-level',

@@ -128,7 +128,11 @@ export class Gate {
   ): Promise<{ caller: Caller | Denial; counted: Counted }> {
     const caller = await this.identify(credential, policy);
     const payer = 'refusal' in caller ? this.anonymous(credential) : caller;
-    return { caller, counted: await this.deps.limiter.hit(rateSubject(payer), this.requestsPerMinute(payer)) };
+    const subject = rateSubject(payer);
+    return {
+      caller,
+      counted: await this.deps.limiter.hit(subject, this.requestsPerMinute(payer), this.rendersInFlight(payer)),
+    };
   }
 
   private anonymous(credential: Credential): Caller {
@@ -165,6 +169,11 @@ export class Gate {
   private requestsPerMinute(caller: Caller): number {
     if (caller.kind === 'anonymous') return this.deps.anonymous.requestsPerMinute;
     return caller.account.requestsPerMinute ?? PLANS[caller.account.plan].requestsPerMinute;
+  }
+
+  private rendersInFlight(caller: Caller): number {
+    if (caller.kind === 'anonymous') return this.deps.anonymous.rendersInFlight;
+    return PLANS[caller.account.plan].rendersInFlight;
   }
 
   private quotaOf(caller: Caller, balance: Balance): Quota {

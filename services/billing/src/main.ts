@@ -7,6 +7,7 @@ import { clockFrom } from './clock.js';
 import { readConfig } from './config.js';
 import { Gate } from './gate.js';
 import { Ledger } from './ledger.js';
+import { DEFAULT_ANONYMOUS } from './plans.js';
 import { RateLimiter } from './rate-limit.js';
 import { billingService } from './server.js';
 import { Sessions } from './sessions.js';
@@ -21,6 +22,7 @@ const store = await openStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO
 const anonymous = {
   creditsPerDay: config.ANONYMOUS_DAILY_CREDITS,
   requestsPerMinute: config.ANONYMOUS_REQUESTS_PER_MINUTE,
+  rendersInFlight: DEFAULT_ANONYMOUS.rendersInFlight,
 };
 const ledger = new Ledger(store, clock, { anonymous, reservationGraceMs: config.RESERVATION_GRACE_MS });
 const accounts = new Accounts(store, clock);
