@@ -82,6 +82,13 @@ export class CallerViews {
     return this.views.get(key)?.quota.remaining;
   }
 
+  /** Drops the views of every caller of the rate subject (an account); returns their keys. */
+  forgetSubject(subject: string): string[] {
+    const keys = [...this.views].filter(([, view]) => view.rate.key === subject).map(([key]) => key);
+    for (const key of keys) this.views.delete(key);
+    return keys;
+  }
+
   /** Drops the caller's view: the next request asks billing. */
   forget(key: string): void {
     this.views.delete(key);

@@ -8,7 +8,7 @@ import {
 } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
 import { AuthorizeQueue } from './authorize-queue.js';
-import { type BillingClient, billingCall } from './billing-client.js';
+import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from './billing-client.js';
 import { httpErrorFromCall } from './call-errors.js';
 import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } from './caller.js';
 import { CallerViews } from './caller-views.js';
@@ -72,12 +72,20 @@ export class Metering {
   private readonly views: CallerViews;
   private readonly leases: CreditLeases | undefined;
   private readonly renders = new RenderSlots();
+  /**
+   * Subjects (accounts) billing said changed, until when: an answer billing gave before the change
+   * may still arrive meanwhile, so until then none opens a view or a lease for them.
+   */
+  private readonly revoked = new Map<string, number>();
+  /** Longer than any billing answer can take to arrive. */
+  private readonly revokedWindowMs: number;
 
   constructor(
     private readonly billing: BillingClient,
     private readonly log: Logger,
     options: MeteringOptions,
   ) {
+    this.revokedWindowMs = options.callerViewMs + 2 * BILLING_TIMEOUT_MS;
     this.settlements = new SettlementQueue(billing, log);
     this.authorizations = new AuthorizeQueue(billing);
     this.views = new CallerViews(options.callerViewMs, billing, log);
@@ -198,9 +206,12 @@ export class Metering {
     const { reservationId, rate } = outcome.grant;
     const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
     const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
-    if (callers !== 'ip') this.views.remember(key, known, rate);
+    const revoked = this.recentlyRevoked(rate?.key);
+    if (callers !== 'ip' && !revoked) this.views.remember(key, known, rate);
     if (leaseAsked) {
       const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
+      // This call was authorized; the lease pays for nothing after it.
+      if (revoked) leases?.close(key);
       leaseAsked();
       if (call)
         return this.leasedHold(ctx, { credential, quota: known, rate }, call, spec.credits, leases?.unused(key) ?? 0);
@@ -303,6 +314,21 @@ export class Metering {
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
+  }
+
+  /**
+   * Billing says the account's credentials or plan changed (a key revoked, the password set, the
+   * plan changed): its callers' views and credit leases end now, so their next calls ask billing.
+   */
+  revoke(subject: string): void {
+    const now = Date.now();
+    for (const [revoked, until] of this.revoked) if (until <= now) this.revoked.delete(revoked);
+    this.revoked.set(subject, now + this.revokedWindowMs);
+    for (const key of this.views.forgetSubject(subject)) this.leases?.close(key);
+  }
+
+  private recentlyRevoked(subject: string | undefined): boolean {
+    return subject !== undefined && (this.revoked.get(subject) ?? 0) > Date.now();
   }
 
   /** On shutdown: sends what is queued, for at most `withinMs`. */

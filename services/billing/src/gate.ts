@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { clientNetwork, unauthenticated as unauthenticatedError } from '@webutil/kit';
+import { accountSubject, clientNetwork, unauthenticated as unauthenticatedError } from '@webutil/kit';
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
@@ -192,7 +192,7 @@ function payerOf(caller: Caller): Payer {
 }
 
 function rateSubject(caller: Caller): string {
-  return caller.kind === 'anonymous' ? `ip:${caller.subject}` : `account:${caller.account.id}`;
+  return caller.kind === 'anonymous' ? `ip:${caller.subject}` : accountSubject(caller.account.id);
 }
 
 const tooMany = (retryAfterSeconds: number) =>

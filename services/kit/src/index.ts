@@ -33,6 +33,7 @@ export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
 export { type LookupHost, lookupVia, resolveTarget, targetFailure } from './resolve-target.js';
+export { accountSubject, REVOCATIONS_SUBJECT } from './revocations.js';
 export {
   type FetchOptions,
   header,
