@@ -389,7 +389,8 @@ describe('Helm chart helm/webutil', function () {
 
   it('gives MongoDB and NATS only to the services that use them: variables and network', () => {
     const usesMongo = ['billing', 'render', 'crawl', 'bookmark'];
-    const usesNats = ['crawl'];
+    // Billing tells the edges of revocations over NATS; crawl carries its jobs on it.
+    const usesNats = ['crawl', 'edge', 'billing'];
     for (const manifests of [defaults, production]) {
       const external = manifests === production;
       for (const deployment of of(manifests, 'Deployment')) {
