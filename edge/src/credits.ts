@@ -1,4 +1,4 @@
-import { type Logger, readGrpcError } from '@webutil/kit';
+import { CallerSlots, type Logger, readGrpcError } from '@webutil/kit';
 import {
   type AuthorizeResponse,
   CallerPolicy,
@@ -6,6 +6,7 @@ import {
   type Denial,
   Refusal,
 } from '@webutil/proto/webutil/billing/v1/billing';
+import type { RenderCaller } from '@webutil/proto/webutil/render/v1/render';
 import type { Context } from 'koa';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from './billing-client.js';
@@ -14,7 +15,6 @@ import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } fro
 import { CallerViews } from './caller-views.js';
 import { CreditLeases, HOLD_GRACE_MS, type LeasedCall, MAX_LEASED_CALL_MS } from './credit-leases.js';
 import { HttpError } from './envelope.js';
-import { RenderSlots } from './render-slots.js';
 import type { Caller, Metered } from './route-spec.js';
 import { SettlementQueue } from './settlements.js';
 
@@ -71,7 +71,7 @@ export class Metering {
   private readonly authorizations: AuthorizeQueue;
   private readonly views: CallerViews;
   private readonly leases: CreditLeases | undefined;
-  private readonly renders = new RenderSlots();
+  private readonly renders = new CallerSlots();
   /**
    * Subjects (accounts) billing said changed, until when: an answer billing gave before the change
    * may still arrive meanwhile, so until then none opens a view or a lease for them.
@@ -111,9 +111,8 @@ export class Metering {
    * caller's bound the hold is returned (nothing spent) and the call refused.
    */
   private withRenderSlot(hold: Hold): Hold {
-    const { rate, credential } = hold.caller;
-    const bound = rate?.rendersInFlight || FALLBACK_RENDERS_IN_FLIGHT;
-    const release = this.renders.take(rate?.key ?? callerKey(credential), bound);
+    const { subject, rendersInFlight: bound } = renderCaller(hold.caller);
+    const release = this.renders.take(subject, bound);
     if (!release) {
       hold.settle('failure');
       throw new HttpError(
@@ -337,6 +336,14 @@ export class Metering {
     this.leases?.closeAll();
     await Promise.all([this.settlements.drain(withinMs), this.views.flush()]);
   }
+}
+
+/** Whose renders a call counts toward, and how many the caller may have in flight (the plan's figure). */
+export function renderCaller({ rate, credential }: Caller): RenderCaller {
+  return {
+    subject: rate?.key ?? callerKey(credential),
+    rendersInFlight: rate?.rendersInFlight || FALLBACK_RENDERS_IN_FLIGHT,
+  };
 }
 
 const tooManyRequests = (retryAfterSeconds: number) =>

@@ -8,7 +8,7 @@ import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { z } from 'zod';
 import { challengeSolution } from './caller.js';
 import type { Clients } from './clients.js';
-import { BILLING_TIMEOUT_MS } from './credits.js';
+import { BILLING_TIMEOUT_MS, renderCaller } from './credits.js';
 import { NEVER_CANCELLED } from './grpc-clients.js';
 import {
   clearanceHeaders,
@@ -157,7 +157,7 @@ export const routes: RouteSpec[] = [
     envelope: 'top-level',
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
-    call: (c, input, options) => c.render.screenshot(input, options),
+    call: (c, input, options, caller) => c.render.screenshot({ ...input, caller: renderCaller(caller) }, options),
     headers: screenshotHeaders,
     successHeaders: {
       'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
@@ -177,7 +177,7 @@ export const routes: RouteSpec[] = [
     envelope: 'top-level',
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
-    call: (c, input, options) => c.render.urlToPdf(input, options),
+    call: (c, input, options, caller) => c.render.urlToPdf({ ...input, caller: renderCaller(caller) }, options),
     headers: pdfHeaders,
     successHeaders: {
       'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',

@@ -1,5 +1,8 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import { addRenderPages } from '@webutil/scripts/fixture-pages';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { freePort, REPO_ROOT } from '@webutil/scripts/local-stack';
 import { expect } from 'chai';
 import { account, creditsHeader, type Envelope, json } from './billing-helpers.js';
 import { post } from './crawl-helpers.js';
@@ -91,4 +94,66 @@ describe('renders in flight per caller, through the REST edge', function () {
       await expectNoOpenPages(stack);
     },
   );
+
+  it('the render service bounds a caller across edges: a second edge cannot add renders past the plan', async () => {
+    const second = await startSecondEdge(stack);
+    try {
+      const flooder = await account(stack, 'STARTER');
+      let answered = 0;
+      // Four never-settling renders through the stack's edge: the plan's bound, all admitted.
+      const held = Array.from({ length: 4 }, (_, i) =>
+        call(flooder.apiKey, 'screenshot', site.url(`/hang?edges=${i}`)).then((r) => {
+          answered++;
+          return r;
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(answered, 'the four renders are still held').to.equal(0);
+      // The second edge has counted none of them; the render service has.
+      const res = await fetch(`${second.url}/v1/screenshot`, {
+        ...post({ url: site.url('/hang?edges=second') }),
+        headers: { authorization: `Bearer ${flooder.apiKey}`, 'content-type': 'application/json' },
+      });
+      const body = (await json(res)) as Envelope;
+      expect(res.status, JSON.stringify(body)).to.equal(429);
+      expect(body.error?.code).to.equal('concurrency_limited');
+      expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+      for (const r of await Promise.all(held)) expect(r.body.error?.code).to.equal('render_timeout');
+    } finally {
+      second.stop();
+    }
+  });
 });
+
+/** Another edge in front of the same services, as a cluster runs several. */
+async function startSecondEdge(stack: RenderStack): Promise<{ url: string; stop(): void }> {
+  const port = await freePort();
+  const addr = (name: string) => `127.0.0.1:${stack.ports[name]}`;
+  const child: ChildProcess = spawn(process.execPath, [path.join(REPO_ROOT, 'edge/dist/main.js')], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      BILLING_ADDR: addr('billing'),
+      META_SCAN_ADDR: addr('meta-scan'),
+      CRAWL_ADDR: addr('crawl'),
+      RENDER_ADDR: addr('render'),
+      BOOKMARK_ADDR: addr('bookmark'),
+      TLS_SCAN_ADDR: addr('tls-scan'),
+    },
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => void child.kill('SIGKILL');
+  for (let i = 0; i < 200; i++) {
+    const up = await fetch(`${url}/v1/openapi.json`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return { url, stop };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  stop();
+  throw new Error('the second edge did not start');
+}

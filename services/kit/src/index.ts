@@ -1,4 +1,5 @@
 export { AddressPolicy, CidrList, canonicalIp, clientNetwork } from './address-policy.js';
+export { CallerSlots } from './caller-slots.js';
 export { env, loadConfig, serviceEnv } from './config.js';
 export {
   type CallFailure,

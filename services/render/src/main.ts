@@ -1,4 +1,4 @@
-import { AddressPolicy, createLogger, lookupVia, processOptions, runService } from '@webutil/kit';
+import { AddressPolicy, CallerSlots, createLogger, lookupVia, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool } from './browser-pool.js';
 import { readConfig } from './config.js';
@@ -30,6 +30,7 @@ await runService({
         pool,
         store,
         policy,
+        callers: new CallerSlots(),
         lookup,
         page: {
           egress: { policy, lookup, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },

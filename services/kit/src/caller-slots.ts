@@ -1,12 +1,13 @@
 /**
- * Renders in flight per caller (the subject billing counts its rate against: an account, or a
- * client network). A failed render is free, so without this bound one caller with pages that never
- * settle could hold every browser; over its bound a caller is refused at once instead.
+ * Work in flight per caller (the subject billing counts its rate against: an account, or a client
+ * network). A failed render is free, so without a bound one caller with pages that never settle
+ * could hold every browser; over its bound a caller is refused at once instead. The edge counts
+ * what it admits; the render service counts again what reaches it from every edge.
  */
-export class RenderSlots {
+export class CallerSlots {
   private readonly held = new Map<string, number>();
 
-  /** A slot for one render of `subject`, or undefined when it has `bound` in flight already. */
+  /** A slot for one call of `subject`, or undefined when it has `bound` in flight already. */
   take(subject: string, bound: number): (() => void) | undefined {
     const held = this.held.get(subject) ?? 0;
     if (held >= bound) return undefined;
