@@ -14,6 +14,8 @@ const run = promisify(execFile);
 const CHART = path.join(REPO_ROOT, 'helm/webutil');
 const PRODUCTION = path.join(CHART, 'ci/production-values.yaml');
 const NAMESPACE = 'webutil';
+/** What the chart needs besides its defaults: the ingress controller's pod CIDR (it refuses an ingress without). */
+const PROXIES = ['--set', 'trustedProxies=10.244.0.0/16'];
 const TURNSTILE = ['--set', 'secrets.turnstileSecret=0x4AAA-secret', '--set', 'secrets.turnstileSiteKey=0x4AAA-site'];
 
 /** The Secret production-values.yaml names (secrets.existingSecret), with the keys values.yaml lists for it. */
@@ -45,8 +47,9 @@ async function helm(...args: string[]): Promise<string> {
   return (await run(await helmPath, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
 }
 
+/** The chart with its defaults and the one required value (PROXIES), then `args`. */
 async function render(...args: string[]): Promise<Manifest[]> {
-  return renderChart(CHART, ...args);
+  return renderChart(CHART, ...PROXIES, ...args);
 }
 
 async function renderChart(chart: string, ...args: string[]): Promise<Manifest[]> {
@@ -56,9 +59,9 @@ async function renderChart(chart: string, ...args: string[]): Promise<Manifest[]
     .filter((m): m is Manifest => m !== null);
 }
 
-/** helm template's error output for values it refuses. */
+/** helm template's error output for values it refuses (PROXIES set unless `args` unset it). */
 async function refusal(...args: string[]): Promise<string> {
-  return helm('template', 'rel', CHART, ...args).then(
+  return helm('template', 'rel', CHART, ...PROXIES, ...args).then(
     () => 'rendered',
     (err: { stderr: string }) => err.stderr,
   );
@@ -121,7 +124,7 @@ describe('Helm chart helm/webutil', function () {
   });
 
   it('passes helm lint with the default and the production-like values', async () => {
-    expect(await helm('lint', CHART)).to.include('0 chart(s) failed');
+    expect(await helm('lint', CHART, ...PROXIES)).to.include('0 chart(s) failed');
     expect(await helm('lint', CHART, '-f', PRODUCTION)).to.include('0 chart(s) failed');
   });
 
@@ -183,6 +186,16 @@ describe('Helm chart helm/webutil', function () {
     expect(billing.map((s) => s.TURNSTILE_SECRET)).to.deep.equal([undefined, '0x4AAA-secret', '0x4AAA-secret']);
   });
 
+  it('refuses an enabled ingress without trustedProxies, saying what to set; the edge gets the CIDRs', async () => {
+    const unset = ['--set', 'trustedProxies='];
+    expect(await refusal(...unset)).to.match(/trustedProxies is empty while ingress\.enabled.*--set trustedProxies=/);
+    expect(await refusal(...unset, '--set', 'ingress.enabled=false')).to.equal('rendered');
+    const config = of(defaults, 'ConfigMap').find((m) => m.data?.TRUSTED_PROXIES);
+    expect(config?.data.TRUSTED_PROXIES).to.equal('10.244.0.0/16');
+    const edge = podEnv(named(defaults, 'Deployment', 'edge'), storesOf(defaults, {}));
+    expect(edge.TRUSTED_PROXIES).to.equal('10.244.0.0/16');
+  });
+
   it('rejects a values file that breaks values.schema.json', async () => {
     const failed = await refusal('-f', path.join(CHART, 'ci/bad-values.yaml'));
     expect(failed).to.match(/additional properties 'ingres' not allowed/);
@@ -221,7 +234,7 @@ describe('Helm chart helm/webutil', function () {
         path.join(copy, 'templates/echo.yaml'),
         '{{- include "webutil.service" (dict "root" $ "name" "echo") }}\n',
       );
-      const rendered = await renderChart(copy);
+      const rendered = await renderChart(copy, ...PROXIES);
       for (const manifest of rendered) validate(manifest);
       expect(unknownFields(rendered)).to.deep.equal([]);
       for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'NetworkPolicy']) {
@@ -376,7 +389,8 @@ describe('Helm chart helm/webutil', function () {
 
   it('gives MongoDB and NATS only to the services that use them: variables and network', () => {
     const usesMongo = ['billing', 'render', 'crawl', 'bookmark'];
-    const usesNats = ['crawl'];
+    // Billing tells the edges of revocations over NATS; crawl carries its jobs on it.
+    const usesNats = ['crawl', 'edge', 'billing'];
     for (const manifests of [defaults, production]) {
       const external = manifests === production;
       for (const deployment of of(manifests, 'Deployment')) {

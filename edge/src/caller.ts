@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
 import { CidrList, canonicalIp } from '@webutil/kit';
 import type { ChallengeSolution, Credential } from '@webutil/proto/webutil/billing/v1/billing';
+import type { RenderCaller } from '@webutil/proto/webutil/render/v1/render';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from './envelope.js';
+import type { Caller } from './route-spec.js';
 
 /** Cookie names (HttpOnly, Secure over HTTPS; SameSite below). */
 export const SESSION_COOKIE = 'wu_session';
@@ -111,4 +113,15 @@ export function cookie(ctx: Context, name: string, value: string, maxAgeSeconds:
     `SameSite=${SAME_SITE[name] ?? 'Strict'}`,
     ...(ctx.state.https ? ['Secure'] : []),
   ].join('; ');
+}
+
+/** A caller's renders in flight when billing's answer names no bound (a billing older than the bound). */
+const FALLBACK_RENDERS_IN_FLIGHT = 2;
+
+/** Whose renders a call counts toward, and how many the caller may have in flight (its plan's figure). */
+export function renderCaller({ rate, credential }: Caller): RenderCaller {
+  return {
+    subject: rate?.key ?? callerKey(credential),
+    rendersInFlight: rate?.rendersInFlight || FALLBACK_RENDERS_IN_FLIGHT,
+  };
 }

@@ -36,6 +36,11 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
        * (counting them toward its rate) before asking billing again; 0 asks billing every time.
        */
       CALLER_VIEW_MS: env.int(1_000, 0),
+      /**
+       * Billing's notices of revoked keys, changed passwords and plans arrive over this NATS: every
+       * edge drops that account's views and leases at once. Unset: changes show within CALLER_VIEW_MS.
+       */
+      NATS_URL: env.optionalString(),
       /** Prometheus /metrics on its own port (not on the public one); unset: none. */
       METRICS_PORT: serviceEnv.METRICS_PORT,
     },

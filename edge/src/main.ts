@@ -4,6 +4,7 @@ import { closeAll, connectAll } from './clients.js';
 import { readConfig } from './config.js';
 import { createServer } from './http-server.js';
 import { createMetering } from './metering/index.js';
+import { listenForRevocations } from './revocations.js';
 import { routes } from './routes.js';
 
 const config = readConfig();
@@ -19,6 +20,10 @@ const clients = connectAll({
   tlsScan: config.TLS_SCAN_ADDR,
 });
 const metering = createMetering(clients.billing, log, { callerViewMs: config.CALLER_VIEW_MS });
+const revocations =
+  config.NATS_URL === undefined
+    ? undefined
+    : listenForRevocations(config.NATS_URL, (subject) => metering.revoke(subject), log);
 const app = createApp({
   clients,
   metering,
@@ -54,6 +59,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
     server.close(async () => {
       clearTimeout(force);
+      revocations?.close();
       await metering.drain(5_000);
       closeAll(clients);
       metrics?.close();

@@ -1,5 +1,5 @@
 /** What a row of the route table (routes.ts) declares. */
-import type { Credential, Quota } from '@webutil/proto/webutil/billing/v1/billing';
+import type { Credential, Quota, RateWindow } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Clients } from './clients.js';
@@ -18,6 +18,8 @@ export const versioned = (path: string) => PREFIXES.map((prefix) => `${prefix}${
 export interface Caller {
   credential: Credential;
   quota: Quota;
+  /** The caller's rate window as billing last counted it: whose it is, and the caller's bounds. */
+  rate?: RateWindow;
 }
 
 /** One public route: everything between the HTTP request and the one RPC it maps to. */
@@ -44,6 +46,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * view of the caller (billing's last word, CALLER_VIEW_MS at most) instead of asking billing.
    */
   fromCallerView?: boolean;
+  /**
+   * Holds a browser: counted toward the caller's renders in flight (its plan's figure), over which
+   * it is refused with 429 concurrency_limited before the call, spending nothing.
+   */
+  render?: boolean;
   /** Query (GET) or JSON body (POST), merged with the path parameters. */
   input: In;
   /**
@@ -126,5 +133,5 @@ export const download = <In extends z.ZodObject>(spec: DownloadSpec<In>): Downlo
 /** What authorize() needs of a row. */
 export type Metered = Pick<
   RouteSpec,
-  'operation' | 'credits' | 'callers' | 'challenge' | 'fromCallerView' | 'timeoutMs' | 'errors'
+  'operation' | 'credits' | 'callers' | 'challenge' | 'fromCallerView' | 'render' | 'timeoutMs' | 'errors'
 >;

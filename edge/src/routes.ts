@@ -7,7 +7,7 @@
 import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { z } from 'zod';
 import { BILLING_TIMEOUT_MS } from './billing-client.js';
-import { challengeSolution } from './caller.js';
+import { challengeSolution, renderCaller } from './caller.js';
 import type { Clients } from './clients.js';
 import { NEVER_CANCELLED } from './grpc-clients.js';
 import {
@@ -82,6 +82,7 @@ const RENDER_ERRORS = {
   render_timeout: 408,
   render_busy: 503,
   browser_crashed: 503,
+  concurrency_limited: 429,
 };
 /** A render may wait 15 s for a browser, then has 30 s. */
 const RENDER_TIMEOUT_MS = 60_000;
@@ -158,12 +159,14 @@ export const routes: RouteSpec[] = [
     operation: 'screenshot',
     summary: 'A full-page image of a URL in a headless browser (png, jpeg or webp; desktop or mobile).',
     credits: 2,
+    render: true,
     input: ScreenshotInput,
     output: ScreenshotResult,
     envelope: 'top-level',
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
-    call: (c, input, options) => c.render.screenshot(screenshotRequest(input), options),
+    call: (c, input, options, caller) =>
+      c.render.screenshot({ ...screenshotRequest(input), caller: renderCaller(caller) }, options),
     headers: screenshotHeaders,
     successHeaders: {
       'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
@@ -177,12 +180,14 @@ export const routes: RouteSpec[] = [
     operation: 'url-to-pdf',
     summary: 'A URL printed to a paginated PDF in a headless browser (paper format, orientation, theme).',
     credits: 2,
+    render: true,
     input: PdfInput,
     output: PdfResult,
     envelope: 'top-level',
     errors: RENDER_ERRORS,
     timeoutMs: RENDER_TIMEOUT_MS,
-    call: (c, input, options) => c.render.urlToPdf(pdfRequest(input), options),
+    call: (c, input, options, caller) =>
+      c.render.urlToPdf({ ...pdfRequest(input), caller: renderCaller(caller) }, options),
     headers: pdfHeaders,
     successHeaders: {
       'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',

@@ -26,7 +26,8 @@ function storeBytes(stack: TestStack): Buffer {
 describe('billing: identity through the edge', function () {
   this.timeout(60_000);
   let site: FixtureSite;
-  let stack: TestStack; // trusts 127.0.0.1 as a proxy: X-Forwarded-For names the client
+  // Trusts 127.0.0.1 (the ingress) and 10.0.0.0/8 (proxies behind it): X-Forwarded-For names the client.
+  let stack: TestStack;
   const downCheck = (p: string) => `/v1/down-check?url=${encodeURIComponent(site.url(p))}`;
 
   before(async () => {
@@ -34,7 +35,7 @@ describe('billing: identity through the edge', function () {
     stack = await startTestStack({
       allowTargets: '127.0.0.0/8',
       env: EASY_CHALLENGE,
-      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } },
+      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32,10.0.0.0/8' } },
     });
   });
   after(async () => {
@@ -356,6 +357,18 @@ describe('billing: identity through the edge', function () {
         });
       },
     );
+
+    it('through a chain of trusted proxies, each is skipped and the first untrusted hop from the right counts', async () => {
+      // A client at 192.0.2.50 claims 203.0.113.9; two proxies of the trusted 10/8 add their peers.
+      const browser = new Browser(stack, '203.0.113.9, 192.0.2.50, 10.1.2.3, 10.9.8.7');
+      await browser.passChallenge();
+      expect((await browser.fetch(downCheck('/ok'))).status).to.equal(200);
+      const remaining = async (xff: string) =>
+        (await quota(stack, { anonymous: true, headers: { 'x-forwarded-for': xff } })).remaining;
+      expect(await remaining('192.0.2.50')).to.equal(9);
+      expect(await remaining('203.0.113.9, 192.0.2.50, 10.200.0.1')).to.equal(9);
+      for (const other of ['203.0.113.9', '10.9.8.7', '10.1.2.3']) expect(await remaining(other), other).to.equal(10);
+    });
 
     it('from a peer that is not a trusted proxy, X-Forwarded-For is ignored: spoofing it gains nothing', async () => {
       const plain = await startTestStack({ allowTargets: '127.0.0.0/8', env: EASY_CHALLENGE });

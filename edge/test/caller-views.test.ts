@@ -11,7 +11,7 @@ describe('the edge’s view of a caller (counting against its rate)', () => {
   let views: CallerViews;
   const quota = { callerKind: 'apikey', plan: 'STARTER', limit: 3000, remaining: 3000 };
   const minute = () => String(Math.floor(Date.now() / 60_000));
-  const window = (used: number) => ({ key: 'account:a', perMinute: 5, used, minute: minute() });
+  const window = (used: number) => ({ key: 'account:a', perMinute: 5, used, minute: minute(), rendersInFlight: 2 });
 
   beforeEach(() => {
     views = new CallerViews(60_000, billing, log);
@@ -21,8 +21,8 @@ describe('the edge’s view of a caller (counting against its rate)', () => {
 
   it('answers reads until the rate is used up, then refuses them with the wait to the window’s end', () => {
     views.remember('key:k', quota, window(3));
-    expect(views.check('key:k', true)).to.deep.equal({ quota });
-    expect(views.check('key:k', true)).to.deep.equal({ quota });
+    expect(views.check('key:k', true)).to.deep.include({ quota });
+    expect(views.check('key:k', true)).to.deep.include({ quota });
     const refused = views.check('key:k', true);
     expect(refused?.retryAfterSeconds).to.be.within(1, 60);
     // A metered call is not answered here, but refused here once the caller is past its rate.
@@ -40,7 +40,7 @@ describe('the edge’s view of a caller (counting against its rate)', () => {
   it('keeps the larger count when an earlier request’s answer arrives after a later one’s', () => {
     views.remember('key:k', quota, window(4));
     views.remember('key:k', quota, window(2));
-    expect(views.check('key:k', true)).to.deep.equal({ quota });
+    expect(views.check('key:k', true)).to.deep.include({ quota });
     expect(views.check('key:k', true)?.retryAfterSeconds).to.be.within(1, 60);
   });
 

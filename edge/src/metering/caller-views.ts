@@ -16,6 +16,7 @@ const REPORT_EVERY_MS = 250;
 /** A free read answered from the view: the quota, and how long to wait when past the rate. */
 export interface ViewRead {
   quota: Quota;
+  rate: RateWindow;
   retryAfterSeconds?: number;
 }
 
@@ -81,6 +82,18 @@ export class CallerViews {
     return this.views.get(key)?.quota.remaining;
   }
 
+  /** Drops the views of every caller of the rate subject (an account); returns their keys. */
+  forgetSubject(subject: string): string[] {
+    const keys = [...this.views].filter(([, view]) => view.rate.key === subject).map(([key]) => key);
+    for (const key of keys) this.views.delete(key);
+    return keys;
+  }
+
+  /** Drops the caller's view: the next request asks billing. */
+  forget(key: string): void {
+    this.views.delete(key);
+  }
+
   /** Billing refused the caller for its rate again: its view (past the limit) stands for another `ttlMs`. */
   stillLimited(key: string): void {
     const view = this.views.get(key);
@@ -113,8 +126,12 @@ export class CallerViews {
     if (!over && !answer) return undefined;
     view.rate.used++;
     this.count(view.rate.key, view.rate.minute);
-    if (!over) return { quota: view.quota };
-    return { quota: view.quota, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
+    if (!over) return { quota: view.quota, rate: view.rate };
+    return {
+      quota: view.quota,
+      rate: view.rate,
+      retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)),
+    };
   }
 
   /** Reports what is counted (on shutdown too). */

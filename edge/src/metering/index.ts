@@ -38,6 +38,11 @@ export interface Metering {
    */
   peekCredits(ctx: Context): Promise<number>;
   /**
+   * Billing says the account (its rate subject) changed: a key revoked, the password set, the plan
+   * changed. Its callers' views and credit leases end now.
+   */
+  revoke(subject: string): void;
+  /**
    * On shutdown, once the HTTP server has stopped: ends the leases and sends what is queued, for
    * at most `withinMs`.
    */

@@ -1,4 +1,4 @@
-import { type Logger, readGrpcError } from '@webutil/kit';
+import { CallerSlots, type Logger, readGrpcError } from '@webutil/kit';
 import {
   type AuthorizeResponse,
   CallerPolicy,
@@ -8,17 +8,20 @@ import {
   type SpentCall,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
-import { type BillingClient, billingCall } from '../billing-client.js';
+import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
-import { CLEARANCE_COOKIE, callerKey, credentialOf } from '../caller.js';
+import { CLEARANCE_COOKIE, callerKey, credentialOf, renderCaller } from '../caller.js';
 import { HttpError, setCredits } from '../envelope.js';
 import type { Caller, Metered } from '../route-spec.js';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { CallerViews } from './caller-views.js';
+import type { Hold } from './index.js';
 import * as rules from './lease-rules.js';
 import { SettlementQueue } from './settlements.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** A refused render's Retry-After: a render takes seconds, and a slot frees when one ends. */
+const RENDER_SLOT_RETRY_SECONDS = 2;
 const POLICIES = {
   any: CallerPolicy.CALLER_POLICY_ANY,
   session: CallerPolicy.CALLER_POLICY_SESSION,
@@ -48,6 +51,15 @@ export class Meter {
   /** A lease offered to billing and not yet answered, per caller: the callers arriving meanwhile wait for it. */
   private readonly offers = new Map<string, Offer>();
   private readonly timer: NodeJS.Timeout | undefined;
+  /** Each caller's renders in flight (screenshot and url-to-pdf), bounded by its plan's figure. */
+  private readonly renders = new CallerSlots();
+  /**
+   * Subjects (accounts) billing said changed, until when: an answer billing gave before the change
+   * may still arrive meanwhile, so until then none opens a view or a lease for them.
+   */
+  private readonly revoked = new Map<string, number>();
+  /** Longer than any billing answer can take to arrive. */
+  private readonly revokedWindowMs: number;
 
   /** `leaseMs`: how long a caller's view answers for it, and a lease pays its calls (0: never). */
   constructor(
@@ -55,13 +67,40 @@ export class Meter {
     private readonly log: Logger,
     private readonly leaseMs: number,
   ) {
+    this.revokedWindowMs = leaseMs + 2 * BILLING_TIMEOUT_MS;
     this.settlements = new SettlementQueue(billing, log);
     this.authorizations = new AuthorizeQueue(billing);
     this.views = new CallerViews(leaseMs, billing, log);
     if (leaseMs > 0) this.timer = setInterval(() => this.sweep(), Math.min(250, leaseMs)).unref();
   }
 
-  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<MeteredHold> {
+  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
+    const hold = await this.hold(spec, ctx, requestId);
+    return spec.render ? this.withRenderSlot(hold) : hold;
+  }
+
+  /**
+   * The hold with one of the caller's render slots, freed as the hold ends; over the caller's
+   * bound the hold is released (nothing spent) and the call refused.
+   */
+  private withRenderSlot(hold: MeteredHold): Hold {
+    const { subject, rendersInFlight: bound } = renderCaller(hold.caller);
+    const free = this.renders.take(subject, bound);
+    if (!free) {
+      hold.release();
+      throw new HttpError(
+        429,
+        'concurrency_limited',
+        `too many renders in flight: this caller's plan allows ${bound} at a time (screenshot and url-to-pdf ` +
+          `together); retry when one has finished`,
+        undefined,
+        { 'Retry-After': String(RENDER_SLOT_RETRY_SECONDS) },
+      );
+    }
+    return new SlotHold(hold, free);
+  }
+
+  private async hold(spec: Metered, ctx: Context, requestId: string): Promise<MeteredHold> {
     const callers = spec.callers ?? 'any';
     // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
     const credential =
@@ -88,7 +127,7 @@ export class Meter {
       const remaining = seen.quota.remaining + this.unused(key);
       setCredits(ctx, remaining);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
-      return new FreeHold({ credential, quota: { ...seen.quota, remaining } });
+      return new FreeHold({ credential, quota: { ...seen.quota, remaining }, rate: seen.rate });
     }
     return this.askBilling(spec, ctx, requestId, credential, key, leasable);
   }
@@ -107,7 +146,7 @@ export class Meter {
     const seen = this.views.check(key, true);
     const retryAfter = seen?.retryAfterSeconds;
     if (seen && retryAfter === undefined)
-      return this.leasedHold(ctx, { credential, quota: seen.quota }, key, taken.paidBy, call);
+      return this.leasedHold(ctx, { credential, quota: seen.quota, rate: seen.rate }, key, taken.paidBy, call);
     // Not paid after all: its credits go back to the lease.
     this.carryOut(key, rules.finish(this.leaseState(key), taken.paidBy, call, false));
     if (retryAfter === undefined) {
@@ -168,20 +207,26 @@ export class Meter {
     const { reservationId, rate, lease } = outcome.grant;
     const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
     const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
-    if (spec.callers !== 'ip') this.views.remember(key, known, rate);
+    const revoked = this.recentlyRevoked(rate?.key);
+    if (spec.callers !== 'ip' && !revoked) this.views.remember(key, known, rate);
     const call = { operation: spec.operation, credits: spec.credits };
     if (offer) {
       const leased =
         lease && reservationId ? { reservationId, credits: lease.credits, callCredits: call.credits } : undefined;
       this.leaseAnswered(key, leased ? { granted: leased } : DECLINED);
-      if (leased) return this.leasedHold(ctx, { credential, quota: known }, key, leased.reservationId, call);
+      if (leased) {
+        const hold = this.leasedHold(ctx, { credential, quota: known, rate }, key, leased.reservationId, call);
+        // This call was authorized; the lease pays for nothing after it.
+        if (revoked) this.carryOut(key, rules.end(this.leaseState(key)));
+        return hold;
+      }
     }
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
-    if (!reservationId) return new FreeHold({ credential, quota });
+    if (!reservationId) return new FreeHold({ credential, quota, rate });
     const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
-    return new PaidHold(this, ctx, { credential, quota }, key, reservationId, call, expiresAt);
+    return new PaidHold(this, ctx, { credential, quota, rate }, key, reservationId, call, expiresAt);
   }
 
   /**
@@ -191,7 +236,7 @@ export class Meter {
   private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): PaidHold {
     const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
-    return new PaidHold(this, ctx, { credential: caller.credential, quota }, key, reservationId, call);
+    return new PaidHold(this, ctx, { ...caller, quota }, key, reservationId, call);
   }
 
   /**
@@ -222,6 +267,24 @@ export class Meter {
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
+  }
+
+  /**
+   * Billing says the account's credentials or plan changed (a key revoked, the password set, the
+   * plan changed): its callers' views and credit leases end now, so their next calls ask billing.
+   */
+  revoke(subject: string): void {
+    const now = Date.now();
+    for (const [revoked, until] of this.revoked) if (until <= now) this.revoked.delete(revoked);
+    this.revoked.set(subject, now + this.revokedWindowMs);
+    for (const key of this.views.forgetSubject(subject)) {
+      const state = this.leases.get(key);
+      if (state) this.carryOut(key, rules.end(state));
+    }
+  }
+
+  private recentlyRevoked(subject: string | undefined): boolean {
+    return subject !== undefined && (this.revoked.get(subject) ?? 0) > Date.now();
   }
 
   /**
@@ -311,6 +374,25 @@ class FreeHold {
   constructor(readonly caller: Caller) {}
   settle(): void {}
   release(): void {}
+}
+
+/** A render's hold: it also holds one of the caller's render slots, freed as the hold ends. */
+class SlotHold {
+  constructor(
+    private readonly hold: MeteredHold,
+    private readonly free: () => void,
+  ) {}
+  get caller(): Caller {
+    return this.hold.caller;
+  }
+  settle(): void {
+    this.free();
+    this.hold.settle();
+  }
+  release(): void {
+    this.free();
+    this.hold.release();
+  }
 }
 
 /** A call whose credits are held, at billing on their own or in a lease; it ends once. */

@@ -102,6 +102,9 @@ export class Accounts {
 
   async setPassword(account: Account, password: string): Promise<Account> {
     checkPassword(password);
-    return (await this.store.setPasswordHash(account.id, await hashPassword(password))) ?? account;
+    const changed = (await this.store.setPasswordHash(account.id, await hashPassword(password))) ?? account;
+    // Whoever signed in with the old password (or took a session) is signed out.
+    await this.store.deleteSessionsOf(account.id);
+    return changed;
   }
 }

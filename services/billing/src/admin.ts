@@ -24,6 +24,7 @@ import { ApiKeys } from './api-keys.js';
 import { clockEnv, clockFrom } from './clock.js';
 import { Ledger } from './ledger.js';
 import { DEFAULT_ANONYMOUS, isPlanName, PLAN_NAMES, type PlanName } from './plans.js';
+import { noticeEnv, RevocationNotices } from './revocation-notices.js';
 import { openStore, SQLITE_FILE, storeEnv } from './stores/open.js';
 import type { Account } from './stores/store.js';
 
@@ -97,7 +98,7 @@ async function password(value: string | undefined): Promise<string | undefined> 
 async function main(): Promise<Record<string, unknown>> {
   const command = positionals[0];
   if (!command) throw new UsageError('');
-  const config = loadConfig({ ...storeEnv, ...clockEnv });
+  const config = loadConfig({ ...storeEnv, ...clockEnv, ...noticeEnv });
   const clock = clockFrom(config.CLOCK_OFFSET_FILE);
   if (config.MONGO_URL) {
     process.stderr.write(`admin: store: MongoDB at ${redacted(config.MONGO_URL)} (MONGO_URL)\n`);
@@ -118,6 +119,15 @@ async function main(): Promise<Record<string, unknown>> {
     requestsPerMinute: override('rate-limit', values['rate-limit']),
   };
 
+  // The edges drop what they keep of the account (views, credit leases) as soon as they hear this.
+  const tellEdges = async (account: Account) => {
+    const notices = await RevocationNotices.connect(config.NATS_URL, {
+      warn: (details, message) => process.stderr.write(`admin: ${message} ${JSON.stringify(details)}\n`),
+    });
+    await notices.announce(account.id);
+    await notices.close();
+    return account;
+  };
   const describe = async (account: Account, extra: Record<string, unknown> = {}) => {
     const current = await ledger.current((await store.accountById(account.id)) ?? account);
     const keys = await apiKeys.list(current);
@@ -152,7 +162,9 @@ async function main(): Promise<Record<string, unknown>> {
       }
       case 'set-plan':
         if (!values.plan) throw new UsageError('--plan is required');
-        return await describe(await accounts.changePlan(await accounts.byEmail(email), plan(values.plan), overrides));
+        return await describe(
+          await tellEdges(await accounts.changePlan(await accounts.byEmail(email), plan(values.plan), overrides)),
+        );
       case 'add-top-up': {
         const credits = count('credits', values.credits);
         if (!credits) throw new UsageError('--credits is required (a positive number)');
@@ -166,7 +178,7 @@ async function main(): Promise<Record<string, unknown>> {
       case 'set-password': {
         const given = await password(values.password);
         if (!given) throw new UsageError('--password is required');
-        return await describe(await accounts.setPassword(await accounts.byEmail(email), given));
+        return await describe(await tellEdges(await accounts.setPassword(await accounts.byEmail(email), given)));
       }
       case 'show':
         return await describe(await accounts.byEmail(email));

@@ -1,5 +1,6 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
 import { clockEnv } from './clock.js';
+import { noticeEnv } from './revocation-notices.js';
 import { storeEnv } from './stores/open.js';
 
 /** The service's settings from environment variables (a bad value stops the process, naming it). */
@@ -9,6 +10,7 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       ...serviceEnv,
       ...storeEnv,
       ...clockEnv,
+      ...noticeEnv,
       HOST: env.string('0.0.0.0'),
       PORT: env.port(50051),
       /** Signs challenges and clearances; generated once and kept in the store when unset. */

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { clientNetwork, unauthenticated as unauthenticatedError } from '@webutil/kit';
+import { accountSubject, clientNetwork, unauthenticated as unauthenticatedError } from '@webutil/kit';
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
@@ -154,7 +154,11 @@ export class Gate {
   ): Promise<{ caller: Caller | Denial; counted: Counted }> {
     const caller = await this.identify(credential, policy);
     const payer = 'refusal' in caller ? this.anonymous(credential) : caller;
-    return { caller, counted: await this.deps.limiter.hit(rateSubject(payer), this.requestsPerMinute(payer)) };
+    const subject = rateSubject(payer);
+    return {
+      caller,
+      counted: await this.deps.limiter.hit(subject, this.requestsPerMinute(payer), this.rendersInFlight(payer)),
+    };
   }
 
   private anonymous(credential: Credential): Caller {
@@ -193,6 +197,11 @@ export class Gate {
     return caller.account.requestsPerMinute ?? PLANS[caller.account.plan].requestsPerMinute;
   }
 
+  private rendersInFlight(caller: Caller): number {
+    if (caller.kind === 'anonymous') return this.deps.anonymous.rendersInFlight;
+    return PLANS[caller.account.plan].rendersInFlight;
+  }
+
   private quotaOf(caller: Caller, balance: Balance): Quota {
     return { callerKind: caller.kind, plan: caller.kind === 'anonymous' ? undefined : caller.account.plan, ...balance };
   }
@@ -209,7 +218,7 @@ function payerOf(caller: Caller): Payer {
 }
 
 function rateSubject(caller: Caller): string {
-  return caller.kind === 'anonymous' ? `ip:${caller.subject}` : `account:${caller.account.id}`;
+  return caller.kind === 'anonymous' ? `ip:${caller.subject}` : accountSubject(caller.account.id);
 }
 
 const tooMany = (retryAfterSeconds: number) =>

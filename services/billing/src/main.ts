@@ -7,7 +7,9 @@ import { clockFrom } from './clock.js';
 import { readConfig } from './config.js';
 import { Gate } from './gate.js';
 import { Ledger } from './ledger.js';
+import { DEFAULT_ANONYMOUS } from './plans.js';
 import { RateLimiter } from './rate-limit.js';
+import { RevocationNotices } from './revocation-notices.js';
 import { billingService } from './server.js';
 import { Sessions } from './sessions.js';
 import { SignInThrottle } from './sign-in-throttle.js';
@@ -22,6 +24,7 @@ const store = await openStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO
 const anonymous = {
   creditsPerDay: config.ANONYMOUS_DAILY_CREDITS,
   requestsPerMinute: config.ANONYMOUS_REQUESTS_PER_MINUTE,
+  rendersInFlight: DEFAULT_ANONYMOUS.rendersInFlight,
 };
 const ledger = new Ledger(store, clock, { anonymous, reservationGraceMs: config.RESERVATION_GRACE_MS });
 const accounts = new Accounts(store, clock);
@@ -54,6 +57,7 @@ const sessions = new Sessions({
   signUpsPerNetworkPerDay: config.SIGN_UPS_PER_NETWORK_PER_DAY,
 });
 const limiter = new RateLimiter(store, clock);
+const notices = await RevocationNotices.connect(config.NATS_URL, log);
 const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous });
 
 // Holds nobody settled (an edge died mid-call) return their credits; expired rows go away.
@@ -68,10 +72,11 @@ await runService({
   name: 'billing',
   ...processOptions(config),
   protoFiles: ['webutil/billing/v1/billing.proto'],
-  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges, limiter }, log)],
+  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices }, log)],
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);
+    await notices.close();
     await store.close();
   },
 });

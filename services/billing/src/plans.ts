@@ -9,14 +9,19 @@ export interface Plan {
   requestsPerMinute: number;
   /** Whether the account may create API keys (the Free plan is the browser playground). */
   apiKeys: boolean;
+  /**
+   * Renders (screenshot and url-to-pdf together) the account may have in flight at once, all its
+   * sessions and keys together: a failed render is free, so this bounds the browsers one caller holds.
+   */
+  rendersInFlight: number;
 }
 
 export const PLANS: Record<PlanName, Plan> = {
-  FREE: { creditsPerCycle: 100, requestsPerMinute: 30, apiKeys: false },
-  STARTER: { creditsPerCycle: 3_000, requestsPerMinute: 60, apiKeys: true },
-  GROWTH: { creditsPerCycle: 15_000, requestsPerMinute: 120, apiKeys: true },
-  SCALE: { creditsPerCycle: 60_000, requestsPerMinute: 300, apiKeys: true },
-  ENTERPRISE: { creditsPerCycle: 250_000, requestsPerMinute: 1_000, apiKeys: true },
+  FREE: { creditsPerCycle: 100, requestsPerMinute: 30, apiKeys: false, rendersInFlight: 2 },
+  STARTER: { creditsPerCycle: 3_000, requestsPerMinute: 60, apiKeys: true, rendersInFlight: 4 },
+  GROWTH: { creditsPerCycle: 15_000, requestsPerMinute: 120, apiKeys: true, rendersInFlight: 8 },
+  SCALE: { creditsPerCycle: 60_000, requestsPerMinute: 300, apiKeys: true, rendersInFlight: 12 },
+  ENTERPRISE: { creditsPerCycle: 250_000, requestsPerMinute: 1_000, apiKeys: true, rendersInFlight: 16 },
 };
 
 export function isPlanName(name: string): name is PlanName {
@@ -27,9 +32,11 @@ export function isPlanName(name: string): name is PlanName {
 export interface AnonymousAllowance {
   creditsPerDay: number;
   requestsPerMinute: number;
+  /** Renders in flight at once per client network (see Plan). */
+  rendersInFlight: number;
 }
 
-export const DEFAULT_ANONYMOUS: AnonymousAllowance = { creditsPerDay: 10, requestsPerMinute: 30 };
+export const DEFAULT_ANONYMOUS: AnonymousAllowance = { creditsPerDay: 10, requestsPerMinute: 30, rendersInFlight: 2 };
 
 const DAY_MS = 86_400_000;
 

@@ -20,12 +20,12 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  /** Counts one request of `subject` against `perMinute`. */
-  async hit(subject: string, perMinute: number): Promise<Counted> {
+  /** Counts one request of `subject` against `perMinute`; the window also carries its `rendersInFlight`. */
+  async hit(subject: string, perMinute: number, rendersInFlight: number): Promise<Counted> {
     const now = this.clock();
     const minute = Math.floor(now / MINUTE_MS);
     const used = await this.store.increment(rateKey(subject, minute), 1, (minute + 2) * MINUTE_MS);
-    const window = { key: subject, perMinute, used, minute: String(minute) };
+    const window = { key: subject, perMinute, used, minute: String(minute), rendersInFlight };
     if (used <= perMinute) return { window };
     return { window, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
   }

@@ -12,6 +12,7 @@ import { creditsRefused } from './credit-metrics.js';
 import type { Gate } from './gate.js';
 import type { Ledger } from './ledger.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { RevocationNotices } from './revocation-notices.js';
 import { accountMessage, type Sessions } from './sessions.js';
 
 export interface BillingDeps {
@@ -21,10 +22,11 @@ export interface BillingDeps {
   apiKeys: ApiKeys;
   challenges: Challenges;
   limiter: RateLimiter;
+  notices: RevocationNotices;
 }
 
 export function billingService(
-  { gate, ledger, sessions, apiKeys, challenges, limiter }: BillingDeps,
+  { gate, ledger, sessions, apiKeys, challenges, limiter, notices }: BillingDeps,
   log: Logger,
 ): ServiceBinding {
   return bind(
@@ -85,7 +87,10 @@ export function billingService(
       },
       revokeApiKey: async (request) => {
         const { account } = await gate.session(request.credential);
-        return { key: keyMessage(await apiKeys.revoke(account, request.keyId)) };
+        const key = keyMessage(await apiKeys.revoke(account, request.keyId));
+        // Answered once every edge can know: none pays the key's calls from a lease any more.
+        await notices.announce(account.id);
+        return { key };
       },
     },
     log,

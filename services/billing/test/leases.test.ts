@@ -42,7 +42,7 @@ describe('credit leases: how many credits billing grants', () => {
       store = new SqliteStore(path.join(dir, 'billing.sqlite'));
       now = Date.UTC(2026, 0, 31, 10);
       const clock = () => now;
-      const anonymous = { creditsPerDay: 10_000, requestsPerMinute: 1_000 };
+      const anonymous = { creditsPerDay: 10_000, requestsPerMinute: 1_000, rendersInFlight: 2 };
       ledger = new Ledger(store, clock, { anonymous, reservationGraceMs: GRACE_MS });
       accounts = new Accounts(store, clock);
       apiKeys = new ApiKeys(store, clock);

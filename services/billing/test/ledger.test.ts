@@ -27,7 +27,7 @@ describe('billing domain (embedded store, injected clock)', () => {
     store = new SqliteStore(path.join(dir, 'billing.sqlite'));
     now = Date.UTC(2026, 0, 31, 10);
     ledger = new Ledger(store, clock, {
-      anonymous: { creditsPerDay: 3, requestsPerMinute: 10 },
+      anonymous: { creditsPerDay: 3, requestsPerMinute: 10, rendersInFlight: 2 },
       reservationGraceMs: 1_000,
     });
     accounts = new Accounts(store, clock);
@@ -162,13 +162,15 @@ describe('billing domain (embedded store, injected clock)', () => {
     now = Date.UTC(2026, 0, 31, 10, 0, 45);
     const minute = String(Math.floor(now / 60_000));
     for (let i = 1; i <= 2; i++)
-      expect(await limiter.hit('s', 2)).to.deep.equal({ window: { key: 's', perMinute: 2, used: i, minute } });
-    expect(await limiter.hit('s', 2)).to.deep.equal({
-      window: { key: 's', perMinute: 2, used: 3, minute },
+      expect(await limiter.hit('s', 2, 3)).to.deep.equal({
+        window: { key: 's', perMinute: 2, used: i, minute, rendersInFlight: 3 },
+      });
+    expect(await limiter.hit('s', 2, 3)).to.deep.equal({
+      window: { key: 's', perMinute: 2, used: 3, minute, rendersInFlight: 3 },
       retryAfterSeconds: 15,
     });
     now += 15_000;
-    expect((await limiter.hit('s', 2)).retryAfterSeconds).to.equal(undefined);
+    expect((await limiter.hit('s', 2, 3)).retryAfterSeconds).to.equal(undefined);
   });
 
   it('adds requests counted elsewhere to their window, and drops them once the window has ended', async () => {
@@ -177,6 +179,6 @@ describe('billing domain (embedded store, injected clock)', () => {
     const minute = Math.floor(now / 60_000);
     await limiter.add('t', minute, 4);
     await limiter.add('t', minute - 1, 50);
-    expect((await limiter.hit('t', 10)).window.used).to.equal(5);
+    expect((await limiter.hit('t', 10, 3)).window.used).to.equal(5);
   });
 });

@@ -555,6 +555,22 @@ for (const harness of harnesses) {
         expect(await store.sessionById(session.id)).to.equal(undefined);
       });
 
+      it("deletes every session of one account, and only that account's", async () => {
+        const of = (accountId: string) => ({
+          id: randomUUID(),
+          accountId,
+          csrfToken: 'csrf',
+          createdAt: T0,
+          expiresAt: T0 + 1_000,
+        });
+        const [a1, a2, b] = [of('acct-a'), of('acct-a'), of('acct-b')];
+        for (const session of [a1, a2, b]) await store.insertSession(session);
+        await store.deleteSessionsOf('acct-a');
+        expect(await store.sessionById(a1.id)).to.equal(undefined);
+        expect(await store.sessionById(a2.id)).to.equal(undefined);
+        expect(await store.sessionById(b.id)).to.deep.equal(b);
+      });
+
       it('keeps the first value of a secret, even when racing', async () => {
         const values = await Promise.all(['a', 'b', 'c', 'd'].map((v) => store.secret('hmac', v)));
         expect(new Set(values).size).to.equal(1);

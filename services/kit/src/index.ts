@@ -1,4 +1,5 @@
 export { AddressPolicy, CidrList, canonicalIp, clientNetwork } from './address-policy.js';
+export { CallerSlots } from './caller-slots.js';
 export { env, loadConfig, serviceEnv } from './config.js';
 export {
   type CallFailure,
@@ -34,6 +35,7 @@ export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
 export { type LookupHost, lookupVia, resolveTarget, targetFailure } from './resolve-target.js';
+export { accountSubject, REVOCATIONS_SUBJECT } from './revocations.js';
 export {
   type FetchOptions,
   header,

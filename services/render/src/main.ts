@@ -1,4 +1,12 @@
-import { AddressPolicy, createLogger, exitOnFatalErrors, lookupVia, processOptions, runService } from '@webutil/kit';
+import {
+  AddressPolicy,
+  CallerSlots,
+  createLogger,
+  exitOnFatalErrors,
+  lookupVia,
+  processOptions,
+  runService,
+} from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool, chromiumSandbox } from './browser-pool.js';
 import { readConfig } from './config.js';
@@ -34,6 +42,7 @@ await runService({
         pool,
         store,
         policy,
+        callers: new CallerSlots(),
         lookup,
         page: {
           egress: { policy, lookup, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },

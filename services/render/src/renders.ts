@@ -1,16 +1,19 @@
 import {
   type AddressPolicy,
   type CallContext,
+  type CallerSlots,
   type LookupHost,
   notFound,
   parseTargetUrl,
   resolveTarget,
+  resourceExhausted,
   targetFailure,
 } from '@webutil/kit';
 import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
 import type {
   ReadArtifactRequest,
   ReadArtifactResponse,
+  RenderCaller,
   ScreenshotRequest,
   ScreenshotResponse,
   UrlToPdfRequest,
@@ -34,6 +37,21 @@ export interface RenderDeps {
   fileTtlMs: number;
   /** A result rendered this recently answers an identical request without the browser. */
   cacheWindowMs: number;
+  /** Each caller's renders in flight here, from every edge (the edge's own count is per edge). */
+  callers: CallerSlots;
+}
+
+/** A caller's renders past its bound are refused before they take a browser or a place in the queue. */
+function callerSlot(caller: RenderCaller | undefined, callers: CallerSlots): () => void {
+  if (!caller?.subject || caller.rendersInFlight <= 0) return () => undefined;
+  const release = callers.take(caller.subject, caller.rendersInFlight);
+  if (release) return release;
+  throw resourceExhausted(
+    'CONCURRENCY_LIMITED',
+    `too many renders in flight: this caller's plan allows ${caller.rendersInFlight} at a time ` +
+      '(screenshot and url-to-pdf together); retry when one has finished',
+    2,
+  );
 }
 
 const PDF = { extension: 'pdf', contentType: 'application/pdf' };
@@ -45,7 +63,13 @@ export async function screenshot(
 ): Promise<ScreenshotResponse> {
   const url = parseTargetUrl(request.url);
   const options = screenshotOptions(request);
-  const { info, clipped, cacheHit, clock } = await produce(url, { kind: 'screenshot', options }, deps, ctx);
+  const { info, clipped, cacheHit, clock } = await produce(
+    url,
+    { kind: 'screenshot', options },
+    deps,
+    ctx,
+    request.caller,
+  );
   const extension = IMAGE_FORMATS[options.format].extension;
   return {
     filename: info.name,
@@ -66,7 +90,7 @@ export async function urlToPdf(
 ): Promise<UrlToPdfResponse> {
   const url = parseTargetUrl(request.url);
   const options = pdfOptions(request);
-  const { info, cacheHit, clock } = await produce(url, { kind: 'pdf', options }, deps, ctx);
+  const { info, cacheHit, clock } = await produce(url, { kind: 'pdf', options }, deps, ctx, request.caller);
   return {
     filename: info.name,
     sizeBytes: String(info.sizeBytes),
@@ -81,7 +105,7 @@ export async function urlToPdf(
  * else a new render. The target is resolved and checked before a browser is taken, so a blocked
  * or unresolvable URL is answered at once; the egress proxy checks every connection again.
  */
-async function produce(url: URL, job: RenderJob, deps: RenderDeps, ctx: CallContext) {
+async function produce(url: URL, job: RenderJob, deps: RenderDeps, ctx: CallContext, caller?: RenderCaller) {
   const clock = new StageClock();
   const key = cacheKey(job.kind, url, job.options);
   const cached = await deps.store.findCached(key);
@@ -91,13 +115,18 @@ async function produce(url: URL, job: RenderJob, deps: RenderDeps, ctx: CallCont
   await resolveTarget(url.hostname, deps.policy, deps.lookup).catch((err: unknown) => {
     throw targetFailure(err);
   });
-  const lease = await deps.pool.acquire(ctx.signal, Date.now() + deps.queueWaitMs);
-  clock.end('queue');
+  const releaseSlot = callerSlot(caller, deps.callers);
   let rendered: Awaited<ReturnType<typeof renderPage>>;
   try {
-    rendered = await renderPage(lease, url, job, deps.page, clock, ctx.signal);
+    const lease = await deps.pool.acquire(ctx.signal, Date.now() + deps.queueWaitMs);
+    clock.end('queue');
+    try {
+      rendered = await renderPage(lease, url, job, deps.page, clock, ctx.signal);
+    } finally {
+      lease.release();
+    }
   } finally {
-    lease.release();
+    releaseSlot();
   }
   const format = job.kind === 'pdf' ? PDF : IMAGE_FORMATS[job.options.format];
   const info: ArtifactInfo = await deps.store.put({

@@ -101,6 +101,7 @@ const sessionSchema = new Schema<SessionDoc>(
   OPTIONS,
 );
 sessionSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+sessionSchema.index({ accountId: 1 });
 
 const counterSchema = new Schema<CounterDoc>(
   { _id: String, value: Number, expiresAt: Date, holds: Schema.Types.Mixed, openHolds: Number },
@@ -450,6 +451,10 @@ export class MongoStore implements BillingStore {
 
   async deleteSession(id: string): Promise<void> {
     await this.sessions.deleteOne({ _id: id });
+  }
+
+  async deleteSessionsOf(accountId: string): Promise<void> {
+    await this.sessions.deleteMany({ accountId });
   }
 
   async secret(name: string, candidate: string): Promise<string> {

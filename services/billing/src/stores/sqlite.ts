@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
+CREATE INDEX IF NOT EXISTS sessions_account ON sessions (account_id);
 CREATE TABLE IF NOT EXISTS reservations (
   id TEXT PRIMARY KEY,
   account_id TEXT,
@@ -246,6 +247,7 @@ export class SqliteStore implements BillingStore {
       ),
       sessionById: db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?'),
       deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+      deleteSessionsOf: db.prepare('DELETE FROM sessions WHERE account_id = ?'),
       insertSecret: db.prepare('INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
       secret: db.prepare<[string], { value: string }>('SELECT value FROM secrets WHERE name = ?'),
       sweepCounters: db.prepare('DELETE FROM counters WHERE expires_at <= ?'),
@@ -430,6 +432,10 @@ export class SqliteStore implements BillingStore {
 
   async deleteSession(id: string): Promise<void> {
     this.q.deleteSession.run(id);
+  }
+
+  async deleteSessionsOf(accountId: string): Promise<void> {
+    this.q.deleteSessionsOf.run(accountId);
   }
 
   async secret(name: string, candidate: string): Promise<string> {

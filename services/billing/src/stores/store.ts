@@ -59,6 +59,8 @@ export interface BillingStore {
   insertSession(session: SessionRecord): Promise<void>;
   sessionById(id: string): Promise<SessionRecord | undefined>;
   deleteSession(id: string): Promise<void>;
+  /** Deletes every session of the account (its password changed). */
+  deleteSessionsOf(accountId: string): Promise<void>;
 
   /** The stored value of a named secret, storing `candidate` first if there is none. */
   secret(name: string, candidate: string): Promise<string>;
