@@ -358,7 +358,7 @@ describe('billing: identity through the edge', function () {
       },
     );
 
-    it('through a chain of trusted proxies, each is skipped: the first untrusted hop from the right counts', async () => {
+    it('through a chain of trusted proxies, each skipped: the first untrusted hop from the right counts', async () => {
       // A client at 192.0.2.50 claims 203.0.113.9; two proxies of the trusted 10/8 add their peers.
       const browser = new Browser(stack, '203.0.113.9, 192.0.2.50, 10.1.2.3, 10.9.8.7');
       await browser.passChallenge();
