@@ -1,16 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AddressPolicy, createLogger, lookupVia, SafeHttp } from '@webutil/kit';
+import { AddressPolicy, createLogger, lookupVia } from '@webutil/kit';
 import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { expect } from 'chai';
-import { HostThrottle } from '../src/checking/throttle.js';
-import { CrawlJobs } from '../src/jobs/jobs.js';
+import { readConfig } from '../src/config.js';
 import { MemoryTransport } from '../src/jobs/memory-transport.js';
+import { CrawlStarts } from '../src/jobs/start.js';
 import type { NewJob } from '../src/jobs/store.js';
 import { SqliteJobStore } from '../src/jobs/store-sqlite.js';
 import type { JobTicket } from '../src/jobs/transport.js';
-import { readCrawlSettings } from '../src/settings.js';
 
 /** A store that lets the test act at the moment a job is written (the caller leaving just then). */
 class ObservedStore extends SqliteJobStore {
@@ -24,40 +23,27 @@ class ObservedStore extends SqliteJobStore {
 describe('crawl start and cancellation', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-jobs-'));
   const log = createLogger('test', 'silent');
-  const settings = readCrawlSettings({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
-  const policy = new AddressPolicy(settings.allowTargets);
-  const http = new SafeHttp({ policy });
+  const settings = readConfig({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
+  const policy = new AddressPolicy(settings.WEBUTIL_ALLOW_TARGETS);
   const store = new ObservedStore(path.join(dir, 'jobs.sqlite'));
   const transport = new MemoryTransport(log);
   const taken: JobTicket[] = [];
   let dns: FixtureDns;
-  let jobs: CrawlJobs;
+  let jobs: CrawlStarts;
   const stays = () => new AbortController().signal;
   let requests = 0;
   const requestId = () => `start-${++requests}`;
 
   before(async () => {
     dns = await startFixtureDns();
-    jobs = new CrawlJobs({
+    jobs = new CrawlStarts({
       store,
       transport,
-      crawl: {
-        http,
-        throttle: new HostThrottle({
-          globalLimit: 8,
-          initialPerHost: 4,
-          maxPerHost: 8,
-          slowMs: 1_000,
-          timeoutsToGiveUp: 3,
-          downForMs: 60_000,
-        }),
-        ...settings.fetch,
-        limits: settings.crawl,
-      },
       policy,
       lookup: lookupVia([dns.server]),
+      pagesCap: settings.crawl.pages,
+      retentionMs: settings.jobs.retentionMs,
       log,
-      options: settings.jobs,
     });
   });
   transport.work(1, async (ticket) => void taken.push(ticket));
@@ -66,7 +52,6 @@ describe('crawl start and cancellation', () => {
     await dns.close();
     await transport.close();
     await store.close();
-    await http.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
