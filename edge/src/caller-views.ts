@@ -122,6 +122,11 @@ export class CallerViews {
     return { quota: view.quota, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
   }
 
+  /** Billing's name of the caller behind a credential (its rate window's key), while its view is kept. */
+  subjectOf(key: string): string | undefined {
+    return this.views.get(key)?.rate.key;
+  }
+
   /** Reports what is counted (on shutdown too). */
   async flush(): Promise<void> {
     if (this.unreported.size === 0) return;

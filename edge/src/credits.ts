@@ -1,4 +1,4 @@
-import { type Logger, readGrpcError } from '@webutil/kit';
+import { clientNetwork, type Logger, readGrpcError } from '@webutil/kit';
 import {
   type AuthorizeResponse,
   CallerPolicy,
@@ -111,7 +111,7 @@ export class Metering {
       const quota = { ...seen.quota, remaining: seen.quota.remaining + (this.leases?.unused(key) ?? 0) };
       setCredits(ctx, quota.remaining);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
-      return { caller: { credential, quota }, settle: () => undefined };
+      return { caller: { credential, quota, subject: this.subjectOf(key, credential) }, settle: () => undefined };
     }
     // Decided before any wait: of the callers that waited for one lease, only the first asks for the next.
     const leaseCredits = leases?.sizeFor(key, spec.credits, this.views.remaining(key)) ?? 0;
@@ -157,20 +157,24 @@ export class Metering {
       throw refusal(ctx, denial, spec.credits);
     }
     const { reservationId, rate } = outcome.grant;
+    const subject = rate?.key ?? this.subjectOf(key, credential);
     const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
     const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
     if (callers !== 'ip') this.views.remember(key, known, rate);
     if (leaseAsked) {
       const call = reservationId && leases?.open(key, reservationId, leaseCredits, spec.operation, spec.credits);
       leaseAsked();
-      if (call) return this.leasedHold(ctx, { credential, quota: known }, call, spec.credits, leases?.unused(key) ?? 0);
+      if (call) {
+        const unused = leases?.unused(key) ?? 0;
+        return this.leasedHold(ctx, { credential, quota: known, subject }, call, spec.credits, unused);
+      }
     }
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + (this.leases?.unused(key) ?? 0) };
     setCredits(ctx, quota.remaining);
     const expiresAt = Date.now() + spec.timeoutMs + HOLD_GRACE_MS;
     return {
-      caller: { credential, quota },
+      caller: { credential, quota, subject },
       settle: (result) => {
         if (!reservationId) return;
         // The hold already took the credits: a success leaves the balance as it is, a failure returns them.
@@ -210,7 +214,16 @@ export class Metering {
       setCredits(ctx, seen.quota.remaining + leases.unused(key));
       throw tooManyRequests(seen.retryAfterSeconds);
     }
-    return this.leasedHold(ctx, { credential, quota: seen.quota }, call, spec.credits, leases.unused(key));
+    const caller = { credential, quota: seen.quota, subject: this.subjectOf(key, credential) };
+    return this.leasedHold(ctx, caller, call, spec.credits, leases.unused(key));
+  }
+
+  /**
+   * Who pays, as billing last named this credential's caller; else the client network, as billing
+   * names an anonymous caller.
+   */
+  private subjectOf(key: string, credential: Credential): string {
+    return this.views.subjectOf(key) ?? `ip:${clientNetwork(credential.clientIp)}`;
   }
 
   /**

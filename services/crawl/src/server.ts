@@ -23,11 +23,11 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
       checkLinks: async (request, ctx) =>
         toCheckLinksResponse(await checkLinks(request.url, deps.pageCheck, ctx.signal)),
       startBrokenLinkCrawl: async (request, ctx) => ({
-        jobId: await deps.starts.start('broken-links', request.url, ctx.requestId, ctx.signal),
+        jobId: await deps.starts.start('broken-links', request.url, ctx.requestId, ctx.signal, request.caller),
       }),
       getBrokenLinkCrawl: async (request) => toBrokenLinkJob(await deps.reader.get('broken-links', request.jobId)),
       startLinkExtractCrawl: async (request, ctx) => ({
-        jobId: await deps.starts.start('link-extract', request.url, ctx.requestId, ctx.signal),
+        jobId: await deps.starts.start('link-extract', request.url, ctx.requestId, ctx.signal, request.caller),
       }),
       getLinkExtractCrawl: async (request) => toLinkExtractJob(await deps.reader.get('link-extract', request.jobId)),
       withdrawStart: async (request) => ({ found: deps.starts.withdraw(request.requestId) }),
