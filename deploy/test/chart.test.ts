@@ -31,13 +31,7 @@ const PRODUCTION_SECRET: Store = {
 /** Each process's own settings reader (built), as its main.ts calls it. */
 const CONFIG_READERS: Record<string, { file: string; reader: string }> = {
   edge: { file: 'edge/dist/config.js', reader: 'readConfig' },
-  crawl: { file: 'services/crawl/dist/settings.js', reader: 'readCrawlSettings' },
-  ...Object.fromEntries(
-    SERVICES.filter((s) => s.name !== 'crawl').map((s) => [
-      s.name,
-      { file: `${s.dir}/dist/config.js`, reader: 'readConfig' },
-    ]),
-  ),
+  ...Object.fromEntries(SERVICES.map((s) => [s.name, { file: `${s.dir}/dist/config.js`, reader: 'readConfig' }])),
 };
 
 // One lookup (and, on a fresh clone, one extraction) however many renders start at once.

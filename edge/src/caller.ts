@@ -119,9 +119,9 @@ export function cookie(ctx: Context, name: string, value: string, maxAgeSeconds:
 const FALLBACK_RENDERS_IN_FLIGHT = 2;
 
 /** Whose renders a call counts toward, and how many the caller may have in flight (its plan's figure). */
-export function renderCaller({ rate, credential }: Caller): RenderCaller {
+export function renderCaller({ rate, subject }: Caller): RenderCaller {
   return {
-    subject: rate?.key ?? callerKey(credential),
+    subject,
     rendersInFlight: rate?.rendersInFlight || FALLBACK_RENDERS_IN_FLIGHT,
   };
 }

@@ -18,6 +18,11 @@ export const versioned = (path: string) => PREFIXES.map((prefix) => `${prefix}${
 export interface Caller {
   credential: Credential;
   quota: Quota;
+  /**
+   * Billing's opaque name of who pays (its rate window's key): `account:<id>` for every key and
+   * session of an account, `ip:<network>` for an anonymous caller. Per-caller bounds count by it.
+   */
+  subject: string;
   /** The caller's rate window as billing last counted it: whose it is, and the caller's bounds. */
   rate?: RateWindow;
 }

@@ -62,11 +62,21 @@ import { domainInput, SslScanResult } from './schemas/tls-scan.js';
 
 /** Failures of a service that fetches the caller's page. */
 const FETCH_ERRORS = { target_blocked: 400, target_unreachable: 400, target_http_error: 400, not_html: 400 };
-/** A crawl start resolves the entry host at once. */
 /** A crawl start whose client left: the crawl service drops the job if it is not queued yet. */
 const withdrawCrawlStart = (c: Clients, requestId: string) =>
   c.crawl.withdrawStart({ requestId }, { requestId, timeoutMs: 5_000, signal: NEVER_CANCELLED });
-const CRAWL_START_ERRORS = { target_blocked: 400, target_unreachable: 400, queue_unavailable: 503 };
+/** Who starts a crawl: the crawl service bounds each caller's crawls queued or running, by plan. */
+const crawlCaller = (caller: Caller) => ({ key: caller.subject, plan: caller.quota.plan });
+/**
+ * A crawl start resolves the entry host at once; a caller with its plan's bound of crawls queued
+ * or running is refused (429, with Retry-After).
+ */
+const CRAWL_START_ERRORS = {
+  target_blocked: 400,
+  target_unreachable: 400,
+  too_many_crawls: 429,
+  queue_unavailable: 503,
+};
 const JOB_ERRORS = { job_not_found: 404 };
 /** The spec answers a file it cannot use with 500; the code says what was wrong with it. */
 /** A file the service refuses; 422 when what it converts to would pass the output bound (docs/decisions/0111). */
@@ -220,7 +230,8 @@ export const routes: RouteSpec[] = [
     status: 202,
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
-    call: (c, input, options) => c.crawl.startBrokenLinkCrawl({ url: input.url }, options),
+    call: (c, input, options, caller) =>
+      c.crawl.startBrokenLinkCrawl({ url: input.url, caller: crawlCaller(caller) }, options),
     withdraw: withdrawCrawlStart,
   }),
   route({
@@ -247,7 +258,8 @@ export const routes: RouteSpec[] = [
     status: 202,
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
-    call: (c, input, options) => c.crawl.startLinkExtractCrawl({ url: input.url }, options),
+    call: (c, input, options, caller) =>
+      c.crawl.startLinkExtractCrawl({ url: input.url, caller: crawlCaller(caller) }, options),
     withdraw: withdrawCrawlStart,
   }),
   route({

@@ -10,26 +10,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { credentials } from '@grpc/grpc-js';
-import { createCrawlService, readCrawlSettings } from '@webutil/crawl';
-import { createLogger, runService } from '@webutil/kit';
 import { CrawlServiceClient, type GetBrokenLinkCrawlResponse } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { freePort } from '../src/local-stack.js';
 
 const [entryUrl, count = '1'] = process.argv.slice(2);
 if (!entryUrl) throw new Error('usage: crawl-process.ts <entry url> [crawls]');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'crawl-bench-'));
-const settings = readCrawlSettings({ DATA_DIR: dataDir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8', HOST: '127.0.0.1' });
-const log = createLogger('crawl', 'warn');
-const service = await createCrawlService(settings, log);
-const running = await runService({
-  name: 'crawl',
-  host: '127.0.0.1',
-  port: 0,
-  protoFiles: ['webutil/crawl/v1/crawl.proto'],
-  bindings: [service.binding],
-  log,
-  onShutdown: () => service.close(),
+const port = await freePort();
+// The service's own process wiring (main.ts), configured as its environment would.
+Object.assign(process.env, {
+  DATA_DIR: dataDir,
+  WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8',
+  HOST: '127.0.0.1',
+  PORT: String(port),
+  LOG_LEVEL: 'warn',
 });
-const client = new CrawlServiceClient(`127.0.0.1:${running.port}`, credentials.createInsecure());
+await import('@webutil/crawl/main');
+const client = new CrawlServiceClient(`127.0.0.1:${port}`, credentials.createInsecure());
 const call = <T>(run: (done: (err: Error | null, value: T) => void) => void) =>
   new Promise<T>((resolve, reject) => run((err, value) => (err ? reject(err) : resolve(value))));
 
@@ -64,6 +61,5 @@ process.stdout.write(
   }),
 );
 client.close();
-await running.stop();
 rmSync(dataDir, { recursive: true, force: true });
 process.exit(0);

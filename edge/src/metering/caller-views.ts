@@ -134,6 +134,11 @@ export class CallerViews {
     };
   }
 
+  /** Billing's name of the caller behind a credential (its rate window's key), while its view is kept. */
+  subjectOf(key: string): string | undefined {
+    return this.views.get(key)?.rate.key;
+  }
+
   /** Reports what is counted (on shutdown too). */
   async flush(): Promise<void> {
     if (this.unreported.size === 0) return;

@@ -1,9 +1,10 @@
-import { CallerSlots, type Logger, readGrpcError } from '@webutil/kit';
+import { CallerSlots, clientNetwork, type Logger, readGrpcError } from '@webutil/kit';
 import {
   type AuthorizeResponse,
   CallerPolicy,
   type Credential,
   type Quota,
+  type RateWindow,
   Refusal,
   type SpentCall,
 } from '@webutil/proto/webutil/billing/v1/billing';
@@ -127,7 +128,7 @@ export class Meter {
       const remaining = seen.quota.remaining + this.unused(key);
       setCredits(ctx, remaining);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
-      return new FreeHold({ credential, quota: { ...seen.quota, remaining }, rate: seen.rate });
+      return new FreeHold(this.caller(key, credential, { ...seen.quota, remaining }, seen.rate));
     }
     return this.askBilling(spec, ctx, requestId, credential, key, leasable);
   }
@@ -146,7 +147,7 @@ export class Meter {
     const seen = this.views.check(key, true);
     const retryAfter = seen?.retryAfterSeconds;
     if (seen && retryAfter === undefined)
-      return this.leasedHold(ctx, { credential, quota: seen.quota, rate: seen.rate }, key, taken.paidBy, call);
+      return this.leasedHold(ctx, this.caller(key, credential, seen.quota, seen.rate), key, taken.paidBy, call);
     // Not paid after all: its credits go back to the lease.
     this.carryOut(key, rules.finish(this.leaseState(key), taken.paidBy, call, false));
     if (retryAfter === undefined) {
@@ -215,7 +216,7 @@ export class Meter {
         lease && reservationId ? { reservationId, credits: lease.credits, callCredits: call.credits } : undefined;
       this.leaseAnswered(key, leased ? { granted: leased } : DECLINED);
       if (leased) {
-        const hold = this.leasedHold(ctx, { credential, quota: known, rate }, key, leased.reservationId, call);
+        const hold = this.leasedHold(ctx, this.caller(key, credential, known, rate), key, leased.reservationId, call);
         // This call was authorized; the lease pays for nothing after it.
         if (revoked) this.carryOut(key, rules.end(this.leaseState(key)));
         return hold;
@@ -224,9 +225,9 @@ export class Meter {
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
-    if (!reservationId) return new FreeHold({ credential, quota, rate });
+    if (!reservationId) return new FreeHold(this.caller(key, credential, quota, rate));
     const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
-    return new PaidHold(this, ctx, { credential, quota, rate }, key, reservationId, call, expiresAt);
+    return new PaidHold(this, ctx, this.caller(key, credential, quota, rate), key, reservationId, call, expiresAt);
   }
 
   /**
@@ -267,6 +268,15 @@ export class Meter {
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
+  }
+
+  /**
+   * The caller as billing last named it: `subject` is its rate window's key, else the client
+   * network, as billing names an anonymous caller.
+   */
+  private caller(key: string, credential: Credential, quota: Quota, rate: RateWindow | undefined): Caller {
+    const subject = rate?.key ?? this.views.subjectOf(key) ?? `ip:${clientNetwork(credential.clientIp)}`;
+    return { credential, quota, rate, subject };
   }
 
   /**

@@ -4,7 +4,7 @@ import { type Graded, scoreCard } from './checking/grade.js';
 import { verdictFor } from './checking/verdict.js';
 import type { PageCheck } from './model.js';
 import { type PageReadDeps, readPageLinks } from './page/fetch.js';
-import { normalizePageUrl } from './site-crawl/frontier.js';
+import { normalizePageUrl } from './page/page-url.js';
 
 export interface PageCheckDeps extends CheckerDeps, PageReadDeps {
   /** Links checked at most, in document order; `truncated` says when there were more. */

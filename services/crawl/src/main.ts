@@ -1,4 +1,112 @@
-import { runCrawlService } from './service.js';
-import { readCrawlSettings } from './settings.js';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  AddressPolicy,
+  createLogger,
+  exitOnFatalErrors,
+  type Logger,
+  lookupVia,
+  processOptions,
+  runService,
+  SafeHttp,
+} from '@webutil/kit';
+import { throttleFor } from './checking/throttle.js';
+import { type CrawlConfig, readConfig } from './config.js';
+import { MemoryTransport } from './jobs/memory-transport.js';
+import { CrawlReader } from './jobs/read.js';
+import { recordEvent } from './jobs/record.js';
+import { CrawlRunner, resumeAbandoned } from './jobs/run.js';
+import { CrawlStarts } from './jobs/start.js';
+import type { JobStore } from './jobs/store.js';
+import { SqliteJobStore } from './jobs/store-sqlite.js';
+import type { CrawlTransport } from './jobs/transport.js';
+import { crawlService } from './server.js';
+import { warmUp } from './warm-up.js';
 
-await runCrawlService(readCrawlSettings());
+const config = readConfig();
+
+const log = createLogger('crawl', config.LOG_LEVEL);
+exitOnFatalErrors(log);
+if (config.CRAWL_WARM_UP) await warmUp(config, log);
+const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
+const lookup = lookupVia(config.CRAWL_DNS_SERVERS);
+const http = new SafeHttp({
+  policy,
+  lookup,
+  connectionsPerOrigin: config.fetch.hostConcurrencyMax,
+  idleTimeoutMs: config.fetch.pageTimeoutMs,
+});
+const fetching = { http, throttle: throttleFor(config.fetch), ...config.fetch };
+const store = await openStore(config);
+const transport = await openTransport(config, log);
+
+// A crawl job's four roles, each its own file under jobs/: any replica may play any of them.
+const starts = new CrawlStarts({
+  store,
+  transport,
+  policy,
+  lookup,
+  pagesCap: config.crawl.pages,
+  retentionMs: config.jobs.retentionMs,
+  log,
+});
+const runner = new CrawlRunner({
+  store,
+  transport,
+  crawl: { ...fetching, limits: config.crawl },
+  options: config.jobs,
+  log,
+});
+const reader = new CrawlReader({ store, stallMs: config.jobs.stallMs, queueStallMs: config.jobs.queueStallMs });
+transport.record((event) => recordEvent(store, event));
+transport.work(config.jobs.concurrency, (ticket, lease) => runner.run(ticket, lease));
+if (transport instanceof MemoryTransport) {
+  const resumed = await resumeAbandoned(store, transport);
+  if (resumed > 0) log.info({ resumed }, 'crawls of the previous run handed back to workers');
+}
+const sweeper = setInterval(
+  () => {
+    store.sweep().catch((err: unknown) => log.warn({ err }, 'could not delete expired crawl jobs'));
+  },
+  Math.min(60_000, config.jobs.retentionMs),
+);
+sweeper.unref();
+
+await runService({
+  name: 'crawl',
+  ...processOptions(config),
+  protoFiles: ['webutil/crawl/v1/crawl.proto'],
+  bindings: [crawlService({ pageCheck: { ...fetching, ...config.pageCheck }, starts, reader }, log)],
+  log,
+  onShutdown: async () => {
+    clearInterval(sweeper);
+    await transport.close(); // running crawls are handed back
+    await store.close();
+    await http.close();
+  },
+});
+
+/**
+ * The job store the config names. mongoose and the NATS client are imported only when used:
+ * mongoose alone adds 16 MB to the process's resident memory.
+ */
+async function openStore(config: CrawlConfig): Promise<JobStore> {
+  if (config.MONGO_URL) {
+    const { MongoJobStore } = await import('./jobs/store-mongo.js');
+    return MongoJobStore.connect(config.MONGO_URL);
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  return new SqliteJobStore(path.join(config.DATA_DIR, 'crawl-jobs.sqlite'));
+}
+
+async function openTransport(config: CrawlConfig, log: Logger): Promise<CrawlTransport> {
+  if (!config.NATS_URL) return new MemoryTransport(log);
+  const { NatsTransport } = await import('./jobs/nats-transport.js');
+  return NatsTransport.connect({
+    url: config.NATS_URL,
+    prefix: config.CRAWL_NATS_PREFIX,
+    ackWaitMs: config.jobs.ackWaitMs,
+    retentionMs: config.jobs.retentionMs,
+    log,
+  });
+}

@@ -2,9 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AddressPolicy, type Logger, SafeHttp } from '@webutil/kit';
 import { throttleFor } from './checking/throttle.js';
+import type { CrawlConfig } from './config.js';
 import { packResult, unpackResult } from './jobs/store.js';
 import type { CrawlKind } from './model.js';
-import type { CrawlSettings } from './settings.js';
 import { crawlSite } from './site-crawl/crawler.js';
 
 /**
@@ -17,7 +17,7 @@ import { crawlSite } from './site-crawl/crawler.js';
  * never fails the start: a warm-up that goes wrong is logged and skipped. Returns the number of
  * links each warm-up crawl reported (none when it failed).
  */
-export async function warmUp(settings: CrawlSettings, log: Logger): Promise<number[]> {
+export async function warmUp(settings: Pick<CrawlConfig, 'fetch' | 'crawl'>, log: Logger): Promise<number[]> {
   const started = performance.now();
   const servers = Array.from({ length: ORIGINS }, () => http.createServer((req, res) => serve(req, res, origins)));
   const origins: string[] = [];

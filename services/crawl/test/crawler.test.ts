@@ -5,9 +5,9 @@ import { AddressPolicy, SafeHttp } from '@webutil/kit';
 import { type FixtureHandler, type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { expect } from 'chai';
 import { HostThrottle } from '../src/checking/throttle.js';
+import { type CrawlLimits, readConfig } from '../src/config.js';
 import type { CrawlKind, CrawlResult } from '../src/model.js';
 import { linkBytes } from '../src/page/links.js';
-import { type CrawlLimits, readCrawlSettings } from '../src/settings.js';
 import { crawlSite, MAX_RESULT_BYTES } from '../src/site-crawl/crawler.js';
 
 const html = (body: string) => `<!doctype html><html><body>${body}</body></html>`;
@@ -16,8 +16,8 @@ const links = (paths: string[]) => paths.map((p) => `<a href="${p}">${p}</a>`).j
 describe('site crawl (against a real local site)', function () {
   this.timeout(60_000);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crawler-'));
-  const settings = readCrawlSettings({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
-  const http = new SafeHttp({ policy: new AddressPolicy(settings.allowTargets) });
+  const settings = readConfig({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
+  const http = new SafeHttp({ policy: new AddressPolicy(settings.WEBUTIL_ALLOW_TARGETS) });
   let site: FixtureSite;
 
   const crawl = (kind: CrawlKind, limits: Partial<CrawlLimits> = {}): Promise<CrawlResult> =>

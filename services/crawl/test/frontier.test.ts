@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Frontier, looksLikePage, normalizePageUrl, type QueuedPage, urlShape } from '../src/site-crawl/frontier.js';
+import { looksLikePage, normalizePageUrl } from '../src/page/page-url.js';
+import { Frontier, type QueuedPage, urlShape } from '../src/site-crawl/frontier.js';
 
 describe('frontier: URLs', () => {
   it('normalises: fragment and empty query dropped, default port and host case by WHATWG', () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { initialProgress } from '../src/jobs/events.js';
 import { type JobStore, type NewJob, packResult } from '../src/jobs/store.js';
@@ -186,6 +187,38 @@ for (const adapter of [sqlite(), mongo()]) {
       expect((await store.get(j.id))?.progress.pagesCrawled).to.equal(30);
     });
 
+    it('adds a job of a caller only below its bound of crawling jobs; past it nothing is stored', async () => {
+      const caller = `account:${randomUUID()}`;
+      const jobs = [job({ caller }), job({ caller, kind: 'link-extract' })];
+      for (const j of jobs) expect(await store.create(j, 2)).to.equal(true);
+      const third = job({ caller });
+      expect(await store.create(third, 2)).to.equal(false);
+      expect(await store.get(third.id)).to.equal(undefined);
+      expect((await store.crawling()).filter((c) => c.caller === caller)).to.have.length(2);
+      // Other callers' jobs, and starts without a caller, are not counted against it.
+      expect(await store.create(job({ caller: `${caller}-other` }), 2)).to.equal(true);
+      expect(await store.create(job(), 2)).to.equal(true);
+      // A job that has ended frees its place.
+      await store.fail(jobs[0]?.id as string, { code: 'cancelled', message: 'gone' });
+      expect(await store.create(third, 2)).to.equal(true);
+      expect((await store.get(third.id))?.caller).to.equal(caller);
+    });
+
+    it('lets no more than the bound of one caller’s simultaneous starts through', async () => {
+      const caller = `account:${randomUUID()}`;
+      const created = await Promise.all(Array.from({ length: 12 }, () => store.create(job({ caller }), 3)));
+      const stored = (await store.crawling()).filter((c) => c.caller === caller);
+      // Some may be refused while others are being counted (MongoDB); never more than the bound pass.
+      expect(stored).to.have.length(created.filter(Boolean).length);
+      expect(stored.length).to.be.at.most(3);
+    });
+
+    it('does not count a caller’s expired jobs', async () => {
+      const caller = `account:${randomUUID()}`;
+      expect(await store.create(job({ caller, expiresAt: new Date(Date.now() - 1) }), 1)).to.equal(true);
+      expect(await store.create(job({ caller }), 1)).to.equal(true);
+    });
+
     it('treats an expired job as gone at once, lists and sweeps only what is due', async () => {
       const expired = job({ expiresAt: new Date(Date.now() - 1) });
       const live = job();
@@ -204,6 +237,40 @@ for (const adapter of [sqlite(), mongo()]) {
     });
   });
 }
+
+describe('job store on SQLite: a file written before jobs had callers', () => {
+  it('gains the caller column; its jobs stay readable and count for no caller', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-jobs-'));
+    const file = path.join(dir, 'jobs.sqlite');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE crawl_jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, url TEXT NOT NULL,
+      status TEXT NOT NULL, progress TEXT NOT NULL, result BLOB, error TEXT, attempt INTEGER NOT NULL DEFAULT 0,
+      seq INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL)`);
+    const earlier = job();
+    old
+      .prepare(`INSERT INTO crawl_jobs (id, kind, url, status, progress, created_at, updated_at, expires_at)
+        VALUES (?, 'broken-links', ?, 'crawling', ?, ?, ?, ?)`)
+      .run(
+        earlier.id,
+        earlier.url,
+        JSON.stringify(earlier.progress),
+        earlier.createdAt.getTime(),
+        earlier.createdAt.getTime(),
+        earlier.expiresAt.getTime(),
+      );
+    old.close();
+    const store = new SqliteJobStore(file);
+    try {
+      expect((await store.get(earlier.id))?.caller).to.equal(undefined);
+      expect(await store.create(job({ caller: 'ip:192.0.2.1' }), 1)).to.equal(true);
+      expect(await store.create(job({ caller: 'ip:192.0.2.1' }), 1)).to.equal(false);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 function link(url: string, sources: string[]): FoundLink & Sourced {
   return {

@@ -1,63 +1,50 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AddressPolicy, createLogger, lookupVia, SafeHttp } from '@webutil/kit';
+import { AddressPolicy, createLogger, lookupVia, ServiceError } from '@webutil/kit';
 import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { expect } from 'chai';
-import { HostThrottle } from '../src/checking/throttle.js';
-import { CrawlJobs } from '../src/jobs/jobs.js';
+import { readConfig } from '../src/config.js';
 import { MemoryTransport } from '../src/jobs/memory-transport.js';
+import { CrawlStarts, crawlsPerCaller } from '../src/jobs/start.js';
 import type { NewJob } from '../src/jobs/store.js';
 import { SqliteJobStore } from '../src/jobs/store-sqlite.js';
 import type { JobTicket } from '../src/jobs/transport.js';
-import { readCrawlSettings } from '../src/settings.js';
 
 /** A store that lets the test act at the moment a job is written (the caller leaving just then). */
 class ObservedStore extends SqliteJobStore {
   onCreate: ((job: NewJob) => void) | undefined;
-  override async create(job: NewJob): Promise<void> {
-    await super.create(job);
-    this.onCreate?.(job);
+  override async create(job: NewJob, perCaller?: number): Promise<boolean> {
+    const created = await super.create(job, perCaller);
+    if (created) this.onCreate?.(job);
+    return created;
   }
 }
 
 describe('crawl start and cancellation', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-jobs-'));
   const log = createLogger('test', 'silent');
-  const settings = readCrawlSettings({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
-  const policy = new AddressPolicy(settings.allowTargets);
-  const http = new SafeHttp({ policy });
+  const settings = readConfig({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
+  const policy = new AddressPolicy(settings.WEBUTIL_ALLOW_TARGETS);
   const store = new ObservedStore(path.join(dir, 'jobs.sqlite'));
   const transport = new MemoryTransport(log);
   const taken: JobTicket[] = [];
   let dns: FixtureDns;
-  let jobs: CrawlJobs;
+  let jobs: CrawlStarts;
   const stays = () => new AbortController().signal;
   let requests = 0;
   const requestId = () => `start-${++requests}`;
 
   before(async () => {
     dns = await startFixtureDns();
-    jobs = new CrawlJobs({
+    jobs = new CrawlStarts({
       store,
       transport,
-      crawl: {
-        http,
-        throttle: new HostThrottle({
-          globalLimit: 8,
-          initialPerHost: 4,
-          maxPerHost: 8,
-          slowMs: 1_000,
-          timeoutsToGiveUp: 3,
-          downForMs: 60_000,
-        }),
-        ...settings.fetch,
-        limits: settings.crawl,
-      },
       policy,
       lookup: lookupVia([dns.server]),
+      pagesCap: settings.crawl.pages,
+      retentionMs: settings.jobs.retentionMs,
       log,
-      options: settings.jobs,
     });
   });
   transport.work(1, async (ticket) => void taken.push(ticket));
@@ -66,7 +53,6 @@ describe('crawl start and cancellation', () => {
     await dns.close();
     await transport.close();
     await store.close();
-    await http.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -125,5 +111,31 @@ describe('crawl start and cancellation', () => {
     const jobId = await jobs.start('link-extract', 'http://127.0.0.1:9/', id, stays());
     expect(jobs.withdraw(id)).to.equal(false);
     expect((await store.get(jobId))?.status).to.equal('crawling');
+  });
+
+  it('refuses a caller past its plan’s bound of crawls queued or running (both kinds): nothing stored', async () => {
+    const caller = { key: 'account:starter-1', plan: 'STARTER' };
+    const bound = crawlsPerCaller('STARTER');
+    for (let i = 0; i < bound; i++)
+      await jobs.start(i % 2 ? 'link-extract' : 'broken-links', 'http://127.0.0.1:9/', requestId(), stays(), caller);
+    const queued = taken.length;
+    const stored = (await store.crawling()).length;
+    const refusal = await jobs
+      .start('broken-links', 'http://127.0.0.1:9/', requestId(), stays(), caller)
+      .catch((err: ServiceError) => err);
+    expect(refusal).to.be.instanceOf(ServiceError);
+    expect(refusal).to.include({ reason: 'TOO_MANY_CRAWLS' });
+    expect((refusal as ServiceError).retryAfterSeconds).to.be.above(0);
+    expect((await store.crawling()).length).to.equal(stored);
+    expect(taken.length).to.equal(queued);
+    // The same plan's other caller, and a start without a caller (an internal consumer), are not held to it.
+    await jobs.start('broken-links', 'http://127.0.0.1:9/', requestId(), stays(), { ...caller, key: 'account:2' });
+    await jobs.start('broken-links', 'http://127.0.0.1:9/', requestId(), stays());
+  });
+
+  it('holds an anonymous caller, or one of a plan it does not know, to the smallest bound', () => {
+    expect(crawlsPerCaller(undefined)).to.equal(2);
+    expect(crawlsPerCaller('NO-SUCH-PLAN')).to.equal(2);
+    expect(crawlsPerCaller('ENTERPRISE')).to.equal(16);
   });
 });

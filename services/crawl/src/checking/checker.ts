@@ -1,9 +1,9 @@
 import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
+import type { FetchSettings } from '../config.js';
 import { isHtml } from '../page/fetch.js';
 import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetCollector } from '../page/fragments.js';
+import { normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
-import type { FetchSettings } from '../settings.js';
-import { normalizePageUrl } from '../site-crawl/frontier.js';
 import { botWallVendor } from './bot-wall.js';
 import type { CheckOutcome } from './grade.js';
 import { fingerprint, type PageFingerprint, probePath, sameNotFoundPage } from './soft-404.js';

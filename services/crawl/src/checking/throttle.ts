@@ -1,4 +1,4 @@
-import type { FetchSettings } from '../settings.js';
+import type { FetchSettings } from '../config.js';
 
 /**
  * How many outbound requests may run at once: a global bound for the process, and a per-host

@@ -1,6 +1,6 @@
 import type { FoundLink } from '../model.js';
 import { checkableFragment, type PageTargets } from '../page/fragments.js';
-import { normalizePageUrl } from '../site-crawl/frontier.js';
+import { normalizePageUrl } from '../page/page-url.js';
 import { type CheckOutcome, type FragmentCheck, type Graded, gradeLink } from './grade.js';
 
 /** Where a verdict gets its facts; a single-page scan and a crawl answer these differently. */

@@ -14,6 +14,7 @@ interface JobDoc {
   _id: string;
   kind: string;
   url: string;
+  caller?: string;
   status: string;
   progress: CrawlProgress;
   result?: Buffer;
@@ -30,6 +31,7 @@ const schema = new mongoose.Schema<JobDoc>(
     _id: String,
     kind: { type: String, required: true },
     url: { type: String, required: true },
+    caller: String,
     status: { type: String, required: true },
     progress: { type: mongoose.Schema.Types.Mixed, required: true },
     result: Buffer,
@@ -45,6 +47,7 @@ const schema = new mongoose.Schema<JobDoc>(
 // MongoDB deletes expired jobs itself; reads also check expiresAt, so expiry holds before that
 // (and on servers without a TTL monitor).
 schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+schema.index({ caller: 1, status: 1 });
 
 const newer = (update: JobUpdate) => ({
   $or: [{ attempt: { $lt: update.attempt } }, { attempt: update.attempt, seq: { $lt: update.seq } }],
@@ -70,16 +73,27 @@ export class MongoJobStore implements JobStore {
     return new MongoJobStore(connection, jobs);
   }
 
-  async create(job: NewJob): Promise<void> {
-    const { id, ...rest } = job;
+  /**
+   * MongoDB cannot count and insert in one step: the job is inserted, then its caller's jobs are
+   * counted, itself included, and it is deleted again when that is over the bound. Two starts at
+   * once may both be refused; they can never both pass.
+   */
+  async create(job: NewJob, perCaller?: number): Promise<boolean> {
+    const { id, caller, ...rest } = job;
     await this.jobs.collection.insertOne({
       _id: id,
       ...rest,
+      ...(caller === undefined ? {} : { caller }),
       status: 'crawling',
       attempt: 0,
       seq: 0,
       updatedAt: job.createdAt,
     } as never);
+    if (perCaller === undefined || caller === undefined) return true;
+    const active = await this.jobs.countDocuments({ caller, status: 'crawling', expiresAt: { $gt: job.createdAt } });
+    if (active <= perCaller) return true;
+    await this.jobs.deleteOne({ _id: id });
+    return false;
   }
 
   async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
@@ -132,6 +146,7 @@ function toJob(doc: JobDoc): CrawlJob {
     id: doc._id,
     kind: doc.kind as CrawlKind,
     url: doc.url,
+    caller: doc.caller,
     status: doc.status as JobStatus,
     progress: doc.progress,
     result: doc.result ? unpackResult(asPacked(asBytes(doc.result))) : undefined,

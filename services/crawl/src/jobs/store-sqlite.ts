@@ -14,6 +14,7 @@ interface Row {
   id: string;
   kind: string;
   url: string;
+  caller: string | null;
   status: string;
   progress: string;
   result: Buffer | null;
@@ -54,10 +55,21 @@ export class SqliteJobStore implements JobStore {
       );
       CREATE INDEX IF NOT EXISTS crawl_jobs_expires_at ON crawl_jobs (expires_at);
     `);
+    // A file written before jobs had callers gets the column; its jobs count for no caller.
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(crawl_jobs)').all();
+    if (!columns.some((c) => c.name === 'caller')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN caller TEXT');
+    this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
     this.statements = {
       insert: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, status, progress, created_at, updated_at, expires_at)
-         VALUES (@id, @kind, @url, 'crawling', @progress, @createdAt, @createdAt, @expiresAt)`,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, status, progress, created_at, updated_at, expires_at)
+         VALUES (@id, @kind, @url, @caller, 'crawling', @progress, @createdAt, @createdAt, @expiresAt)`,
+      ),
+      // One statement, so no other start (of any process on the file) comes between count and insert.
+      insertWithin: this.db.prepare(
+        `INSERT INTO crawl_jobs (id, kind, url, caller, status, progress, created_at, updated_at, expires_at)
+         SELECT @id, @kind, @url, @caller, 'crawling', @progress, @createdAt, @createdAt, @expiresAt
+         WHERE (SELECT count(*) FROM crawl_jobs
+                WHERE caller = @caller AND status = 'crawling' AND expires_at > @createdAt) < @perCaller`,
       ),
       get: this.db.prepare<[string, number], Row>('SELECT * FROM crawl_jobs WHERE id = ? AND expires_at > ?'),
       progress: this.db.prepare(
@@ -79,13 +91,16 @@ export class SqliteJobStore implements JobStore {
     };
   }
 
-  async create(job: NewJob): Promise<void> {
-    this.statements.insert.run({
+  async create(job: NewJob, perCaller?: number): Promise<boolean> {
+    const row = {
       ...job,
+      caller: job.caller ?? null,
       progress: JSON.stringify(job.progress),
       createdAt: job.createdAt.getTime(),
       expiresAt: job.expiresAt.getTime(),
-    });
+    };
+    if (perCaller === undefined || job.caller === undefined) return this.statements.insert.run(row).changes > 0;
+    return this.statements.insertWithin.run({ ...row, perCaller }).changes > 0;
   }
 
   async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
@@ -142,6 +157,7 @@ function toJob(row: Row): CrawlJob {
     id: row.id,
     kind: row.kind as CrawlKind,
     url: row.url,
+    caller: row.caller ?? undefined,
     status: row.status as JobStatus,
     progress: JSON.parse(row.progress) as CrawlProgress,
     result: row.result ? unpackResult(asPacked(row.result)) : undefined,

@@ -10,6 +10,8 @@ import type { CrawlJobView, CrawlProgress, CrawlResult, JobError } from '../mode
 export interface CrawlJob extends CrawlJobView {
   /** The entry URL, normalised. */
   url: string;
+  /** Who started it (the start's CrawlCaller key); absent for an internal consumer's start. */
+  caller?: string;
   /** Which try of the job the stored progress belongs to, and its event number within it. */
   attempt: number;
   seq: number;
@@ -19,7 +21,7 @@ export interface CrawlJob extends CrawlJobView {
   expiresAt: Date;
 }
 
-export type NewJob = Pick<CrawlJob, 'id' | 'kind' | 'url' | 'progress' | 'createdAt' | 'expiresAt'>;
+export type NewJob = Pick<CrawlJob, 'id' | 'kind' | 'url' | 'caller' | 'progress' | 'createdAt' | 'expiresAt'>;
 
 /** A worker's report; stale ones (an older attempt, or an earlier event) are ignored. */
 export interface JobUpdate {
@@ -29,8 +31,12 @@ export interface JobUpdate {
 }
 
 export interface JobStore {
-  /** Adds a job in status `crawling`; rejects when the id exists. */
-  create(job: NewJob): Promise<void>;
+  /**
+   * Adds a job in status `crawling`; rejects when the id exists. With `perCaller`, a job whose
+   * caller already has that many jobs crawling (and not expired) is not added, and nothing is
+   * stored: false. Counted in the store, so the bound holds across replicas.
+   */
+  create(job: NewJob, perCaller?: number): Promise<boolean>;
   /** The job, or undefined when unknown or expired (even if not deleted yet). */
   get(id: string, now?: Date): Promise<CrawlJob | undefined>;
   /** Stores progress of a crawling job when (attempt, seq) is newer than the stored one. */

@@ -2,13 +2,14 @@ import { setMaxListeners } from 'node:events';
 import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
 import { verdictFor } from '../checking/verdict.js';
+import type { CrawlLimits } from '../config.js';
 import type { CheckedLink, CrawledPage, CrawlKind, CrawlProgress, CrawlResult, FoundLink, Sourced } from '../model.js';
 import { PageTargets } from '../page/fragments.js';
 import { hash53 } from '../page/hash.js';
 import { countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
+import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
-import type { CrawlLimits } from '../settings.js';
-import { Frontier, looksLikePage, normalizeOwnUrl, normalizePageUrl, type QueuedPage } from './frontier.js';
+import { Frontier, type QueuedPage } from './frontier.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {

@@ -4,21 +4,6 @@
  */
 
 /**
- * The form page URLs are deduplicated in: fragment dropped, an empty query dropped; the WHATWG
- * parser already lower-cases the host, drops the default port and resolves dot segments.
- */
-export function normalizePageUrl(input: URL | string): string {
-  return normalizeOwnUrl(new URL(input));
-}
-
-/** normalizePageUrl of a URL object the caller owns and no longer needs as it is (no copy made). */
-export function normalizeOwnUrl(url: URL): string {
-  url.hash = '';
-  if (!url.search) url.search = ''; // drops a bare '?'
-  return url.href;
-}
-
-/**
  * The "shape" of a URL: digits become #, query values are dropped, keys sorted. A chain of pages
  * of one shape, each found only on the previous (next month, next day, page=N+1), is how
  * calendar-style traps look.
@@ -26,21 +11,6 @@ export function normalizeOwnUrl(url: URL): string {
 export function urlShape(url: URL): string {
   const keys = [...new Set(url.searchParams.keys())].sort().join('&');
   return `${url.pathname.toLowerCase().replace(/\d+/g, '#')}?${keys}`;
-}
-
-/** Extensions of files that are checked as links but never fetched as pages to parse. */
-const NOT_A_PAGE = new RegExp(
-  `\\.(?:${[
-    'pdf|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|iso|msi|apk', // documents, archives, installers
-    'png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?', // images
-    'mp[34]|m4[av]|mov|avi|mkv|webm|ogg|wav|flac', // audio and video
-    'woff2?|ttf|otf|eot|css|js|mjs|json|xml|rss|atom|csv|xlsx?|docx?|pptx?|txt', // assets, data, office files
-  ].join('|')})$`,
-  'i',
-);
-
-export function looksLikePage(url: URL): boolean {
-  return !NOT_A_PAGE.test(url.pathname);
 }
 
 export interface QueuedPage {

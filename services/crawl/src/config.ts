@@ -1,32 +1,5 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
 
-/** Every setting of the crawl service, one name per value; defaults are the spec's limits. */
-export interface CrawlSettings {
-  host: string;
-  port: number;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  metricsPort: number | undefined;
-  connectPort: number | undefined;
-  shutdownGraceMs: number;
-  /** CIDRs fetched although private (tests, on-prem installs). */
-  allowTargets: string[];
-  /** DNS servers (host or host:port) asked for targets' addresses; none: the system resolver. */
-  dnsServers: string[];
-  /** The embedded job store's directory, used when mongoUrl is unset. */
-  dataDir: string;
-  mongoUrl: string | undefined;
-  /** Jobs and events travel over NATS JetStream when set, in process otherwise. */
-  natsUrl: string | undefined;
-  /** First subject token of crawl traffic on NATS; stacks sharing a server use different ones. */
-  natsPrefix: string;
-  /** Crawl a small loopback site at start so the first real crawl runs in compiled code (warm-up.ts). */
-  warmUp: boolean;
-  fetch: FetchSettings;
-  pageCheck: PageCheckSettings;
-  crawl: CrawlLimits;
-  jobs: JobSettings;
-}
-
 export interface FetchSettings {
   /** Budget of one page fetch (a page read for its links), body included. */
   pageTimeoutMs: number;
@@ -131,58 +104,49 @@ const ENV = {
   CRAWL_QUEUE_STALL_MS: env.int(15 * 60_000, 1_000),
 };
 
-/** The settings from environment variables (a bad value stops the process, naming it). */
-export function readCrawlSettings(source: NodeJS.ProcessEnv = process.env): CrawlSettings {
+/**
+ * The service's settings from environment variables (a bad value stops the process, naming it):
+ * the process's own as the other services read them, and the domain's grouped as their code takes them.
+ */
+export function readConfig(source: NodeJS.ProcessEnv = process.env) {
   const c = loadConfig(ENV, source);
-  return {
-    host: c.HOST,
-    port: c.PORT,
-    logLevel: c.LOG_LEVEL,
-    metricsPort: c.METRICS_PORT,
-    connectPort: c.CONNECT_PORT,
-    shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
-    allowTargets: c.WEBUTIL_ALLOW_TARGETS,
-    dnsServers: c.CRAWL_DNS_SERVERS,
-    dataDir: c.DATA_DIR,
-    mongoUrl: c.MONGO_URL,
-    natsUrl: c.NATS_URL,
-    natsPrefix: c.CRAWL_NATS_PREFIX,
-    warmUp: c.CRAWL_WARM_UP,
-    fetch: {
-      pageTimeoutMs: c.PAGE_TIMEOUT_MS,
-      linkTimeoutMs: c.LINK_TIMEOUT_MS,
-      maxPageBytes: c.MAX_PAGE_BYTES,
-      linksPerPage: 5_000,
-      checkConcurrency: c.CHECK_CONCURRENCY,
-      hostConcurrencyInitial: Math.min(c.HOST_CONCURRENCY_INITIAL, c.HOST_CONCURRENCY_MAX),
-      hostConcurrencyMax: c.HOST_CONCURRENCY_MAX,
-      slowAnswerMs: c.SLOW_ANSWER_MS,
-      maxRetryAfterMs: c.MAX_RETRY_AFTER_MS,
-    },
-    pageCheck: { checkCap: c.PAGE_CHECK_CAP, budgetMs: c.PAGE_CHECK_BUDGET_MS },
-    crawl: {
-      pages: c.CRAWL_MAX_PAGES,
-      checkedLinks: c.CRAWL_MAX_CHECKED_LINKS,
-      reportedLinks: c.CRAWL_MAX_REPORTED_LINKS,
-      timeBudgetMs: c.CRAWL_TIME_BUDGET_MS,
-      sources: 25,
-      maxShapeChain: 8,
-      sitemapFiles: 50,
-      sitemapUrls: 50_000,
-      frontierPages: 150_000,
-      countedLinks: 1_000_000,
-      pageConcurrency: c.CRAWL_PAGE_CONCURRENCY,
-    },
-    jobs: {
-      concurrency: c.CRAWL_CONCURRENCY,
-      retentionMs: c.CRAWL_JOB_RETENTION_MS,
-      maxAttempts: c.CRAWL_MAX_ATTEMPTS,
-      ackWaitMs: c.CRAWL_ACK_WAIT_MS,
-      // Keep-alives well inside the ack wait, or a healthy crawl would be handed to another worker.
-      heartbeatMs: Math.min(c.CRAWL_HEARTBEAT_MS, Math.floor(c.CRAWL_ACK_WAIT_MS / 3)),
-      progressIntervalMs: c.CRAWL_PROGRESS_INTERVAL_MS,
-      stallMs: c.CRAWL_STALL_MS,
-      queueStallMs: c.CRAWL_QUEUE_STALL_MS,
-    },
+  const fetch: FetchSettings = {
+    pageTimeoutMs: c.PAGE_TIMEOUT_MS,
+    linkTimeoutMs: c.LINK_TIMEOUT_MS,
+    maxPageBytes: c.MAX_PAGE_BYTES,
+    linksPerPage: 5_000,
+    checkConcurrency: c.CHECK_CONCURRENCY,
+    hostConcurrencyInitial: Math.min(c.HOST_CONCURRENCY_INITIAL, c.HOST_CONCURRENCY_MAX),
+    hostConcurrencyMax: c.HOST_CONCURRENCY_MAX,
+    slowAnswerMs: c.SLOW_ANSWER_MS,
+    maxRetryAfterMs: c.MAX_RETRY_AFTER_MS,
   };
+  const pageCheck: PageCheckSettings = { checkCap: c.PAGE_CHECK_CAP, budgetMs: c.PAGE_CHECK_BUDGET_MS };
+  const crawl: CrawlLimits = {
+    pages: c.CRAWL_MAX_PAGES,
+    checkedLinks: c.CRAWL_MAX_CHECKED_LINKS,
+    reportedLinks: c.CRAWL_MAX_REPORTED_LINKS,
+    timeBudgetMs: c.CRAWL_TIME_BUDGET_MS,
+    sources: 25,
+    maxShapeChain: 8,
+    sitemapFiles: 50,
+    sitemapUrls: 50_000,
+    frontierPages: 150_000,
+    countedLinks: 1_000_000,
+    pageConcurrency: c.CRAWL_PAGE_CONCURRENCY,
+  };
+  const jobs: JobSettings = {
+    concurrency: c.CRAWL_CONCURRENCY,
+    retentionMs: c.CRAWL_JOB_RETENTION_MS,
+    maxAttempts: c.CRAWL_MAX_ATTEMPTS,
+    ackWaitMs: c.CRAWL_ACK_WAIT_MS,
+    // Keep-alives well inside the ack wait, or a healthy crawl would be handed to another worker.
+    heartbeatMs: Math.min(c.CRAWL_HEARTBEAT_MS, Math.floor(c.CRAWL_ACK_WAIT_MS / 3)),
+    progressIntervalMs: c.CRAWL_PROGRESS_INTERVAL_MS,
+    stallMs: c.CRAWL_STALL_MS,
+    queueStallMs: c.CRAWL_QUEUE_STALL_MS,
+  };
+  return { ...c, fetch, pageCheck, crawl, jobs };
 }
+
+export type CrawlConfig = ReturnType<typeof readConfig>;

@@ -1,0 +1,97 @@
+import { gauge, type Logger } from '@webutil/kit';
+import type { JobSettings } from '../config.js';
+import { type CrawlDeps, CrawlFailure, crawlSite } from '../site-crawl/crawler.js';
+import { type Ending, EventPublisher } from './events.js';
+import { type JobStore, packResult } from './store.js';
+import type { CrawlTransport, JobTicket, Lease } from './transport.js';
+
+export interface RunDeps {
+  store: JobStore;
+  transport: CrawlTransport;
+  crawl: CrawlDeps;
+  options: Pick<JobSettings, 'maxAttempts' | 'heartbeatMs' | 'progressIntervalMs'>;
+  log: Logger;
+}
+
+/** Crawls this process is running now (Prometheus). */
+const activeCrawls = gauge({ name: 'webutil_crawls_active', help: 'Crawls running in this process' });
+
+/**
+ * The worker: runs one delivery of a queued job (start.ts) and publishes what happens, progress
+ * then done or failed, for the recorder (record.ts). Throwing hands the job back for another try.
+ */
+export class CrawlRunner {
+  constructor(private readonly deps: RunDeps) {}
+
+  async run(ticket: JobTicket, lease: Lease): Promise<void> {
+    const log = this.deps.log.child({ jobId: ticket.id, kind: ticket.kind, attempt: lease.attempt });
+    const job = await this.deps.store.get(ticket.id);
+    if (job?.status !== 'crawling') return; // expired, or already ended by another delivery
+    const events = new EventPublisher(
+      this.deps.transport,
+      ticket,
+      lease.attempt,
+      this.deps.options.progressIntervalMs,
+      log,
+    );
+    if (lease.attempt > this.deps.options.maxAttempts) {
+      await events.end(
+        {
+          type: 'failed',
+          error: {
+            code: 'crawl_interrupted',
+            message: `the crawl was interrupted ${lease.attempt - 1} times; giving up`,
+          },
+        },
+        job.progress,
+        lease.signal,
+      );
+      return;
+    }
+    const heartbeat = setInterval(() => {
+      lease.keepAlive();
+      events.refresh();
+    }, this.deps.options.heartbeatMs);
+    const started = Date.now();
+    activeCrawls.inc();
+    try {
+      const restarted = lease.attempt > 1 ? ` (restarted after an interruption, try ${lease.attempt})` : '';
+      const crawl = crawlSite(
+        ticket.kind,
+        new URL(ticket.url),
+        this.deps.crawl,
+        (p) => events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p),
+        lease.signal,
+      );
+      const outcome: Ending = await crawl.then(
+        (result) => ({ type: 'done' as const, result: packResult(result) }),
+        (err: unknown) => {
+          if (lease.signal.aborted) throw err;
+          if (err instanceof CrawlFailure)
+            return { type: 'failed' as const, error: { code: err.code, message: err.message } };
+          log.error({ err }, 'crawl crashed');
+          return {
+            type: 'failed' as const,
+            error: { code: 'internal_error', message: 'the crawl stopped on an internal error' },
+          };
+        },
+      );
+      await events.end(outcome, undefined, lease.signal);
+      log.info({ ms: Date.now() - started, outcome: outcome.type }, 'crawl ended');
+    } finally {
+      clearInterval(heartbeat);
+      activeCrawls.dec();
+    }
+  }
+}
+
+/**
+ * Hands jobs left `crawling` by a previous process back to the queue: the in-process transport
+ * keeps nothing across a restart, the store does.
+ */
+export async function resumeAbandoned(store: JobStore, transport: CrawlTransport): Promise<number> {
+  const jobs = await store.crawling();
+  for (const job of jobs)
+    await transport.enqueue({ id: job.id, kind: job.kind, url: job.url, priorAttempts: job.attempt });
+  return jobs.length;
+}

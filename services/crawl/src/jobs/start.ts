@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AddressPolicy,
+  cancelled,
+  type Logger,
+  type LookupHost,
+  parseTargetUrl,
+  resolveTarget,
+  resourceExhausted,
+  targetFailure,
+  unavailable,
+} from '@webutil/kit';
+import type { CrawlKind } from '../model.js';
+import { normalizePageUrl } from '../page/page-url.js';
+import { failedProgress, initialProgress } from './events.js';
+import type { JobStore } from './store.js';
+import type { CrawlTransport } from './transport.js';
+
+export interface StartDeps {
+  store: JobStore;
+  transport: CrawlTransport;
+  policy: AddressPolicy;
+  /** How target names are resolved (the system resolver when undefined). */
+  lookup: LookupHost | undefined;
+  /** Pages a crawl fetches at most (its progress starts with the cap). */
+  pagesCap: number;
+  /** A job is gone this long after it started. */
+  retentionMs: number;
+  log: Logger;
+}
+
+/** Who starts a crawl (the start request's CrawlCaller). */
+export interface StartCaller {
+  /** Billing's name of who pays: `account:<id>`, or `ip:<network>` for an anonymous caller. */
+  key: string;
+  /** Absent for an anonymous caller. */
+  plan?: string;
+}
+
+/**
+ * Crawl jobs one caller may have queued or running at once, by plan: a crawl costs a few credits
+ * and may hold a worker for minutes, so without a bound one caller could queue hours of crawling
+ * ahead of everyone else (docs/decisions/0142-crawls-per-caller.md).
+ */
+export const CRAWLS_PER_CALLER: Readonly<Record<string, number>> = {
+  ANONYMOUS: 2,
+  FREE: 2,
+  STARTER: 4,
+  GROWTH: 8,
+  SCALE: 12,
+  ENTERPRISE: 16,
+};
+
+/** The bound of a plan; an anonymous caller's, or a plan this service does not know, is the smallest. */
+export function crawlsPerCaller(plan: string | undefined): number {
+  return CRAWLS_PER_CALLER[plan ?? 'ANONYMOUS'] ?? (CRAWLS_PER_CALLER.ANONYMOUS as number);
+}
+
+/** When a caller at its bound is told to come back: crawls take seconds to minutes. */
+const RETRY_AFTER_SECONDS = 30;
+
+/**
+ * The start of a crawl job (StartBrokenLinkCrawl, StartLinkExtractCrawl): the job created in the
+ * store and queued for a worker (run.ts). Any replica can start a job that any other runs.
+ */
+export class CrawlStarts {
+  /** Starts under way in this process, by request id, for `withdraw`. */
+  private readonly starting = new Map<string, AbortController>();
+
+  constructor(private readonly deps: StartDeps) {}
+
+  /**
+   * Validates the entry URL (a blocked or unresolvable host is a 400 now, not a failed job later),
+   * creates and queues the job. A start withdrawn (its caller left) or cancelled before its job
+   * exists does nothing; one withdrawn while the job is being created has it withdrawn before any
+   * worker runs it. Once queued, the job stands: the service did the work, and the edge bills it.
+   * A caller that already has its plan's bound of jobs queued or running is refused
+   * (RESOURCE_EXHAUSTED, TOO_MANY_CRAWLS, with a time to retry), and nothing is stored.
+   */
+  async start(
+    kind: CrawlKind,
+    rawUrl: string,
+    requestId: string,
+    callSignal: AbortSignal,
+    caller?: StartCaller,
+  ): Promise<string> {
+    const withdrawal = new AbortController();
+    this.starting.set(requestId, withdrawal);
+    try {
+      return await this.create(kind, rawUrl, caller, AbortSignal.any([callSignal, withdrawal.signal]));
+    } finally {
+      if (this.starting.get(requestId) === withdrawal) this.starting.delete(requestId);
+    }
+  }
+
+  /** Withdraws the start of this request id if it is under way here (see `start`). */
+  withdraw(requestId: string): boolean {
+    const withdrawal = this.starting.get(requestId);
+    withdrawal?.abort(cancelled('WITHDRAWN', 'the caller left before the crawl was queued'));
+    return withdrawal !== undefined;
+  }
+
+  private async create(
+    kind: CrawlKind,
+    rawUrl: string,
+    caller: StartCaller | undefined,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const url = parseTargetUrl(rawUrl);
+    await this.preflight(url, signal);
+    if (signal.aborted) throw signal.reason;
+    const id = randomUUID();
+    const now = new Date();
+    const progress = initialProgress(this.deps.pagesCap);
+    const entry = normalizePageUrl(url);
+    const bound = caller && crawlsPerCaller(caller.plan);
+    const created = await this.deps.store.create(
+      {
+        id,
+        kind,
+        url: entry,
+        caller: caller?.key,
+        progress,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + this.deps.retentionMs),
+      },
+      bound,
+    );
+    if (!created) {
+      throw resourceExhausted(
+        'TOO_MANY_CRAWLS',
+        `this caller already has ${bound} crawls queued or running, the most its plan allows at once; ` +
+          'start another when one has ended',
+        RETRY_AFTER_SECONDS,
+      );
+    }
+    if (signal.aborted) {
+      const error = { code: 'cancelled', message: 'the caller left before the crawl was queued' };
+      await this.deps.store.fail(id, error, { attempt: 0, seq: 0, progress: failedProgress(progress, error) });
+      throw signal.reason;
+    }
+    try {
+      await this.deps.transport.enqueue({ id, kind, url: entry });
+    } catch (err) {
+      this.deps.log.error({ err, jobId: id }, 'could not queue a crawl');
+      const error = { code: 'queue_unavailable', message: 'the crawl could not be queued' };
+      await this.deps.store.fail(id, error, { attempt: 0, seq: 0, progress: failedProgress(progress, error) });
+      throw unavailable('QUEUE_UNAVAILABLE', 'crawls cannot be started right now; try again shortly');
+    }
+    return id;
+  }
+
+  /** The entry's host resolves to an allowed address; a start withdrawn meanwhile stops waiting. */
+  private async preflight(url: URL, signal: AbortSignal): Promise<void> {
+    const resolved = resolveTarget(url.hostname, this.deps.policy, this.deps.lookup).catch((err: unknown) => {
+      throw targetFailure(err);
+    });
+    const listening = new AbortController();
+    const stopped = new Promise<void>((resolve) => {
+      signal.addEventListener('abort', () => resolve(), { once: true, signal: listening.signal });
+    });
+    try {
+      await Promise.race([resolved, stopped]);
+    } finally {
+      listening.abort(); // lets go of the listener
+    }
+  }
+}
