@@ -21,7 +21,10 @@ import {
   contentSecurityPolicy,
   DOWNLOAD_CSP,
   loadWebsite,
+  notFoundPage,
+  PAGE_ALIASES,
   PAGE_PATHS,
+  rootFileHandler,
   securityHeaders,
   shellHandler,
   withCsp,
@@ -89,10 +92,17 @@ export function createApp({
     }
   }
   const site = loadWebsite(webDir);
+  const pageCsp = contentSecurityPolicy({ turnstile });
   if (site) {
-    const csp = withCsp(contentSecurityPolicy({ turnstile }));
+    const csp = withCsp(pageCsp);
     for (const page of PAGE_PATHS) router.get(page, csp, shellHandler(site.shell));
     for (const [assetPath, asset] of site.assets) router.get(assetPath, csp, assetHandler(asset));
+    for (const [filePath, file] of site.rootFiles) router.get(filePath, csp, rootFileHandler(file));
+    for (const [alias, page] of Object.entries(PAGE_ALIASES))
+      router.get(alias, (ctx) => {
+        ctx.status = 301;
+        ctx.redirect(page);
+      });
   } else {
     log.warn({ webDir }, 'no website build found; serving the API only');
   }
@@ -107,6 +117,7 @@ export function createApp({
   app.use(securityHeaders());
   app.use(creditsHeader(metering));
   app.use(errorEnvelope(log));
+  if (site) app.use(notFoundPage(site.shell, pageCsp));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -122,6 +122,13 @@ export class CallerViews {
     return { quota: view.quota, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
   }
 
+  /** The caller's quota from its fresh view, counting nothing (reads held to a bound of their own). */
+  peek(key: string): Quota | undefined {
+    const view = this.views.get(key);
+    if (!view || Date.now() - view.seenAt >= this.ttlMs) return undefined;
+    return view.quota;
+  }
+
   /** Reports what is counted (on shutdown too). */
   async flush(): Promise<void> {
     if (this.unreported.size === 0) return;

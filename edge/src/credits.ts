@@ -14,6 +14,7 @@ import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, SESSION_COOKIE } fro
 import { CallerViews } from './caller-views.js';
 import { CreditLeases, HOLD_GRACE_MS, type LeasedCall, MAX_LEASED_CALL_MS } from './credit-leases.js';
 import { HttpError } from './envelope.js';
+import { FreeReadBounds, type FreeReadKind } from './free-read-bounds.js';
 import type { Caller, Metered } from './route-spec.js';
 import { SettlementQueue } from './settlements.js';
 
@@ -66,6 +67,7 @@ export class Metering {
   private readonly authorizations: AuthorizeQueue;
   private readonly views: CallerViews;
   private readonly leases: CreditLeases | undefined;
+  private readonly freeReads = new FreeReadBounds();
 
   constructor(
     private readonly billing: BillingClient,
@@ -238,16 +240,15 @@ export class Metering {
     try {
       const credential = credentialOf(ctx);
       const key = callerKey(credential);
-      const seen = this.views.check(key, true);
-      if (seen) return seen.quota.remaining + (this.leases?.unused(key) ?? 0);
+      // Like billing's GetQuota, only a refused request counts (pages and their assets do not).
+      const refused = ctx.status >= 400;
+      const seen = refused ? this.views.check(key, true)?.quota : this.views.peek(key);
+      if (seen) return seen.remaining + (this.leases?.unused(key) ?? 0);
       const answered = this.views.asks(key);
       let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
       let returnedMeanwhile = 0;
       try {
-        reply = await this.billing.getQuota(
-          { credential, refused: ctx.status >= 400 },
-          billingCall(String(ctx.state.requestId ?? '')),
-        );
+        reply = await this.billing.getQuota({ credential, refused }, billingCall(String(ctx.state.requestId ?? '')));
       } finally {
         returnedMeanwhile = answered();
       }
@@ -257,6 +258,34 @@ export class Metering {
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
+  }
+
+  /**
+   * A free read held to its own bound (free-read-bounds.ts), not the caller's rate: the caller's
+   * quota read without counting a request (its fresh view, else billing's GetQuota of an
+   * unrefused request, which counts nothing). A refused credential is its 401/403.
+   */
+  async freeRead(kind: FreeReadKind, spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
+    const credential = credentialOf(ctx);
+    const key = callerKey(credential);
+    const retryAfterSeconds = this.freeReads.hit(kind, String(ctx.state.clientIp ?? ''));
+    let quota = this.views.peek(key);
+    if (!quota) {
+      try {
+        quota = (await this.billing.getQuota({ credential, refused: false }, billingCall(requestId))).quota;
+      } catch (err) {
+        setCredits(ctx, 0);
+        const failure = httpErrorFromCall(err, spec);
+        // As Authorize's refusal does: a cookie whose session ended is dropped.
+        if (failure.code === 'invalid_session') ctx.set('Set-Cookie', cookie(ctx, SESSION_COOKIE, '', 0));
+        throw failure;
+      }
+    }
+    const known = quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
+    const remaining = known.remaining + (this.leases?.unused(key) ?? 0);
+    setCredits(ctx, remaining);
+    if (retryAfterSeconds !== undefined) throw tooManyRequests(retryAfterSeconds);
+    return { caller: { credential, quota: { ...known, remaining } }, settle: () => undefined };
   }
 
   /** On shutdown: sends what is queued, for at most `withinMs`. */

@@ -6,6 +6,7 @@ import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
 import type { Metering } from './credits.js';
 import { HttpError, successBody } from './envelope.js';
+import { freeReadKind } from './free-read-bounds.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import { readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
@@ -116,7 +117,10 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     const input = await parseInput(spec, ctx);
     const { withdraw } = spec;
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
-    const hold = await metering.authorize(spec, ctx, options.requestId);
+    const freeRead = freeReadKind(spec.freeRead, ctx.path);
+    const hold = freeRead
+      ? await metering.freeRead(freeRead, spec, ctx, options.requestId)
+      : await metering.authorize(spec, ctx, options.requestId);
     let body: object;
     let headers: Record<string, string> | undefined;
     try {

@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Clients } from './clients.js';
 import type { Envelope } from './envelope.js';
+import type { FreeReadKind } from './free-read-bounds.js';
 import type { CallOptions } from './grpc-clients.js';
 import type { UploadRules } from './multipart.js';
 import type { Presentable } from './presenters/message.js';
@@ -44,6 +45,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * view of the caller (billing's last word, CALLER_VIEW_MS at most) instead of asking billing.
    */
   fromCallerView?: boolean;
+  /**
+   * A free read held to a bound of its own instead of the caller's request rate
+   * (free-read-bounds.ts): crawl job polls, and the website's per-page reads.
+   */
+  freeRead?: FreeReadKind;
   /** Query (GET) or JSON body (POST), merged with the path parameters. */
   input: In;
   /**

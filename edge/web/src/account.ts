@@ -1,23 +1,26 @@
 /** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
-import {
-  type Account,
-  ApiError,
-  call,
-  currentAccount,
-  refreshCredits,
-  type Solution,
-  setCsrfToken,
-  solvedChallenge,
-} from './api.js';
+import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
 import { h, show } from './dom.js';
 import { showError } from './playground.js';
 
-function field(name: string, label: string, type: string, autocomplete: string): HTMLElement {
+/** Billing's password rule (MIN_PASSWORD_LENGTH), shown before the first try. */
+const MIN_PASSWORD_LENGTH = 10;
+
+function field(name: string, label: string, type: string, autocomplete: string, hint?: string): HTMLElement {
   return h(
     'div',
     { class: 'field' },
     h('label', { for: `f-${name}` }, label),
-    h('input', { id: `f-${name}`, name, type, required: true, autocomplete }),
+    h('input', {
+      id: `f-${name}`,
+      name,
+      type,
+      required: true,
+      autocomplete,
+      minlength: hint ? MIN_PASSWORD_LENGTH : undefined,
+      'aria-describedby': hint ? `f-${name}-hint` : undefined,
+    }),
+    hint ? h('small', { id: `f-${name}-hint` }, hint) : null,
   );
 }
 
@@ -27,7 +30,15 @@ export function authPage(main: HTMLElement, mode: 'sign-in' | 'sign-up', go: (pa
     'form',
     { class: 'auth' },
     field('email', 'Email', 'email', 'email'),
-    field('password', 'Password', 'password', mode === 'sign-up' ? 'new-password' : 'current-password'),
+    mode === 'sign-up'
+      ? field(
+          'password',
+          'Password',
+          'password',
+          'new-password',
+          `At least ${MIN_PASSWORD_LENGTH} characters; a few words make a good one.`,
+        )
+      : field('password', 'Password', 'password', 'current-password'),
     h('p', { id: 'challenge-status', class: 'muted', role: 'status' }),
     h('button', { type: 'submit' }, mode === 'sign-up' ? 'Create account' : 'Sign in'),
   );
@@ -178,10 +189,14 @@ async function recentUsage(container: HTMLElement): Promise<void> {
   );
 }
 
-export async function dashboard(main: HTMLElement, go: (path: string) => void): Promise<void> {
-  const account: Account | undefined = await currentAccount();
+export async function dashboard(
+  main: HTMLElement,
+  go: (path: string) => void,
+  account: Account | undefined,
+  known: Quota | undefined,
+): Promise<void> {
   if (!account) return go('/sign-in');
-  const quota = await call<{ plan?: string; limit: number; remaining: number }>('GET', '/quota');
+  const quota = known ?? (await call<Quota>('GET', '/quota'));
   // The quota's remaining counts top-ups too; they outlast the cycle, so they are shown apart.
   const cycleLeft = Math.max(0, quota.remaining - account.topUpCredits);
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
@@ -276,5 +291,4 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
     signOut,
   );
   await Promise.all([keyList(keys, status), recentUsage(usage)]);
-  await refreshCredits();
 }

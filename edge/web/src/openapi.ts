@@ -28,6 +28,8 @@ export interface Operation {
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
   security?: Record<string, string[]>[];
+  /** Credits a success spends. */
+  'x-credits'?: number;
 }
 
 export interface Document {
