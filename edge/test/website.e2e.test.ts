@@ -388,6 +388,9 @@ describe('website: pages in a real browser', function () {
         timeout: 30_000,
       });
       expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('FREE');
+      // The Free plan has no keys: said before any form.
+      expect(await page.$eval('#keys-need-plan', (el) => el.textContent)).to.include('Starter plan');
+      expect(await page.$('#key-name')).to.equal(null);
       await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
       await stack.admin('add-top-up', '--email', email, '--credits', '500');
       await open(page, '/account');
@@ -417,6 +420,9 @@ describe('website: pages in a real browser', function () {
         await open(page, '/account');
         expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
       });
+      expect(await page.$$eval('.usage-chart li', (lis) => lis.length)).to.equal(30);
+      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 1$/);
+      expect(await page.$eval('.plan-name', (el) => el.textContent)).to.equal('Starter plan');
       expect(await page.$('#new-key')).to.equal(null);
       expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);
       const [row] = await page.$$eval('#keys tbody tr', (rows) =>
@@ -530,14 +536,16 @@ describe('website: pages in a real browser', function () {
         page.evaluate(() => `${document.activeElement?.tagName} ${document.activeElement?.textContent}`);
       // A new visitor's credits, after moving to another page too (a 401 of /auth/me is no quota).
       await open(page, '/');
-      await page.click('#nav a[href="/pricing"]');
-      await ready('/pricing');
+      await page.click('#nav a[href="/docs"]');
+      await ready('/docs');
       await page.waitForNetworkIdle({ idleTime: 300 });
       expect(await page.$eval('#credits', (el) => el.textContent)).to.equal('10');
-      expect(
-        await page.$$eval('#nav a[aria-current]', (as) => as.map((a) => [a.getAttribute('href'), a.ariaCurrent])),
-      ).to.deep.equal([['/pricing', 'page']]);
-      expect(await focused()).to.equal('H1 Pricing');
+      const current = await page.$$eval('#nav a[aria-current]', (as) =>
+        as.map((a) => [a.getAttribute('href'), a.getAttribute('aria-current')]),
+      );
+      expect(current).to.deep.equal([['/docs', 'page']]);
+      expect(await focused()).to.match(/^H1 Web Utility API/);
+      await open(page, '/pricing');
       const plans = await page.$$eval('.plan h2', (hs) => hs.map((x) => x.textContent));
       expect(plans).to.deep.equal(['Anonymous', 'Free', 'Starter', 'Growth', 'Scale', 'Enterprise']);
       expect(await page.$eval('main', (el) => el.textContent))
@@ -758,6 +766,28 @@ describe('website: pages in a real browser', function () {
     expect(await page.$$eval('section.component', (els) => els.map((el) => el.id))).to.have.members(
       Object.keys(contract.components.schemas).map((name) => `schema-${name}`),
     );
+    // A quick start per credential, the error table, each route's cost and an example response.
+    expect(await page.$$eval('#quick-start h3', (hs) => hs.map((x) => x.textContent))).to.deep.equal([
+      'With an API key',
+      'With a session',
+      'Anonymous',
+    ]);
+    expect(await page.$$eval('#error-table tbody td:first-child', (tds) => tds.map((td) => td.textContent)))
+      .to.include('402')
+      .and.include('429');
+    expect(
+      await page.$$eval('section.route', (els) => els.filter((el) => !el.querySelector('.cost-line')).length),
+    ).to.equal(0);
+    expect(await page.$eval('section#screenshot .cost-line', (el) => el.textContent)).to.match(/^2 credits/);
+    const downExample = JSON.parse(await page.$eval('section#down-check details.example pre', (el) => el.textContent));
+    expect(downExample.data.testedFrom).to.equal('India (Mumbai)');
+    expect(await page.$eval('section#down-check', (el) => el.textContent)).to.include('rate_limited');
+    // The search hides the sections that do not match.
+    await page.type('#docs-search', 'xbel');
+    const visible = await page.$$eval('section.route', (els) => els.filter((el) => !el.hidden).map((el) => el.id));
+    expect(visible).to.not.be.empty;
+    expect(visible.every((id) => id.startsWith('xbel'))).to.equal(true);
+    expect(await seriousViolations(page), 'axe on the docs').to.deep.equal([]);
     const sslSchema = await section('schema-SslScanResult');
     expect(sslSchema).to.include('securityGrade (required): one of "A+"').and.include('chain (required): array of');
     expect(await page.$$eval('#schema-SslScanResult a', (links) => links.map((a) => a.textContent))).to.include.members(

@@ -155,10 +155,48 @@ interface UsageEntry {
 }
 
 /** The account's most recent spent calls. */
+const planTitle = (plan: string) => plan.charAt(0) + plan.slice(1).toLowerCase();
+const DAY_MS = 86_400_000;
+
+/** Credits spent per day over the last 30 days, of the calls billing keeps (the most recent 50). */
+function usageChart(usage: UsageEntry[]): HTMLElement {
+  const today = Math.floor(Date.now() / DAY_MS);
+  const perDay = new Map<number, number>();
+  for (const entry of usage) {
+    const day = Math.floor(Date.parse(entry.at) / DAY_MS);
+    if (today - day < 30) perDay.set(day, (perDay.get(day) ?? 0) + entry.credits);
+  }
+  const days = Array.from({ length: 30 }, (_, i) => today - 29 + i);
+  const max = Math.max(1, ...perDay.values());
+  return h(
+    'figure',
+    { class: 'usage-chart' },
+    h('figcaption', {}, 'Credits spent per day, last 30 days (of your most recent calls)'),
+    h(
+      'ol',
+      {},
+      days.map((day) => {
+        const credits = perDay.get(day) ?? 0;
+        const label = new Date(day * DAY_MS).toLocaleDateString('en-GB', { day: 'numeric', month: 'short' });
+        // A height set through the CSSOM, which the CSP allows (it refuses style attributes).
+        const bar = h('span', { class: 'bar' });
+        bar.style.height = `${Math.round((credits / max) * 100)}%`;
+        return h(
+          'li',
+          { title: `${label}: ${credits}` },
+          bar,
+          h('span', { class: 'visually-hidden' }, `${label}: ${credits}`),
+        );
+      }),
+    ),
+  );
+}
+
 async function recentUsage(container: HTMLElement): Promise<void> {
   const { usage } = await call<{ usage: UsageEntry[] }>('GET', '/account/usage');
   show(
     container,
+    usage.length ? usageChart(usage) : null,
     usage.length
       ? h(
           'div',
@@ -261,7 +299,14 @@ export async function dashboard(
     h('h1', {}, 'Your account'),
     h(
       'div',
-      { class: 'card' },
+      { class: 'card plan-card' },
+      h('p', { class: 'plan-name' }, `${planTitle(account.plan)} plan`),
+      h(
+        'label',
+        { for: 'cycle-meter' },
+        `${cycleLeft.toLocaleString('en')} of ${quota.limit.toLocaleString('en')} credits left this cycle`,
+      ),
+      h('meter', { id: 'cycle-meter', min: 0, max: Math.max(1, quota.limit), value: cycleLeft }),
       h(
         'dl',
         { class: 'facts' },
@@ -281,8 +326,32 @@ export async function dashboard(
         h('dd', {}, when(account.createdAt)),
       ),
     ),
+    h(
+      'p',
+      { class: 'muted' },
+      'Changing plan: no card payment is built in. The operator changes the plan (npm run admin -- set-plan) ',
+      'or adds a top-up (add-top-up); a plan change starts a fresh cycle at once. See ',
+      h('a', { href: '/pricing' }, 'pricing'),
+      '.',
+    ),
     h('h2', {}, 'API keys'),
-    form,
+    account.plan === 'FREE'
+      ? h(
+          'p',
+          { class: 'notice', id: 'keys-need-plan' },
+          'API keys call the API from your own code without the browser check. They need the Starter plan or ',
+          'higher; your plan is Free, so ask the operator to change it. Until then the tools work here in the browser.',
+        )
+      : [
+          h(
+            'p',
+            {},
+            'An API key goes in the Authorization header: ',
+            h('code', {}, 'Authorization: Bearer wu_live_…'),
+            '.',
+          ),
+          form,
+        ],
     created,
     status,
     keys,

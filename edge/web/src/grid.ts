@@ -96,7 +96,10 @@ export function grid(caption: string, rows: Row[], columns: Column[], fileName: 
         h(
           'tr',
           { class: typeof row.severity === 'string' ? `sev-${row.severity}` : undefined },
-          columns.map((c) => h('td', { 'data-label': c.label }, c.render ? c.render(row) : text(row[c.key]) || '—')),
+          columns.map((c) => {
+            const content = c.render ? c.render(row) : text(row[c.key]) || '—';
+            return h('td', { 'data-label': c.label, class: content === '—' ? 'empty' : undefined }, content);
+          }),
         ),
       ),
     );

@@ -16,6 +16,9 @@ export interface Schema {
   oneOf?: Schema[];
   $ref?: string;
   contentMediaType?: string;
+  example?: unknown;
+  allOf?: Schema[];
+  minItems?: number;
 }
 
 export interface Operation {

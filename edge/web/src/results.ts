@@ -310,7 +310,7 @@ const CATEGORY_TITLE: Record<string, string> = {
   images: 'Images',
 };
 
-function socialCard(categories: Row[]): HTMLElement {
+function socialCard(categories: Row[], pageUrl: unknown): HTMLElement {
   const value = (id: string) =>
     categories
       .flatMap((c) => rowsOf(c.results))
@@ -327,7 +327,7 @@ function socialCard(categories: Row[]): HTMLElement {
       'div',
       { class: 'social-preview' },
       h('div', { class: 'social-image' }, image ? `Image: ${image}` : 'No share image (og:image)'),
-      h('p', { class: 'social-site' }, host(value('og_url') || '')),
+      h('p', { class: 'social-site' }, host(value('og_url') || pageUrl)),
       h('p', { class: 'social-title' }, title || 'No title'),
       h('p', { class: 'social-description' }, description || 'No description'),
     ),
@@ -348,7 +348,7 @@ function metaView(reply: Row): HTMLElement[] {
         scoreBar('Score', num(reply.finalScore)),
         h('p', {}, `${num(summary.passed)} passed, ${num(summary.warnings)} warnings, ${num(summary.critical)} failed`),
       ),
-      socialCard(categories),
+      socialCard(categories, reply.url),
     ),
     ...categories.map((category) =>
       h(
