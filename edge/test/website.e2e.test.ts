@@ -3,10 +3,12 @@
  * page is checked for CSP violations and uncaught errors after each test. Screenshots of every
  * page (desktop and 360 px, light and dark) are kept in test-artifacts/website/ (gitignored).
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
@@ -414,6 +416,24 @@ describe('website: pages in a real browser', function () {
       const downCheck = `${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`;
       const used = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
       expect(used.status).to.equal(200);
+      // The form's request as curl, copied, runs as it is with the key.
+      await open(page, '/play/down-check');
+      await page.$eval(
+        '#field-url',
+        (el, value) => {
+          el.value = value;
+        },
+        site.url('/links'),
+      );
+      await page.click('form.play button.ghost');
+      await page.waitForSelector('.curl-box pre.curl');
+      const command = await page.evaluate(() => navigator.clipboard.readText());
+      expect(command).to.equal(await page.$eval('.curl-box pre.curl', (el) => el.textContent));
+      expect(command).to.match(/^curl -H "Authorization: Bearer \$WU_API_KEY" '/);
+      // Not execFileSync: the fixture site answers from this process's event loop.
+      const { stdout } = await promisify(execFile)('sh', ['-c', command], { env: { ...process.env, WU_API_KEY: key } });
+      const ran = JSON.parse(stdout);
+      expect([ran.success, ran.data?.httpsStatus], JSON.stringify(ran)).to.deep.equal([true, 200]);
       // Reloaded: the key itself is gone, its prefix and last use are listed, and the call shows in
       // the recent usage once its settlement reached billing (just after the answer).
       await eventually(async () => {
@@ -421,7 +441,7 @@ describe('website: pages in a real browser', function () {
         expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
       });
       expect(await page.$$eval('.usage-chart li', (lis) => lis.length)).to.equal(30);
-      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 1$/);
+      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 2$/); // two down-checks
       expect(await page.$eval('.plan-name', (el) => el.textContent)).to.equal('Starter plan');
       expect(await page.$('#new-key')).to.equal(null);
       expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);
