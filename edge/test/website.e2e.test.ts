@@ -441,7 +441,8 @@ describe('website: pages in a real browser', function () {
         expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
       });
       expect(await page.$$eval('.usage-chart li', (lis) => lis.length)).to.equal(30);
-      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 2$/); // two down-checks
+      // Today's bar: the two down-checks.
+      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 2$/);
       expect(await page.$eval('.plan-name', (el) => el.textContent)).to.equal('Starter plan');
       expect(await page.$('#new-key')).to.equal(null);
       expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);
