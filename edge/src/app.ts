@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from '@webutil/kit';
 import Koa from 'koa';
@@ -76,10 +77,18 @@ export function createApp({
   });
   // The contract itself: free, no credential, not counted against any rate.
   const contract = JSON.stringify(openApiDocument(routes, downloads));
+  // Gzipped once: the website's pages read the document (hundreds of KB) on every first visit.
+  const contractGzip = gzipSync(contract, { level: 9 });
   for (const prefix of PREFIXES) {
     router.get(`${prefix}${OPENAPI_PATH}`, (ctx) => {
       ctx.type = 'application/json';
-      ctx.body = contract;
+      ctx.vary('Accept-Encoding');
+      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        ctx.set('Content-Encoding', 'gzip');
+        ctx.body = contractGzip;
+      } else {
+        ctx.body = contract;
+      }
     });
   }
   for (const spec of routes) {

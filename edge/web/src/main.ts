@@ -44,10 +44,18 @@ async function route(): Promise<void> {
     if (link.getAttribute('href') === path) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  // One read of the session and one of the quota per page view (the edge bounds these apart).
-  const session = currentAccount();
-  const account = session.catch(() => undefined);
+  // One read of the quota per page view, and of the session when the quota says there is one
+  // (the edge bounds these reads apart from the caller's rate).
   const quota = refreshCredits();
+  const session =
+    path === '/account'
+      ? currentAccount()
+      : quota.then((q) => {
+          // Unknown (a busy server): the header's link stays as it is.
+          if (!q) throw new Error('the quota could not be read');
+          return q.callerKind === 'session' ? currentAccount() : undefined;
+        });
+  const account = session.catch(() => undefined);
   try {
     if (path === '/') await home(main);
     else if (path === '/pricing') pricing(main);

@@ -16,8 +16,10 @@ export async function creditCosts(): Promise<Map<string, number>> {
 
 const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
 
+/** Shown at once; each tool's cost fills in when the contract arrives. */
 export async function home(main: HTMLElement): Promise<void> {
-  const costs = await creditCosts().catch(() => new Map<string, number>());
+  const costs = new Map<string, number>();
+  const costSlots = new Map<string, HTMLElement>();
   show(
     main,
     h(
@@ -44,7 +46,8 @@ export async function home(main: HTMLElement): Promise<void> {
       'ul',
       { class: 'tools', 'aria-labelledby': 'tools' },
       TOOLS.map((tool) => {
-        const cost = costs.get(tool.id);
+        const costSlot = h('span', {}, '');
+        costSlots.set(tool.id, costSlot);
         return h(
           'li',
           { class: 'tool' },
@@ -54,13 +57,17 @@ export async function home(main: HTMLElement): Promise<void> {
           h(
             'p',
             { class: 'cost' },
-            cost === undefined ? '' : plural(cost, 'credit'),
+            costSlot,
             isUnavailable(tool.id) ? h('span', { class: 'badge', 'data-unavailable': tool.id }, 'unavailable') : null,
           ),
         );
       }),
     ),
   );
+  for (const [id, cost] of await creditCosts().catch(() => costs)) {
+    const slot = costSlots.get(id);
+    if (slot) slot.textContent = plural(cost, 'credit');
+  }
 }
 
 export function pricing(main: HTMLElement): void {
