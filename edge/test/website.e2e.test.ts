@@ -538,6 +538,15 @@ describe('website: pages in a real browser', function () {
     expect(flood.answered).to.be.at.least(240).and.below(481);
     expect(flood.refusal?.headers.get('retry-after')).to.match(/^\d+$/);
     expect((await json(flood.refusal!)).error?.code).to.equal('rate_limited');
+    // A crawl's page past that bound waits the Retry-After it was given, and says so.
+    const retryAfter = Number(flood.refusal?.headers.get('retry-after'));
+    const page = await tab(await browser.createBrowserContext(), '192.0.2.13');
+    await page.goto(`${stack.edgeUrl}/play/link-extract-crawl?job=no-such-job`);
+    await page.waitForSelector('.result .phase');
+    const waiting = await page.$eval('.result .phase', (el) => el.textContent ?? '');
+    expect(Number(/^Busy; checking again in (\d+) s/.exec(waiting)?.[1]))
+      .to.be.at.least(1)
+      .and.at.most(retryAfter);
   });
 
   it(
