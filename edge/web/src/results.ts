@@ -384,10 +384,11 @@ function metaView(reply: Row): HTMLElement[] {
 function downReason(reply: Row): string {
   if (reply.ipAddress === null) return 'The host name did not resolve (DNS failure).';
   if (reply.responseTimeMs === null) return 'The host could not be reached.';
-  return (
-    `The address answered no HTTP request within ${reply.responseTimeMs} ms: ` +
-    'the connection was refused, reset or timed out.'
-  );
+  const ms = num(reply.responseTimeMs);
+  // A quick failure is a refusal or reset; a slow one most likely a time-out.
+  return ms < 1000
+    ? `The connection was refused or reset after ${ms} ms: nothing answers HTTP at that address and port.`
+    : `No HTTP answer within ${ms} ms: the connection timed out, or was refused or reset.`;
 }
 
 function downCheckView(reply: Row): HTMLElement[] {
