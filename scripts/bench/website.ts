@@ -17,6 +17,10 @@ const GOALS: Record<(typeof CATEGORIES)[number], number> = {
   seo: 95,
 };
 
+/** An audit's displayed value, e.g. "1.2 s". */
+const metric = (result: Awaited<ReturnType<typeof lighthouse>>, audit: string) =>
+  result?.lhr.audits[audit]?.displayValue ?? '?';
+
 const site = await startFixtureSite();
 site.route('/links', (_req, res) => {
   res.setHeader('content-type', 'text/html');
@@ -65,7 +69,9 @@ try {
       for (const [c, score] of scores) if (score < GOALS[c]) below.push(`${form} ${page} ${c} ${score}`);
       console.log(
         `website ${form.padEnd(7)} ${page.replace(/\?job=.*/, '?job=…').padEnd(30)} ` +
-          scores.map(([c, s]) => `${c} ${s}`).join('  '),
+          scores.map(([c, s]) => `${c} ${s}`).join('  ') +
+          `  (FCP ${metric(result, 'first-contentful-paint')}, LCP ${metric(result, 'largest-contentful-paint')}, ` +
+          `TBT ${metric(result, 'total-blocking-time')}, CLS ${metric(result, 'cumulative-layout-shift')})`,
       );
     }
   }
