@@ -1,7 +1,7 @@
 /**
  * The website in Debian's Chromium: one browser for the file, a fresh context per visitor. Every
  * page is checked for CSP violations and uncaught errors after each test. Screenshots of every
- *  page and result view (1366 and 390 px, light and dark) are kept in test-artifacts/website/
+ * page and result view (1366 and 390 px, light and dark) are kept in test-artifacts/website/
  * (gitignored); every page must also fit 360 px.
  */
 import { execFile } from 'node:child_process';
