@@ -13,3 +13,4 @@ node --import tsx scripts/bench/hostile.ts
 node --import tsx scripts/bench/bookmark.ts
 node --import tsx scripts/bench/render.ts
 node --import tsx scripts/bench/transport.ts
+node --import tsx scripts/bench/website.ts

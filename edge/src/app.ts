@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from '@webutil/kit';
 import Koa from 'koa';
@@ -23,7 +24,10 @@ import {
   contentSecurityPolicy,
   DOWNLOAD_CSP,
   loadWebsite,
+  notFoundPage,
+  PAGE_ALIASES,
   PAGE_PATHS,
+  rootFileHandler,
   securityHeaders,
   shellHandler,
   withCsp,
@@ -84,10 +88,18 @@ export function createApp({
   });
   // The contract itself: free, no credential, not counted against any rate.
   const contract = JSON.stringify(openApiDocument(routes, downloads));
+  // Gzipped once: the website's pages read the document (hundreds of KB) on every first visit.
+  const contractGzip = gzipSync(contract, { level: 9 });
   for (const prefix of PREFIXES) {
     router.get(`${prefix}${OPENAPI_PATH}`, (ctx) => {
       ctx.type = 'application/json';
-      ctx.body = contract;
+      ctx.vary('Accept-Encoding');
+      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+        ctx.set('Content-Encoding', 'gzip');
+        ctx.body = contractGzip;
+      } else {
+        ctx.body = contract;
+      }
     });
   }
   for (const spec of routes) {
@@ -100,10 +112,17 @@ export function createApp({
     }
   }
   const site = loadWebsite(webDir);
+  const pageCsp = contentSecurityPolicy({ turnstile });
   if (site) {
-    const csp = withCsp(contentSecurityPolicy({ turnstile }));
+    const csp = withCsp(pageCsp);
     for (const page of PAGE_PATHS) router.get(page, csp, shellHandler(site.shell));
     for (const [assetPath, asset] of site.assets) router.get(assetPath, csp, assetHandler(asset));
+    for (const [filePath, file] of site.rootFiles) router.get(filePath, csp, rootFileHandler(file));
+    for (const [alias, page] of Object.entries(PAGE_ALIASES))
+      router.get(alias, (ctx) => {
+        ctx.status = 301;
+        ctx.redirect(page);
+      });
   } else {
     log.warn({ webDir }, 'no website build found; serving the API only');
   }
@@ -118,6 +137,7 @@ export function createApp({
   app.use(securityHeaders());
   app.use(creditsHeader((ctx) => metering.peekCredits(ctx)));
   app.use(errorEnvelope(log));
+  if (site) app.use(notFoundPage(site.shell, pageCsp));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

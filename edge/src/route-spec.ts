@@ -27,6 +27,13 @@ export interface Caller {
   rate?: RateWindow;
 }
 
+/**
+ * A free read held to a bound of its own instead of the caller's request rate (decision 0161).
+ * job-poll: GET of a crawl job, on either prefix. site-read: GET /quota and /auth/me on the
+ * website's alias (/api/v1) only; on /v1 they count toward the caller's rate as the spec says.
+ */
+export type FreeReadKind = 'job-poll' | 'site-read';
+
 /** One public route: everything between the HTTP request and the one RPC it maps to. */
 // biome-ignore lint/suspicious/noExplicitAny: the table holds rows of every reply type; `route()` types each row
 export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out extends z.ZodType = z.ZodType> {
@@ -56,6 +63,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * it is refused with 429 concurrency_limited before the call, spending nothing.
    */
   render?: boolean;
+  /**
+   * A free read held to a bound of its own instead of the caller's request rate
+   * (metering/free-read-bounds.ts): crawl job polls, and the website's per-page reads.
+   */
+  freeRead?: FreeReadKind;
   /** Query (GET) or JSON body (POST), merged with the path parameters. */
   input: In;
   /**
@@ -138,5 +150,5 @@ export const download = <In extends z.ZodObject>(spec: DownloadSpec<In>): Downlo
 /** What authorize() needs of a row. */
 export type Metered = Pick<
   RouteSpec,
-  'operation' | 'credits' | 'callers' | 'challenge' | 'fromCallerView' | 'render' | 'timeoutMs' | 'errors'
+  'operation' | 'credits' | 'callers' | 'challenge' | 'fromCallerView' | 'freeRead' | 'render' | 'timeoutMs' | 'errors'
 >;

@@ -31,7 +31,32 @@ export function contentSecurityPolicy(options: { turnstile: boolean }): string {
 }
 
 /** Paths that show the single-page shell; the page's router picks the view. */
-export const PAGE_PATHS = ['/', '/sign-in', '/sign-up', '/account', '/docs', '/play/:operation'];
+export const PAGE_PATHS = ['/', '/pricing', '/sign-in', '/sign-up', '/account', '/docs', '/play/:operation'];
+
+/** Names visitors type for pages that have another: a permanent redirect. */
+export const PAGE_ALIASES: Record<string, string> = {
+  '/login': '/sign-in',
+  '/signup': '/sign-up',
+  '/register': '/sign-up',
+};
+
+/** The site's own files at the root (edge/web/public), and the names browsers ask for them by. */
+const ROOT_ALIASES: Record<string, string> = { '/favicon.ico': '/favicon.svg' };
+
+/**
+ * Browser features no page of the site uses, refused for it and anything it frames (the PDF
+ * preview, the bot challenge's widget).
+ */
+export const PERMISSIONS_POLICY = [
+  'accelerometer=()',
+  'camera=()',
+  'geolocation=()',
+  'gyroscope=()',
+  'magnetometer=()',
+  'microphone=()',
+  'payment=()',
+  'usb=()',
+].join(', ');
 
 interface Asset {
   body: Buffer;
@@ -44,6 +69,7 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.html': 'text/html; charset=utf-8',
   '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 function load(dir: string, name: string): Asset {
@@ -55,17 +81,44 @@ function load(dir: string, name: string): Asset {
   };
 }
 
+const filesOf = (dir: string, prefix: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => !name.endsWith('.gz'))
+        .map((name) => [`${prefix}${name}`, load(dir, name)] as const)
+    : [];
+
 /** The built site, or undefined when the build has not produced one (the API still works). */
-export function loadWebsite(dir: string): { shell: Asset; assets: Map<string, Asset> } | undefined {
+export function loadWebsite(
+  dir: string,
+): { shell: Asset; assets: Map<string, Asset>; rootFiles: Map<string, Asset> } | undefined {
   if (!existsSync(path.join(dir, 'index.html'))) return undefined;
-  const assetDir = path.join(dir, 'assets');
-  const assets = new Map(
-    readdirSync(assetDir)
-      .filter((name) => !name.endsWith('.gz'))
-      .map((name) => [`/assets/${name}`, load(assetDir, name)] as const),
-  );
-  return { shell: load(dir, 'index.html'), assets };
+  const assets = new Map(filesOf(path.join(dir, 'assets'), '/assets/'));
+  const rootFiles = new Map(filesOf(path.join(dir, 'public'), '/'));
+  for (const [alias, name] of Object.entries(ROOT_ALIASES)) {
+    const file = rootFiles.get(name);
+    if (file) rootFiles.set(alias, file);
+  }
+  return { shell: load(dir, 'index.html'), assets, rootFiles };
 }
+
+/** Paths of the API (its JSON 404 stays); any other unknown GET is a page: the site's 404 page. */
+const API_PATH = /^\/(v1|api)(\/|$)|^\/healthz$|^\/assets\//;
+
+/**
+ * Unknown pages: the shell with status 404 (its router shows "Page not found"), for GET and HEAD
+ * outside the API. Runs inside the error envelope, which would make any 404 JSON.
+ */
+export const notFoundPage =
+  (shell: Asset, csp: string): Middleware =>
+  async (ctx, next) => {
+    await next();
+    if (ctx.status !== 404 || ctx.body != null || !['GET', 'HEAD'].includes(ctx.method) || API_PATH.test(ctx.path))
+      return;
+    ctx.set('Content-Security-Policy', csp);
+    await send(shell, 'no-cache')(ctx, async () => undefined);
+    ctx.status = 404;
+  };
 
 /**
  * What the API's own answers (JSON, downloads, 404s) may do if a browser renders them: nothing
@@ -86,6 +139,7 @@ export const securityHeaders = (): Middleware => (ctx, next) => {
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'same-origin');
   res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  res.setHeader('Permissions-Policy', PERMISSIONS_POLICY);
   if (ctx.state.https) res.setHeader('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
   return next();
 };
@@ -113,5 +167,6 @@ function send(asset: Asset, cacheControl: string): Middleware {
 }
 
 /** The shell is revalidated each visit (it names the current assets); hashed assets never change. */
+export const rootFileHandler = (asset: Asset) => send(asset, 'public, max-age=86400');
 export const shellHandler = (shell: Asset) => send(shell, 'no-cache');
 export const assetHandler = (asset: Asset) => send(asset, 'public, max-age=31536000, immutable');

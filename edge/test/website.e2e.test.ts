@@ -1,11 +1,15 @@
 /**
  * The website in Debian's Chromium: one browser for the file, a fresh context per visitor. Every
  * page is checked for CSP violations and uncaught errors after each test. Screenshots of every
- * page (desktop and 360 px, light and dark) are kept in test-artifacts/website/ (gitignored).
+ * page and result view (1366 and 390 px, light and dark) are kept in test-artifacts/website/
+ * (gitignored); every page must also fit 360 px.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
@@ -20,11 +24,12 @@ import { eventually, json } from './billing-helpers.js';
 declare const document: any;
 declare const window: any;
 declare const navigator: any;
+declare const location: any;
 
 const ARTIFACTS = path.join(REPO_ROOT, 'test-artifacts/website');
 const PASSWORD = 'a long enough password';
 /** Pages beside the playground's (which the tour reads from the playground index). */
-const OTHER_PAGES = ['/', '/sign-in', '/sign-up', '/docs', '/account', '/play/no-such-operation'];
+const OTHER_PAGES = ['/', '/pricing', '/sign-in', '/sign-up', '/docs', '/account', '/no-such-page'];
 const AXE = readFileSync(path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const MANY_LINKS = 520;
 
@@ -174,7 +179,24 @@ describe('website: pages in a real browser', function () {
     expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
     expect(res.headers.get('referrer-policy')).to.equal('same-origin');
     expect(res.headers.get('strict-transport-security')).to.match(/max-age=\d+/);
+    expect(res.headers.get('permissions-policy')).to.include('camera=()').and.include('geolocation=()');
     expect((await fetch(`${stack.edgeUrl}/`)).headers.get('strict-transport-security')).to.equal(null);
+    // The site's own pages and files: HTML pages, the icon and robots.txt, a page's alias redirected.
+    const get = (p: string) => fetch(`${stack.edgeUrl}${p}`, { redirect: 'manual' });
+    for (const pagePath of ['/pricing', '/account/', '/no-such-page']) {
+      const pageRes = await get(pagePath);
+      expect(pageRes.status, pagePath).to.equal(pagePath === '/no-such-page' ? 404 : 200);
+      expect(pageRes.headers.get('content-type'), pagePath).to.include('text/html');
+      expect(pageRes.headers.get('content-security-policy'), pagePath).to.include("script-src 'self'");
+    }
+    const login = await get('/login');
+    expect([login.status, login.headers.get('location')]).to.deep.equal([301, '/sign-in']);
+    const icon = await get('/favicon.ico');
+    expect([icon.status, icon.headers.get('content-type')]).to.deep.equal([200, 'image/svg+xml']);
+    expect(await icon.text()).to.match(/^<svg /);
+    const robots = await get('/robots.txt');
+    expect(robots.headers.get('content-type')).to.include('text/plain');
+    expect(await robots.text()).to.match(/^User-agent: \*$/m);
     const html = await res.text();
     expect(html).to.not.match(/<script>|<style|style="/);
 
@@ -204,10 +226,15 @@ describe('website: pages in a real browser', function () {
   it('answers every API response, download and 404 with the security headers (no page CSP needed there)', async () => {
     const https = { 'x-forwarded-proto': 'https' };
     const quota = await fetch(`${stack.edgeUrl}/api/v1/quota`, { headers: https });
-    const missing = await fetch(`${stack.edgeUrl}/no-such-route`, { headers: https });
+    const missing = await fetch(`${stack.edgeUrl}/v1/no-such-route`, { headers: https });
     const download = await fetch(`${stack.edgeUrl}/api/uploads/no-such-file.png`, { headers: https });
     expect([quota.status, missing.status, download.status]).to.deep.equal([200, 404, 404]);
     expect((await json(missing)).error?.code).to.equal('not_found');
+    for (const apiPath of ['/api/no-such-route', '/v1', '/assets/no-such-file.js']) {
+      const apiMissing = await fetch(`${stack.edgeUrl}${apiPath}`);
+      expect([apiMissing.status, (await json(apiMissing)).error?.code], apiPath).to.deep.equal([404, 'not_found']);
+    }
+    expect(missing.headers.get('permissions-policy')).to.include('microphone=()');
     for (const [what, res] of [
       ['JSON', quota],
       ['404', missing],
@@ -262,11 +289,59 @@ describe('website: pages in a real browser', function () {
       expect(text)
         .to.include(site.url('/p/0'))
         .and.include(site.url(`/p/${MANY_LINKS - 1}`));
-      // The table shows the first 500 links and says so.
-      expect(await page.$$eval('.result tbody tr', (rows) => rows.length)).to.equal(500);
-      expect(await page.$eval('.result .rows-shown', (el) => el.textContent)).to.include(`500 of ${MANY_LINKS} rows`);
-      expect(await seriousViolations(page), 'axe on the link table').to.deep.equal([]);
-      await snap(page, 'result-link-extract');
+      // The grid shows a page of links at a time and says which; it searches, sorts, pages and
+      // exports every matching row as CSV.
+      const rowsShown = () => page.$eval('.result .rows-shown', (el) => el.textContent);
+      const firstLinks = () => page.$$eval('.result tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+      expect(await page.$$eval('.result tbody tr', (rows) => rows.length)).to.equal(25);
+      expect(await rowsShown()).to.equal(`Rows 1–25 of ${MANY_LINKS}`);
+      await page.type('.result input[type=search]', '/p/519');
+      expect(await firstLinks()).to.deep.equal([site.url('/p/519')]);
+      await page.$eval('.result input[type=search]', (el) => {
+        el.value = '';
+        el.dispatchEvent(new Event('input'));
+      });
+      await page.click('.result th[data-key=url] button');
+      await page.click('.result th[data-key=url] button');
+      expect(await page.$eval('.result th[data-key=url]', (th) => th.getAttribute('aria-sort'))).to.equal('descending');
+      expect((await firstLinks())[0]).to.equal(site.url('/p/99'));
+      await page.click('.result .pager button:last-child');
+      expect(await rowsShown()).to.equal(`Rows 26–50 of ${MANY_LINKS}`);
+      const downloads = mkdtempSync(path.join(os.tmpdir(), 'website-csv-'));
+      try {
+        const cdp = await page.createCDPSession();
+        await cdp.send('Browser.setDownloadBehavior', {
+          behavior: 'allow',
+          downloadPath: downloads,
+          browserContextId: page.browserContext().id,
+        });
+        await page.click('.result button.csv');
+        const csvFile = path.join(downloads, 'links-127.0.0.1.csv');
+        await eventually(async () => expect(readdirSync(downloads)).to.deep.equal(['links-127.0.0.1.csv']));
+        const lines = readFileSync(csvFile, 'utf8').split('\r\n');
+        expect(lines[0]!.split(',')).to.include.members(['url', 'text', 'type']);
+        expect(lines).to.have.length(MANY_LINKS + 1);
+      } finally {
+        rmSync(downloads, { recursive: true, force: true });
+      }
+      // Column headers never break inside a word; at 390 px the rows are cards and the page stays
+      // short and no wider than the screen.
+      const headerHeights = await page.$$eval('.result th', (ths) =>
+        ths.map((th) => th.getBoundingClientRect().height),
+      );
+      expect(Math.max(...headerHeights)).to.be.below(45);
+      expect(await seriousViolations(page), 'axe on the link grid').to.deep.equal([]);
+      await snap(page, 'result-link-extract-desktop');
+      await page.setViewport({ width: 390, height: 800 });
+      const phone = await page.evaluate(() => ({
+        height: document.documentElement.scrollHeight,
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      }));
+      expect(phone.overflow, 'wider than 390 px').to.be.at.most(0);
+      expect(phone.height, 'page height at 390 px').to.be.below(6000);
+      expect(await seriousViolations(page), 'axe on the link grid at 390 px').to.deep.equal([]);
+      await snap(page, 'result-link-extract-phone');
+      await page.setViewport({ width: 1280, height: 800 });
       const cookies = await page.browserContext().cookies();
       expect(cookies.map((c) => c.name)).to.include('wu_clearance');
       expect(Number(await page.$eval('#credits', (el) => el.textContent)))
@@ -276,14 +351,26 @@ describe('website: pages in a real browser', function () {
       // A second operation in this tab and a third in a new one reuse the clearance.
       await open(page, '/play/down-check');
       await run(page, site.url('/ok'));
-      await page.waitForSelector('.result .card', { timeout: 30_000 });
-      expect(await page.$eval('.result', (el) => el.textContent)).to.include('200');
-      expect(await seriousViolations(page), 'axe on the down-check card').to.deep.equal([]);
+      await page.waitForSelector('.result .banner', { timeout: 30_000 });
+      expect(await page.$eval('.result .banner-word', (el) => el.textContent)).to.equal('UP');
+      expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.include('HTTP 200');
+      expect(await seriousViolations(page), 'axe on the down-check banner').to.deep.equal([]);
+      // A refused port is DOWN, and says why.
+      const closed = net.createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const closedPort = (closed.address() as net.AddressInfo).port;
+      await new Promise((resolve) => closed.close(resolve));
+      await run(page, `http://127.0.0.1:${closedPort}/`);
+      await page.waitForSelector('.result .banner-down, .result [role=alert]', { timeout: 30_000 });
+      expect(await page.$eval('.result .banner-word', (el) => el.textContent)).to.equal('DOWN');
+      expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.match(/refused/);
+      expect(await seriousViolations(page), 'axe on the DOWN banner').to.deep.equal([]);
+      await snap(page, 'result-down-check-down');
       const second = await tab(page.browserContext(), ipOf.get(page)!);
       countChallenges(second);
       await open(second, '/play/down-check');
       await run(second, site.url('/ok'));
-      await second.waitForSelector('.result .card, .result [role=alert]', { timeout: 30_000 });
+      await second.waitForSelector('.result .banner, .result [role=alert]', { timeout: 30_000 });
       expect(await alerts(second)).to.deep.equal([]);
       expect(challenges, 'challenges solved').to.have.length(1);
     },
@@ -304,6 +391,9 @@ describe('website: pages in a real browser', function () {
         timeout: 30_000,
       });
       expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('FREE');
+      // The Free plan has no keys: said before any form.
+      expect(await page.$eval('#keys-need-plan', (el) => el.textContent)).to.include('Starter plan');
+      expect(await page.$('#key-name')).to.equal(null);
       await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
       await stack.admin('add-top-up', '--email', email, '--credits', '500');
       await open(page, '/account');
@@ -327,12 +417,34 @@ describe('website: pages in a real browser', function () {
       const downCheck = `${stack.edgeUrl}/v1/down-check?url=${encodeURIComponent(site.url('/ok'))}`;
       const used = await fetch(downCheck, { headers: { authorization: `Bearer ${key}` } });
       expect(used.status).to.equal(200);
+      // The form's request as curl, copied, runs as it is with the key.
+      await open(page, '/play/down-check');
+      await page.$eval(
+        '#field-url',
+        (el, value) => {
+          el.value = value;
+        },
+        site.url('/links'),
+      );
+      await page.click('form.play button.ghost');
+      await page.waitForSelector('.curl-box pre.curl');
+      const command = await page.evaluate(() => navigator.clipboard.readText());
+      expect(command).to.equal(await page.$eval('.curl-box pre.curl', (el) => el.textContent));
+      expect(command).to.match(/^curl -H "Authorization: Bearer \$WU_API_KEY" '/);
+      // Not execFileSync: the fixture site answers from this process's event loop.
+      const { stdout } = await promisify(execFile)('sh', ['-c', command], { env: { ...process.env, WU_API_KEY: key } });
+      const ran = JSON.parse(stdout);
+      expect([ran.success, ran.data?.httpsStatus], JSON.stringify(ran)).to.deep.equal([true, 200]);
       // Reloaded: the key itself is gone, its prefix and last use are listed, and the call shows in
       // the recent usage once its settlement reached billing (just after the answer).
       await eventually(async () => {
         await open(page, '/account');
         expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
       });
+      expect(await page.$$eval('.usage-chart li', (lis) => lis.length)).to.equal(30);
+      // Today's bar: the two down-checks.
+      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 2$/);
+      expect(await page.$eval('.plan-name', (el) => el.textContent)).to.equal('Starter plan');
       expect(await page.$('#new-key')).to.equal(null);
       expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);
       const [row] = await page.$$eval('#keys tbody tr', (rows) =>
@@ -394,6 +506,113 @@ describe('website: pages in a real browser', function () {
     expect(await page.$eval('main h1', (el) => el.textContent)).to.equal('Your account');
   });
 
+  it('job polls and the site’s per-page reads are held to bounds of their own, not the caller’s rate', async () => {
+    const get = (p: string, ip: string) => fetch(`${stack.edgeUrl}${p}`, { headers: { 'x-forwarded-for': ip } });
+    /** Requests until the first 429 (at most `most`): how many were answered before it, and the 429. */
+    async function untilLimited(p: string, ip: string, most: number) {
+      for (let answered = 0; answered < most; answered++) {
+        const res = await get(p, ip);
+        if (res.status === 429) return { answered, refusal: res };
+      }
+      return { answered: most, refusal: undefined };
+    }
+    // 40 polls of a job, past the anonymous 30 requests a minute: none refused, and the caller's
+    // rate is untouched.
+    const polls = await untilLimited('/v1/broken-links/crawl/no-such-job', '192.0.2.10', 40);
+    expect(polls.answered).to.equal(40);
+    expect((await get('/v1/quota', '192.0.2.10')).status).to.equal(200);
+    // The website's reads of the quota and the session, 40 each: none refused, the rate untouched,
+    // and a signed-out visitor's /auth/me still tells its credits.
+    for (let i = 0; i < 40; i++) {
+      const quota = await get('/api/v1/quota', '192.0.2.11');
+      const me = await get('/api/v1/auth/me', '192.0.2.11');
+      expect([quota.status, me.status]).to.deep.equal([200, 401]);
+      expect(me.headers.get('x-credits-remaining')).to.equal('10');
+    }
+    expect((await get('/v1/quota', '192.0.2.11')).status).to.equal(200);
+    // The public /v1/quota counts toward the rate as the spec says.
+    const quotas = await untilLimited('/v1/quota', '192.0.2.12', 61);
+    expect(quotas.answered).to.be.at.least(30).and.below(61);
+    expect(quotas.refusal?.headers.get('retry-after')).to.match(/^\d+$/);
+    // Polls have their own bound: generous, but a bound.
+    const flood = await untilLimited('/v1/link-extract/crawl/no-such-job', '192.0.2.13', 481);
+    expect(flood.answered).to.be.at.least(240).and.below(481);
+    expect(flood.refusal?.headers.get('retry-after')).to.match(/^\d+$/);
+    expect((await json(flood.refusal!)).error?.code).to.equal('rate_limited');
+    // A crawl's page past that bound waits the Retry-After it was given, and says so.
+    const retryAfter = Number(flood.refusal?.headers.get('retry-after'));
+    const page = await tab(await browser.createBrowserContext(), '192.0.2.13');
+    await page.goto(`${stack.edgeUrl}/play/link-extract-crawl?job=no-such-job`);
+    await page.waitForSelector('.result .phase');
+    const waiting = await page.$eval('.result .phase', (el) => el.textContent ?? '');
+    expect(Number(/^Busy; checking again in (\d+) s/.exec(waiting)?.[1]))
+      .to.be.at.least(1)
+      .and.at.most(retryAfter);
+  });
+
+  it(
+    'credits come from the caller’s quota; browsing is never throttled by the site’s own reads; ' +
+      'nav, focus, password rule, /account/, the 404 page, and the site passes its own meta audit',
+    async () => {
+      const email = `browse-${Date.now()}@example.test`;
+      await stack.admin('create-account', '--email', email, '--password', PASSWORD);
+      const page = await visitor();
+      const limited: string[] = [];
+      page.on('response', (response) => {
+        if (response.status() === 429) limited.push(new URL(response.url()).pathname);
+      });
+      const ready = (p: string) =>
+        page.waitForFunction((x) => document.getElementById('main')?.dataset.ready === x, {}, p);
+      const focused = () =>
+        page.evaluate(() => `${document.activeElement?.tagName} ${document.activeElement?.textContent}`);
+      // A new visitor's credits, after moving to another page too (a 401 of /auth/me is no quota).
+      await open(page, '/');
+      await page.click('#nav a[href="/docs"]');
+      await ready('/docs');
+      await page.waitForNetworkIdle({ idleTime: 300 });
+      expect(await page.$eval('#credits', (el) => el.textContent)).to.equal('10');
+      const current = await page.$$eval('#nav a[aria-current]', (as) =>
+        as.map((a) => [a.getAttribute('href'), a.getAttribute('aria-current')]),
+      );
+      expect(current).to.deep.equal([['/docs', 'page']]);
+      expect(await focused()).to.match(/^H1 Web Utility API/);
+      await open(page, '/pricing');
+      const plans = await page.$$eval('.plan h2', (hs) => hs.map((x) => x.textContent));
+      expect(plans).to.deep.equal(['Anonymous', 'Free', 'Starter', 'Growth', 'Scale', 'Enterprise']);
+      expect(await page.$eval('main', (el) => el.textContent))
+        .to.include('3,000 credits')
+        .and.include('Top-ups');
+      // The password rule shows before any attempt.
+      await open(page, '/sign-up');
+      const rule = await page.$eval('#f-password', (el) => ({
+        min: el.minLength,
+        hint: document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent,
+      }));
+      expect(rule.min).to.equal(10);
+      expect(rule.hint).to.include('At least 10 characters');
+      await signIn(page, email, PASSWORD);
+      expect(await focused()).to.equal('H1 Your account');
+      // 15 quick page views: none throttled, still signed in.
+      for (let i = 0; i < 15; i++) await open(page, ['/', '/pricing', '/docs'][i % 3]!);
+      expect(limited).to.deep.equal([]);
+      expect(await page.$eval('#nav-account a', (a) => a.textContent)).to.equal('Account');
+      await page.goto(`${stack.edgeUrl}/account/`);
+      await ready('/account');
+      expect(await page.$eval('main h1', (el) => el.textContent)).to.equal('Your account');
+      await open(page, '/no-such-page');
+      expect(await page.$eval('main h1', (el) => el.textContent)).to.equal('Page not found');
+      // The site's own meta audit: its description, Open Graph tags and icon pass.
+      await open(page, '/play/meta-scan');
+      await run(page, `${stack.edgeUrl}/`);
+      await page.waitForSelector('.result .checklist, .result [role=alert]', { timeout: 60_000 });
+      expect(await alerts(page)).to.deep.equal([]);
+      const statusOf = (id: string) => page.$eval(`[data-check=${id}]`, (li) => li.className);
+      for (const id of ['meta_title', 'meta_description', 'og_title', 'og_description', 'og_type', 'asset_favicon'])
+        expect(await statusOf(id), id).to.not.equal('check-fail');
+      expect(limited).to.deep.equal([]);
+    },
+  );
+
   it(
     'a crawl shows its progress until done, the screenshot playground shows the image, ' +
       'the meta audit groups its checks, the PDF (A4 by default) is previewed',
@@ -416,21 +635,49 @@ describe('website: pages in a real browser', function () {
       await run(crawl, site.url('/links'));
       await open(shot, '/play/screenshot');
       expect(await selected(shot)).to.deep.equal({ format: 'png', device: 'desktop', colorScheme: 'light' });
-      await run(shot, site.url('/links'));
+      // A mobile screenshot of a tall page: a thumbnail, not a column-filling image.
+      await shot.select('#field-device', 'mobile');
+      await run(shot, site.url('/many'));
+      // The crawl's job is in the address: a reload resumes it.
+      await crawl.waitForFunction(() => new URLSearchParams(location.search).has('job'), { timeout: 30_000 });
+      const jobUrl = crawl.url();
+      await crawl.reload();
+      await crawl.waitForSelector('.result progress');
+      expect(crawl.url()).to.equal(jobUrl);
       await crawl.waitForFunction(() => document.querySelector('.phase')?.textContent === 'Phase: done', {
         timeout: 60_000,
       });
       await crawl.waitForSelector('.result tr.sev-broken');
+      expect(await crawl.$eval('.result .grade', (el) => el.className)).to.match(/grade-/);
+      expect(await crawl.$$eval('.result .chart meter', (ms) => ms.length)).to.equal(4);
+      expect(await alerts(crawl)).to.deep.equal([]);
       expect(await seriousViolations(crawl), 'axe on the crawl result').to.deep.equal([]);
       await snap(crawl, 'result-broken-links-crawl');
       await shot.waitForFunction(() => (document.querySelector('img.shot')?.naturalWidth ?? 0) > 0, {
         timeout: 60_000,
       });
       expect(await shot.$eval('img.shot', (img) => img.naturalWidth)).to.be.above(100);
+      const thumb = await shot.$eval('img.shot', (img) => ({
+        shown: img.getBoundingClientRect().height,
+        natural: img.naturalHeight,
+      }));
+      expect(thumb.natural, 'the full page is taller than its thumbnail').to.be.above(thumb.shown);
+      expect(thumb.shown).to.be.below(450);
+      const download = await shot.$eval('.result a.download', (a) => ({ name: a.download, href: a.href }));
+      expect(download.name).to.match(/^127\.0\.0\.1-\d{8}-\d{4}\.png$/);
+      expect((await fetch(download.href)).headers.get('content-type')).to.equal('image/png');
+      expect(await shot.$eval('.result .expiry', (el) => el.textContent)).to.match(/download it before/);
+      expect(await seriousViolations(shot), 'axe on the screenshot result').to.deep.equal([]);
+      await snap(shot, 'result-screenshot');
       await meta.waitForSelector('.result section.group, .result [role=alert]', { timeout: 60_000 });
       expect(await alerts(meta)).to.deep.equal([]);
       const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));
-      expect(groups).to.include.members(['basic', 'technical', 'social', 'images']);
+      expect(groups).to.deep.equal(['Basic', 'Technical', 'Social', 'Images']);
+      expect(await meta.$$eval('.result .checklist li', (lis) => lis.map((li) => li.className))).to.include.members([
+        'check-pass',
+        'check-fail',
+      ]);
+      expect(await meta.$eval('.result .social-preview', (el) => el.textContent)).to.include('No share image');
       expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
       expect(await seriousViolations(meta), 'axe on the meta audit').to.deep.equal([]);
       await snap(meta, 'result-meta-scan');
@@ -550,6 +797,28 @@ describe('website: pages in a real browser', function () {
     expect(await page.$$eval('section.component', (els) => els.map((el) => el.id))).to.have.members(
       Object.keys(contract.components.schemas).map((name) => `schema-${name}`),
     );
+    // A quick start per credential, the error table, each route's cost and an example response.
+    expect(await page.$$eval('#quick-start h3', (hs) => hs.map((x) => x.textContent))).to.deep.equal([
+      'With an API key',
+      'With a session',
+      'Anonymous',
+    ]);
+    expect(await page.$$eval('#error-table tbody td:first-child', (tds) => tds.map((td) => td.textContent)))
+      .to.include('402')
+      .and.include('429');
+    expect(
+      await page.$$eval('section.route', (els) => els.filter((el) => !el.querySelector('.cost-line')).length),
+    ).to.equal(0);
+    expect(await page.$eval('section#screenshot .cost-line', (el) => el.textContent)).to.match(/^2 credits/);
+    const downExample = JSON.parse(await page.$eval('section#down-check details.example pre', (el) => el.textContent));
+    expect(downExample.data.testedFrom).to.equal('India (Mumbai)');
+    expect(await page.$eval('section#down-check', (el) => el.textContent)).to.include('rate_limited');
+    // The search hides the sections that do not match.
+    await page.type('#docs-search', 'xbel');
+    const visible = await page.$$eval('section.route', (els) => els.filter((el) => !el.hidden).map((el) => el.id));
+    expect(visible).to.not.be.empty;
+    expect(visible.every((id) => id.startsWith('xbel'))).to.equal(true);
+    expect(await seriousViolations(page), 'axe on the docs').to.deep.equal([]);
     const sslSchema = await section('schema-SslScanResult');
     expect(sslSchema).to.include('securityGrade (required): one of "A+"').and.include('chain (required): array of');
     expect(await page.$$eval('#schema-SslScanResult a', (links) => links.map((a) => a.textContent))).to.include.members(
@@ -559,7 +828,7 @@ describe('website: pages in a real browser', function () {
 
   it(
     'every page passes axe-core (no serious or critical violations) and fits 360 px; ' +
-      'screenshots at desktop and 360 px, light and dark',
+      'screenshots at 1366 and 390 px, light and dark',
     async function () {
       // 17 pages, 4 screenshots and 3 axe runs each: about 40 s on an idle machine.
       this.timeout(300_000);
@@ -568,9 +837,9 @@ describe('website: pages in a real browser', function () {
       await stack.admin('create-account', '--email', email, '--password', PASSWORD);
       await signIn(page, email, PASSWORD); // so /account shows the dashboard
       await open(page, '/');
-      const playground = await page.$$eval('main a[href^="/play/"]', (links) =>
-        links.map((a) => a.getAttribute('href')),
-      );
+      const playground = [
+        ...new Set(await page.$$eval('main a[href^="/play/"]', (links) => links.map((a) => a.getAttribute('href')!))),
+      ];
       expect(playground).to.have.length.above(10);
       const failures: string[] = [];
       for (const pagePath of [...OTHER_PAGES, ...playground]) {
@@ -582,14 +851,15 @@ describe('website: pages in a real browser', function () {
         for (const scheme of ['light', 'dark'] as const) {
           await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
           for (const [label, width] of [
-            ['desktop', 1280],
-            ['phone', 360],
+            ['desktop', 1366],
+            ['phone', 390],
+            ['narrow', 360],
           ] as const) {
             await page.setViewport({ width, height: 800 });
             const name = `${pagePath === '/' ? 'home' : pagePath.slice(1).replace(/\//g, '-')}-${label}-${scheme}.png`;
-            await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
-            // Nothing may overflow the phone width.
-            if (label === 'phone') {
+            if (label !== 'narrow') await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+            // Nothing may overflow the narrowest phone width.
+            if (label === 'narrow') {
               const wide = await page.evaluate(() =>
                 [...document.querySelectorAll('body *')]
                   .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
@@ -599,7 +869,7 @@ describe('website: pages in a real browser', function () {
                 failures.push(`${pagePath} ${scheme}: wider than 360 px: ${wide.slice(0, 3).join(', ')}`);
             }
             // Colours change with the scheme, layout with the width: both schemes wide, one narrow.
-            if (label === 'desktop' || scheme === 'light')
+            if (label === 'desktop' || (label === 'narrow' && scheme === 'light'))
               failures.push(...(await seriousViolations(page)).map((v) => `${pagePath} (${scheme}, ${width}): ${v}`));
           }
         }

@@ -1,7 +1,8 @@
 // Builds the website into edge/dist/web: esbuild bundles and minifies the pages' TypeScript and
 // CSS under content-hashed names, the shell links them, and each text file gets a .gz beside it
-// (the edge serves it to browsers that accept gzip). Prints the compressed JavaScript size.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// (the edge serves it to browsers that accept gzip). The files of public/ (favicon, robots.txt)
+// are copied to public/ beside the shell as they are. Prints the compressed JavaScript size.
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -33,8 +34,14 @@ const shell = readFileSync(path.join(here, 'index.html'), 'utf8')
   .replace('{{style}}', `/assets/${named('src/style.css')}`);
 writeFileSync(path.join(out, 'index.html'), shell);
 
+mkdirSync(path.join(out, 'public'));
+const publicFiles = readdirSync(path.join(here, 'public')).map((name) => {
+  copyFileSync(path.join(here, 'public', name), path.join(out, 'public', name));
+  return path.join(out, 'public', name);
+});
+
 let jsGzip = 0;
-for (const file of [...outputs.map(([file]) => file), path.join(out, 'index.html')]) {
+for (const file of [...outputs.map(([file]) => file), path.join(out, 'index.html'), ...publicFiles]) {
   const gz = gzipSync(readFileSync(file), { level: 9 });
   writeFileSync(`${file}.gz`, gz);
   if (file.endsWith('.js')) jsGzip += gz.length;

@@ -134,6 +134,13 @@ export class CallerViews {
     };
   }
 
+  /** The caller's quota from its fresh view, counting nothing (reads held to a bound of their own). */
+  peek(key: string): Quota | undefined {
+    const view = this.views.get(key);
+    if (!view || Date.now() - view.seenAt >= this.ttlMs) return undefined;
+    return view.quota;
+  }
+
   /** Billing's name of the caller behind a credential (its rate window's key), while its view is kept. */
   subjectOf(key: string): string | undefined {
     return this.views.get(key)?.rate.key;

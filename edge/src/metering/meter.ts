@@ -11,11 +11,12 @@ import {
 import type { Context } from 'koa';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
-import { CLEARANCE_COOKIE, callerKey, credentialOf, renderCaller } from '../caller.js';
+import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, renderCaller, SESSION_COOKIE } from '../caller.js';
 import { HttpError, setCredits } from '../envelope.js';
-import type { Caller, Metered } from '../route-spec.js';
+import type { Caller, FreeReadKind, Metered } from '../route-spec.js';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { CallerViews } from './caller-views.js';
+import { FreeReadBounds, freeReadKind } from './free-read-bounds.js';
 import type { Hold } from './index.js';
 import * as rules from './lease-rules.js';
 import { SettlementQueue } from './settlements.js';
@@ -54,6 +55,8 @@ export class Meter {
   private readonly timer: NodeJS.Timeout | undefined;
   /** Each caller's renders in flight (screenshot and url-to-pdf), bounded by its plan's figure. */
   private readonly renders = new CallerSlots();
+  /** Free reads (job polls, the website's page reads) held to bounds of their own, not the caller's rate. */
+  private readonly freeReads = new FreeReadBounds();
   /**
    * Subjects (accounts) billing said changed, until when: an answer billing gave before the change
    * may still arrive meanwhile, so until then none opens a view or a lease for them.
@@ -102,6 +105,8 @@ export class Meter {
   }
 
   private async hold(spec: Metered, ctx: Context, requestId: string): Promise<MeteredHold> {
+    const freeRead = freeReadKind(spec.freeRead, ctx.path);
+    if (freeRead) return this.freeRead(freeRead, spec, ctx, requestId);
     const callers = spec.callers ?? 'any';
     // An IP-only route ignores keys and sessions, but a browser's challenge clearance still counts.
     const credential =
@@ -249,16 +254,15 @@ export class Meter {
     try {
       const credential = credentialOf(ctx);
       const key = callerKey(credential);
-      const seen = this.views.check(key, true);
-      if (seen) return seen.quota.remaining + this.unused(key);
+      // Like billing's GetQuota, only a refused request counts (pages and their assets do not).
+      const refused = ctx.status >= 400;
+      const seen = refused ? this.views.check(key, true)?.quota : this.views.peek(key);
+      if (seen) return seen.remaining + this.unused(key);
       const answered = this.views.asks(key);
       let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
       let returnedMeanwhile = 0;
       try {
-        reply = await this.billing.getQuota(
-          { credential, refused: ctx.status >= 400 },
-          billingCall(String(ctx.state.requestId ?? '')),
-        );
+        reply = await this.billing.getQuota({ credential, refused }, billingCall(String(ctx.state.requestId ?? '')));
       } finally {
         returnedMeanwhile = answered();
       }
@@ -268,6 +272,34 @@ export class Meter {
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
+  }
+
+  /**
+   * A free read held to its own bound (free-read-bounds.ts), not the caller's rate: the caller's
+   * quota read without counting a request (its fresh view, else billing's GetQuota of an
+   * unrefused request, which counts nothing). A refused credential is its 401/403.
+   */
+  private async freeRead(kind: FreeReadKind, spec: Metered, ctx: Context, requestId: string): Promise<FreeHold> {
+    const credential = credentialOf(ctx);
+    const key = callerKey(credential);
+    const retryAfterSeconds = this.freeReads.hit(kind, String(ctx.state.clientIp ?? ''));
+    let quota = this.views.peek(key);
+    if (!quota) {
+      try {
+        quota = (await this.billing.getQuota({ credential, refused: false }, billingCall(requestId))).quota;
+      } catch (err) {
+        setCredits(ctx, 0);
+        const failure = httpErrorFromCall(err, spec);
+        // As Authorize's refusal does: a cookie whose session ended is dropped.
+        if (failure.code === 'invalid_session') ctx.set('Set-Cookie', cookie(ctx, SESSION_COOKIE, '', 0));
+        throw failure;
+      }
+    }
+    const known = quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
+    const remaining = known.remaining + this.unused(key);
+    setCredits(ctx, remaining);
+    if (retryAfterSeconds !== undefined) throw tooManyRequests(retryAfterSeconds);
+    return new FreeHold(this.caller(key, credential, { ...known, remaining }, undefined));
   }
 
   /**

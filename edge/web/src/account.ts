@@ -1,23 +1,26 @@
 /** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
-import {
-  type Account,
-  ApiError,
-  call,
-  currentAccount,
-  refreshCredits,
-  type Solution,
-  setCsrfToken,
-  solvedChallenge,
-} from './api.js';
+import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
 import { h, show } from './dom.js';
 import { showError } from './playground.js';
 
-function field(name: string, label: string, type: string, autocomplete: string): HTMLElement {
+/** Billing's password rule (MIN_PASSWORD_LENGTH), shown before the first try. */
+const MIN_PASSWORD_LENGTH = 10;
+
+function field(name: string, label: string, type: string, autocomplete: string, hint?: string): HTMLElement {
   return h(
     'div',
     { class: 'field' },
     h('label', { for: `f-${name}` }, label),
-    h('input', { id: `f-${name}`, name, type, required: true, autocomplete }),
+    h('input', {
+      id: `f-${name}`,
+      name,
+      type,
+      required: true,
+      autocomplete,
+      minlength: hint ? MIN_PASSWORD_LENGTH : undefined,
+      'aria-describedby': hint ? `f-${name}-hint` : undefined,
+    }),
+    hint ? h('small', { id: `f-${name}-hint` }, hint) : null,
   );
 }
 
@@ -27,7 +30,15 @@ export function authPage(main: HTMLElement, mode: 'sign-in' | 'sign-up', go: (pa
     'form',
     { class: 'auth' },
     field('email', 'Email', 'email', 'email'),
-    field('password', 'Password', 'password', mode === 'sign-up' ? 'new-password' : 'current-password'),
+    mode === 'sign-up'
+      ? field(
+          'password',
+          'Password',
+          'password',
+          'new-password',
+          `At least ${MIN_PASSWORD_LENGTH} characters; a few words make a good one.`,
+        )
+      : field('password', 'Password', 'password', 'current-password'),
     h('p', { id: 'challenge-status', class: 'muted', role: 'status' }),
     h('button', { type: 'submit' }, mode === 'sign-up' ? 'Create account' : 'Sign in'),
   );
@@ -144,10 +155,48 @@ interface UsageEntry {
 }
 
 /** The account's most recent spent calls. */
+const planTitle = (plan: string) => plan.charAt(0) + plan.slice(1).toLowerCase();
+const DAY_MS = 86_400_000;
+
+/** Credits spent per day over the last 30 days, of the calls billing keeps (the most recent 50). */
+function usageChart(usage: UsageEntry[]): HTMLElement {
+  const today = Math.floor(Date.now() / DAY_MS);
+  const perDay = new Map<number, number>();
+  for (const entry of usage) {
+    const day = Math.floor(Date.parse(entry.at) / DAY_MS);
+    if (today - day < 30) perDay.set(day, (perDay.get(day) ?? 0) + entry.credits);
+  }
+  const days = Array.from({ length: 30 }, (_, i) => today - 29 + i);
+  const max = Math.max(1, ...perDay.values());
+  return h(
+    'figure',
+    { class: 'usage-chart' },
+    h('figcaption', {}, 'Credits spent per day, last 30 days (of your most recent calls)'),
+    h(
+      'ol',
+      {},
+      days.map((day) => {
+        const credits = perDay.get(day) ?? 0;
+        const label = new Date(day * DAY_MS).toLocaleDateString('en-GB', { day: 'numeric', month: 'short' });
+        // A height set through the CSSOM, which the CSP allows (it refuses style attributes).
+        const bar = h('span', { class: 'bar' });
+        bar.style.height = `${Math.round((credits / max) * 100)}%`;
+        return h(
+          'li',
+          { title: `${label}: ${credits}` },
+          bar,
+          h('span', { class: 'visually-hidden' }, `${label}: ${credits}`),
+        );
+      }),
+    ),
+  );
+}
+
 async function recentUsage(container: HTMLElement): Promise<void> {
   const { usage } = await call<{ usage: UsageEntry[] }>('GET', '/account/usage');
   show(
     container,
+    usage.length ? usageChart(usage) : null,
     usage.length
       ? h(
           'div',
@@ -178,10 +227,14 @@ async function recentUsage(container: HTMLElement): Promise<void> {
   );
 }
 
-export async function dashboard(main: HTMLElement, go: (path: string) => void): Promise<void> {
-  const account: Account | undefined = await currentAccount();
+export async function dashboard(
+  main: HTMLElement,
+  go: (path: string) => void,
+  account: Account | undefined,
+  known: Quota | undefined,
+): Promise<void> {
   if (!account) return go('/sign-in');
-  const quota = await call<{ plan?: string; limit: number; remaining: number }>('GET', '/quota');
+  const quota = known ?? (await call<Quota>('GET', '/quota'));
   // The quota's remaining counts top-ups too; they outlast the cycle, so they are shown apart.
   const cycleLeft = Math.max(0, quota.remaining - account.topUpCredits);
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
@@ -246,7 +299,14 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
     h('h1', {}, 'Your account'),
     h(
       'div',
-      { class: 'card' },
+      { class: 'card plan-card' },
+      h('p', { class: 'plan-name' }, `${planTitle(account.plan)} plan`),
+      h(
+        'label',
+        { for: 'cycle-meter' },
+        `${cycleLeft.toLocaleString('en')} of ${quota.limit.toLocaleString('en')} credits left this cycle`,
+      ),
+      h('meter', { id: 'cycle-meter', min: 0, max: Math.max(1, quota.limit), value: cycleLeft }),
       h(
         'dl',
         { class: 'facts' },
@@ -266,8 +326,32 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
         h('dd', {}, when(account.createdAt)),
       ),
     ),
+    h(
+      'p',
+      { class: 'muted' },
+      'Changing plan: no card payment is built in. The operator changes the plan (npm run admin -- set-plan) ',
+      'or adds a top-up (add-top-up); a plan change starts a fresh cycle at once. See ',
+      h('a', { href: '/pricing' }, 'pricing'),
+      '.',
+    ),
     h('h2', {}, 'API keys'),
-    form,
+    account.plan === 'FREE'
+      ? h(
+          'p',
+          { class: 'notice', id: 'keys-need-plan' },
+          'API keys call the API from your own code without the browser check. They need the Starter plan or ',
+          'higher; your plan is Free, so ask the operator to change it. Until then the tools work here in the browser.',
+        )
+      : [
+          h(
+            'p',
+            {},
+            'An API key goes in the Authorization header: ',
+            h('code', {}, 'Authorization: Bearer wu_live_…'),
+            '.',
+          ),
+          form,
+        ],
     created,
     status,
     keys,
@@ -276,5 +360,4 @@ export async function dashboard(main: HTMLElement, go: (path: string) => void): 
     signOut,
   );
   await Promise.all([keyList(keys, status), recentUsage(usage)]);
-  await refreshCredits();
 }

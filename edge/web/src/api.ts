@@ -1,6 +1,6 @@
 /**
  * Calls to the API on this origin (/api/v1): the session cookie rides along, the CSRF token is
- * sent once known, the credits header is shown, and a missing or stale bot clearance is earned
+ * sent once known, and a missing or stale bot clearance is earned
  * (ALTCHA proof of work) and the call retried once. Sign-up and sign-in take a solved challenge in
  * their body instead (account.ts), so /auth/* calls are never retried with a clearance.
  */
@@ -13,6 +13,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Retry-After of a 429 or 503, in seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -27,12 +29,6 @@ const CHALLENGE_CODES = new Set(['challenge_required', 'challenge_expired', 'cha
 /** The clearance cookie is HttpOnly: its expiry is kept beside it, shared by every tab of the site. */
 const CLEARANCE_KEY = 'wu-clearance-until';
 
-function showCredits(res: Response): void {
-  const credits = res.headers.get('x-credits-remaining');
-  const target = document.getElementById('credits');
-  if (credits !== null && target) target.textContent = credits;
-}
-
 async function send(method: string, path: string, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = {};
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -42,9 +38,7 @@ async function send(method: string, path: string, body?: unknown): Promise<Respo
     headers['content-type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const res = await fetch(`${API}${path}`, { method, headers, body: payload, credentials: 'same-origin' });
-  showCredits(res);
-  return res;
+  return fetch(`${API}${path}`, { method, headers, body: payload, credentials: 'same-origin' });
 }
 
 async function unwrap<T>(res: Response): Promise<T> {
@@ -52,8 +46,15 @@ async function unwrap<T>(res: Response): Promise<T> {
     | { success: boolean; data?: T; error?: { code: string; message: string } }
     | undefined;
   if (!body) throw new ApiError(res.status, 'bad_response', `the server answered ${res.status} without JSON`);
-  if (body.success === false || !res.ok)
-    throw new ApiError(res.status, body.error?.code ?? 'error', body.error?.message ?? `HTTP ${res.status}`);
+  if (body.success === false || !res.ok) {
+    const retryAfter = Number(res.headers.get('retry-after') ?? Number.NaN);
+    throw new ApiError(
+      res.status,
+      body.error?.code ?? 'error',
+      body.error?.message ?? `HTTP ${res.status}`,
+      Number.isFinite(retryAfter) ? retryAfter : undefined,
+    );
+  }
   // Rendering and XBEL routes answer with their fields at the top level.
   return (body.data ?? body) as T;
 }
@@ -177,7 +178,7 @@ export interface Account {
   topUpCredits: number;
 }
 
-/** The signed-in account, or undefined; keeps the CSRF token. */
+/** The signed-in account, or undefined when signed out (other failures throw); keeps the CSRF token. */
 export async function currentAccount(): Promise<Account | undefined> {
   const res = await send('GET', '/auth/me');
   if (res.status === 401) return undefined;
@@ -186,6 +187,24 @@ export async function currentAccount(): Promise<Account | undefined> {
   return session.account;
 }
 
-export async function refreshCredits(): Promise<void> {
-  await send('GET', '/quota');
+export interface Quota {
+  callerKind: 'anonymous' | 'session' | 'apikey';
+  plan?: string;
+  limit: number;
+  remaining: number;
+}
+
+/**
+ * The caller's quota, shown in the header: the only source of the counter (an error's
+ * X-Credits-Remaining may speak of no caller at all). On failure the counter keeps its value.
+ */
+export async function refreshCredits(): Promise<Quota | undefined> {
+  try {
+    const quota = await unwrap<Quota>(await send('GET', '/quota'));
+    const target = document.getElementById('credits');
+    if (target) target.textContent = String(quota.remaining);
+    return quota;
+  } catch {
+    return undefined;
+  }
 }

@@ -16,6 +16,9 @@ export interface Schema {
   oneOf?: Schema[];
   $ref?: string;
   contentMediaType?: string;
+  example?: unknown;
+  allOf?: Schema[];
+  minItems?: number;
 }
 
 export interface Operation {
@@ -28,6 +31,8 @@ export interface Operation {
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
   security?: Record<string, string[]>[];
+  /** Credits a success spends. */
+  'x-credits'?: number;
 }
 
 export interface Document {

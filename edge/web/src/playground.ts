@@ -1,44 +1,10 @@
 /** One page per operation: a form built from the contract's input schema, and a result view. */
-import { ApiError, call, ensureClearance } from './api.js';
+import { ApiError, call, ensureClearance, refreshCredits } from './api.js';
 import { isUnavailable, isUnavailableError, rememberAvailability } from './availability.js';
+import { toolById } from './catalog.js';
 import { h, show } from './dom.js';
 import { type Document, inputFields, type Operation, openApi, operations, type Schema } from './openapi.js';
-import { renderResult } from './results.js';
-
-/** The operations a visitor can try, in the order the spec lists them. */
-export const PLAYGROUND = [
-  ['down-check', 'Down check'],
-  ['meta-scan', 'Meta tag audit'],
-  ['ssl-scan', 'SSL scan'],
-  ['link-extract', 'Link extract'],
-  ['link-extract-crawl', 'Link extract (site crawl)'],
-  ['broken-links', 'Broken links'],
-  ['broken-links-crawl', 'Broken links (site crawl)'],
-  ['screenshot', 'Screenshot'],
-  ['url-to-pdf', 'URL to PDF'],
-  ['xbel-decrypt', 'XBEL decrypt'],
-  ['xbel-to-html', 'XBEL to HTML'],
-] as const;
-
-export function playgroundIndex(main: HTMLElement): void {
-  show(
-    main,
-    h('h1', {}, 'Playground'),
-    h('p', {}, 'Try every operation in your browser. Anonymous visitors get a small daily allowance.'),
-    h(
-      'ul',
-      { class: 'cards' },
-      PLAYGROUND.map(([id, title]) =>
-        h(
-          'li',
-          {},
-          h('a', { href: `/play/${id}` }, title),
-          isUnavailable(id) ? h('span', { class: 'badge', 'data-unavailable': id }, 'unavailable') : null,
-        ),
-      ),
-    ),
-  );
-}
+import { followJob, renderResult } from './results.js';
 
 const typeOf = (schema: Schema) => (Array.isArray(schema.type) ? schema.type[0] : schema.type);
 /** Fields that hold a secret: typed unseen, never offered for autofill elsewhere. */
@@ -112,13 +78,32 @@ function collect(form: HTMLFormElement, fields: ReturnType<typeof inputFields>, 
   return { json, data };
 }
 
+/** The form's request as a curl command an API-key caller can paste. */
+function curlOf(op: Operation, json: Record<string, unknown>, multipart: boolean): string {
+  const url = `${location.origin}${op.path}`;
+  const parts = ['curl', '-H "Authorization: Bearer $WU_API_KEY"'];
+  const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+  if (op.method === 'GET') {
+    const query = new URLSearchParams(
+      Object.entries(json).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    ).toString();
+    parts.push(quote(`${url}${query ? `?${query}` : ''}`));
+  } else if (multipart) {
+    for (const [k, v] of Object.entries(json)) parts.push(`-F ${quote(`${k}=${String(v)}`)}`);
+    parts.push('-F "file=@bookmarks.xbel"', quote(url));
+  } else {
+    parts.push('-H "Content-Type: application/json"', `-d ${quote(JSON.stringify(json))}`, quote(url));
+  }
+  return parts.join(' ');
+}
+
 export async function playground(main: HTMLElement, operationId: string): Promise<void> {
-  const title = PLAYGROUND.find(([id]) => id === operationId)?.[1];
+  const tool = toolById(operationId);
   const doc: Document = await openApi();
   const op: Operation | undefined = operations(doc).find(
     (o) => o.operationId === operationId && o.path.startsWith('/v1/'),
   );
-  if (!title || !op) {
+  if (!tool || !op) {
     show(main, h('h1', {}, 'Not found'), h('p', {}, 'There is no such operation.'));
     return;
   }
@@ -129,13 +114,33 @@ export async function playground(main: HTMLElement, operationId: string): Promis
     : null;
   const result = h('section', { class: 'result', 'aria-live': 'polite', 'aria-label': 'Result' });
   const button = h('button', { type: 'submit' }, 'Run');
+  const curlBox = h('div', { class: 'curl-box' });
+  const copyStatus = h('span', { class: 'muted', role: 'status' });
+  const copyCurl = h('button', { type: 'button', class: 'ghost' }, 'Copy as curl');
   const form = h(
     'form',
     { class: 'play' },
     fields.map((f) => control(f.name, f.schema, f.required)),
     h('p', { id: 'challenge-status', class: 'muted', role: 'status' }),
-    button,
+    h('div', { class: 'form-actions' }, button, copyCurl, copyStatus),
+    curlBox,
   );
+  copyCurl.addEventListener('click', async () => {
+    let command: string;
+    try {
+      command = curlOf(op, collect(form, fields, multipart).json, multipart);
+    } catch (err) {
+      showError(curlBox, err);
+      return;
+    }
+    show(curlBox, h('pre', { class: 'curl', tabindex: 0, 'aria-label': 'The request as curl' }, command));
+    try {
+      await navigator.clipboard.writeText(command);
+      copyStatus.textContent = 'Copied.';
+    } catch {
+      copyStatus.textContent = 'Select the command below to copy it.';
+    }
+  });
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     button.disabled = true;
@@ -150,15 +155,30 @@ export async function playground(main: HTMLElement, operationId: string): Promis
           : await call<unknown>('POST', path, multipart ? data : json);
       rememberAvailability(operationId, true);
       notice?.remove();
-      await renderResult(result, operationId, reply);
+      void refreshCredits();
+      await renderResult(result, operationId, reply, json);
     } catch (err) {
       if (isUnavailableError(err)) rememberAvailability(operationId, false);
+      void refreshCredits();
       showError(result, err);
     } finally {
       button.disabled = false;
     }
   });
-  show(main, h('h1', {}, title), notice, op.summary ? h('p', {}, op.summary) : null, form, result);
+  const cost = op['x-credits'] ?? 0;
+  show(
+    main,
+    h('p', { class: 'crumbs' }, h('a', { href: '/' }, 'Tools'), ' / '),
+    h('h1', {}, tool.title),
+    notice,
+    h('p', { class: 'lead' }, tool.pitch),
+    h('p', { class: 'muted' }, `${cost} credit${cost === 1 ? '' : 's'} a call; a failed call costs nothing.`),
+    form,
+    result,
+  );
+  // A crawl's job id in the address: reload or share resumes its view.
+  const job = new URLSearchParams(location.search).get('job');
+  if (job && op.path.endsWith('/crawl')) void followJob(result, operationId, job);
 }
 
 /** A failure with the API's message and code; a missing or stopped service as a notice, not an error. */

@@ -1,9 +1,13 @@
-/** Result views: pictures and tables rather than JSON, with the raw reply one click away. */
-import { call } from './api.js';
+/** Result views made for each tool, with the raw reply one click away. */
+import { ApiError, call } from './api.js';
+import { RENDER_FILE_MINUTES } from './catalog.js';
 import { h, show } from './dom.js';
+import { type Column, grid, type Row } from './grid.js';
 
-type Row = Record<string, unknown>;
 const isRow = (v: unknown): v is Row => typeof v === 'object' && v !== null && !Array.isArray(v);
+const rowsOf = (v: unknown): Row[] => (Array.isArray(v) ? v.filter(isRow) : []);
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** A value as text, a link when it is a URL we serve. */
 function cell(key: string, value: unknown): Node | string {
@@ -14,194 +18,570 @@ function cell(key: string, value: unknown): Node | string {
   return value === null || value === undefined ? '—' : String(value);
 }
 
-function facts(row: Row): HTMLElement {
+function facts(row: Row, labels: Record<string, string> = {}): HTMLElement {
   return h(
     'dl',
     { class: 'facts' },
     Object.entries(row)
       .filter(([, v]) => !Array.isArray(v) || v.every((x) => !isRow(x)))
-      .flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, cell(k, v))]),
+      .flatMap(([k, v]) => [h('dt', {}, labels[k] ?? k), h('dd', {}, cell(k, v))]),
   );
 }
 
-/** Rows shown at most per table: a big crawl's thousands of links would stall the page. */
-const MAX_ROWS = 500;
+/** A letter grade in its colour. */
+const gradeBadge = (grade: string, what: string) =>
+  h('p', { class: `grade grade-${grade.replace('+', 'plus')}`, 'aria-label': `${what} grade ${grade}` }, grade);
 
-/** A table of rows, coloured by severity, filterable by it when rows have one. */
-function table(caption: string, rows: Row[]): HTMLElement {
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => rows.some((r) => !isRow(r[c])));
-  const body = h('tbody');
-  const count = h('p', { class: 'muted rows-shown', 'aria-live': 'polite' });
-  const fill = (filter: string) => {
-    const matching = rows.filter((r) => !filter || r.severity === filter);
-    count.textContent =
-      matching.length > MAX_ROWS ? `Showing ${MAX_ROWS} of ${matching.length} rows (the raw JSON has all).` : '';
-    show(
-      body,
-      matching.slice(0, MAX_ROWS).map((r) =>
-        h(
-          'tr',
-          { class: typeof r.severity === 'string' ? `sev-${r.severity}` : undefined },
-          columns.map((c) => h('td', {}, cell(c, r[c]))),
-        ),
-      ),
-    );
-  };
-  fill('');
-  const severities = [...new Set(rows.map((r) => r.severity).filter((s): s is string => typeof s === 'string'))];
-  const id = `filter-${caption.replace(/\W/g, '')}`;
-  const filter = severities.length
-    ? h(
-        'div',
-        { class: 'field inline' },
-        h('label', { for: id }, 'Show'),
-        h(
-          'select',
-          { id, onchange: (e: Event) => fill((e.target as HTMLSelectElement).value) },
-          h('option', { value: '' }, 'all'),
-          severities.map((s) => h('option', { value: s }, s)),
-        ),
-      )
-    : null;
+/** A 0-100 score as a bar. */
+function scoreBar(label: string, score: number): HTMLElement {
+  const id = `meter-${label.replace(/\W/g, '')}`;
   return h(
     'div',
-    { class: 'table' },
-    filter,
-    count,
-    h(
-      'div',
-      { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': caption },
-      h(
-        'table',
-        {},
-        h('caption', {}, caption),
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            columns.map((c) => h('th', { scope: 'col' }, c)),
-          ),
-        ),
-        body,
-      ),
-    ),
+    { class: 'score' },
+    h('label', { for: id }, `${label}: ${score} / 100`),
+    h('meter', { id, min: 0, max: 100, low: 50, high: 80, optimum: 100, value: score }),
   );
 }
 
-/** Rows that each hold a list (the meta audit's categories and their checks): one table per row. */
-function grouped(key: string, rows: Row[]): HTMLElement[] {
-  const first = rows[0] ?? {};
-  const inner = Object.keys(first).find((k) => {
-    const value = first[k];
-    return Array.isArray(value) && value.some(isRow);
-  });
-  if (!inner) return [table(key, rows)];
-  return rows.map((row) => {
-    const name = String(row.id ?? row.name ?? key);
-    return h(
-      'section',
-      { class: 'group' },
-      h('h3', {}, name),
-      facts(row),
-      table(`${key}: ${name}`, row[inner] as Row[]),
-    );
-  });
-}
-
-/** A certificate's name field, e.g. its subject's CN. */
-const nameField = (name: unknown, field: string) =>
-  isRow(name) && typeof name[field] === 'string' ? name[field] : '—';
-
-/** The SSL scan's certificates, server's first: one card each, who it names, who signed it, when valid. */
-function chain(reply: Row): HTMLElement | null {
-  const certificates = [reply.certificate, ...(Array.isArray(reply.chain) ? reply.chain : [])].filter(isRow);
-  if (!certificates.length) return null;
-  const day = (iso: unknown) => (typeof iso === 'string' ? new Date(iso).toLocaleDateString() : '—');
+/** Counts as a small bar chart: each count a bar relative to the largest. */
+function countChart(label: string, counts: [string, number, string][]): HTMLElement {
+  const max = Math.max(1, ...counts.map(([, n]) => n));
   return h(
-    'section',
-    { class: 'chain', 'aria-label': 'Certificate chain' },
-    h('h3', {}, 'Certificate chain'),
+    'figure',
+    { class: 'chart' },
+    h('figcaption', {}, label),
     h(
-      'ol',
-      { class: 'cards' },
-      certificates.map((cert, i) =>
+      'ul',
+      {},
+      counts.map(([name, n, tone]) =>
         h(
           'li',
-          { class: 'card cert' },
-          h('h4', {}, i === 0 ? 'Server certificate' : i === certificates.length - 1 ? 'Root' : 'Intermediate'),
-          h(
-            'dl',
-            { class: 'facts' },
-            h('dt', {}, 'Subject'),
-            h('dd', { class: 'subject' }, nameField(cert.subject, 'CN')),
-            h('dt', {}, 'Issuer'),
-            h('dd', { class: 'issuer' }, nameField(cert.issuer, 'CN')),
-            h('dt', {}, 'Valid'),
-            h('dd', { class: 'validity' }, `${day(cert.valid_from)} to ${day(cert.valid_to)}`),
-          ),
+          {},
+          h('span', { class: 'chart-label' }, name),
+          h('meter', { class: `bar-${tone}`, min: 0, max, value: n, 'aria-label': `${name}: ${n}` }),
+          h('span', { class: 'chart-value' }, n.toLocaleString('en')),
         ),
       ),
     ),
   );
-}
-
-/** Any reply: its scalar facts as a card, its arrays of objects as tables, nested objects as cards. */
-function generic(reply: Row): HTMLElement[] {
-  const parts: HTMLElement[] = [];
-  // The meta audit's grade, or the SSL scan's.
-  const grade = reply.grade ?? reply.securityGrade;
-  if (typeof grade === 'string') parts.push(h('p', { class: 'grade', 'aria-label': `Grade ${grade}` }, grade));
-  const certificates = chain(reply);
-  if (certificates) parts.push(certificates);
-  parts.push(h('div', { class: 'card' }, facts(reply)));
-  for (const [key, value] of Object.entries(reply)) {
-    if (certificates && key === 'chain') continue;
-    if (Array.isArray(value) && value.some(isRow)) parts.push(...grouped(key, value as Row[]));
-    else if (isRow(value))
-      for (const [inner, list] of Object.entries(value))
-        if (Array.isArray(list) && list.some(isRow)) parts.push(table(`${key}.${inner}`, list as Row[]));
-  }
-  return parts;
 }
 
 const raw = (reply: unknown) =>
-  h('details', {}, h('summary', {}, 'Raw JSON'), h('pre', {}, JSON.stringify(reply, null, 2)));
+  h('details', { class: 'raw' }, h('summary', {}, 'Raw JSON'), h('pre', {}, JSON.stringify(reply, null, 2)));
 
-/** A crawl job: its progress shown live, polled until done or failed, then its result. */
-async function followJob(container: Element, operationId: string, jobId: string): Promise<void> {
+const day = (iso: unknown) => (typeof iso === 'string' ? new Date(iso).toLocaleDateString('en-GB') : '—');
+const daysLeft = (iso: unknown) =>
+  typeof iso === 'string' ? Math.floor((Date.parse(iso) - Date.now()) / 86_400_000) : Number.NaN;
+const nameField = (name: unknown, field: string) =>
+  isRow(name) && typeof name[field] === 'string' ? name[field] : '—';
+
+// ---- SSL ----
+
+/** Why the grade is not an A+, in words, from the scan's own findings. */
+function gradeCaps(reply: Row): string[] {
+  const v = isRow(reply.certValidations) ? reply.certValidations : {};
+  const caps: string[] = [];
+  if (reply.isExpired === true) caps.push('The certificate has expired.');
+  if (v.trustedCert === false) caps.push('The certificate is not trusted by common browsers.');
+  if (v.selfSigned === true) caps.push('The certificate is self-signed.');
+  if (v.chainComplete === false) caps.push('The certificate chain is incomplete.');
+  if (typeof v.chainIssueDescription === 'string') caps.push(v.chainIssueDescription);
+  if (v.commonNameValid === false || v.sanValid === false) caps.push('The certificate does not name this domain.');
+  const days = num(reply.daysUntilExpiry);
+  if (reply.isExpired !== true && days < 30) caps.push(`The certificate expires in ${days} days.`);
+  const protocol = str(reply.protocol);
+  if (protocol && !/1\.3/.test(protocol)) caps.push(`The server negotiated ${protocol}, not TLS 1.3.`);
+  return caps;
+}
+
+function sslView(reply: Row): HTMLElement[] {
+  const grade = str(reply.securityGrade);
+  const caps = gradeCaps(reply);
+  const certificates = [reply.certificate, ...rowsOf(reply.chain)].filter(isRow);
+  const v = isRow(reply.certValidations) ? reply.certValidations : {};
+  const yes = (b: unknown) => (b === true ? 'yes' : b === false ? 'no' : '—');
+  return [
+    h(
+      'div',
+      { class: 'summary-card' },
+      gradeBadge(grade, 'Security'),
+      h(
+        'div',
+        { class: 'summary-body' },
+        h('h3', {}, str(reply.domain)),
+        scoreBar('Score', num(reply.score)),
+        h(
+          'p',
+          { class: reply.isValid ? 'ok-text' : 'bad-text' },
+          reply.isValid ? 'The certificate is valid.' : 'The certificate fails validation.',
+        ),
+      ),
+    ),
+    h(
+      'section',
+      { class: 'caps', 'aria-label': 'What limits the grade' },
+      h('h3', {}, caps.length ? 'What limits the grade' : 'Nothing limits the grade'),
+      caps.length
+        ? h(
+            'ul',
+            {},
+            caps.map((c) => h('li', {}, c)),
+          )
+        : null,
+    ),
+    h(
+      'div',
+      { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Protocol and certificate checks' },
+      h(
+        'table',
+        { class: 'protocol' },
+        h('caption', {}, 'Protocol and certificate checks'),
+        h(
+          'tbody',
+          {},
+          [
+            ['Protocol', str(reply.protocol)],
+            ['Cipher suite', str(reply.cipherSuite)],
+            ['Port', String(reply.port ?? '')],
+            ['Trusted', yes(v.trustedCert)],
+            ['Chain complete', yes(v.chainComplete)],
+            ['Name matches', yes(v.sanValid ?? v.commonNameValid)],
+            ['Self-signed', yes(v.selfSigned)],
+            ['Days until expiry', String(reply.daysUntilExpiry ?? '—')],
+          ].map(([k, value]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, value))),
+        ),
+      ),
+    ),
+    h(
+      'section',
+      { class: 'chain', 'aria-label': 'Certificate chain' },
+      h('h3', {}, 'Certificate chain'),
+      h(
+        'ol',
+        { class: 'cert-cards' },
+        certificates.map((cert, i) => {
+          const left = daysLeft(cert.valid_to);
+          return h(
+            'li',
+            { class: `card cert${left < 30 ? ' expiring' : ''}` },
+            h('h4', {}, i === 0 ? 'Server certificate' : i === certificates.length - 1 ? 'Root' : 'Intermediate'),
+            h(
+              'dl',
+              { class: 'facts' },
+              h('dt', {}, 'Subject'),
+              h('dd', { class: 'subject' }, nameField(cert.subject, 'CN')),
+              h('dt', {}, 'Issuer'),
+              h('dd', { class: 'issuer' }, nameField(cert.issuer, 'CN')),
+              h('dt', {}, 'Valid'),
+              h('dd', { class: 'validity' }, `${day(cert.valid_from)} to ${day(cert.valid_to)}`),
+              h('dt', {}, 'Expires'),
+              h('dd', { class: 'expiry' }, Number.isNaN(left) ? '—' : left < 0 ? 'expired' : `in ${left} days`),
+            ),
+          );
+        }),
+      ),
+    ),
+  ];
+}
+
+// ---- Links ----
+
+const linkCell = (row: Row) => {
+  const url = str(row.url);
+  return /^https?:/.test(url) ? h('a', { href: url, rel: 'nofollow noopener', target: '_blank' }, url) : url;
+};
+const statusCell = (row: Row) =>
+  row.statusCode === null || row.statusCode === undefined
+    ? str(row.statusText) || '—'
+    : `${row.statusCode} ${str(row.statusText)}`.trim();
+const sourcesCell = (row: Row) => {
+  const sources = Array.isArray(row.sources) ? (row.sources as string[]) : [];
+  if (!sources.length) return '—';
+  const count = num(row.sourceCount) || sources.length;
+  return h(
+    'details',
+    {},
+    h('summary', {}, `${count} page${count === 1 ? '' : 's'}`),
+    h(
+      'ul',
+      { class: 'sources' },
+      sources.map((s) => h('li', {}, s)),
+    ),
+  );
+};
+
+const BROKEN_COLUMNS: Column[] = [
+  { key: 'url', label: 'Link', render: linkCell },
+  { key: 'statusCode', label: 'Status', render: statusCell, numeric: true },
+  { key: 'severity', label: 'Severity' },
+  { key: 'type', label: 'Type' },
+  { key: 'reason', label: 'Reason' },
+  { key: 'responseTimeMs', label: 'Time (ms)', numeric: true },
+];
+const SOURCES: Column = { key: 'sourceCount', label: 'Found on', render: sourcesCell, numeric: true };
+const EXTRACT_COLUMNS: Column[] = [
+  { key: 'url', label: 'Link', render: linkCell },
+  { key: 'text', label: 'Text' },
+  { key: 'type', label: 'Type' },
+  { key: 'rel', label: 'Rel' },
+];
+
+const host = (url: unknown) => {
+  try {
+    return new URL(str(url)).hostname || 'result';
+  } catch {
+    return 'result';
+  }
+};
+const stamp = () => new Date().toISOString().slice(0, 16).replace(/[-:]/g, '').replace('T', '-');
+
+function brokenLinksView(reply: Row, crawl: boolean): HTMLElement[] {
+  const summary = isRow(reply.summary) ? reply.summary : {};
+  const links = rowsOf(reply.links);
+  const figures: [string, unknown][] = crawl
+    ? [
+        ['Pages crawled', reply.pagesCrawled],
+        ['Pages found', reply.pagesDiscovered],
+        ['Unique links', reply.totalUniqueLinks],
+      ]
+    : [
+        ['Links found', reply.totalLinks],
+        ['Links checked', reply.checkedLinks],
+      ];
+  return [
+    h(
+      'div',
+      { class: 'summary-card' },
+      gradeBadge(str(reply.grade), 'Link health'),
+      h(
+        'div',
+        { class: 'summary-body' },
+        scoreBar('Health score', num(reply.healthScore)),
+        h(
+          'dl',
+          { class: 'figures' },
+          figures.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, String(v ?? '—')))),
+        ),
+        reply.truncated || reply.truncatedPages || reply.truncatedLinks
+          ? h('p', { class: 'muted' }, 'The scan reached its cap: not every link was checked.')
+          : null,
+      ),
+      countChart('Links by result', [
+        ['OK', num(summary.ok), 'ok'],
+        ['Warnings', num(summary.warnings), 'warning'],
+        ['Broken', num(summary.broken), 'broken'],
+        ['Info', num(summary.info), 'info'],
+      ]),
+    ),
+    grid('Links', links, crawl ? [...BROKEN_COLUMNS, SOURCES] : BROKEN_COLUMNS, `links-${host(reply.url)}.csv`),
+  ];
+}
+
+function linkExtractView(reply: Row, crawl: boolean): HTMLElement[] {
+  const counts = isRow(reply.counts) ? reply.counts : {};
+  return [
+    h(
+      'div',
+      { class: 'summary-card' },
+      countChart(`${num(reply.totalLinks).toLocaleString('en')} links`, [
+        ['Internal', num(counts.internal), 'info'],
+        ['External', num(counts.external), 'ok'],
+        ['Mail', num(counts.mailto), 'warning'],
+        ['Phone', num(counts.tel), 'warning'],
+      ]),
+      reply.truncated ? h('p', { class: 'muted' }, 'The page had more links than the cap.') : null,
+    ),
+    grid(
+      'Links',
+      rowsOf(reply.links),
+      crawl ? [...EXTRACT_COLUMNS, SOURCES] : EXTRACT_COLUMNS,
+      `links-${host(reply.url)}.csv`,
+    ),
+  ];
+}
+
+// ---- Meta ----
+
+const STATUS_WORD: Record<string, string> = { pass: 'Pass', warning: 'Warning', fail: 'Fail' };
+const CATEGORY_TITLE: Record<string, string> = {
+  basic: 'Basic',
+  technical: 'Technical',
+  social: 'Social',
+  images: 'Images',
+};
+
+function socialCard(categories: Row[], pageUrl: unknown): HTMLElement {
+  const value = (id: string) =>
+    categories
+      .flatMap((c) => rowsOf(c.results))
+      .find((r) => r.id === id)
+      ?.value?.toString() ?? '';
+  const title = value('og_title') || value('twitter_title') || value('meta_title');
+  const description = value('og_description') || value('twitter_description') || value('meta_description');
+  const image = value('og_image') || value('twitter_image');
+  return h(
+    'figure',
+    { class: 'social-card' },
+    h('figcaption', {}, 'How a share of this page looks'),
+    h(
+      'div',
+      { class: 'social-preview' },
+      h('div', { class: 'social-image' }, image ? `Image: ${image}` : 'No share image (og:image)'),
+      h('p', { class: 'social-site' }, host(value('og_url') || pageUrl)),
+      h('p', { class: 'social-title' }, title || 'No title'),
+      h('p', { class: 'social-description' }, description || 'No description'),
+    ),
+  );
+}
+
+function metaView(reply: Row): HTMLElement[] {
+  const summary = isRow(reply.summary) ? reply.summary : {};
+  const categories = rowsOf(reply.categories);
+  return [
+    h(
+      'div',
+      { class: 'summary-card' },
+      gradeBadge(str(reply.grade), 'Meta'),
+      h(
+        'div',
+        { class: 'summary-body' },
+        scoreBar('Score', num(reply.finalScore)),
+        h('p', {}, `${num(summary.passed)} passed, ${num(summary.warnings)} warnings, ${num(summary.critical)} failed`),
+      ),
+      socialCard(categories, reply.url),
+    ),
+    ...categories.map((category) =>
+      h(
+        'section',
+        { class: 'group' },
+        h('h3', {}, CATEGORY_TITLE[str(category.id)] ?? str(category.id)),
+        h(
+          'ul',
+          { class: 'checklist' },
+          rowsOf(category.results).map((check) =>
+            h(
+              'li',
+              { class: `check-${str(check.status)}`, 'data-check': str(check.id) },
+              h('span', { class: 'check-status' }, STATUS_WORD[str(check.status)] ?? str(check.status)),
+              h(
+                'div',
+                {},
+                h('code', {}, str(check.id)),
+                h('p', {}, str(check.message)),
+                check.value ? h('p', { class: 'muted check-value' }, String(check.value)) : null,
+              ),
+            ),
+          ),
+        ),
+      ),
+    ),
+  ];
+}
+
+// ---- Down check ----
+
+/** Why the site is down, from what the check could and could not do (the spec's meaning of each null). */
+function downReason(reply: Row): string {
+  if (reply.ipAddress === null) return 'The host name did not resolve (DNS failure).';
+  if (reply.responseTimeMs === null) return 'The host could not be reached.';
+  const ms = num(reply.responseTimeMs);
+  // A quick failure is a refusal or reset; a slow one most likely a time-out.
+  return ms < 1000
+    ? `The connection was refused or reset after ${ms} ms: nothing answers HTTP at that address and port.`
+    : `No HTTP answer within ${ms} ms: the connection timed out, or was refused or reset.`;
+}
+
+function downCheckView(reply: Row): HTMLElement[] {
+  const up = typeof reply.httpsStatus === 'number';
+  const status = num(reply.httpsStatus);
+  return [
+    h(
+      'div',
+      { class: `banner ${up ? 'banner-up' : 'banner-down'}`, role: 'status' },
+      h('p', { class: 'banner-word' }, up ? 'UP' : 'DOWN'),
+      h(
+        'p',
+        { class: 'banner-reason' },
+        up
+          ? `${str(reply.url)} answered HTTP ${status}${status >= 400 ? ' (an error page, but the server is up)' : ''}.`
+          : `${str(reply.url)} is down. ${downReason(reply)}`,
+      ),
+    ),
+    h(
+      'dl',
+      { class: 'figures' },
+      [
+        ['Status', up ? String(status) : 'none'],
+        ['Response time', reply.responseTimeMs === null ? '—' : `${reply.responseTimeMs} ms`],
+        ['Address', str(reply.ipAddress) || '—'],
+        ['Tested from', str(reply.testedFrom)],
+      ].map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
+    ),
+  ];
+}
+
+// ---- Files ----
+
+const size = (bytes: number) =>
+  bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
+
+function fileView(reply: Row, operationId: string, request: Record<string, unknown>): HTMLElement[] {
+  const href = `/api/uploads/${encodeURIComponent(str(reply.filename))}`;
+  const extension = str(reply.fileExtension) || (operationId === 'url-to-pdf' ? 'pdf' : 'png');
+  const name = `${host(request.url)}-${stamp()}.${extension}`;
+  const until = new Date(Date.now() + RENDER_FILE_MINUTES * 60_000).toLocaleTimeString([], {
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+  const preview =
+    operationId === 'screenshot'
+      ? h(
+          'a',
+          { class: 'thumb', href, target: '_blank', rel: 'noopener', title: 'Open full size' },
+          h('img', { src: href, alt: `Screenshot of ${str(request.url)}`, class: 'shot' }),
+        )
+      : h('iframe', { src: href, title: 'PDF preview', class: 'pdf' });
+  return [
+    h(
+      'div',
+      { class: 'file-result' },
+      preview,
+      h(
+        'div',
+        { class: 'file-facts' },
+        h('a', { class: 'button download', href, download: name }, `Download ${name}`),
+        operationId === 'screenshot' ? h('p', {}, h('a', { href, target: '_blank' }, 'Open full size')) : null,
+        h('p', { class: 'expiry' }, `Kept ${RENDER_FILE_MINUTES} minutes: download it before ${until}.`),
+        h(
+          'dl',
+          { class: 'figures' },
+          [
+            ['Size', size(num(reply.sizeBytes))],
+            ['Format', extension.toUpperCase()],
+            ['Rendered in', `${num(reply.durationMs)} ms`],
+            ...(reply.clipped ? [['Clipped', 'yes: the page was taller than the cap']] : []),
+          ].map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
+        ),
+      ),
+    ),
+  ];
+}
+
+/** Any other reply: its facts as a card. */
+const generic = (reply: Row): HTMLElement[] => [h('div', { class: 'card' }, facts(reply))];
+
+function viewOf(operationId: string, reply: Row, request: Record<string, unknown>): HTMLElement[] {
+  switch (operationId) {
+    case 'ssl-scan':
+      return sslView(reply);
+    case 'broken-links':
+      return brokenLinksView(reply, false);
+    case 'broken-links-crawl':
+      return brokenLinksView(reply, true);
+    case 'link-extract':
+      return linkExtractView(reply, false);
+    case 'link-extract-crawl':
+      return linkExtractView(reply, true);
+    case 'meta-scan':
+      return metaView(reply);
+    case 'down-check':
+      return downCheckView(reply);
+    case 'screenshot':
+    case 'url-to-pdf':
+      return typeof reply.filename === 'string' ? fileView(reply, operationId, request) : generic(reply);
+    default:
+      return generic(reply);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Polls start at 1 s and back off to 10 s; a 429 or 503 waits its Retry-After. */
+const FIRST_POLL_MS = 1_000;
+const LAST_POLL_MS = 10_000;
+
+/** A crawl job: its progress as a bar, polled with back-off until done or failed, then its result. */
+export async function followJob(container: Element, operationId: string, jobId: string): Promise<void> {
   const path = operationId === 'broken-links-crawl' ? '/broken-links/crawl' : '/link-extract/crawl';
-  const progress = h('div', { class: 'card', role: 'status' });
-  show(container, h('h2', {}, `Crawl ${jobId}`), progress);
+  const url = new URL(location.href);
+  if (url.searchParams.get('job') !== jobId) {
+    url.searchParams.set('job', jobId);
+    history.replaceState(null, '', url);
+  }
+  const progress = h('div', { class: 'card progress', role: 'status' });
+  show(
+    container,
+    h('h2', {}, 'Crawl'),
+    h('p', { class: 'muted' }, 'Job ', h('code', {}, jobId), ': this page’s address resumes it.'),
+    progress,
+  );
+  let wait = FIRST_POLL_MS;
   for (;;) {
-    const job = await call<{ status: string; progress: Row; result?: Row; error?: { message: string } }>(
-      'GET',
-      `${path}/${encodeURIComponent(jobId)}`,
+    let job: { status: string; progress: Row; result?: Row; error?: { message: string } };
+    try {
+      job = await call('GET', `${path}/${encodeURIComponent(jobId)}`);
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 429 || err.status === 503 || err.status === 504)) {
+        const seconds = err.retryAfterSeconds ?? wait / 1000;
+        show(progress, h('p', { class: 'phase' }, `Busy; checking again in ${Math.ceil(seconds)} s…`));
+        await sleep(seconds * 1000);
+        wait = Math.min(LAST_POLL_MS, wait * 2);
+        continue;
+      }
+      const gone = err instanceof ApiError && err.status === 404;
+      show(
+        progress,
+        h(
+          'p',
+          { class: 'error', role: 'alert' },
+          gone
+            ? 'This crawl is unknown or has expired (jobs are kept 30 minutes).'
+            : err instanceof Error
+              ? err.message
+              : String(err),
+        ),
+      );
+      return;
+    }
+    const p = job.progress;
+    const done = num(p.pagesCrawled ?? p.pagesScanned);
+    const cap = Math.max(1, num(p.pagesCap) || num(p.pagesDiscovered));
+    show(
+      progress,
+      h('p', { class: 'phase' }, `Phase: ${str(p.phase)}`),
+      h('label', { for: 'crawl-bar' }, `${done} of ${num(p.pagesDiscovered)} pages found (cap ${num(p.pagesCap)})`),
+      h('progress', { id: 'crawl-bar', max: cap, value: job.status === 'done' ? cap : Math.min(done, cap) }),
+      h(
+        'p',
+        { class: 'muted' },
+        [
+          `${num(p.linksFound).toLocaleString('en')} links found`,
+          p.linksTotal !== undefined ? `${num(p.linksChecked)} of ${num(p.linksTotal)} checked` : '',
+          str(p.message),
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      ),
     );
-    show(progress, h('p', { class: 'phase' }, `Phase: ${job.progress.phase}`), facts(job.progress));
     if (job.status === 'done' && job.result) {
-      container.append(h('h2', {}, 'Result'), ...generic(job.result), raw(job.result));
+      container.append(h('h2', {}, 'Result'), ...viewOf(operationId, job.result, {}), raw(job.result));
       return;
     }
     if (job.status === 'failed') {
       container.append(h('p', { class: 'error', role: 'alert' }, job.error?.message ?? 'the crawl failed'));
       return;
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(wait);
+    wait = Math.min(LAST_POLL_MS, Math.round(wait * 1.5));
   }
 }
 
-export async function renderResult(container: Element, operationId: string, reply: unknown): Promise<void> {
+export async function renderResult(
+  container: Element,
+  operationId: string,
+  reply: unknown,
+  request: Record<string, unknown> = {},
+): Promise<void> {
   if (!isRow(reply)) return show(container, raw(reply));
   if (typeof reply.jobId === 'string') return followJob(container, operationId, reply.jobId);
-  const extra: HTMLElement[] = [];
-  if (operationId === 'screenshot' && typeof reply.filename === 'string')
-    extra.push(h('img', { src: `/api/uploads/${reply.filename}`, alt: 'Screenshot of the page', class: 'shot' }));
-  if (operationId === 'url-to-pdf' && typeof reply.filename === 'string')
-    extra.push(
-      h('p', {}, h('a', { href: `/api/uploads/${reply.filename}` }, 'Open the PDF')),
-      h('iframe', { src: `/api/uploads/${reply.filename}`, title: 'PDF preview', class: 'pdf' }),
-    );
-  show(container, h('h2', {}, 'Result'), extra, generic(reply), raw(reply));
+  show(container, h('h2', {}, 'Result'), viewOf(operationId, reply, request), raw(reply));
 }
