@@ -49,7 +49,7 @@ import {
   JobStarted,
   LinkExtractCrawlJob,
 } from './schemas/crawl.js';
-import { DownCheckResult, MetaScanResult } from './schemas/meta-scan.js';
+import { DownCheckInput, DownCheckResult, MetaScanResult } from './schemas/meta-scan.js';
 import {
   PdfInput,
   PdfResult,
@@ -102,13 +102,19 @@ export const routes: RouteSpec[] = [
     method: 'GET',
     path: '/down-check',
     operation: 'down-check',
-    summary: 'Is the site up? One request from our vantage point, following up to 5 redirects.',
+    summary:
+      'Is the site up? One request from our vantage point, following up to 5 redirects: ' +
+      'where the time went, the hops, and a verdict with its reason.',
     credits: 1,
-    input: urlInput,
+    input: DownCheckInput,
     output: DownCheckResult,
     errors: { target_blocked: 400 },
     timeoutMs: 30_000,
-    call: (c, input, options) => c.metaScan.downCheck({ url: input.url }, options),
+    call: (c, input, options) =>
+      c.metaScan.downCheck(
+        { url: input.url, expectStatus: input.expectStatus, keyword: input.keyword, method: input.method },
+        options,
+      ),
   }),
   route({
     method: 'GET',

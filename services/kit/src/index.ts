@@ -34,6 +34,7 @@ export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
 export { type LookupHost, lookupVia, resolveTarget, targetFailure } from './resolve-target.js';
 export {
+  type ConnectionPhases,
   type FetchOptions,
   header,
   OutboundError,
