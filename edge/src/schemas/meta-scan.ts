@@ -109,6 +109,35 @@ const MetaCheck = restObject(metascan.MetaCheck, {
   },
 });
 
+/** The crawlers a meta scan may fetch the page as; the service maps each to its User-Agent. */
+export const META_SCAN_USER_AGENTS = [
+  'facebookexternalhit',
+  'Twitterbot',
+  'LinkedInBot',
+  'Slackbot',
+  'Googlebot',
+] as const;
+
+export const MetaScanInput = z.object({
+  url: targetUrl,
+  userAgent: z
+    .enum(META_SCAN_USER_AGENTS, { error: `userAgent must be one of ${META_SCAN_USER_AGENTS.join(', ')}` })
+    .optional()
+    .meta({ description: 'Fetch the page as this crawler (sites serve bots different tags); default: our own.' }),
+});
+
+const summaryOf = (id: string, description: string) =>
+  restObject(metascan.MetaSummary, {
+    id,
+    description,
+    fields: {
+      critical: { value: count, description: 'Failed checks.' },
+      warnings: { value: count, description: 'Checks passed with a caveat.' },
+      passed: { value: count, description: 'Checks passed cleanly.' },
+      total: { value: count },
+    },
+  });
+
 export const MetaScanResult = restObject(metascan.MetaScanResponse, {
   id: 'MetaScanResult',
   fields: {
@@ -127,16 +156,17 @@ export const MetaScanResult = restObject(metascan.MetaScanResponse, {
         },
       }),
     },
-    summary: {
-      value: restObject(metascan.MetaSummary, {
-        id: 'MetaSummary',
+    summary: { value: summaryOf('MetaSummary', 'The categories’ checks counted by status.') },
+    insights: {
+      value: restObject(metascan.MetaCategory, {
+        id: 'MetaInsightGroup',
         fields: {
-          critical: { value: count, description: 'Failed checks.' },
-          warnings: { value: count, description: 'Checks passed with a caveat.' },
-          passed: { value: count, description: 'Checks passed cleanly.' },
-          total: { value: count },
+          id: { value: z.enum(['indexability', 'international', 'structured-data', 'social-image']) },
+          results: { value: MetaCheck },
         },
       }),
+      description: 'What the page tells crawlers and platforms beyond its tags; not part of finalScore.',
     },
+    insightsSummary: { value: summaryOf('MetaInsightsSummary', 'The insights counted by status.') },
   },
 });

@@ -11,7 +11,7 @@ export function metaScanService(
     MetaScanServiceService,
     {
       downCheck: (request, ctx) => downCheck(request, deps.downCheck, ctx.signal),
-      metaScan: (request, ctx) => metaScan(request.url, deps.metaScan, ctx.signal),
+      metaScan: (request, ctx) => metaScan(request, deps.metaScan, ctx.signal),
     },
     log,
   );
