@@ -69,7 +69,7 @@ export function readStructuredData(blocks: readonly JsonLdBlock[]): StructuredDa
   return result;
 }
 
-/** The parser's message with the position turned into a line and column. */
+/** The parser's message with its position (when V8 gives one) turned into a line and column. */
 function syntaxError(text: string, err: SyntaxError): string {
   const message = err.message.replace(/^JSON\.parse: /, '');
   const at = /at position (\d+)/.exec(message);
@@ -78,7 +78,9 @@ function syntaxError(text: string, err: SyntaxError): string {
   const before = text.slice(0, offset).split('\n');
   const line = before.length;
   const column = (before.at(-1)?.length ?? 0) + 1;
-  return `${message.replace(/ in JSON at position \d+.*$/, '').replace(/ \(line \d+ column \d+\)$/, '')} at line ${line}, column ${column}`;
+  // Newer V8 adds "(line L column C)" after the position: the position alone is what is read here.
+  const what = message.replace(/ in JSON at position \d+.*$/, '');
+  return `${what} at line ${line}, column ${column}`;
 }
 
 /** The nodes of a parsed block: the value itself, array items and @graph members. */
