@@ -38,7 +38,7 @@ const SITEMAP_HEAD_BYTES = 64 * 1024;
 const ICON_HEAD_BYTES = 16;
 
 /** Fetches a URL and reads at most `maxBytes` of it; failures come back as a probe, not thrown. */
-export async function fetchHead(
+async function fetchHead(
   url: string,
   maxBytes: number,
   options: SiteFileOptions,
