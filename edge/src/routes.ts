@@ -49,7 +49,7 @@ import {
   JobStarted,
   LinkExtractCrawlJob,
 } from './schemas/crawl.js';
-import { DownCheckResult, MetaScanResult } from './schemas/meta-scan.js';
+import { DownCheckInput, DownCheckResult, MetaScanInput, MetaScanResult } from './schemas/meta-scan.js';
 import {
   PdfInput,
   PdfResult,
@@ -114,26 +114,34 @@ export const routes: RouteSpec[] = [
     method: 'GET',
     path: '/down-check',
     operation: 'down-check',
-    summary: 'Is the site up? One request from our vantage point, following up to 5 redirects.',
+    summary:
+      'Is the site up? One request from our vantage point, following up to 5 redirects: ' +
+      'where the time went, the hops, and a verdict with its reason.',
     credits: 1,
-    input: urlInput,
+    input: DownCheckInput,
     output: DownCheckResult,
     errors: { target_blocked: 400 },
     timeoutMs: 30_000,
-    call: (c, input, options) => c.metaScan.downCheck({ url: input.url }, options),
+    call: (c, input, options) =>
+      c.metaScan.downCheck(
+        { url: input.url, expectStatus: input.expectStatus, keyword: input.keyword, method: input.method },
+        options,
+      ),
   }),
   route({
     method: 'GET',
     path: '/meta-scan',
     operation: 'meta-scan',
-    summary: 'Audits a page’s meta tags, robots.txt, sitemap and favicon: 26 checks, a score and a grade.',
+    summary:
+      'Audits a page’s meta tags, robots.txt, sitemap and favicon: 26 checks, a score and a grade; ' +
+      'insights on indexability, languages, structured data and share images.',
     credits: 1,
-    input: urlInput,
+    input: MetaScanInput,
     output: MetaScanResult,
     // The spec: a target that cannot be fetched or parsed is a 500 here (400 on the other routes).
     errors: { target_blocked: 400, target_unreachable: 500, target_http_error: 500, not_html: 500 },
     timeoutMs: 45_000,
-    call: (c, input, options) => c.metaScan.metaScan({ url: input.url }, options),
+    call: (c, input, options) => c.metaScan.metaScan({ url: input.url, userAgent: input.userAgent }, options),
   }),
   route({
     method: 'GET',

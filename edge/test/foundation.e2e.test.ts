@@ -53,7 +53,19 @@ describe('foundation, through the REST edge', function () {
     it('reports a reachable page with status, time, IPv4 and the fixed vantage point', async () => {
       const body = await check(open, site.url('/ok'));
       expect(body.success).to.equal(true);
-      expect(body.data).to.have.all.keys('url', 'testedFrom', 'httpsStatus', 'responseTimeMs', 'ipAddress');
+      expect(body.data).to.have.all.keys(
+        'url',
+        'testedFrom',
+        'httpsStatus',
+        'responseTimeMs',
+        'ipAddress',
+        'timings',
+        'redirects',
+        'statusMatches',
+        'keywordFound',
+        'verdict',
+        'reason',
+      );
       expect(body.data.url).to.equal(site.url('/ok'));
       expect(body.data.testedFrom).to.equal('India (Mumbai)');
       expect(body.data.httpsStatus).to.equal(200);
@@ -94,13 +106,20 @@ describe('foundation, through the REST edge', function () {
 
     it('gives null status, time and address when the name does not resolve', async () => {
       const body = await check(open, 'http://no-such-host.invalid/');
-      expect(body.data).to.deep.equal({
+      const { timings, ...rest } = body.data;
+      expect(rest).to.deep.equal({
         url: 'http://no-such-host.invalid/',
         testedFrom: 'India (Mumbai)',
         httpsStatus: null,
         responseTimeMs: null,
         ipAddress: null,
+        redirects: [],
+        statusMatches: null,
+        keywordFound: null,
+        verdict: 'down',
+        reason: 'DNS name not found',
       });
+      expect(timings).to.include({ dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null });
     });
 
     it('treats a URL without a scheme as https', async () => {

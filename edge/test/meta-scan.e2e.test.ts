@@ -117,7 +117,15 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
   describe('whole pages', () => {
     it('gives a complete page 100 and A+, with every check of the spec in its category', async () => {
       const { data, checks } = await scan();
-      expect(data).to.have.all.keys('url', 'finalScore', 'grade', 'categories', 'summary');
+      expect(data).to.have.all.keys(
+        'url',
+        'finalScore',
+        'grade',
+        'categories',
+        'summary',
+        'insights',
+        'insightsSummary',
+      );
       expect(data.url).to.equal(site.url('/page'));
       expect(data.categories.map((c: any) => c.id)).to.deep.equal(['basic', 'technical', 'social', 'images']);
       for (const category of data.categories) {
@@ -368,6 +376,180 @@ describe('GET /v1/meta-scan, through the REST edge', function () {
       const body = await json(res);
       expect(res.status, JSON.stringify(body)).to.equal(200);
       expect(body.data.grade).to.equal('F');
+    });
+  });
+
+  describe('insights', () => {
+    /** A PNG whose header says w×h (image-size reads the IHDR chunk), padded to `bytes`. */
+    const png = (w: number, h: number, bytes = 0) => {
+      const ihdr = Buffer.alloc(25);
+      ihdr.writeUInt32BE(13, 0);
+      ihdr.write('IHDR', 4, 'latin1');
+      ihdr.writeUInt32BE(w, 8);
+      ihdr.writeUInt32BE(h, 12);
+      ihdr.set([8, 6, 0, 0, 0], 16);
+      const head = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), ihdr]);
+      return Buffer.concat([head, Buffer.alloc(Math.max(0, bytes - head.length))]);
+    };
+    /** The complete head with `changes`, plus raw HTML added to the head, and `lang` on <html>. */
+    const page = (changes: Record<string, string | null>, extraHead = '', lang: string | null = 'en') => {
+      const tags = Object.fromEntries(
+        Object.entries(changes).map(([k, v]) => [k, v?.replaceAll('{origin}', site.origin) ?? null]),
+      );
+      const html = metaPage(completeHead(site.origin, tags)).replace(
+        '</head>',
+        `${extraHead.replaceAll('{origin}', site.origin)}\n</head>`,
+      );
+      return lang === null ? html.replace(' lang="en"', '') : html.replace('lang="en"', `lang="${lang}"`);
+    };
+    const images = { 'og:image': '{origin}/share/large.png', 'twitter:image': '{origin}/share/large.png' };
+    const insight = async (id: string, path = '/page', query = '') => {
+      const res = await stack.api(`/v1/meta-scan?url=${encodeURIComponent(site.url(path))}${query}`);
+      const body = await json(res);
+      expect(res.status, JSON.stringify(body)).to.equal(200);
+      const found = body.data.insights.flatMap((g: { results: Check[] }) => g.results).find((r: Check) => r.id === id);
+      return { check: found as Check, data: body.data };
+    };
+
+    before(() => {
+      for (const [path, image] of [
+        ['/share/large.png', png(1200, 630)],
+        ['/share/small.png', png(100, 80)],
+        ['/share/huge.png', png(1200, 630, 9 * 1024 * 1024)],
+      ] as const) {
+        site.route(path, (_req, res) => void res.writeHead(200, { 'content-type': 'image/png' }).end(image));
+      }
+      // A page that shows each crawler its own tags.
+      site.route('/bots', (req, res) => {
+        const ua = req.headers['user-agent'] ?? '';
+        const title = ua.includes('Twitterbot') ? 'Shown to Twitterbot' : 'Shown to everyone else';
+        const extra = ua.includes('Googlebot') ? '<meta name="googlebot" content="noindex">' : '';
+        res.writeHead(200, { 'content-type': 'text/html' }).end(page({ 'og:title': title, ...images }, extra));
+      });
+    });
+
+    it('has four groups with their own summary, and leaves the score alone', async () => {
+      files.page = page(images, '<script type="application/ld+json">{"@type":"WebSite","name":"F","url":"/"}</script>');
+      const { data } = await insight('robots_directives');
+      expect(data.insights.map((g: { id: string }) => g.id)).to.deep.equal([
+        'indexability',
+        'international',
+        'structured-data',
+        'social-image',
+      ]);
+      const results = data.insights.flatMap((g: { results: Check[] }) => g.results);
+      for (const result of results) expect(result.status, `${result.id}: ${result.message}`).to.equal('pass');
+      expect(data.insightsSummary).to.deep.equal({ critical: 0, warnings: 0, passed: results.length, total: 11 });
+      expect(data.finalScore).to.equal(100);
+    });
+
+    it('indexability: noindex in meta robots, X-Robots-Tag, or a crawler’s own tag', async () => {
+      files.page = page({ robots: 'noindex, follow', ...images });
+      expect((await insight('robots_directives')).check).to.include({ status: 'fail' });
+      files.page = page(images);
+      files.pageHeaders = { 'x-robots-tag': 'nofollow' };
+      const header = (await insight('robots_directives')).check;
+      expect(header).to.include({ status: 'warning', value: 'meta robots: index, follow; X-Robots-Tag: nofollow' });
+      const asGoogle = (await insight('robots_directives', '/bots', '&userAgent=Googlebot')).check;
+      expect(asGoogle.status).to.equal('fail');
+      expect(asGoogle.message).to.match(/meta googlebot say noindex/);
+    });
+
+    it('indexability: robots.txt disallowing this URL for search and preview crawlers', async () => {
+      files.page = page(images);
+      files.robots = { status: 200, type: 'text/plain', body: 'User-agent: Googlebot\nDisallow: /page\n' };
+      const google = (await insight('robots_txt_crawlers')).check;
+      expect(google).to.include({ status: 'fail', value: 'Googlebot' });
+      files.robots = {
+        status: 200,
+        type: 'text/plain',
+        body: 'User-agent: Twitterbot\nUser-agent: Slackbot\nDisallow: /\n',
+      };
+      expect((await insight('robots_txt_crawlers')).check).to.include({
+        status: 'warning',
+        value: 'Twitterbot, Slackbot',
+      });
+    });
+
+    it('indexability: a canonical URL elsewhere, or one that answers 404 or redirects', async () => {
+      files.page = page({ canonical: '{origin}/ok', ...images });
+      expect((await insight('canonical_target')).check).to.include({ status: 'warning', value: site.url('/ok') });
+      files.page = page({ canonical: '{origin}/status/404', ...images });
+      const missing = (await insight('canonical_target')).check;
+      expect(missing.status).to.equal('fail');
+      expect(missing.message).to.match(/answers 404/);
+      files.page = page({ canonical: '{origin}/redirect/1', ...images });
+      expect((await insight('canonical_target')).check.message).to.match(/redirects \(302\)/);
+    });
+
+    it('indexability: the status and redirect chain of the page', async () => {
+      files.page = page(images);
+      const to = encodeURIComponent(site.url('/page'));
+      const { check: chain } = await insight('page_status', `/redirect-to?url=${to}&status=302`);
+      expect(chain.status).to.equal('warning');
+      expect(chain.value).to.equal(`302 ${site.url(`/redirect-to?url=${to}&status=302`)} → 200 ${site.url('/page')}`);
+    });
+
+    it('international: html[lang] and hreflang alternates', async () => {
+      files.page = page(images, '', null);
+      expect((await insight('html_lang')).check).to.include({ status: 'warning', value: null });
+      files.page = page(images, '', 'en_US');
+      expect((await insight('html_lang')).check).to.include({ status: 'fail', value: 'en_US' });
+      const alternates = (langs: string[]) =>
+        langs.map((l) => `<link rel="alternate" hreflang="${l}" href="{origin}/${l === 'en' ? 'page' : l}">`).join('');
+      files.page = page(images, alternates(['en', 'de', 'x-default']));
+      expect((await insight('hreflang')).check).to.include({ status: 'pass', value: 'en, de, x-default' });
+      files.page = page(images, alternates(['en', 'de']));
+      expect((await insight('hreflang')).check.message).to.match(/no x-default/);
+      files.page = page(images, alternates(['de', 'x-default']));
+      expect((await insight('hreflang')).check.message).to.match(/does not list itself/);
+      files.page = page(images, alternates(['en', 'deutsch_DE', 'x-default']));
+      expect((await insight('hreflang')).check).to.include({ status: 'fail' });
+    });
+
+    it('structured data: valid and broken JSON-LD, types, and required properties', async () => {
+      const ld = (json: string) => `<script type="application/ld+json">${json}</script>`;
+      const article = JSON.stringify({
+        '@context': 'https://schema.org',
+        '@graph': [
+          { '@type': 'Article', headline: 'H', author: { name: 'A' }, datePublished: '2026-01-01', image: '/i.png' },
+          { '@type': 'Product', name: 'P' },
+        ],
+      });
+      files.page = page(images, ld(article) + ld('{\n  "@type": "Organization",\n  "name": "X"\n  "url": "/"\n}'));
+      const { data } = await insight('json_ld_syntax');
+      const group = data.insights.find((g: { id: string }) => g.id === 'structured-data').results;
+      const [syntax, types, required] = group as Check[];
+      expect(syntax?.status).to.equal('fail');
+      expect(syntax?.value).to.equal("block 2: Expected ',' or '}' after property value at line 4, column 3");
+      expect(types).to.include({ status: 'pass', value: 'Article, Product' });
+      expect(required).to.include({ status: 'fail', value: 'Product lacks offers or review or aggregateRating' });
+    });
+
+    it('social images: fetched and measured against the platforms’ sizes', async () => {
+      files.page = page({ 'og:image': '{origin}/share/small.png', 'twitter:image': '{origin}/share/large.png' });
+      const { data } = await insight('og_image_file');
+      const [og, twitter] = data.insights.find((g: { id: string }) => g.id === 'social-image').results as Check[];
+      expect(og?.status).to.equal('fail');
+      expect(og?.value).to.equal(`${site.url('/share/small.png')}: 200 image/png, 33 bytes, 100×80`);
+      expect(og?.message).to.match(/needs at least 200×200/);
+      expect(twitter?.status).to.equal('pass');
+      files.page = page({ 'og:image': '{origin}/share/huge.png', 'twitter:image': '{origin}/status/404' });
+      const again = (await insight('og_image_file')).data.insights.find((g: { id: string }) => g.id === 'social-image');
+      expect(again.results[0].message).to.match(/over Facebook's 8 MB limit/);
+      expect(again.results[1].message).to.match(/answers 404/);
+    });
+
+    it('scans as the crawler asked for, which may be served other tags', async () => {
+      const asTwitter = await insight('robots_directives', '/bots', '&userAgent=Twitterbot');
+      const title = (data: any) => data.categories[2].results.find((r: Check) => r.id === 'og_title').value;
+      expect(title(asTwitter.data)).to.equal('Shown to Twitterbot');
+      expect(title((await insight('robots_directives', '/bots')).data)).to.equal('Shown to everyone else');
+      const before = creditsHeader(await stack.api('/v1/quota'));
+      const bad = await stack.api(`/v1/meta-scan?url=${encodeURIComponent(site.url('/bots'))}&userAgent=curl`);
+      const body = await expectFailure(bad, 400, 'invalid_request');
+      expect(body.error?.message).to.match(/^userAgent must be one of facebookexternalhit, Twitterbot/);
+      expect(creditsHeader(bad)).to.equal(before);
     });
   });
 

@@ -112,6 +112,12 @@ describe('the e2e contract check', () => {
     httpsStatus: null,
     responseTimeMs: 12,
     ipAddress: '93.184.215.14',
+    timings: { dnsMs: 3, connectMs: 4, tlsMs: null, firstByteMs: null, totalMs: 12 },
+    redirects: [],
+    statusMatches: null,
+    keywordFound: null,
+    verdict: 'down',
+    reason: 'TLS error: handshake failed',
   };
   const check = (res: Response, path = '/v1/down-check?url=example.com', method = 'GET') =>
     contract.check(method, `http://127.0.0.1${path}`, res);

@@ -37,6 +37,7 @@ export { counter, gauge, histogram, serveMetrics } from './metrics.js';
 export { type LookupHost, lookupVia, resolveTarget, targetFailure } from './resolve-target.js';
 export { accountSubject, REVOCATIONS_SUBJECT } from './revocations.js';
 export {
+  type ConnectionPhases,
   type FetchOptions,
   header,
   OutboundError,

@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
 import { type Duplex, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { Agent, buildConnector, Client, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
 import type { LookupHost } from './resolve-target.js';
 
@@ -53,6 +53,22 @@ export interface FetchOptions {
   maxBodyBytes?: number;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * When given, every hop opens a connection of its own (no keep-alive reuse) and the time of its
+   * phases is added here: what a monitor reports is a fresh connection's cost, and a pooled
+   * connection would have no phases to time, or another request's.
+   */
+  phases?: ConnectionPhases;
+}
+
+/** The time spent opening connections, summed over an exchange's hops; null where no hop had the phase. */
+export interface ConnectionPhases {
+  /** Name lookup (null when every host was an IP literal, or a lookup failed). */
+  dnsMs: number | null;
+  /** TCP connect, until established. */
+  connectMs: number | null;
+  /** TLS handshake (null for plain http). */
+  tlsMs: number | null;
 }
 
 export interface RedirectHop {
@@ -90,6 +106,13 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 export class SafeHttp {
   private readonly agent: Agent;
   private readonly userAgent: string;
+  private readonly idleTimeoutMs: number;
+  /** Opens a policy-checked connection, timing its phases into `phases` when given. */
+  private readonly connect: (
+    opts: buildConnector.Options,
+    callback: buildConnector.Callback,
+    phases?: ConnectionPhases,
+  ) => void;
 
   constructor(options: SafeHttpOptions) {
     this.userAgent = options.userAgent ?? DEFAULT_UA;
@@ -98,24 +121,40 @@ export class SafeHttp {
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy, options.lookup),
     } as buildConnector.BuildOptions);
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 15_000;
+    this.connect = (opts, callback, phases) => {
+      const host = opts.hostname.replace(/^\[|\]$/g, '');
+      if (net.isIP(host) && !policy.allows(host)) {
+        callback(blockedError(host, false), null);
+        return;
+      }
+      const started = phases && performance.now();
+      // undici's connector returns the socket it opens, though its type says void.
+      const socket = (connector as (...args: Parameters<typeof connector>) => unknown)(opts, callback);
+      if (phases && started !== undefined && socket instanceof net.Socket) {
+        timePhases(socket, opts.protocol === 'https:', started, phases);
+      }
+    };
     this.agent = new Agent({
-      connect: (opts, callback) => {
-        const host = opts.hostname.replace(/^\[|\]$/g, '');
-        if (net.isIP(host) && !policy.allows(host)) {
-          callback(blockedError(host, false), null);
-          return;
-        }
-        connector(opts, callback);
-      },
+      connect: (opts, callback) => this.connect(opts, callback),
       connections: options.connectionsPerOrigin ?? 16,
       keepAliveTimeout: 10_000,
-      headersTimeout: options.idleTimeoutMs ?? 15_000,
-      bodyTimeout: options.idleTimeoutMs ?? 15_000,
+      headersTimeout: this.idleTimeoutMs,
+      bodyTimeout: this.idleTimeoutMs,
     });
   }
 
   async fetch(input: URL | string, opts: FetchOptions = {}): Promise<SafeResponse> {
-    const { signal, done } = exchangeSignal(opts.timeoutMs ?? 30_000, opts.signal);
+    const exchange = exchangeSignal(opts.timeoutMs ?? 30_000, opts.signal);
+    const signal = exchange.signal;
+    /** The one-off connections of a timed exchange, closed when it ends. */
+    const ownClients: Client[] = [];
+    const done = opts.phases
+      ? () => {
+          exchange.done();
+          for (const client of ownClients.splice(0)) client.destroy().catch(() => undefined);
+        }
+      : exchange.done;
     const maxRedirects = opts.maxRedirects ?? 5;
     const redirects: RedirectHop[] = [];
     const started = performance.now();
@@ -134,7 +173,8 @@ export class SafeHttp {
         try {
           // The agent's own request(): undici's top-level request(url) reads the URL again and copies
           // the options on every call (docs/decisions/0054-outbound-request-cost.md).
-          res = await this.agent.request({
+          const dispatcher = opts.phases ? this.oneOff(url, opts.phases, ownClients) : this.agent;
+          res = await dispatcher.request({
             origin: url.origin,
             path: url.pathname + url.search,
             method,
@@ -184,6 +224,17 @@ export class SafeHttp {
 
   async close(): Promise<void> {
     await this.agent.close();
+  }
+
+  /** A client for one request to `url`'s origin, on a connection of its own whose phases are timed. */
+  private oneOff(url: URL, phases: ConnectionPhases, owned: Client[]): Client {
+    const client = new Client(url.origin, {
+      connect: (opts, callback) => this.connect(opts, callback, phases),
+      headersTimeout: this.idleTimeoutMs,
+      bodyTimeout: this.idleTimeoutMs,
+    });
+    owned.push(client);
+    return client;
   }
 
   private wrap(
@@ -254,6 +305,33 @@ export class SafeHttp {
         done();
       },
     };
+  }
+}
+
+/**
+ * Adds a new socket's phases as they complete: lookup (absent for an IP literal), TCP connect,
+ * then the TLS handshake. A phase that fails or never starts adds nothing.
+ */
+function timePhases(socket: net.Socket, tls: boolean, started: number, phases: ConnectionPhases): void {
+  let mark = started;
+  const lap = () => {
+    const now = performance.now();
+    const ms = now - mark;
+    mark = now;
+    return ms;
+  };
+  const add = (sum: number | null, ms: number) => (sum ?? 0) + ms;
+  socket.once('lookup', (err: Error | null) => {
+    const ms = lap();
+    if (!err) phases.dnsMs = add(phases.dnsMs, ms);
+  });
+  socket.once('connect', () => {
+    phases.connectMs = add(phases.connectMs, lap());
+  });
+  if (tls) {
+    socket.once('secureConnect', () => {
+      phases.tlsMs = add(phases.tlsMs, lap());
+    });
   }
 }
 

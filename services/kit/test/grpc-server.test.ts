@@ -64,7 +64,7 @@ describe('runService and bind', () => {
               }
               if (url === 'fail') throw invalidArgument('TARGET_BLOCKED', 'blocked for the test');
               if (url === 'crash') throw new Error('secret internals');
-              return { url, testedFrom: 'test' };
+              return { url, testedFrom: 'test', redirects: [], verdict: 'up', reason: 'test' };
             },
           },
           log,
@@ -166,7 +166,13 @@ describe('metrics', () => {
       metricsPort,
       protoFiles: ['webutil/metascan/v1/metascan.proto'],
       log,
-      bindings: [bind(MetaScanServiceService, { downCheck: async ({ url }) => ({ url, testedFrom: 'test' }) }, log)],
+      bindings: [
+        bind(
+          MetaScanServiceService,
+          { downCheck: async ({ url }) => ({ url, testedFrom: 'test', redirects: [], verdict: 'up', reason: 'test' }) },
+          log,
+        ),
+      ],
     });
     const client = new MetaScanServiceClient(`127.0.0.1:${service.port}`, grpc.credentials.createInsecure());
     try {

@@ -365,6 +365,44 @@ describe('SafeHttp', () => {
     });
   });
 
+  describe('a timed exchange (phases)', () => {
+    it('opens a connection per hop and adds up its lookup and connect; no TLS over http', async () => {
+      const dns = await startFixtureDns();
+      dns.set('timed.example.test', ['127.0.0.1']);
+      const client = new SafeHttp({ policy: new AddressPolicy(['127.0.0.0/8']), lookup: lookupVia([dns.server]) });
+      try {
+        const phases = { dnsMs: null, connectMs: null, tlsMs: null };
+        const res = await client.fetch(`http://timed.example.test:${site.port}/redirect/2`, { phases });
+        expect(res.status).to.equal(200);
+        await res.dump();
+        expect(phases.dnsMs).to.be.a('number').at.least(0);
+        expect(phases.connectMs).to.be.a('number').at.least(0);
+        expect(phases.tlsMs).to.equal(null);
+        // Three hops, three connections of their own: the name was looked up for each.
+        expect(dns.queries.filter((q) => q === 'A timed.example.test')).to.have.length(3);
+      } finally {
+        await client.close();
+        await dns.close();
+      }
+    });
+
+    it('has no lookup for an IP literal, and no connect when the connection is refused', async () => {
+      const client = new SafeHttp({ policy: new AddressPolicy(['127.0.0.0/8']) });
+      try {
+        const ok = { dnsMs: null, connectMs: null, tlsMs: null };
+        await (await client.fetch(site.url('/ok'), { phases: ok })).dump();
+        expect(ok.dnsMs).to.equal(null);
+        expect(ok.connectMs).to.be.a('number');
+        const refused = { dnsMs: null, connectMs: null, tlsMs: null };
+        const port = await refusedPort();
+        await expectOutbound(client.fetch(`http://127.0.0.1:${port}/`, { phases: refused }), 'connect', 'ECONNREFUSED');
+        expect(refused).to.deep.equal({ dnsMs: null, connectMs: null, tlsMs: null });
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
   describe('with its own DNS servers (lookupVia)', () => {
     it('connects where those servers point, and checks what they answer at connect time', async () => {
       const dns = await startFixtureDns();

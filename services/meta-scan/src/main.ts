@@ -1,4 +1,12 @@
-import { AddressPolicy, createLogger, exitOnFatalErrors, processOptions, runService, SafeHttp } from '@webutil/kit';
+import {
+  AddressPolicy,
+  createLogger,
+  exitOnFatalErrors,
+  lookupVia,
+  processOptions,
+  runService,
+  SafeHttp,
+} from '@webutil/kit';
 import { readConfig } from './config.js';
 import { metaScanService } from './server.js';
 
@@ -7,7 +15,8 @@ const config = readConfig();
 const log = createLogger('meta-scan', config.LOG_LEVEL);
 exitOnFatalErrors(log);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
-const http = new SafeHttp({ policy, connectTimeoutMs: config.DOWN_CHECK_TIMEOUT_MS });
+const lookup = lookupVia(config.META_DNS_SERVERS);
+const http = new SafeHttp({ policy, lookup, connectTimeoutMs: config.DOWN_CHECK_TIMEOUT_MS });
 
 await runService({
   name: 'meta-scan',
@@ -16,7 +25,7 @@ await runService({
   bindings: [
     metaScanService(
       {
-        downCheck: { http, policy, testedFrom: config.TESTED_FROM, timeoutMs: config.DOWN_CHECK_TIMEOUT_MS },
+        downCheck: { http, policy, lookup, testedFrom: config.TESTED_FROM, timeoutMs: config.DOWN_CHECK_TIMEOUT_MS },
         metaScan: {
           http,
           pageTimeoutMs: config.META_PAGE_TIMEOUT_MS,

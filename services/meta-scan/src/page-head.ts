@@ -9,10 +9,17 @@ export interface MetaTag {
   content?: string;
 }
 
-/** One <link> element's rel tokens and href. */
+/** One <link> element's rel tokens and href (and hreflang, for alternates). */
 export interface LinkTag {
   rel: string[];
   href: string;
+  hreflang?: string;
+}
+
+/** The text of one <script type="application/ld+json"> in the head, cut at MAX_JSON_LD_CHARS. */
+export interface JsonLdBlock {
+  text: string;
+  truncated: boolean;
 }
 
 /** What the audit reads from a page: its head, and no more. */
@@ -23,6 +30,10 @@ export interface PageHead {
   links: LinkTag[];
   /** First <base href>, as written. */
   baseHref: string | undefined;
+  /** The <html lang> attribute, as written. */
+  lang: string | undefined;
+  /** JSON-LD blocks in the head, at most MAX_JSON_LD_BLOCKS. */
+  jsonLd: JsonLdBlock[];
   /** Why reading stopped: the head ended, the input ended, or a bound was reached. */
   stop: 'head-end' | 'input-end' | 'depth' | 'elements';
 }
@@ -32,6 +43,9 @@ export const MAX_DEPTH = 64;
 /** <meta> and <link> elements read at most; real heads have tens. */
 export const MAX_ELEMENTS = 2_000;
 const MAX_TITLE = 2_048;
+/** JSON-LD read from the head at most: blocks, and characters of each. */
+export const MAX_JSON_LD_BLOCKS = 20;
+export const MAX_JSON_LD_CHARS = 256 * 1024;
 
 /**
  * A bounded, streaming reader of a page's head over the kit's BoundedParser (linear in the bytes
@@ -40,8 +54,18 @@ const MAX_TITLE = 2_048;
  */
 export class HeadReader {
   private readonly parser: BoundedParser;
-  private readonly head: PageHead = { title: undefined, metas: [], links: [], baseHref: undefined, stop: 'input-end' };
+  private readonly head: PageHead = {
+    title: undefined,
+    metas: [],
+    links: [],
+    baseHref: undefined,
+    lang: undefined,
+    jsonLd: [],
+    stop: 'input-end',
+  };
   private inTitle = false;
+  /** The JSON-LD block being read, while inside its <script>. */
+  private jsonLd: JsonLdBlock | undefined;
   private titleText = '';
   private titleSeen = false;
   private finished = false;
@@ -53,6 +77,12 @@ export class HeadReader {
         onclosetag: (name, implied) => this.close(name, implied),
         ontext: (text) => {
           if (this.inTitle) this.titleText += text.slice(0, MAX_TITLE - this.titleText.length);
+          const block = this.jsonLd;
+          if (block && !block.truncated) {
+            const room = MAX_JSON_LD_CHARS - block.text.length;
+            block.text += text.slice(0, room);
+            block.truncated = text.length > room;
+          }
         },
       },
       HTML_OPTIONS,
@@ -89,6 +119,18 @@ export class HeadReader {
       case 'body':
         this.stop('head-end');
         return;
+      case 'html':
+        this.head.lang ??= attrs.lang?.trim();
+        return;
+      case 'script':
+        if (
+          attrs.type?.trim().toLowerCase() === 'application/ld+json' &&
+          this.head.jsonLd.length < MAX_JSON_LD_BLOCKS
+        ) {
+          this.jsonLd = { text: '', truncated: false };
+          this.head.jsonLd.push(this.jsonLd);
+        }
+        return;
       case 'title':
         if (!this.titleSeen) {
           this.titleSeen = true;
@@ -106,7 +148,9 @@ export class HeadReader {
         break;
       case 'link':
         if (attrs.href !== undefined && attrs.rel !== undefined) {
-          this.head.links.push({ rel: attrs.rel.toLowerCase().split(/\s+/).filter(Boolean), href: attrs.href.trim() });
+          const link: LinkTag = { rel: attrs.rel.toLowerCase().split(/\s+/).filter(Boolean), href: attrs.href.trim() };
+          if (attrs.hreflang !== undefined) link.hreflang = attrs.hreflang.trim();
+          this.head.links.push(link);
         }
         break;
       case 'base':
@@ -120,6 +164,7 @@ export class HeadReader {
 
   private close(name: string, implied: boolean): void {
     if (name === 'title') this.inTitle = false;
+    if (name === 'script') this.jsonLd = undefined;
     if (name === 'head' && !implied) this.stop('head-end');
   }
 }

@@ -4,12 +4,17 @@ import { HeadReader, type PageHead } from './page-head.js';
 /** The audited page: where it ended up after redirects, its headers, and its head. */
 export interface AuditedPage {
   url: URL;
+  status: number;
+  /** The redirects followed to get there. */
+  redirects: SafeResponse['redirects'];
   headers: SafeResponse['headers'];
   head: PageHead;
 }
 
 export interface PageReadOptions {
   timeoutMs: number;
+  /** The User-Agent header sent, when not the service's own. */
+  userAgent?: string;
   /** Bytes of the page read at most while looking for the end of its head. */
   maxHeadBytes: number;
 }
@@ -20,13 +25,19 @@ const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
  * Fetches the page through the safe client and reads its head, within the byte bound. A page that
  * cannot be fetched or read fails with the reason (the route answers the spec's 500 for it).
  */
-export async function readPage(url: URL, http: SafeHttp, options: PageReadOptions, signal: AbortSignal) {
+export async function readPage(
+  url: URL,
+  http: SafeHttp,
+  options: PageReadOptions,
+  signal: AbortSignal,
+): Promise<AuditedPage> {
   let res: SafeResponse;
   try {
     res = await http.fetch(url, {
       timeoutMs: options.timeoutMs,
       maxRedirects: 10,
       maxBodyBytes: options.maxHeadBytes,
+      headers: options.userAgent ? { 'user-agent': options.userAgent } : undefined,
       signal,
     });
   } catch (err) {
@@ -62,7 +73,13 @@ export async function readPage(url: URL, http: SafeHttp, options: PageReadOption
   } finally {
     await res.dump();
   }
-  return { url: new URL(res.url), headers: res.headers, head: reader.end() } satisfies AuditedPage;
+  return {
+    url: new URL(res.url),
+    status: res.status,
+    redirects: res.redirects,
+    headers: res.headers,
+    head: reader.end(),
+  } satisfies AuditedPage;
 }
 
 /**

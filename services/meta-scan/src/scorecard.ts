@@ -6,7 +6,9 @@ import { type AuditInput, CATEGORY_ORDER, CHECKS } from './checks.js';
 const CREDIT: Record<string, number> = { pass: 1, warning: 0.5, fail: 0 };
 
 /** Runs every check and adds them up: categories in the spec's order, score, grade and summary. */
-export function scorecard(input: AuditInput): Omit<MetaScanResponse, 'url'> {
+export function scorecard(
+  input: AuditInput,
+): Pick<MetaScanResponse, 'finalScore' | 'grade' | 'categories' | 'summary'> {
   const results = CHECKS.map((check) => ({ check, result: { id: check.id, ...check.run(input) } as MetaCheck }));
   const categories: MetaCategory[] = CATEGORY_ORDER.map((id) => ({
     id,

@@ -10,8 +10,8 @@ export function metaScanService(
   return bind(
     MetaScanServiceService,
     {
-      downCheck: (request, ctx) => downCheck(request.url, deps.downCheck, ctx.signal),
-      metaScan: (request, ctx) => metaScan(request.url, deps.metaScan, ctx.signal),
+      downCheck: (request, ctx) => downCheck(request, deps.downCheck, ctx.signal),
+      metaScan: (request, ctx) => metaScan(request, deps.metaScan, ctx.signal),
     },
     log,
   );

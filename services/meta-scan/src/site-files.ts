@@ -21,12 +21,16 @@ export interface RobotsProbe {
   sitemaps: string[];
   /** It disallows the whole site for every crawler. */
   blocksAll: boolean;
+  /** Whether a crawler (by user-agent token) may fetch a URL; absent without a usable robots.txt. */
+  allows?: (url: string, crawler: string) => boolean;
 }
 
 export interface SiteFileOptions {
   http: SafeHttp;
   timeoutMs: number;
   signal: AbortSignal;
+  /** Sent with the images fetched (the crawler the caller scans as). */
+  headers?: Record<string, string>;
 }
 
 const ROBOTS_BYTES = 512 * 1024;
@@ -97,6 +101,7 @@ export async function probeRobots(origin: string, options: SiteFileOptions): Pro
     // The protocol wants absolute URLs; relative ones are common and resolved as crawlers do.
     sitemaps: robots.getSitemaps().flatMap((s) => (URL.canParse(s, url) ? [new URL(s, url).href] : [])),
     blocksAll: robots.isDisallowed(new URL('/', origin).href, 'WebUtilBot') === true,
+    allows: (target, crawler) => robots.isDisallowed(target, crawler) !== true,
   };
 }
 
