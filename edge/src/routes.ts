@@ -72,13 +72,17 @@ const JOB_ERRORS = { job_not_found: 404 };
 /** A file the service refuses; 422 when what it converts to would pass the output bound (docs/decisions/0111). */
 const XBEL_FILE_ERRORS = { empty_file: 400, output_too_large: 422 };
 /**
- * A render: 400 when the page cannot be had, 408 past the render budget, 503 (with Retry-After)
- * when every browser is busy or the one rendering it stopped.
+ * A render: 400 when the page cannot be had, the service refuses an option (a selector the browser
+ * cannot parse, page ranges past the document) or no element matches a selector; 408 past the
+ * render budget, 503 (with Retry-After) when every browser is busy or the one rendering it stopped.
  */
 const RENDER_ERRORS = {
   target_blocked: 400,
   target_unreachable: 400,
   not_renderable: 400,
+  invalid_option: 400,
+  invalid_selector: 400,
+  selector_not_found: 400,
   render_timeout: 408,
   render_busy: 503,
   browser_crashed: 503,

@@ -33,6 +33,8 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       RENDER_SETTLE_MAX_MS: env.int(1_500, 0),
       RENDER_MAX_CAPTURE_PIXELS: env.int(16_000, 100),
       RENDER_MAX_PDF_PAGES: env.int(100, 1),
+      /** Longest wait for a request's waitForSelector (docs/decisions/0191-render-options.md). */
+      RENDER_SELECTOR_WAIT_MAX_MS: env.int(10_000, 0),
       RENDER_CONNECT_TIMEOUT_MS: env.int(10_000, 100),
       // Results
       RENDER_FILE_TTL_MS: env.int(5 * 60_000, 1_000),

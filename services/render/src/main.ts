@@ -45,6 +45,7 @@ await runService({
             settleMaxMs: config.RENDER_SETTLE_MAX_MS,
             maxCapturePixels: config.RENDER_MAX_CAPTURE_PIXELS,
             maxPdfPages: config.RENDER_MAX_PDF_PAGES,
+            selectorWaitMaxMs: config.RENDER_SELECTOR_WAIT_MAX_MS,
           },
         },
         queueWaitMs: config.RENDER_QUEUE_WAIT_MS,
