@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { challengeSolution } from './caller.js';
 import type { Clients } from './clients.js';
 import { BILLING_TIMEOUT_MS } from './credits.js';
-import { NEVER_CANCELLED } from './grpc-clients.js';
+import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import {
   clearanceHeaders,
   noStore,
@@ -24,7 +24,7 @@ import {
 } from './presenters/billing.js';
 import { presentExtract } from './presenters/crawl.js';
 import { withDownloadUrl } from './presenters/downloads.js';
-import { pdfHeaders, screenshotHeaders } from './presenters/render.js';
+import { pdfFile, pdfHeaders, screenshotFile, screenshotHeaders } from './presenters/render.js';
 import { presentSslScan } from './presenters/tls-scan.js';
 import { type Caller, type DownloadSpec, download, type RouteSpec, route, versioned } from './route-spec.js';
 import {
@@ -87,6 +87,9 @@ const RENDER_ERRORS = {
   render_busy: 503,
   browser_crashed: 503,
 };
+/** A render's stored file, for the answer that is the file itself (Accept: its content type). */
+const readRenderFile = (c: Clients, reply: { filename: string }, options: CallOptions) =>
+  c.render.readArtifact({ filename: reply.filename }, options);
 /** A render may wait 15 s for a browser, then has 30 s. */
 const RENDER_TIMEOUT_MS = 60_000;
 
@@ -169,6 +172,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: RENDER_TIMEOUT_MS,
     call: (c, input, options) => c.render.screenshot(screenshotRequest(input), options),
     headers: screenshotHeaders,
+    file: { ...screenshotFile, read: readRenderFile },
     successHeaders: {
       'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
       'X-Screenshot-Clipped': 'true or false, as `clipped`.',
@@ -188,6 +192,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: RENDER_TIMEOUT_MS,
     call: (c, input, options) => c.render.urlToPdf(pdfRequest(input), options),
     headers: pdfHeaders,
+    file: { ...pdfFile, read: readRenderFile },
     successHeaders: {
       'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
       'Server-Timing': 'Stages queue, page, nav, net, scroll, settle, render and total, in ms.',

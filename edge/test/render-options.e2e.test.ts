@@ -1,9 +1,10 @@
-import { addRenderPages, BOX, FEATURE_OFF, FEATURE_ON } from '@webutil/scripts/fixture-pages';
+import { addRenderPages, BOX, CONSENT_BANNER, FEATURE_OFF, FEATURE_ON } from '@webutil/scripts/fixture-pages';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { creditsHeader, expectFailure } from './billing-helpers.js';
 import {
+  download,
   expectNoOpenPages,
   expectRenderFailure,
   pdfPageColour,
@@ -110,6 +111,22 @@ describe('render options, through the REST edge', function () {
     });
   });
 
+  describe('blockAds and blockCookieBanners', () => {
+    it('never requests an EasyList ad URL and removes a consent banner, each only when asked', async () => {
+      const adRequests = () => site.requests.filter((r) => r.path.startsWith('/ads/banners/')).length;
+      const plain = await rendered(stack, 'screenshot', { url: site.url('/page/consent?b=0') });
+      expect(adRequests(), 'the fixture counts the ad request').to.equal(1);
+      expect(await pixel(plain.file, 1000, 50)).to.deep.equal(hex(CONSENT_BANNER));
+      const [clean, pdf] = await Promise.all([
+        rendered(stack, 'screenshot', { url: site.url('/page/consent?b=1'), blockAds: true, blockCookieBanners: true }),
+        rendered(stack, 'url-to-pdf', { url: site.url('/page/consent?b=2'), blockAds: true }),
+      ]);
+      expect(adRequests(), 'ad requests with blockAds').to.equal(1);
+      expect(await pixel(clean.file, 1000, 50)).to.deep.equal([255, 255, 255]);
+      expect((await readPdf(pdf.file)).text).to.contain('Consent');
+    });
+  });
+
   describe('POST /v1/url-to-pdf', () => {
     it('prints margins, a legible header and footer, page ranges and an outline', async () => {
       const url = site.url('/page/long?n=3');
@@ -186,6 +203,67 @@ describe('render options, through the REST edge', function () {
         render(stack, 'url-to-pdf', { url: site.url('/page/long?n=2'), pageRanges: '5-6' }),
       );
       expect(expectRenderFailure(call, 400, 'invalid_option')).to.match(/^pageRanges/);
+      expect(credits).to.equal(0);
+    });
+  });
+
+  describe('one round trip', () => {
+    const asFile = (route: string, body: unknown, accept: string) =>
+      stack.api(`/v1/${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify(body),
+      });
+
+    it('answers with the file itself when Accept names its type, the fields as headers; JSON otherwise', async () => {
+      const [[shot, pdf], credits] = await spent(() =>
+        Promise.all([
+          asFile('screenshot', { url: site.url('/page/box?bin=1'), format: 'webp' }, 'image/webp'),
+          asFile('url-to-pdf', { url: site.url('/page/long?n=2&bin=1') }, 'application/pdf'),
+        ]),
+      );
+      expect(credits).to.equal(4);
+      expect(shot.status).to.equal(200);
+      expect(shot.headers.get('content-type')).to.equal('image/webp');
+      const filename = shot.headers.get('x-filename') ?? '';
+      expect(filename).to.match(/^[A-Za-z0-9_-]{32}\.webp$/);
+      expect(shot.headers.get('content-disposition')).to.equal(`inline; filename="${filename}"`);
+      expect({
+        format: shot.headers.get('x-format'),
+        extension: shot.headers.get('x-file-extension'),
+        clipped: shot.headers.get('x-clipped'),
+        cache: shot.headers.get('x-screenshot-cache'),
+      }).to.deep.equal({ format: 'webp', extension: 'webp', clipped: 'false', cache: 'MISS' });
+      expect(Number(shot.headers.get('x-duration-ms'))).to.be.above(0);
+      expect(shot.headers.get('server-timing')).to.match(/^queue;dur=.*encode;dur=.*total;dur=/);
+      const bytes = Buffer.from(await shot.arrayBuffer());
+      expect(shot.headers.get('x-size-bytes')).to.equal(String(bytes.length));
+      expect(bytes.equals(await download(stack, filename)), 'the answer is the stored file').to.equal(true);
+
+      expect(pdf.status).to.equal(200);
+      expect(pdf.headers.get('content-type')).to.equal('application/pdf');
+      const pdfBytes = Buffer.from(await pdf.arrayBuffer());
+      expect(pdf.headers.get('x-size-bytes')).to.equal(String(pdfBytes.length));
+      expect(pdf.headers.get('x-pdf-cache')).to.equal('MISS');
+      expect(pdfBytes.equals(await download(stack, pdf.headers.get('x-filename') ?? ''))).to.equal(true);
+      expect((await readPdf(pdfBytes)).pages).to.equal(2);
+
+      // A cache hit comes as the file too; an Accept naming another type, or a wildcard, gets the JSON.
+      const hit = await asFile('screenshot', { url: site.url('/page/box?bin=1'), format: 'webp' }, 'image/webp');
+      expect(hit.headers.get('x-screenshot-cache')).to.equal('HIT');
+      expect(Buffer.from(await hit.arrayBuffer()).equals(bytes)).to.equal(true);
+      for (const accept of ['image/png', '*/*', 'image/*', 'image/webp;q=0']) {
+        const res = await asFile('screenshot', { url: site.url('/page/box?bin=1'), format: 'webp' }, accept);
+        expect(res.headers.get('content-type'), accept).to.match(/^application\/json/);
+        expect(await res.json(), accept).to.include({ success: true, filename, format: 'webp' });
+      }
+    });
+
+    it('answers a failure in the envelope whatever the Accept header, spending nothing', async () => {
+      const [res, credits] = await spent(() =>
+        asFile('screenshot', { url: site.url('/page/box?bin=2'), selector: '#nothing' }, 'image/png'),
+      );
+      await expectFailure(res, 400, 'selector_not_found');
       expect(credits).to.equal(0);
     });
   });

@@ -33,6 +33,8 @@
  *   /attachment            a download (Content-Disposition: attachment), not a page
  *   /page/box              BOX: a block of known place, size and colour (#box), a banner (#banner)
  *                          across the top, and a late block (#late) added LATE_MS after load
+ *   /page/consent          a consent banner (Jetpack's EU cookie law widget, CONSENT_BANNER colour) fixed
+ *                          over the top 100 px, and an image from /ads/banners/ad.gif, an EasyList path
  *   /page/long?n=3         n sections one A4 page tall, each with a heading "Section i"; the first
  *                          line of text starts at the top-left of the content box
  */
@@ -51,6 +53,8 @@ export const POPUP_BLOCKED = '#2962ff';
 /** /page/box's block, in CSS px, and the late block's delay. */
 export const BOX = { left: 40, top: 120, width: 300, height: 150, colour: '#2962ff' };
 export const LATE_MS = 1_500;
+/** /page/consent's banner colour. */
+export const CONSENT_BANNER = '#ff6d00';
 
 export interface RenderPages {
   /** The User-Agent of each /page/device request, by its path and query. */
@@ -241,6 +245,20 @@ export function addRenderPages(site: FixtureSite): RenderPages {
       }, ${LATE_MS}));</script>`,
     ),
   );
+
+  page('/page/consent', () =>
+    html(
+      '<h1>Consent</h1><img src="/ads/banners/ad.gif" width="300" height="250" alt="">' +
+        '<div class="widget widget_eu_cookie_law_widget" style="position:fixed;top:0;left:0;right:0;height:100px;' +
+        `background:${CONSENT_BANNER}"><form id="jetpack-eu-cookie-law-form">We use cookies ` +
+        '<input type="submit" class="accept" value="Close and accept"></form></div>',
+    ),
+  );
+  site.route('/ads/banners/ad.gif', (_req, res) => {
+    const gif = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
+    res.writeHead(200, { 'content-type': 'image/gif', 'content-length': gif.length });
+    res.end(gif);
+  });
 
   page('/page/long', (url) => {
     const n = Math.min(50, Number(url.searchParams.get('n') ?? 3));

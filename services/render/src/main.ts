@@ -2,7 +2,7 @@ import { AddressPolicy, createLogger, exitOnFatalErrors, lookupVia, processOptio
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool, chromiumSandbox } from './browser-pool.js';
 import { readConfig } from './config.js';
-
+import { ContentBlocking } from './content-blocking.js';
 import { renderService } from './server.js';
 
 const config = readConfig();
@@ -15,6 +15,7 @@ const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: conf
 const stopSweeping = sweepArtifacts(store, config.RENDER_SWEEP_MS, log);
 const sandbox = chromiumSandbox(config.RENDER_CHROMIUM_SANDBOX);
 log.info({ sandbox, setting: config.RENDER_CHROMIUM_SANDBOX }, `Chromium's sandbox is ${sandbox ? 'on' : 'off'}`);
+const blocking = new ContentBlocking(config.RENDER_FILTER_LISTS, log);
 const pool = await BrowserPool.start({
   executablePath: config.CHROMIUM_PATH,
   sandbox,
@@ -37,6 +38,7 @@ await runService({
         lookup,
         page: {
           egress: { policy, lookup, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },
+          blocking,
           limits: {
             timeoutMs: config.RENDER_TIMEOUT_MS,
             quietMs: config.RENDER_QUIET_MS,

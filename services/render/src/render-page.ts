@@ -1,6 +1,7 @@
 import { invalidArgument, type ServiceError, targetFailure } from '@webutil/kit';
 import { type BrowserContext, type HTTPResponse, type Page, TimeoutError, type Viewport } from 'puppeteer-core';
 import type { Lease } from './browser-pool.js';
+import type { ContentBlocking } from './content-blocking.js';
 import { DEVICES, type Device } from './devices.js';
 import { EgressProxy, type EgressProxyOptions, REFUSAL_HEADER } from './egress-proxy.js';
 import { netFailure } from './net-errors.js';
@@ -38,6 +39,8 @@ export interface Rendered {
 export interface PageDeps {
   egress: EgressProxyOptions;
   limits: PageLimits;
+  /** blockAds and blockCookieBanners. */
+  blocking: ContentBlocking;
 }
 
 /** Longest a context may take to close before its browser is considered broken. */
@@ -84,6 +87,10 @@ export async function renderPage(
     const main = watchMainFrame(page, url.href, proxy, (reason) => stop.abort(reason));
     closePopups(context, lease);
     await guard(prepare(page, DEVICES[job.options.device], viewport, job));
+    const blocking =
+      prep.blockAds || prep.blockCookieBanners
+        ? await guard(deps.blocking.arm(page, { ads: prep.blockAds, cookies: prep.blockCookieBanners }))
+        : undefined;
     clock.end('page');
 
     const response = await guard(page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: 0 })).catch(
@@ -120,6 +127,7 @@ export async function renderPage(
     clock.end('scroll');
 
     await guard(inPage(page, main, () => page.evaluate(settled, limits.settleMaxMs)));
+    if (blocking) await guard(inPage(page, main, () => blocking.settle()));
     if (prep.delayMs > 0) await guard(new Promise((resolve) => setTimeout(resolve, prep.delayMs)));
     main.check(null);
     clock.end('settle');
