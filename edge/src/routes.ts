@@ -86,6 +86,8 @@ const RENDER_ERRORS = {
   render_timeout: 408,
   render_busy: 503,
   browser_crashed: 503,
+  // blockAds on a render service installed without its filter lists (decision 0192).
+  ads_lists_unavailable: 503,
 };
 /** A render's stored file, for the answer that is the file itself (Accept: its content type). */
 const readRenderFile = (c: Clients, reply: { filename: string }, options: CallOptions) =>

@@ -113,17 +113,22 @@ describe('render options, through the REST edge', function () {
 
   describe('blockAds and blockCookieBanners', () => {
     it('never requests an EasyList ad URL and removes a consent banner, each only when asked', async () => {
-      const adRequests = () => site.requests.filter((r) => r.path.startsWith('/ads/banners/')).length;
-      const plain = await rendered(stack, 'screenshot', { url: site.url('/page/consent?b=0') });
-      expect(adRequests(), 'the fixture counts the ad request').to.equal(1);
-      expect(await pixel(plain.file, 1000, 50)).to.deep.equal(hex(CONSENT_BANNER));
-      const [clean, pdf] = await Promise.all([
-        rendered(stack, 'screenshot', { url: site.url('/page/consent?b=1'), blockAds: true, blockCookieBanners: true }),
-        rendered(stack, 'url-to-pdf', { url: site.url('/page/consent?b=2'), blockAds: true }),
+      const adRequests = (b: string) => site.requests.filter((r) => r.path === `/ads/banners/ad.gif?b=${b}`).length;
+      const [plain, ads, banners, pdf] = await Promise.all([
+        rendered(stack, 'screenshot', { url: site.url('/page/consent?b=0') }),
+        rendered(stack, 'screenshot', { url: site.url('/page/consent?b=1'), blockAds: true }),
+        rendered(stack, 'screenshot', { url: site.url('/page/consent?b=2'), blockCookieBanners: true }),
+        rendered(stack, 'url-to-pdf', { url: site.url('/page/consent?b=3'), blockAds: true, blockCookieBanners: true }),
       ]);
-      expect(adRequests(), 'ad requests with blockAds').to.equal(1);
-      expect(await pixel(clean.file, 1000, 50)).to.deep.equal([255, 255, 255]);
-      expect((await readPdf(pdf.file)).text).to.contain('Consent');
+      expect(
+        [0, 1, 2, 3].map((b) => adRequests(String(b))),
+        'ad requests of each render',
+      ).to.deep.equal([1, 0, 1, 0]);
+      expect(await pixel(plain.file, 1000, 50)).to.deep.equal(hex(CONSENT_BANNER));
+      expect(await pixel(ads.file, 1000, 50)).to.deep.equal(hex(CONSENT_BANNER));
+      expect(await pixel(banners.file, 1000, 50)).to.deep.equal([255, 255, 255]);
+      const text = (await readPdf(pdf.file)).text;
+      expect(text).to.contain('Consent').and.not.contain('We use cookies');
     });
   });
 

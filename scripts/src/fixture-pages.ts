@@ -34,7 +34,8 @@
  *   /page/box              BOX: a block of known place, size and colour (#box), a banner (#banner)
  *                          across the top, and a late block (#late) added LATE_MS after load
  *   /page/consent          a consent banner (Jetpack's EU cookie law widget, CONSENT_BANNER colour) fixed
- *                          over the top 100 px, and an image from /ads/banners/ad.gif, an EasyList path
+ *                          over the top 100 px, and an image from /ads/banners/ad.gif (an EasyList path)
+ *                          with the page's query
  *   /page/long?n=3         n sections one A4 page tall, each with a heading "Section i"; the first
  *                          line of text starts at the top-left of the content box
  */
@@ -246,9 +247,9 @@ export function addRenderPages(site: FixtureSite): RenderPages {
     ),
   );
 
-  page('/page/consent', () =>
+  page('/page/consent', (url) =>
     html(
-      '<h1>Consent</h1><img src="/ads/banners/ad.gif" width="300" height="250" alt="">' +
+      `<h1>Consent</h1><img src="/ads/banners/ad.gif${url.search}" width="300" height="250" alt="">` +
         '<div class="widget widget_eu_cookie_law_widget" style="position:fixed;top:0;left:0;right:0;height:100px;' +
         `background:${CONSENT_BANNER}"><form id="jetpack-eu-cookie-law-form">We use cookies ` +
         '<input type="submit" class="accept" value="Close and accept"></form></div>',
