@@ -12,7 +12,9 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 # --npm-only (the operator CLI): no system packages.
 [ "${1:-}" = "--npm-only" ] && exit 0
-missing=$(for p in chromium fonts-noto-cjk fonts-noto-color-emoji curl jq; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+# webext-ublock-origin-chromium: EasyList and EasyPrivacy, the render service's blockAds lists.
+packages="chromium fonts-noto-cjk fonts-noto-color-emoji webext-ublock-origin-chromium curl jq"
+missing=$(for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "installing $(echo $missing) (Debian packages)" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -20,25 +20,47 @@ export function downloadHandler(spec: DownloadSpec, clients: Clients, metering: 
     const options = callOptions(ctx, spec.timeoutMs);
     // Free: authorize only identifies and rate-limits the caller; no credits are held.
     await metering.authorize(metered, ctx, options.requestId);
-    const parts = spec.call(clients, input, options)[Symbol.asyncIterator]();
-    let first: IteratorResult<FilePart>;
+    let file: OpenedFile;
     try {
-      first = await parts.next();
+      file = await openFile(spec.call(clients, input, options));
     } catch (err) {
-      throw httpErrorFromCall(err, spec);
+      throw err instanceof HttpError ? err : httpErrorFromCall(err, spec);
     }
-    if (first.done) throw new HttpError(500, 'internal_error', 'the service sent no file');
-    const head = first.value;
-    ctx.attachment(head.fileName || String(input[spec.nameParam]), { type: spec.disposition });
-    ctx.type = head.contentType;
-    ctx.set({
-      'Content-Length': head.sizeBytes,
-      // The file is gone in minutes and only its holder knows the name: keep it out of shared caches.
-      'Cache-Control': 'private, no-store',
-      'X-Content-Type-Options': 'nosniff',
-    });
-    ctx.body = Readable.from(bytesOf(head, parts, ctx, log));
+    sendFile(ctx, file, String(input[spec.nameParam]), spec.disposition, log);
   };
+}
+
+export interface OpenedFile {
+  /** The first message: the file's type and size, and its first bytes. */
+  head: FilePart;
+  rest: AsyncIterator<FilePart>;
+}
+
+/** A streamed file's first message; a failure before it (not found, expired) rejects. */
+export async function openFile(parts: AsyncIterable<FilePart>): Promise<OpenedFile> {
+  const rest = parts[Symbol.asyncIterator]();
+  const first = await rest.next();
+  if (first.done) throw new HttpError(500, 'internal_error', 'the service sent no file');
+  return { head: first.value, rest };
+}
+
+/** Answers with an opened file: its type, length and name, then its bytes as they come. */
+export function sendFile(
+  ctx: Context,
+  { head, rest }: OpenedFile,
+  name: string,
+  disposition: 'inline' | 'attachment',
+  log: Logger,
+): void {
+  ctx.attachment(head.fileName || name, { type: disposition });
+  ctx.type = head.contentType;
+  ctx.set({
+    'Content-Length': head.sizeBytes,
+    // The file is gone in minutes and only its holder knows the name: keep it out of shared caches.
+    'Cache-Control': 'private, no-store',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  ctx.body = Readable.from(bytesOf(head, rest, ctx, log));
 }
 
 /** The file's bytes; a failure midway cuts the response short (the length tells the client it is incomplete). */

@@ -137,9 +137,12 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     },
     responses: {
       [status]: {
-        description: spec.credits
-          ? `Success; spends ${spec.credits} credit${spec.credits > 1 ? 's' : ''}.`
-          : 'Success.',
+        description:
+          (spec.credits ? `Success; spends ${spec.credits} credit${spec.credits > 1 ? 's' : ''}.` : 'Success.') +
+          (spec.file
+            ? ` With an Accept header naming the file's content type (${spec.file.contentTypes.join(', ')}), ` +
+              'the file itself, the fields as X- headers; otherwise JSON.'
+            : ''),
         headers: {
           ...commonHeaders,
           ...Object.fromEntries(
@@ -148,8 +151,27 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
               { required: true, description, schema: { type: 'string' } },
             ]),
           ),
+          ...Object.fromEntries(
+            Object.entries(spec.file?.fieldHeaders ?? {}).map(([name, description]) => [
+              name,
+              {
+                required: false,
+                description: `With the file as the answer: ${description}`,
+                schema: { type: 'string' },
+              },
+            ]),
+          ),
         },
-        content: { 'application/json': { schema: successSchema(spec.output, spec.envelope ?? 'data') } },
+        content: {
+          'application/json': { schema: successSchema(spec.output, spec.envelope ?? 'data') },
+          // With an Accept header naming the file's type, the file itself (RouteSpec.file).
+          ...Object.fromEntries(
+            (spec.file?.contentTypes ?? []).map((type) => [
+              type,
+              { schema: { type: 'string', contentMediaType: type } },
+            ]),
+          ),
+        },
       },
       ...Object.fromEntries(
         [...platformFailures(spec)]

@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
+import { type OpenedFile, openFile, sendFile } from './downloads.js';
 import { HttpError, successBody } from './envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import type { Metering } from './metering/index.js';
@@ -118,13 +119,20 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     const { withdraw } = spec;
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
-    let body: object;
+    let body: object | undefined;
+    let file: { opened: OpenedFile; name: string } | undefined;
     let headers: Record<string, string> | undefined;
     try {
       const reply = await spec.call(clients, input ?? (await parseInput(spec, ctx)), options, hold.caller);
-      const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
-      body = successBody(fields, envelope);
       headers = spec.headers?.(reply, ctx);
+      if (spec.file && acceptsExactly(ctx, spec.file.contentType(reply))) {
+        // The file is opened before the render is billed: a caller who gets no file pays nothing.
+        file = { opened: await openFile(spec.file.read(clients, reply, options)), name: spec.file.name(reply) };
+        headers = { ...headers, ...spec.file.headers(reply) };
+      } else {
+        const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
+        body = successBody(fields, envelope);
+      }
     } catch (err) {
       hold.release();
       if (clientLeft(ctx)) throw clientClosed();
@@ -143,7 +151,22 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     hold.settle();
     if (clientLeft(ctx)) throw clientClosed();
     ctx.status = spec.status ?? 200;
-    ctx.body = body;
     if (headers) ctx.set(headers);
+    if (file) sendFile(ctx, file.opened, file.name, 'inline', log);
+    else ctx.body = body;
   };
+}
+
+/**
+ * The Accept header names this content type itself (not a wildcard) with a non-zero quality: a
+ * client that asks for `image/png` gets the bytes; a wildcard or no Accept keeps the JSON answer.
+ */
+export function acceptsExactly(ctx: Context, type: string): boolean {
+  const accept = ctx.get('accept');
+  if (!accept) return false;
+  return accept.split(',').some((entry) => {
+    const [name, ...params] = entry.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((param) => param.startsWith('q='));
+    return name === type && (q === undefined || Number(q.slice(2)) > 0);
+  });
 }

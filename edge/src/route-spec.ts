@@ -101,6 +101,28 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
   headers?(reply: R, ctx: Context): Record<string, string>;
   /** The extra headers every success carries (set by `headers`), name -> meaning, for the contract. */
   successHeaders?: Record<string, string>;
+  /**
+   * The reply names a stored file the caller may take in the same round trip: with an Accept
+   * header naming the file's content type, the answer is the file's bytes and the reply's fields
+   * are headers; without one, the JSON answer as ever.
+   */
+  file?: FileAnswer<R>;
+}
+
+/** How a route answers with the file its reply names (RouteSpec.file). */
+export interface FileAnswer<R> {
+  /** The content types the files may have, for the contract. */
+  contentTypes: readonly string[];
+  /** The file's content type, from the reply. */
+  contentType(reply: R): string;
+  /** The file's name (Content-Disposition). */
+  name(reply: R): string;
+  /** The reply's fields as headers, in place of the JSON body. */
+  headers(reply: R): Record<string, string>;
+  /** The headers `headers` sets, name -> meaning, for the contract. */
+  fieldHeaders: Record<string, string>;
+  /** The stored file, as the download route streams it. */
+  read(clients: Clients, reply: R, options: CallOptions): AsyncIterable<FilePart>;
 }
 
 /** Identity helper so each table row infers its own input, reply and output types. */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { BILLING_TIMEOUT_MS } from './billing-client.js';
 import { challengeSolution, renderCaller } from './caller.js';
 import type { Clients } from './clients.js';
-import { NEVER_CANCELLED } from './grpc-clients.js';
+import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import {
   clearanceHeaders,
   noStore,
@@ -24,7 +24,7 @@ import {
 } from './presenters/billing.js';
 import { presentExtract } from './presenters/crawl.js';
 import { withDownloadUrl } from './presenters/downloads.js';
-import { pdfHeaders, screenshotHeaders } from './presenters/render.js';
+import { pdfFile, pdfHeaders, screenshotFile, screenshotHeaders } from './presenters/render.js';
 import { presentSslScan } from './presenters/tls-scan.js';
 import { type Caller, type DownloadSpec, download, type RouteSpec, route, versioned } from './route-spec.js';
 import {
@@ -82,18 +82,27 @@ const JOB_ERRORS = { job_not_found: 404 };
 /** A file the service refuses; 422 when what it converts to would pass the output bound (docs/decisions/0111). */
 const XBEL_FILE_ERRORS = { empty_file: 400, output_too_large: 422 };
 /**
- * A render: 400 when the page cannot be had, 408 past the render budget, 503 (with Retry-After)
- * when every browser is busy or the one rendering it stopped.
+ * A render: 400 when the page cannot be had, the service refuses an option (a selector the browser
+ * cannot parse, page ranges past the document) or no element matches a selector; 408 past the
+ * render budget, 503 (with Retry-After) when every browser is busy or the one rendering it stopped.
  */
 const RENDER_ERRORS = {
   target_blocked: 400,
   target_unreachable: 400,
   not_renderable: 400,
+  invalid_option: 400,
+  invalid_selector: 400,
+  selector_not_found: 400,
   render_timeout: 408,
   render_busy: 503,
   browser_crashed: 503,
   concurrency_limited: 429,
+  // blockAds on a render service installed without its filter lists (decision 0192).
+  ads_lists_unavailable: 503,
 };
+/** A render's stored file, for the answer that is the file itself (Accept: its content type). */
+const readRenderFile = (c: Clients, reply: { filename: string }, options: CallOptions) =>
+  c.render.readArtifact({ filename: reply.filename }, options);
 /** A render may wait 15 s for a browser, then has 30 s. */
 const RENDER_TIMEOUT_MS = 60_000;
 
@@ -186,6 +195,7 @@ export const routes: RouteSpec[] = [
     call: (c, input, options, caller) =>
       c.render.screenshot({ ...screenshotRequest(input), caller: renderCaller(caller) }, options),
     headers: screenshotHeaders,
+    file: { ...screenshotFile, read: readRenderFile },
     successHeaders: {
       'X-Screenshot-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
       'X-Screenshot-Clipped': 'true or false, as `clipped`.',
@@ -207,6 +217,7 @@ export const routes: RouteSpec[] = [
     call: (c, input, options, caller) =>
       c.render.urlToPdf({ ...pdfRequest(input), caller: renderCaller(caller) }, options),
     headers: pdfHeaders,
+    file: { ...pdfFile, read: readRenderFile },
     successHeaders: {
       'X-Pdf-Cache': 'HIT when served from the short-lived result cache without the browser, else MISS.',
       'Server-Timing': 'Stages queue, page, nav, net, scroll, settle, render and total, in ms.',

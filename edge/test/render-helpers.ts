@@ -2,6 +2,7 @@ import { startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { freePort } from '@webutil/scripts/local-stack';
 import { startTestStack, type TestStack, type TestStackOptions } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import sharp from 'sharp';
 import { creditsHeader, type Envelope, json } from './billing-helpers.js';
 import { post } from './crawl-helpers.js';
@@ -120,4 +121,55 @@ export async function expectNoOpenPages(stack: RenderStack): Promise<void> {
   const pages = await metric(stack, 'webutil_render_open_pages');
   const contexts = await metric(stack, 'webutil_render_open_contexts');
   expect({ pages, contexts }).to.deep.equal({ pages: 0, contexts: 0 });
+}
+
+/** A run of text in a PDF: its page (from 1), baseline origin in points from the bottom left, and height. */
+export interface PdfTextItem {
+  page: number;
+  str: string;
+  x: number;
+  y: number;
+  height: number;
+}
+
+/** A PDF's page count, first page size (points), all its text, and each text item with its place. */
+export async function readPdf(bytes: Buffer) {
+  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
+  const first = await doc.getPage(1);
+  const [, , width, height] = first.view as number[];
+  let text = '';
+  const items: PdfTextItem[] = [];
+  for (let i = 1; i <= doc.numPages; i++) {
+    const content = await (await doc.getPage(i)).getTextContent();
+    text += content.items.map((item) => ('str' in item ? item.str : '')).join(' ');
+    for (const item of content.items) {
+      if ('str' in item && item.str.trim()) {
+        items.push({ page: i, str: item.str, x: item.transform[4], y: item.transform[5], height: item.height });
+      }
+    }
+  }
+  const outline = ((await doc.getOutline()) ?? []).map((entry) => entry.title);
+  const pages = doc.numPages;
+  await doc.destroy();
+  return { pages, width: width!, height: height!, text, items, outline };
+}
+
+interface PdfCanvas {
+  canvas: unknown;
+  context: { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+}
+
+/** The colour [r, g, b] at the middle of a PDF's first page, rasterised as a viewer would show it. */
+export async function pdfPageColour(bytes: Buffer): Promise<number[]> {
+  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
+  const page = await doc.getPage(1);
+  const viewport = page.getViewport({ scale: 0.25 });
+  const { canvas, context } = (doc.canvasFactory as { create(w: number, h: number): PdfCanvas }).create(
+    Math.ceil(viewport.width),
+    Math.ceil(viewport.height),
+  );
+  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+  const { data } = context.getImageData(Math.floor(viewport.width / 2), Math.floor(viewport.height / 2), 1, 1);
+  await doc.destroy();
+  return [...data].slice(0, 3);
 }

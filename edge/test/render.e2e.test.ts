@@ -12,7 +12,6 @@ import {
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { freePort } from '@webutil/scripts/local-stack';
 import { expect } from 'chai';
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { KnownDevices } from 'puppeteer-core';
 import sharp from 'sharp';
 import { creditsHeader, expectFailure } from './billing-helpers.js';
@@ -20,47 +19,15 @@ import {
   expectNoOpenPages,
   expectRenderFailure,
   metric,
+  pdfPageColour,
   pixel,
   type RenderStack,
+  readPdf,
   render,
   rendered,
   serverTiming,
   startRenderStack,
 } from './render-helpers.js';
-
-async function readPdf(bytes: Buffer) {
-  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
-  const first = await doc.getPage(1);
-  const [, , width, height] = first.view as number[];
-  let text = '';
-  for (let i = 1; i <= doc.numPages; i++) {
-    const content = await (await doc.getPage(i)).getTextContent();
-    text += content.items.map((item) => ('str' in item ? item.str : '')).join(' ');
-  }
-  const pages = doc.numPages;
-  await doc.destroy();
-  return { pages, width: width!, height: height!, text };
-}
-
-interface PdfCanvas {
-  canvas: unknown;
-  context: { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
-}
-
-/** The colour [r, g, b] at the middle of a PDF's first page, rasterised as a viewer would show it. */
-async function pdfPageColour(bytes: Buffer): Promise<number[]> {
-  const doc = await getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
-  const page = await doc.getPage(1);
-  const viewport = page.getViewport({ scale: 0.25 });
-  const { canvas, context } = (doc.canvasFactory as { create(w: number, h: number): PdfCanvas }).create(
-    Math.ceil(viewport.width),
-    Math.ceil(viewport.height),
-  );
-  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
-  const { data } = context.getImageData(Math.floor(viewport.width / 2), Math.floor(viewport.height / 2), 1, 1);
-  await doc.destroy();
-  return [...data].slice(0, 3);
-}
 
 /** Every file under a directory, recursively. */
 const filesUnder = (dir: string): string[] =>

@@ -72,9 +72,12 @@ export class Contract {
     const operation = template && this.document.paths[template.path]?.[method.toLowerCase()];
     const declared = operation?.responses[String(res.status)];
     const types = Object.keys(declared?.content ?? {});
-    if (declared && !types.includes('application/json')) {
-      // A file download: its type is one the route declares; the bytes are the service's business.
-      const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
+    const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
+    // A file: a download, or a render asked for its file (Accept); its type is one the route
+    // declares, and the bytes are the service's business.
+    const file =
+      declared && (!types.includes('application/json') || (type !== 'application/json' && types.includes(type)));
+    if (file) {
       if (!types.includes(type)) throw new ContractViolation(`${what} with Content-Type ${type}, not one of ${types}`);
       this.checkHeaders(what, res, this.requiredHeaders(declared));
       return;

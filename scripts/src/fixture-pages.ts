@@ -31,6 +31,13 @@
  *                          file:///etc/passwd and the backslash form of CVE-2024-21527, and the text
  *                          "page rendered"
  *   /attachment            a download (Content-Disposition: attachment), not a page
+ *   /page/box              BOX: a block of known place, size and colour (#box), a banner (#banner)
+ *                          across the top, and a late block (#late) added LATE_MS after load
+ *   /page/consent          a consent banner (Jetpack's EU cookie law widget, CONSENT_BANNER colour) fixed
+ *                          over the top 100 px, and an image from /ads/banners/ad.gif (an EasyList path)
+ *                          with the page's query
+ *   /page/long?n=3         n sections one A4 page tall, each with a heading "Section i"; the first
+ *                          line of text starts at the top-left of the content box
  */
 import type { FixtureSite } from './fixture-site.js';
 
@@ -43,6 +50,12 @@ export const FEATURE_OFF = '#d50000';
 /** /page/hostile's background when a pop-up outlived the check, or none could be opened. */
 export const POPUP_OPEN = '#d50000';
 export const POPUP_BLOCKED = '#2962ff';
+
+/** /page/box's block, in CSS px, and the late block's delay. */
+export const BOX = { left: 40, top: 120, width: 300, height: 150, colour: '#2962ff' };
+export const LATE_MS = 1_500;
+/** /page/consent's banner colour. */
+export const CONSENT_BANNER = '#ff6d00';
 
 export interface RenderPages {
   /** The User-Agent of each /page/device request, by its path and query. */
@@ -218,6 +231,45 @@ export function addRenderPages(site: FixtureSite): RenderPages {
         const w = new Worker(URL.createObjectURL(new Blob([worker], { type: 'text/javascript' })));
       </script>`,
     );
+  });
+
+  page('/page/box', () =>
+    html(
+      `<div id="banner" style="position:fixed;top:0;left:0;right:0;height:80px;background:${FEATURE_OFF}">` +
+        'We use cookies</div>' +
+        `<div id="box" style="position:absolute;left:${BOX.left}px;top:${BOX.top}px;width:${BOX.width}px;` +
+        `height:${BOX.height}px;background:${BOX.colour}"></div>`,
+      `<script>addEventListener('load', () => setTimeout(() => {
+        const late = document.createElement('div'); late.id = 'late'; late.textContent = 'late';
+        late.style.cssText = 'position:absolute;left:0;top:400px;width:100px;height:100px;background:${FEATURE_ON}';
+        document.body.appendChild(late);
+      }, ${LATE_MS}));</script>`,
+    ),
+  );
+
+  page('/page/consent', (url) =>
+    html(
+      `<h1>Consent</h1><img src="/ads/banners/ad.gif${url.search}" width="300" height="250" alt="">` +
+        '<div class="widget widget_eu_cookie_law_widget" style="position:fixed;top:0;left:0;right:0;height:100px;' +
+        `background:${CONSENT_BANNER}"><form id="jetpack-eu-cookie-law-form">We use cookies ` +
+        '<input type="submit" class="accept" value="Close and accept"></form></div>',
+    ),
+  );
+  site.route('/ads/banners/ad.gif', (_req, res) => {
+    const gif = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
+    res.writeHead(200, { 'content-type': 'image/gif', 'content-length': gif.length });
+    res.end(gif);
+  });
+
+  page('/page/long', (url) => {
+    const n = Math.min(50, Number(url.searchParams.get('n') ?? 3));
+    const sections = Array.from(
+      { length: n },
+      (_, i) =>
+        `<section style="height:1000px;break-after:page"><h2 style="margin:0">Section ${i + 1}</h2>` +
+        '<p>Text of the section.</p></section>',
+    );
+    return html(sections.join(''), '<title>Long document</title>');
   });
 
   site.route('/attachment', (_req, res) => {

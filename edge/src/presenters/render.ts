@@ -14,3 +14,45 @@ export const pdfHeaders = (reply: UrlToPdfResponse) => ({
   'X-Pdf-Cache': reply.cacheHit ? 'HIT' : 'MISS',
   'Server-Timing': serverTiming(reply.timings),
 });
+
+/** Each screenshot format's content type. */
+const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+
+/** With the file as the answer (Accept names its type), the spec's fields are these headers. */
+export const screenshotFile = {
+  contentTypes: Object.values(IMAGE_TYPES),
+  contentType: (reply: ScreenshotResponse) => IMAGE_TYPES[reply.format] ?? 'application/octet-stream',
+  name: (reply: ScreenshotResponse) => reply.filename,
+  headers: (reply: ScreenshotResponse) => ({
+    'X-Filename': reply.filename,
+    'X-Size-Bytes': reply.sizeBytes,
+    'X-Format': reply.format,
+    'X-File-Extension': reply.fileExtension,
+    'X-Clipped': String(reply.clipped),
+    'X-Duration-Ms': String(reply.durationMs),
+  }),
+  fieldHeaders: {
+    'X-Filename': '`filename`: the stored file, still downloadable from /api/uploads/<filename>.',
+    'X-Size-Bytes': '`sizeBytes`.',
+    'X-Format': '`format`.',
+    'X-File-Extension': '`fileExtension`.',
+    'X-Clipped': '`clipped`.',
+    'X-Duration-Ms': '`durationMs`.',
+  },
+};
+
+export const pdfFile = {
+  contentTypes: ['application/pdf'],
+  contentType: () => 'application/pdf',
+  name: (reply: UrlToPdfResponse) => reply.filename,
+  headers: (reply: UrlToPdfResponse) => ({
+    'X-Filename': reply.filename,
+    'X-Size-Bytes': reply.sizeBytes,
+    'X-Duration-Ms': String(reply.durationMs),
+  }),
+  fieldHeaders: {
+    'X-Filename': '`filename`: the stored file, still downloadable from /api/uploads/<filename>.',
+    'X-Size-Bytes': '`sizeBytes`.',
+    'X-Duration-Ms': '`durationMs`.',
+  },
+};

@@ -1,5 +1,11 @@
 /** Screenshots and PDFs: the spec's render options and results (top-level envelope). */
-import type { ScreenshotRequest, UrlToPdfRequest } from '@webutil/proto/webutil/render/v1/render';
+import type {
+  FooterPreset,
+  HeaderPreset,
+  PageOptions,
+  ScreenshotRequest,
+  UrlToPdfRequest,
+} from '@webutil/proto/webutil/render/v1/render';
 import * as render from '@webutil/proto/webutil/render/v1/render.fields';
 import { z } from 'zod';
 import { count, targetUrl } from './common.js';
@@ -15,12 +21,125 @@ const option = <E extends EnumFacts & { default: string }>(name: string, facts: 
     .optional()
     .meta({ default: facts.default, description: `Default ${facts.default}.` });
 
-export const ScreenshotInput = z.object({
-  url: targetUrl,
-  format: option('format', render.ImageFormat),
-  device: option('device', render.Device),
-  colorScheme: option('colorScheme', render.ColorScheme),
-});
+/** An optional integer within bounds, its message naming the field. */
+const int = (name: string, min: number, max: number, description: string) =>
+  z
+    .number({ error: `${name} must be an integer from ${min} to ${max}` })
+    .int({ error: `${name} must be an integer from ${min} to ${max}` })
+    .min(min, { error: `${name} must be an integer from ${min} to ${max}` })
+    .max(max, { error: `${name} must be an integer from ${min} to ${max}` })
+    .meta({ description });
+
+const num = (name: string, min: number, max: number, description: string) =>
+  z
+    .number({ error: `${name} must be a number from ${min} to ${max}` })
+    .min(min, { error: `${name} must be a number from ${min} to ${max}` })
+    .max(max, { error: `${name} must be a number from ${min} to ${max}` })
+    .meta({ description });
+
+const bool = (name: string, description: string) =>
+  z.boolean({ error: `${name} must be true or false` }).meta({ description });
+
+/** A string of at most `maxBytes` UTF-8 bytes. */
+const text = (name: string, maxBytes: number, description: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .refine((value) => Buffer.byteLength(value) <= maxBytes, `${name} must be at most ${maxBytes} bytes`)
+    .meta({ description, maxLength: maxBytes });
+
+/** A CSS selector; whether it parses is the browser's to say (400 invalid_selector). */
+const selector = (name: string, description: string) =>
+  z
+    .string({ error: `${name} must be a CSS selector` })
+    .trim()
+    .min(1, `${name} must be a CSS selector`)
+    .max(1000, `${name} must be at most 1000 characters`)
+    .meta({ description });
+
+/** An enum whose REST values are its proto names with hyphens (page_numbers is page-numbers). */
+const hyphenated = (name: string, facts: EnumFacts & { default: string }) => {
+  const names = Object.keys(facts.values).map((value) => value.replaceAll('_', '-'));
+  return z
+    .enum(names as [string, ...string[]], { error: `${name} must be one of ${names.join(', ')}` })
+    .optional()
+    .meta({ default: facts.default, description: `Default ${facts.default}.` });
+};
+/** The proto number of a hyphenated value; the zero value (none) when absent. */
+const hyphenatedNumber = (facts: EnumFacts, value: string | undefined) =>
+  value === undefined ? 0 : (facts.values[value.replaceAll('-', '_')] ?? 0);
+
+const MM_PER_UNIT: Record<string, number> = { mm: 1, cm: 10, in: 25.4, px: 25.4 / 96 };
+/** A CSS length from 0 to 50 mm. */
+const marginSide = (side: string) => {
+  const error = `margin.${side} must be a CSS length in mm, cm, in or px from 0 to 50 mm, e.g. "10mm"`;
+  return z
+    .string({ error })
+    .refine((value) => {
+      const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(mm|cm|in|px)?\s*$/i.exec(value);
+      const unit = match?.[2]?.toLowerCase() ?? (Number(match?.[1]) === 0 ? 'mm' : undefined);
+      const mm = match && unit ? Number(match[1]) * (MM_PER_UNIT[unit] as number) : Number.NaN;
+      return mm >= 0 && mm <= 50 + 1e-9;
+    }, error)
+    .optional()
+    .meta({ description: 'A CSS length of 0-50 mm.', example: '10mm' });
+};
+
+/** Page preparation both renders take (render.proto's PageOptions). */
+const pageFields = {
+  hideSelectors: z
+    .array(selector('hideSelectors[]', 'A CSS selector.'), { error: 'hideSelectors must be an array of CSS selectors' })
+    .max(20, 'hideSelectors takes at most 20 selectors')
+    .optional()
+    .meta({ description: 'Up to 20 CSS selectors whose elements are hidden (display: none) before capture.' }),
+  css: text('css', 10 * 1024, 'Up to 10 KB of CSS added to the page before capture (no JavaScript).').optional(),
+  waitForSelector: selector(
+    'waitForSelector',
+    'Capture waits until an element matches this CSS selector (at most 10 s, else 400 selector_not_found).',
+  ).optional(),
+  delay: int('delay', 0, 10_000, 'Milliseconds waited after the page settles, before capture. Default 0.').optional(),
+  blockAds: bool('blockAds', 'Block ad and tracker requests with the bundled filter lists. Default false.').optional(),
+  blockCookieBanners: bool(
+    'blockCookieBanners',
+    'Block and hide cookie-consent banners with the bundled filter lists. Default false.',
+  ).optional(),
+  cacheTtl: int(
+    'cacheTtl',
+    0,
+    86_400,
+    'Seconds an identical earlier result may be old and still answer (0: render afresh). Default 60; at most ' +
+      'the file lifetime less a minute (about 4 minutes) is honoured, so a hit leaves time to download it.',
+  ).optional(),
+};
+
+export const ScreenshotInput = z
+  .object({
+    url: targetUrl,
+    format: option('format', render.ImageFormat),
+    device: option('device', render.Device),
+    colorScheme: option('colorScheme', render.ColorScheme),
+    viewport: z
+      .strictObject(
+        {
+          width: int('viewport.width', 320, 3840, 'CSS pixels.'),
+          height: int('viewport.height', 240, 2160, 'CSS pixels.'),
+        },
+        { error: 'viewport must be an object with width (320-3840) and height (240-2160)' },
+      )
+      .optional()
+      .meta({ description: "Overrides the device's viewport size; the device keeps its user agent and touch." }),
+    deviceScaleFactor: num('deviceScaleFactor', 1, 3, "Overrides the device's scale factor.").optional(),
+    fullPage: bool('fullPage', 'false captures the viewport only. Default true.').optional(),
+    selector: selector(
+      'selector',
+      'Capture only the first element matching this CSS selector (400 selector_not_found if none).',
+    ).optional(),
+    quality: int('quality', 1, 100, 'jpeg and webp quality. Default 80.').optional(),
+    ...pageFields,
+  })
+  .refine((input) => input.quality === undefined || (input.format ?? 'png') !== 'png', {
+    error: 'quality applies to jpeg and webp only',
+    path: ['quality'],
+  });
 
 export const PdfInput = z.object({
   url: targetUrl,
@@ -28,6 +147,58 @@ export const PdfInput = z.object({
   pageFormat: option('pageFormat', render.PageFormat),
   orientation: option('orientation', render.Orientation),
   theme: option('theme', render.ColorScheme),
+  margin: z
+    .strictObject(
+      { top: marginSide('top'), right: marginSide('right'), bottom: marginSide('bottom'), left: marginSide('left') },
+      { error: 'margin must be an object of top, right, bottom and left CSS lengths' },
+    )
+    .optional()
+    .meta({ description: 'Page margins as CSS lengths (mm, cm, in, px), each 0-50 mm. Default none.' }),
+  headerFooter: z
+    .strictObject(
+      {
+        header: hyphenated('headerFooter.header', render.HeaderPreset),
+        footer: hyphenated('headerFooter.footer', render.FooterPreset),
+      },
+      { error: 'headerFooter must be an object with header and footer presets' },
+    )
+    .optional()
+    .meta({ description: 'A legible header and footer drawn without HTML; the templates replace them.' }),
+  headerTemplate: text(
+    'headerTemplate',
+    4 * 1024,
+    "Chromium's header template: up to 4 KB of HTML with the classes pageNumber, totalPages, title, url and " +
+      'date; scripts, images, links and style URLs are removed.',
+  ).optional(),
+  footerTemplate: text('footerTemplate', 4 * 1024, 'As headerTemplate, for the footer.').optional(),
+  printBackground: bool('printBackground', 'Default true.').optional(),
+  scale: num('scale', 0.1, 2, 'Default 1.').optional(),
+  pageRanges: z
+    .string({ error: 'pageRanges must be a string such as "1-3,5"' })
+    .max(200, 'pageRanges must be at most 200 characters')
+    .regex(/^\s*\d+(\s*-\s*\d*)?(\s*,\s*\d+(\s*-\s*\d*)?)*\s*$/, 'pageRanges must be pages and ranges such as "1-3,5"')
+    .optional()
+    .meta({ description: 'Pages printed, e.g. "1-3,5" or "2-"; default all (up to 100).' }),
+  mediaType: option('mediaType', render.MediaType),
+  preferCssPageSize: bool(
+    'preferCssPageSize',
+    "The page's own @page size wins over pageFormat. Default false.",
+  ).optional(),
+  outline: bool('outline', "A document outline from the page's headings. Default false.").optional(),
+  ...pageFields,
+});
+
+type PageInput = { [K in keyof typeof pageFields]?: z.output<(typeof pageFields)[K]> };
+
+/** The page preparation as the render service takes it; absent when nothing was asked. */
+const pageOptions = (input: PageInput): PageOptions => ({
+  hideSelectors: input.hideSelectors ?? [],
+  css: input.css,
+  waitForSelector: input.waitForSelector,
+  delayMs: input.delay,
+  cacheTtlSeconds: input.cacheTtl,
+  blockAds: input.blockAds ?? false,
+  blockCookieBanners: input.blockCookieBanners ?? false,
 });
 
 /** The options as the render service takes them: each its enum's number, the default's (zero) when absent. */
@@ -36,6 +207,12 @@ export const screenshotRequest = (input: z.output<typeof ScreenshotInput>): Scre
   format: enumNumber(render.ImageFormat, input.format ?? render.ImageFormat.default),
   device: enumNumber(render.Device, input.device ?? render.Device.default),
   colorScheme: enumNumber(render.ColorScheme, input.colorScheme ?? render.ColorScheme.default),
+  page: pageOptions(input),
+  viewport: input.viewport,
+  deviceScaleFactor: input.deviceScaleFactor,
+  fullPage: input.fullPage,
+  selector: input.selector,
+  quality: input.quality,
 });
 
 export const pdfRequest = (input: z.output<typeof PdfInput>): UrlToPdfRequest => ({
@@ -44,6 +221,23 @@ export const pdfRequest = (input: z.output<typeof PdfInput>): UrlToPdfRequest =>
   pageFormat: enumNumber(render.PageFormat, input.pageFormat ?? render.PageFormat.default),
   orientation: enumNumber(render.Orientation, input.orientation ?? render.Orientation.default),
   theme: enumNumber(render.ColorScheme, input.theme ?? render.ColorScheme.default),
+  page: pageOptions(input),
+  margin: input.margin && {
+    top: input.margin.top ?? '',
+    right: input.margin.right ?? '',
+    bottom: input.margin.bottom ?? '',
+    left: input.margin.left ?? '',
+  },
+  header: hyphenatedNumber(render.HeaderPreset, input.headerFooter?.header) as HeaderPreset,
+  footer: hyphenatedNumber(render.FooterPreset, input.headerFooter?.footer) as FooterPreset,
+  headerTemplate: input.headerTemplate,
+  footerTemplate: input.footerTemplate,
+  printBackground: input.printBackground,
+  scale: input.scale,
+  pageRanges: input.pageRanges,
+  mediaType: enumNumber(render.MediaType, input.mediaType ?? render.MediaType.default),
+  preferCssPageSize: input.preferCssPageSize ?? false,
+  outline: input.outline ?? false,
 });
 
 const filename = { description: 'Download it from /api/uploads/<filename> for about 5 minutes.' };

@@ -1,5 +1,6 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
 import { z } from 'zod';
+import { DEBIAN_FILTER_LISTS } from './content-blocking.js';
 
 /** The service's settings from environment variables (a bad value stops the process, naming it). */
 export function readConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -33,6 +34,21 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       RENDER_SETTLE_MAX_MS: env.int(1_500, 0),
       RENDER_MAX_CAPTURE_PIXELS: env.int(16_000, 100),
       RENDER_MAX_PDF_PAGES: env.int(100, 1),
+      /**
+       * The ad filter lists blockAds uses (docs/decisions/0192-content-blocking.md): by default
+       * EasyList and EasyPrivacy from Debian's webext-ublock-origin-chromium.
+       */
+      RENDER_FILTER_LISTS: z
+        .string()
+        .default(DEBIAN_FILTER_LISTS.join(','))
+        .transform((v) =>
+          v
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean),
+        ),
+      /** Longest wait for a request's waitForSelector (docs/decisions/0191-render-options.md). */
+      RENDER_SELECTOR_WAIT_MAX_MS: env.int(10_000, 0),
       RENDER_CONNECT_TIMEOUT_MS: env.int(10_000, 100),
       // Results
       RENDER_FILE_TTL_MS: env.int(5 * 60_000, 1_000),

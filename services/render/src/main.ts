@@ -10,7 +10,7 @@ import {
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { BrowserPool, chromiumSandbox } from './browser-pool.js';
 import { readConfig } from './config.js';
-
+import { ContentBlocking } from './content-blocking.js';
 import { renderService } from './server.js';
 
 const config = readConfig();
@@ -23,6 +23,7 @@ const store = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: conf
 const stopSweeping = sweepArtifacts(store, config.RENDER_SWEEP_MS, log);
 const sandbox = chromiumSandbox(config.RENDER_CHROMIUM_SANDBOX);
 log.info({ sandbox, setting: config.RENDER_CHROMIUM_SANDBOX }, `Chromium's sandbox is ${sandbox ? 'on' : 'off'}`);
+const blocking = new ContentBlocking(config.RENDER_FILTER_LISTS, log);
 const pool = await BrowserPool.start({
   executablePath: config.CHROMIUM_PATH,
   sandbox,
@@ -46,6 +47,7 @@ await runService({
         lookup,
         page: {
           egress: { policy, lookup, connectTimeoutMs: config.RENDER_CONNECT_TIMEOUT_MS },
+          blocking,
           limits: {
             timeoutMs: config.RENDER_TIMEOUT_MS,
             quietMs: config.RENDER_QUIET_MS,
@@ -54,6 +56,7 @@ await runService({
             settleMaxMs: config.RENDER_SETTLE_MAX_MS,
             maxCapturePixels: config.RENDER_MAX_CAPTURE_PIXELS,
             maxPdfPages: config.RENDER_MAX_PDF_PAGES,
+            selectorWaitMaxMs: config.RENDER_SELECTOR_WAIT_MAX_MS,
           },
         },
         queueWaitMs: config.RENDER_QUEUE_WAIT_MS,

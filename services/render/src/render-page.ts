@@ -1,10 +1,11 @@
 import { invalidArgument, type ServiceError, targetFailure } from '@webutil/kit';
-import { type BrowserContext, type HTTPResponse, type Page, TimeoutError } from 'puppeteer-core';
+import { type BrowserContext, type HTTPResponse, type Page, TimeoutError, type Viewport } from 'puppeteer-core';
 import type { Lease } from './browser-pool.js';
+import type { ContentBlocking } from './content-blocking.js';
 import { DEVICES, type Device } from './devices.js';
 import { EgressProxy, type EgressProxyOptions, REFUSAL_HEADER } from './egress-proxy.js';
 import { netFailure } from './net-errors.js';
-import type { PdfOptions, ScreenshotOptions } from './options.js';
+import { EMPTY_TEMPLATE, type PagePrep, type PdfOptions, type ScreenshotOptions } from './options.js';
 import { browserCrashed, RenderStop } from './render-stop.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -23,6 +24,8 @@ export interface PageLimits {
   maxCapturePixels: number;
   /** Most PDF pages printed. */
   maxPdfPages: number;
+  /** Longest a render waits for its waitForSelector before answering selector_not_found. */
+  selectorWaitMaxMs: number;
 }
 
 export type RenderJob = { kind: 'screenshot'; options: ScreenshotOptions } | { kind: 'pdf'; options: PdfOptions };
@@ -36,13 +39,17 @@ export interface Rendered {
 export interface PageDeps {
   egress: EgressProxyOptions;
   limits: PageLimits;
+  /** blockAds and blockCookieBanners. */
+  blocking: ContentBlocking;
 }
 
-const IMAGE_QUALITY = 80;
 /** Longest a context may take to close before its browser is considered broken. */
 const CLOSE_BOUND_MS = 5_000;
 
 const notRenderable = (message: string) => invalidArgument('NOT_RENDERABLE', message);
+const selectorNotFound = (message: string) => invalidArgument('SELECTOR_NOT_FOUND', message);
+/** Room Chromium's header or footer gets when the caller set no margin on that side. */
+const HEADER_FOOTER_MARGIN = '15mm';
 
 /**
  * One render in its own browser context, whose only way out is its own egress proxy: navigate,
@@ -75,10 +82,15 @@ export async function renderPage(
     );
     await guard(lease.refuseDownloads(context));
     const page = await guard(context.newPage());
-    const device = DEVICES[job.options.device];
+    const viewport = viewportOf(job);
+    const prep = job.options.prep;
     const main = watchMainFrame(page, url.href, proxy, (reason) => stop.abort(reason));
     closePopups(context, lease);
-    await guard(prepare(page, device, job));
+    await guard(prepare(page, DEVICES[job.options.device], viewport, job));
+    const blocking =
+      prep.blockAds || prep.blockCookieBanners
+        ? await guard(deps.blocking.arm(page, { ads: prep.blockAds, cookies: prep.blockCookieBanners }))
+        : undefined;
     clock.end('page');
 
     const response = await guard(page.goto(url.href, { waitUntil: 'domcontentloaded', timeout: 0 })).catch(
@@ -90,10 +102,11 @@ export async function renderPage(
     clock.end('nav');
 
     const idle = await guard(networkQuiet(page, limits.quietMs, limits.netMaxMs));
+    if (prep.waitForSelector) await guard(waitForElement(page, main, prep.waitForSelector, limits.selectorWaitMaxMs));
+    if (prep.css || prep.hideSelectors.length > 0) await guard(inPage(page, main, () => addStyle(page, prep)));
     const requestsBeforeScroll = main.requests();
     clock.end('net');
 
-    const viewport = device.viewport;
     const captureCss =
       job.kind === 'screenshot'
         ? Math.floor(limits.maxCapturePixels / (viewport.deviceScaleFactor ?? 1))
@@ -114,30 +127,44 @@ export async function renderPage(
     clock.end('scroll');
 
     await guard(inPage(page, main, () => page.evaluate(settled, limits.settleMaxMs)));
+    if (blocking) await guard(inPage(page, main, () => blocking.settle()));
+    if (prep.delayMs > 0) await guard(new Promise((resolve) => setTimeout(resolve, prep.delayMs)));
     main.check(null);
     clock.end('settle');
 
     if (job.kind === 'pdf') {
-      const body = await guard(
-        page.pdf({
-          format: job.options.pageFormat,
-          landscape: job.options.landscape,
-          printBackground: true,
-          pageRanges: `1-${limits.maxPdfPages}`,
-          timeout: 0,
-        }),
-      );
+      const body = await guard(printPdf(page, job.options)).catch((err: unknown) => {
+        // Chromium refuses ranges that start past the document's last page.
+        if (/page range/i.test(String(err))) {
+          throw invalidArgument('INVALID_OPTION', 'pageRanges: the page has fewer pages than the ranges ask for');
+        }
+        throw err;
+      });
       clock.end('render');
       return { body, clipped: false };
     }
-    const height = await guard(inPage(page, main, () => page.evaluate(pageHeight)));
-    const clipped = height > captureCss;
-    const format = job.options.format;
+    const { options } = job;
+    let clip: { x: number; y: number; width: number; height: number };
+    let clipped = false;
+    if (options.selector) {
+      const selector = options.selector;
+      const box = await guard(inPage(page, main, () => page.evaluate(elementBox, selector)));
+      if (!box) throw selectorNotFound(`selector: no element with a visible box matches ${JSON.stringify(selector)}`);
+      clipped = box.height > captureCss;
+      clip = { ...box, height: Math.min(box.height, captureCss) };
+    } else if (!options.fullPage) {
+      clip = { x: 0, y: 0, width: viewport.width, height: viewport.height };
+    } else {
+      const height = await guard(inPage(page, main, () => page.evaluate(pageHeight)));
+      clipped = height > captureCss;
+      clip = { x: 0, y: 0, width: viewport.width, height: Math.max(1, Math.min(height, captureCss)) };
+    }
+    const format = options.format;
     const body = await guard(
       page.screenshot({
         type: format,
-        ...(format === 'png' ? { optimizeForSpeed: true } : { quality: IMAGE_QUALITY }),
-        clip: { x: 0, y: 0, width: viewport.width, height: Math.max(1, Math.min(height, captureCss)) },
+        ...(format === 'png' ? { optimizeForSpeed: true } : { quality: options.quality }),
+        clip,
         captureBeyondViewport: true,
       }),
     );
@@ -156,22 +183,95 @@ export async function renderPage(
   }
 }
 
-/** Viewport, user agent, colour scheme and media, set before the page loads. */
-async function prepare(page: Page, device: Device, job: RenderJob): Promise<void> {
+/** The device's viewport, with the size and scale factor a screenshot asked for instead. */
+function viewportOf(job: RenderJob): Viewport {
+  const viewport = DEVICES[job.options.device].viewport;
+  if (job.kind === 'pdf') return viewport;
+  const { viewport: size, deviceScaleFactor } = job.options;
+  return { ...viewport, ...size, ...(deviceScaleFactor === undefined ? {} : { deviceScaleFactor }) };
+}
+
+/**
+ * Viewport, user agent, colour scheme and media, set before the page loads; the caller's selectors
+ * are checked on the blank page first, so a malformed one fails before any navigation.
+ */
+async function prepare(page: Page, device: Device, viewport: Viewport, job: RenderJob): Promise<void> {
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
+  const prep = job.options.prep;
+  const selectors: [string, string][] = [
+    ...prep.hideSelectors.map((selector, i): [string, string] => [`hideSelectors[${i}]`, selector]),
+    ...(prep.waitForSelector ? [['waitForSelector', prep.waitForSelector] as [string, string]] : []),
+    ...(job.kind === 'screenshot' && job.options.selector
+      ? [['selector', job.options.selector] as [string, string]]
+      : []),
+  ];
+  if (selectors.length > 0) {
+    const bad = await page.evaluate(
+      firstInvalidSelector,
+      selectors.map(([, selector]) => selector),
+    );
+    const name = selectors[bad]?.[0];
+    if (name) throw invalidArgument('INVALID_SELECTOR', `${name} is not a valid CSS selector`);
+  }
   const userAgent = device.userAgent ?? (await page.browser().userAgent()).replace('HeadlessChrome', 'Chrome');
   // One call for the media type and the colour scheme: each of puppeteer's emulateMediaType and
   // emulateMediaFeatures sends the whole emulated media, clearing what the other set.
   const media = await page.createCDPSession();
   await Promise.all([
-    page.setViewport(device.viewport),
+    page.setViewport(viewport),
     page.setUserAgent(userAgent),
+    // The caller's style sheet is added even where the page's Content-Security-Policy forbids inline styles.
+    prep.css || prep.hideSelectors.length > 0 ? page.setBypassCSP(true) : undefined,
     media.send('Emulation.setEmulatedMedia', {
-      // A PDF shows the page as a visitor sees it, not its print style sheet.
-      media: job.kind === 'pdf' ? 'screen' : '',
+      // A PDF shows the page as a visitor sees it (unless asked for print), not its print style sheet.
+      media: job.kind === 'pdf' ? job.options.mediaType : '',
       features: [{ name: 'prefers-color-scheme', value: job.options.colorScheme }],
     }),
   ]);
+}
+
+/** The caller's style sheet, and its hidden selectors as display: none, as one style element. */
+async function addStyle(page: Page, prep: PagePrep): Promise<void> {
+  const hidden = prep.hideSelectors.map((selector) => `${selector} { display: none !important; }`).join('\n');
+  await page.addStyleTag({ content: `${prep.css}\n${hidden}` });
+}
+
+/** Waits, for `maxMs` at most, until an element matches; else selector_not_found. */
+async function waitForElement(page: Page, main: MainFrame, selector: string, maxMs: number): Promise<void> {
+  try {
+    await inPage(page, main, () => page.waitForSelector(selector, { timeout: maxMs }));
+  } catch (err) {
+    if (!(err instanceof TimeoutError)) throw err;
+    throw selectorNotFound(`waitForSelector: no element matched ${JSON.stringify(selector)} within ${maxMs / 1000} s`);
+  }
+}
+
+/** Prints the page with the caller's layout; a header or footer gets room unless its margin was set. */
+function printPdf(page: Page, options: PdfOptions): Promise<Uint8Array> {
+  const { headerTemplate, footerTemplate } = options;
+  const headerFooter = headerTemplate !== undefined || footerTemplate !== undefined;
+  return page.pdf({
+    format: options.pageFormat,
+    landscape: options.landscape,
+    printBackground: options.printBackground,
+    scale: options.scale,
+    pageRanges: options.pageRanges,
+    preferCSSPageSize: options.preferCssPageSize,
+    outline: options.outline,
+    margin: {
+      ...(headerTemplate === undefined ? {} : { top: HEADER_FOOTER_MARGIN }),
+      ...(footerTemplate === undefined ? {} : { bottom: HEADER_FOOTER_MARGIN }),
+      ...options.margin,
+    },
+    ...(headerFooter
+      ? {
+          displayHeaderFooter: true,
+          headerTemplate: headerTemplate ?? EMPTY_TEMPLATE,
+          footerTemplate: footerTemplate ?? EMPTY_TEMPLATE,
+        }
+      : {}),
+    timeout: 0,
+  });
 }
 
 /**
@@ -356,6 +456,34 @@ async function settled(budgetMs: number): Promise<void> {
     await frame();
   })();
   await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, budgetMs))]);
+}
+
+/** The index of the first selector the browser cannot parse, or -1. */
+function firstInvalidSelector(selectors: string[]): number {
+  const fragment = document.createDocumentFragment();
+  return selectors.findIndex((selector) => {
+    try {
+      fragment.querySelector(selector);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** The first matching element's box in page coordinates (whole pixels), or null when none has one. */
+function elementBox(selector: string): { x: number; y: number; width: number; height: number } | null {
+  const element = document.querySelector(selector);
+  const rect = element?.getBoundingClientRect();
+  if (!rect || rect.width < 1 || rect.height < 1) return null;
+  const x = Math.floor(rect.left + window.scrollX);
+  const y = Math.floor(rect.top + window.scrollY);
+  return {
+    x,
+    y,
+    width: Math.ceil(rect.right + window.scrollX) - x,
+    height: Math.ceil(rect.bottom + window.scrollY) - y,
+  };
 }
 
 function pageHeight(): number {

@@ -20,7 +20,7 @@ import type {
   UrlToPdfResponse,
 } from '@webutil/proto/webutil/render/v1/render';
 import type { BrowserPool } from './browser-pool.js';
-import { cacheKey, IMAGE_FORMATS, pdfOptions, screenshotOptions } from './options.js';
+import { cacheKey, cacheTtlMs, IMAGE_FORMATS, pdfOptions, screenshotOptions } from './options.js';
 import { type PageDeps, type RenderJob, renderPage } from './render-page.js';
 import { PDF_STAGES, SCREENSHOT_STAGES, StageClock } from './stage-clock.js';
 
@@ -55,6 +55,8 @@ function callerSlot(caller: RenderCaller | undefined, callers: CallerSlots): () 
 }
 
 const PDF = { extension: 'pdf', contentType: 'application/pdf' };
+/** The least time a cache hit leaves to download its file. */
+const HIT_DOWNLOAD_MS = 60_000;
 
 export async function screenshot(
   request: ScreenshotRequest,
@@ -63,9 +65,11 @@ export async function screenshot(
 ): Promise<ScreenshotResponse> {
   const url = parseTargetUrl(request.url);
   const options = screenshotOptions(request);
+  const job: RenderJob = { kind: 'screenshot', options };
   const { info, clipped, cacheHit, clock } = await produce(
     url,
-    { kind: 'screenshot', options },
+    job,
+    cacheTtlMs(request.page),
     deps,
     ctx,
     request.caller,
@@ -89,8 +93,9 @@ export async function urlToPdf(
   ctx: CallContext,
 ): Promise<UrlToPdfResponse> {
   const url = parseTargetUrl(request.url);
-  const options = pdfOptions(request);
-  const { info, cacheHit, clock } = await produce(url, { kind: 'pdf', options }, deps, ctx, request.caller);
+  const options = pdfOptions(request, deps.page.limits.maxPdfPages);
+  const job: RenderJob = { kind: 'pdf', options };
+  const { info, cacheHit, clock } = await produce(url, job, cacheTtlMs(request.page), deps, ctx, request.caller);
   return {
     filename: info.name,
     sizeBytes: String(info.sizeBytes),
@@ -101,15 +106,25 @@ export async function urlToPdf(
 }
 
 /**
- * A result file for the job: the one rendered for an identical request within the cache window,
+ * A result file for the job: the one rendered for an identical request within the cache window
+ * (or the caller's cacheTtl: 0 always renders, and a hit leaves at least a minute to download),
  * else a new render. The target is resolved and checked before a browser is taken, so a blocked
  * or unresolvable URL is answered at once; the egress proxy checks every connection again.
  */
-async function produce(url: URL, job: RenderJob, deps: RenderDeps, ctx: CallContext, caller?: RenderCaller) {
+async function produce(
+  url: URL,
+  job: RenderJob,
+  ttlMs: number | undefined,
+  deps: RenderDeps,
+  ctx: CallContext,
+  caller?: RenderCaller,
+) {
   const clock = new StageClock();
   const key = cacheKey(job.kind, url, job.options);
-  const cached = await deps.store.findCached(key);
-  if (cached && Date.now() - cached.createdAt <= deps.cacheWindowMs) {
+  // A caller's cacheTtl reaches back only as far as a hit still leaves a minute to download the file.
+  const freshForMs = ttlMs === undefined ? deps.cacheWindowMs : Math.min(ttlMs, deps.fileTtlMs - HIT_DOWNLOAD_MS);
+  const cached = freshForMs > 0 ? await deps.store.findCached(key) : undefined;
+  if (cached && Date.now() - cached.createdAt <= freshForMs) {
     return { info: cached, clipped: cached.attributes?.clipped === 'true', cacheHit: true, clock };
   }
   await resolveTarget(url.hostname, deps.policy, deps.lookup).catch((err: unknown) => {
