@@ -41,6 +41,8 @@ export interface SafeHttpOptions {
   userAgent?: string;
   /** How host names are resolved (resolve-target.ts); the system resolver by default. */
   lookup?: LookupHost;
+  /** PEM roots https certificates are checked against, replacing Node's bundled ones (a private CA). */
+  ca?: readonly string[];
 }
 
 export interface FetchOptions {
@@ -97,6 +99,7 @@ export class SafeHttp {
     const connector = buildConnector({
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy, options.lookup),
+      ...(options.ca ? { ca: [...options.ca] } : {}),
     } as buildConnector.BuildOptions);
     this.agent = new Agent({
       connect: (opts, callback) => {

@@ -1,4 +1,4 @@
-import { AddressPolicy, createLogger, processOptions, runService, SafeHttp } from '@webutil/kit';
+import { AddressPolicy, createLogger, lookupVia, processOptions, runService, SafeHttp } from '@webutil/kit';
 import { TrustStore } from './chain.js';
 import { readConfig } from './config.js';
 import { tlsScanService } from './server.js';
@@ -7,8 +7,10 @@ const config = readConfig();
 
 const log = createLogger('tls-scan', config.LOG_LEVEL);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
-const http = new SafeHttp({ policy, connectTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS });
 const store = TrustStore.load(config.SSL_SCAN_EXTRA_CA_FILE);
+const lookup = lookupVia(config.SSL_SCAN_DNS_SERVERS);
+// The HSTS answer counts only over a certificate the scan's own trust store accepts.
+const http = new SafeHttp({ policy, lookup, ca: store.pems, connectTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS });
 
 await runService({
   name: 'tls-scan',
@@ -21,6 +23,8 @@ await runService({
         http,
         store,
         port: config.SSL_SCAN_PORT,
+        lookup,
+        dnsServers: config.SSL_SCAN_DNS_SERVERS,
         handshakeTimeoutMs: config.SSL_SCAN_HANDSHAKE_TIMEOUT_MS,
         probeTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS,
       },
