@@ -26,19 +26,27 @@ export function caaNames(domain: string): string[] {
  * The CAA record set of the domain or its closest parent that has one (RFC 8659 3), all names
  * asked at once, within `timeoutMs` in all. Undefined when it cannot be told: a name deeper than
  * MAX_CAA_NAMES labels with none found, a lookup that failed (other than "no such name" or "no
- * CAA record"), or no answer in time. `servers`: DNS servers to ask, the system's when empty.
+ * CAA record"), no answer in time, or `signal` aborted. `servers`: DNS servers to ask, the system's when empty.
  */
 export async function lookupCaa(
   domain: string,
   servers: readonly string[],
   timeoutMs: number,
+  signal: AbortSignal,
 ): Promise<CaaPolicy | undefined> {
   const names = caaNames(domain);
   const resolver = new dns.Resolver({ timeout: Math.max(1, Math.floor(timeoutMs / 2)), tries: 2 });
-  if (servers.length) resolver.setServers([...servers]);
+  try {
+    if (servers.length) resolver.setServers([...servers]);
+  } catch {
+    return undefined; // a malformed server setting: nothing can be asked
+  }
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: () => void = () => undefined;
   const deadline = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    onAbort = () => resolve('timeout');
+    signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
     const answers = await Promise.race([
@@ -61,6 +69,7 @@ export async function lookupCaa(
     return { domain: undefined, records: [] };
   } finally {
     clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
     resolver.cancel();
   }
 }

@@ -62,6 +62,8 @@ export interface Offer {
   alpn?: readonly string[];
   /** Asks for OCSP stapling; called with the response the server stapled (null: none). */
   onOcspResponse?: (response: Buffer | null) => void;
+  /** Called once the TCP connection is up, before the handshake. */
+  onConnect?: () => void;
 }
 
 /**
@@ -116,6 +118,7 @@ export function connectTls(
     signal.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
       connected = true;
+      offer.onConnect?.();
     });
     // Kept after the handshake too: a later error (a reset while HSTS is read) then only destroys
     // the socket instead of going unhandled.

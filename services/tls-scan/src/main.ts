@@ -25,6 +25,7 @@ await runService({
         port: config.SSL_SCAN_PORT,
         lookup,
         dnsServers: config.SSL_SCAN_DNS_SERVERS,
+        extraProbes: config.SSL_SCAN_EXTRA_PROBES,
         handshakeTimeoutMs: config.SSL_SCAN_HANDSHAKE_TIMEOUT_MS,
         probeTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS,
       },

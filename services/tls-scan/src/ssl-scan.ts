@@ -29,6 +29,8 @@ export interface SslScanDeps {
   lookup?: LookupHost;
   /** DNS servers asked for CAA records; the system's when empty. */
   dnsServers: readonly string[];
+  /** ALPN, OCSP stapling and CAA: on unless switched off (SSL_SCAN_EXTRA_PROBES). */
+  extraProbes?: boolean;
   /** Budget of the main connection, TCP and TLS handshake together. */
   handshakeTimeoutMs: number;
   /** Budget of each probe, of the HSTS answer, of the CAA lookups and of each issuer download. */
@@ -59,21 +61,41 @@ export async function sslScan(
     throw invalidArgument('INVALID_PORT', 'port must be an integer from 1 to 65535');
   }
   const port = requestedPort ?? deps.port;
+  const extras = deps.extraProbes !== false;
   // Every handshake of the scan goes to this one address: a later answer (DNS rebinding) cannot move it.
   const [address] = await resolveTarget(host.name, deps.policy, deps.lookup).catch((err: unknown) => {
     throw targetFailure(err);
   });
   const endpoint = { address, port, servername: host.isIp ? undefined : host.name };
+  const authority = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
+  const origin = `https://${authority}${port === 443 ? '' : `:${port}`}/`;
+  // HSTS and CAA need nothing from the main handshake: they run beside it, and stop if it fails.
+  // The HSTS request starts once the main connection is up, so the main one is the first the server sees.
+  const sideline = new AbortController();
+  const stopSideline = () => sideline.abort();
+  signal.addEventListener('abort', stopSideline, { once: true });
+  let hstsHeader: Promise<string | undefined> = Promise.resolve(undefined);
+  const startHsts = () => {
+    hstsHeader = fetchHsts(deps.http, origin, deps.probeTimeoutMs, sideline.signal);
+  };
+  const caa =
+    host.isIp || !extras ? undefined : lookupCaa(host.name, deps.dnsServers, deps.probeTimeoutMs, sideline.signal);
   let socket: TLSSocket;
   let ocspResponse = null as Buffer | null;
   try {
-    socket = await connectTls(endpoint, MAIN_CONTEXT, deps.handshakeTimeoutMs, signal, {
+    const offer = {
       alpn: ALPN_OFFER,
-      onOcspResponse: (response) => {
+      onOcspResponse: (response: Buffer | null) => {
         ocspResponse = response;
       },
+    };
+    socket = await connectTls(endpoint, MAIN_CONTEXT, deps.handshakeTimeoutMs, signal, {
+      onConnect: startHsts,
+      ...(extras ? offer : {}),
     });
   } catch (err) {
+    stopSideline();
+    signal.removeEventListener('abort', stopSideline);
     if (signal.aborted) throw signal.reason;
     throw err instanceof OutboundError ? handshakeError(err) : err;
   }
@@ -83,17 +105,14 @@ export async function sslScan(
     const keyExchange = keyExchangeOf(socket);
     const sent = readSentChain(peerChain(socket));
     socket.destroy();
-    const authority = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
-    const origin = `https://${authority}${port === 443 ? '' : `:${port}`}/`;
     const now = new Date();
-    const [hstsHeader, support, chain, caa] = await Promise.all([
-      fetchHsts(deps.http, origin, deps.probeTimeoutMs, signal),
+    const [hsts, support, chain, caaPolicy] = await Promise.all([
+      hstsHeader.then(parseHsts),
       probeSupport(endpoint, main, mainAlpn, deps.probeTimeoutMs, signal),
       verifyChain(sent, { store: deps.store, now, download: (url) => download(deps, url, signal) }),
-      host.isIp ? undefined : lookupCaa(host.name, deps.dnsServers, deps.probeTimeoutMs),
+      caa,
     ]);
     if (signal.aborted) throw signal.reason;
-    const hsts = parseHsts(hstsHeader);
     const leaf = chain.path[0]?.facts as CertificateFacts;
     const names = nameMatches(leaf, host.name);
     const isExpired = leaf.notAfter < now;
@@ -148,12 +167,14 @@ export async function sslScan(
       hsts: hsts && { ...hsts, maxAge: String(hsts.maxAge) },
       ocspStapling: (ocspResponse?.length ?? 0) > 0,
       keyExchange,
-      caa,
+      caa: caaPolicy,
       ipAddress: address,
       alpn: support.alpn,
     };
   } finally {
     socket.destroy();
+    stopSideline();
+    signal.removeEventListener('abort', stopSideline);
   }
 }
 
