@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
 import { type Duplex, pipeline, type Readable } from 'node:stream';
+import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
@@ -99,7 +100,8 @@ export class SafeHttp {
     const connector = buildConnector({
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy, options.lookup),
-      ...(options.ca ? { ca: [...options.ca] } : {}),
+      // One context for every connection: a `ca` list given per connection is parsed again each time.
+      ...(options.ca ? { secureContext: tls.createSecureContext({ ca: [...options.ca] }) } : {}),
     } as buildConnector.BuildOptions);
     this.agent = new Agent({
       connect: (opts, callback) => {
