@@ -166,7 +166,8 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
         {
           code: 'cipher_strength',
           message:
-            'cipher strength: the weakest suite accepted has 128-bit encryption, the strongest 256-bit (256 for full marks)',
+            'cipher strength: the weakest suite accepted has 128-bit encryption, ' +
+            'the strongest 256-bit (256 for full marks)',
           effect: '-4 points: cipher strength scores 90 of 100 (weight 40 %)',
         },
       ]);

@@ -77,7 +77,8 @@ export async function startFixtureDns(): Promise<FixtureDns> {
     const reply = dnsPacket.encode({
       type: 'response',
       id: query.id,
-      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (answer || caaRecords ? 0 : 3), // rcode 3: NXDOMAIN
+      // rcode 3: NXDOMAIN
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (answer || caaRecords ? 0 : 3),
       questions: query.questions,
       answers: records,
     });

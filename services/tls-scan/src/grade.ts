@@ -165,11 +165,8 @@ function deductionsOf(input: GradeInput): GradeReason[] {
   const deduct = (category: keyof typeof WEIGHT, code: string, message: string) => {
     const lost = WEIGHT[category] * (100 - c[category]);
     if (lost > 0) {
-      reasons.push({
-        code,
-        message,
-        effect: `-${points(lost)}: ${message.split(':')[0]} scores ${c[category]} of 100 (weight ${WEIGHT[category] * 100} %)`,
-      });
+      const what = `${message.split(':')[0]} scores ${c[category]} of 100`;
+      reasons.push({ code, message, effect: `-${points(lost)}: ${what} (weight ${WEIGHT[category] * 100} %)` });
     }
   };
   const oldest = input.protocols[0];
