@@ -58,7 +58,7 @@ import {
   ScreenshotResult,
   screenshotRequest,
 } from './schemas/render.js';
-import { domainInput, SslScanResult } from './schemas/tls-scan.js';
+import { SslScanResult, sslScanInput } from './schemas/tls-scan.js';
 
 /** Failures of a service that fetches the caller's page. */
 const FETCH_ERRORS = { target_blocked: 400, target_unreachable: 400, target_http_error: 400, not_html: 400 };
@@ -156,13 +156,15 @@ export const routes: RouteSpec[] = [
     method: 'GET',
     path: '/ssl-scan',
     operation: 'ssl-scan',
-    summary: 'The certificate chain, protocol and cipher of a host on port 443, graded after the SSL Labs guide.',
+    summary:
+      'The certificate chain, protocols, cipher, HSTS, CAA and ALPN of a host on port 443 (or `port`), graded ' +
+      'after the SSL Labs guide with the reasons.',
     credits: 1,
-    input: domainInput,
+    input: sslScanInput,
     output: SslScanResult,
     errors: { invalid_domain: 400, target_blocked: 400, target_unreachable: 400, tls_handshake_failed: 400 },
     timeoutMs: 30_000,
-    call: (c, input, options) => c.tlsScan.sslScan({ domain: input.domain }, options),
+    call: (c, input, options) => c.tlsScan.sslScan({ domain: input.domain, port: input.port }, options),
     present: presentSslScan,
   }),
   route({

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { startTlsScenarios, type TlsScenario, type TlsScenarios } from '@webutil/scripts/tls-fixtures';
@@ -16,13 +17,23 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
   let dir: string;
   let tls: TlsScenarios;
   let plain: FixtureSite;
+  let dns: FixtureDns; // answers the CAA lookups
   let open: TestStack; // loopback allowed, the scanner pointed at the port switch, the test root trusted
   let strict: TestStack; // default policy: loopback refused
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'ssl-scan-'));
-    [tls, plain] = await Promise.all([startTlsScenarios(path.join(dir, 'root.pem')), startFixtureSite()]);
+    [tls, plain, dns] = await Promise.all([
+      startTlsScenarios(path.join(dir, 'root.pem')),
+      startFixtureSite(),
+      startFixtureDns(),
+    ]);
+    dns.setCaa('localhost', [
+      { tag: 'issue', value: 'letsencrypt.org' },
+      { tag: 'iodef', value: 'mailto:security@localhost', critical: true },
+    ]);
     const scanner = {
+      SSL_SCAN_DNS_SERVERS: dns.server,
       SSL_SCAN_PORT: String(tls.portSwitch.port),
       SSL_SCAN_EXTRA_CA_FILE: tls.caFile,
       SSL_SCAN_HANDSHAKE_TIMEOUT_MS: '2000',
@@ -35,12 +46,14 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
   });
   after(async () => {
     await Promise.all([open?.stop(), strict?.stop()]);
-    await Promise.all([tls?.close(), plain?.close()]);
+    await Promise.all([tls?.close(), plain?.close(), dns?.close()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const scan = async (stack: TestStack, domain: string) =>
-    stack.api(`/v1/ssl-scan?domain=${encodeURIComponent(domain)}`);
+  const scan = async (stack: TestStack, domain: string, query = '') =>
+    stack.api(`/v1/ssl-scan?domain=${encodeURIComponent(domain)}${query}`);
+  const codes = (data: any) => data.gradeReasons.map((r: { code: string }) => r.code);
+  const support = (data: any) => data.protocols.map((p: { supported: boolean | null }) => p.supported);
 
   /** Scans `localhost` with the switch routed to a scenario's server. */
   async function scanScenario(name: TlsScenario): Promise<any> {
@@ -81,6 +94,14 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
         'cipherSuite',
         'securityGrade',
         'score',
+        'protocols',
+        'gradeReasons',
+        'hsts',
+        'ocspStapling',
+        'keyExchange',
+        'caa',
+        'ipAddress',
+        'alpn',
       );
       expect(data.domain).to.equal('localhost');
       expect(data.port).to.equal(tls.portSwitch.port);
@@ -129,13 +150,85 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       });
       expect(data.securityGrade).to.equal('A+');
       expect(data.score).to.be.within(80, 100);
+      expect(data.protocols).to.deep.equal([
+        { version: 'TLSv1', supported: false },
+        { version: 'TLSv1.1', supported: false },
+        { version: 'TLSv1.2', supported: true },
+        { version: 'TLSv1.3', supported: true },
+      ]);
+      // An A+ short of 100: P-256 and X25519 count as 3072 bits, AES-128 is accepted beside AES-256.
+      expect(data.gradeReasons).to.deep.equal([
+        {
+          code: 'key_exchange_strength',
+          message: 'key exchange: 3072-bit RSA-equivalent (4096 for full marks)',
+          effect: '-3 points: key exchange scores 90 of 100 (weight 30 %)',
+        },
+        {
+          code: 'cipher_strength',
+          message:
+            'cipher strength: the weakest suite accepted has 128-bit encryption, ' +
+            'the strongest 256-bit (256 for full marks)',
+          effect: '-4 points: cipher strength scores 90 of 100 (weight 40 %)',
+        },
+      ]);
+      expect(data.score).to.equal(93);
+      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: true, preload: false });
+      expect(data.ocspStapling).to.equal(false);
+      expect(data.keyExchange).to.deep.equal({ type: 'ECDH', name: 'X25519', size: 253 });
+      expect(data.caa).to.deep.equal({
+        domain: 'localhost',
+        records: [
+          { critical: false, tag: 'issue', value: 'letsencrypt.org' },
+          { critical: true, tag: 'iodef', value: 'mailto:security@localhost' },
+        ],
+      });
+      expect(data.ipAddress).to.equal('127.0.0.1');
+      // The fixture's HTTPS server offers no ALPN.
+      expect(data.alpn).to.deep.equal([]);
+    });
+
+    it('reads the CAA records of the closest parent that has them', async () => {
+      await tls.use('good');
+      const res = await scan(open, 'www.localhost');
+      const data = (await json(res)).data;
+      expect(data.caa.domain).to.equal('localhost');
+      expect(data.caa.records).to.have.length(2);
+      // The certificate names only localhost: the grade says why it fails.
+      expect(codes(data)).to.include('cert_name_mismatch');
+      expect(data.securityGrade).to.equal('F');
     });
 
     it('is an A without HSTS, and with an HSTS max-age under 180 days', async () => {
       const without = await graded('goodWithoutHsts');
       expect(without.securityGrade).to.equal('A');
-      expect((await graded('shortHsts')).securityGrade).to.equal('A');
+      expect(without.hsts).to.equal(null);
+      expect(without.gradeReasons[0]).to.deep.equal({
+        code: 'no_hsts',
+        message: 'no Strict-Transport-Security header with a max-age',
+        effect: 'A+ needs HSTS with max-age ≥ 6 months (15552000 s)',
+      });
+      const short = await graded('shortHsts');
+      expect(short.securityGrade).to.equal('A');
+      expect(short.hsts).to.deep.equal({ maxAge: 86_400, includeSubDomains: false, preload: false });
+      expect(codes(short)).to.deep.equal(['hsts_short', 'key_exchange_strength', 'cipher_strength']);
       expect(without.isValid).to.equal(true);
+    });
+
+    it('parses an HSTS header with preload', async () => {
+      const data = await graded('hstsPreload');
+      expect(data.hsts).to.deep.equal({ maxAge: 63_072_000, includeSubDomains: true, preload: true });
+      expect(data.securityGrade).to.equal('A+');
+    });
+
+    it('sees a stapled OCSP response', async () => {
+      const data = await graded('ocspStapled');
+      expect(data.ocspStapling).to.equal(true);
+      expect(data.securityGrade).to.equal('A+');
+    });
+
+    it('lists the application protocols the server selects: h2 and http/1.1, or http/1.1 alone', async () => {
+      expect((await graded('http2')).alpn).to.deep.equal(['h2', 'http/1.1']);
+      expect((await graded('http11')).alpn).to.deep.equal(['http/1.1']);
     });
 
     it('gives TLS 1.2 with forward secrecy and HSTS an A+ too', async () => {
@@ -148,6 +241,8 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
     it('caps TLS 1.2 without forward secrecy at B', async () => {
       const data = await graded('tls12WithoutForwardSecrecy');
       expect(data.cipherSuite).to.match(/^TLS_RSA_WITH_AES_/);
+      expect(data.keyExchange).to.equal(null);
+      expect(codes(data)[0]).to.equal('no_forward_secrecy');
       expect(data.certificate.keySize).to.equal(2048);
       expect(data.certificate.sigalg).to.equal('ecdsa-with-SHA256');
       expect(data.securityGrade).to.equal('B');
@@ -159,6 +254,33 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.protocol).to.equal('TLSv1.3');
       expect(data.isValid).to.equal(true);
       expect(data.securityGrade).to.equal('B');
+      expect(support(data)).to.deep.equal([true, true, true, true]);
+      expect(data.gradeReasons[0]).to.deep.equal({
+        code: 'legacy_protocol',
+        message: 'TLS 1.0 and TLS 1.1 are still accepted',
+        effect: 'grade capped at B (score at most 79)',
+      });
+      expect(codes(data)).to.include('protocol_support');
+    });
+
+    it('caps a server that speaks only TLS 1.0 and 1.1 at C', async () => {
+      const data = await graded('legacyOnly');
+      expect(data.protocol).to.equal('TLSv1.1');
+      expect(support(data)).to.deep.equal([true, true, false, false]);
+      expect(codes(data).slice(0, 2)).to.deep.equal(['no_tls12', 'legacy_protocol']);
+      expect(data.securityGrade).to.equal('C');
+    });
+
+    it('scans the port asked for, and echoes it', async () => {
+      await tls.portSwitch.refuse(); // the configured port answers nothing: only the asked one can
+      const port = tls.servers.hstsPreload.port;
+      const res = await scan(open, 'localhost', `&port=${port}`);
+      const body = await json(res);
+      expect(res.status, JSON.stringify(body)).to.equal(200);
+      expect(body.data.port).to.equal(port);
+      // HSTS is read from https://localhost:<port>/ too.
+      expect(body.data.hsts).to.deep.equal({ maxAge: 63_072_000, includeSubDomains: true, preload: true });
+      expect(body.data.securityGrade).to.equal('A+');
     });
   });
 
@@ -265,7 +387,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
     it('orders the grades: A+ best configured, B for weaker setups, F for untrustworthy certificates', () => {
       const rank = (name: TlsScenario) => GRADE_ORDER.indexOf(grades[name] ?? 'missing');
       const scenarios = Object.keys(grades) as TlsScenario[];
-      expect(scenarios).to.have.length(16);
+      expect(scenarios).to.have.length(21);
       for (const best of ['good', 'tls12Only'] as const) {
         for (const other of scenarios) expect(rank(best)).to.be.at.most(rank(other), `${best} vs ${other}`);
       }
@@ -286,14 +408,16 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       const started = Date.now();
       const data = await scanScenarioAsIs();
       const elapsed = Date.now() - started;
-      // TLS 1.0, 1.1 and 1.2, NULL/anonymous and the 128-bit class: five probes of 2 s each.
-      expect(tls.portSwitch.connections - accepted).to.equal(6);
+      // TLS 1.0, 1.1 and 1.2, NULL/anonymous and the 128-bit class: five probes of 2 s each, and the HSTS request.
+      expect(tls.portSwitch.connections - accepted).to.equal(7);
       expect(elapsed).to.be.at.least(2_000);
       // Liveness bound: one probe timeout plus room for a loaded machine, well under the 10 s of five in a row.
       expect(elapsed).to.be.below(6_000);
-      // A probe that timed out counts as refused: only the main handshake's TLS 1.3 is seen.
+      // A probe that timed out could not tell: only the main handshake's TLS 1.3 is known, and no HSTS came.
       expect(data.protocol).to.equal('TLSv1.3');
-      expect(data.securityGrade).to.equal('A+');
+      expect(support(data)).to.deep.equal([null, null, null, true]);
+      expect(data.hsts).to.equal(null);
+      expect(data.securityGrade).to.equal('A');
     });
   });
 
@@ -311,6 +435,16 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
   });
 
   describe('bad input and unreachable targets: 400 with the reason', () => {
+    for (const port of ['0', '65536', 'abc', '1.5', '-1', '', '443 ']) {
+      it(`refuses port=${JSON.stringify(port)} before spending anything`, async () => {
+        const before = creditsHeader(await open.api('/v1/quota'));
+        const res = await scan(open, 'localhost', `&port=${encodeURIComponent(port)}`);
+        const body = await expectFailure(res, 400, 'invalid_request');
+        expect(body.error?.message).to.match(/^port /);
+        expect(creditsHeader(await open.api('/v1/quota'))).to.equal(before);
+      });
+    }
+
     it('requires domain', async () => {
       const body = await expectFailure(await open.api('/v1/ssl-scan'), 400, 'invalid_request');
       expect(body.error?.message).to.equal('domain is required');

@@ -7,6 +7,10 @@
  *     makes, against testssl.sh-style sequential probing (one handshake per protocol and per
  *     standard cipher category, then HSTS on its own connection) run in this process; at 0 ms
  *     and at 25 ms one-way delay (a server 50 ms away).
+ *  3. SSL scan with its extra probes (ALPN, OCSP stapling, CAA: issue 24) against the same scan
+ *     with them switched off (SSL_SCAN_EXTRA_PROBES=false) in a second stack, same server, same run:
+ *     p50 of each (the median of four alternating runs), at 0 and 25 ms one-way delay, against a
+ *     server with ALPN.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -14,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import ogs from 'open-graph-scraper';
+import { startFixtureDns } from '../src/fixture-dns.js';
 import { startFixtureSite } from '../src/fixture-site.js';
 import { completeHead, metaPage } from '../src/meta-fixtures.js';
 import { startTestStack } from '../src/test-stack.js';
@@ -123,12 +128,23 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-scans-'));
 const site = await startFixtureSite();
 const tlsFixtures = await startTlsScenarios(path.join(dir, 'root.pem'));
 const delayed = await startPortSwitch({ oneWayDelayMs: 25 });
+// CAA answers from a local resolver, as a nearby caching resolver gives them.
+const dns = await startFixtureDns();
+dns.setCaa('localhost', [{ tag: 'issue', value: 'letsencrypt.org' }]);
+const scanner = {
+  SSL_SCAN_PORT: String(tlsFixtures.portSwitch.port),
+  SSL_SCAN_EXTRA_CA_FILE: tlsFixtures.caFile,
+  SSL_SCAN_DNS_SERVERS: dns.server,
+};
 const stack = await startTestStack({
   allowTargets: '127.0.0.0/8',
   env: { LOG_LEVEL: 'warn' },
-  envFor: {
-    'tls-scan': { SSL_SCAN_PORT: String(tlsFixtures.portSwitch.port), SSL_SCAN_EXTRA_CA_FILE: tlsFixtures.caFile },
-  },
+  envFor: { 'tls-scan': scanner },
+});
+const specOnly = await startTestStack({
+  allowTargets: '127.0.0.0/8',
+  env: { LOG_LEVEL: 'warn' },
+  envFor: { 'tls-scan': { ...scanner, SSL_SCAN_EXTRA_PROBES: 'false' } },
 });
 const auth = { authorization: `Bearer ${stack.apiKey}` };
 try {
@@ -184,6 +200,31 @@ try {
     );
   }
 
+  // 3. The extra probes against the same scan without them, in turns so both see the same machine load.
+  const extras: string[] = [];
+  const specOnlyUrl = `${specOnly.edgeUrl}/v1/ssl-scan?domain=localhost`;
+  const specOnlyAuth = { authorization: `Bearer ${specOnly.apiKey}` };
+  // A server with ALPN (h2 and http/1.1), as real ones have: the full scan then makes its ALPN probe too.
+  const h2 = tlsFixtures.servers.http2;
+  await delayed.route(h2.port);
+  for (const [label, port] of [
+    ['local', h2.port],
+    ['25 ms one-way delay', delayed.port],
+  ] as const) {
+    await tlsFixtures.portSwitch.route(port);
+    const full: number[] = [];
+    const spec: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      full.push((await load(sslUrl, { concurrency: 1, durationMs: DURATION / 4, headers: auth })).p50);
+      spec.push((await load(specOnlyUrl, { concurrency: 1, durationMs: DURATION / 4, headers: specOnlyAuth })).p50);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+    extras.push(
+      `ssl scan extra probes, ${label}: with ALPN, OCSP and CAA p50 ${fmt(median(full))} ms, ` +
+        `without p50 ${fmt(median(spec))} ms -> ${fmt(median(full) / median(spec), 2)}x (goal <= 1.5x)`,
+    );
+  }
+
   console.log('\n== scans benchmark (issue 10) ==');
   console.log(
     `meta scan, one at a time: ours p50 ${fmt(oursOne.p50, 2)} ms through the edge ` +
@@ -196,8 +237,9 @@ try {
       `open-graph-scraper ${fmt(theirsMany.rps)} pages/s -> ratio ${fmt(oursMany.rps / theirsMany.rps, 2)}x`,
   );
   for (const line of ssl) console.log(line);
+  for (const line of extras) console.log(line);
 } finally {
-  await stack.stop();
-  await Promise.all([site.close(), tlsFixtures.close(), delayed.close()]);
+  await Promise.all([stack.stop(), specOnly.stop()]);
+  await Promise.all([site.close(), tlsFixtures.close(), delayed.close(), dns.close()]);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,6 +1,6 @@
 /**
- * Fixture DNS server for tests: UDP on 127.0.0.1 (random port), answering A and AAAA queries from
- * a table the test sets, with TTL 0, and NXDOMAIN for any other name. A name's answer may be a
+ * Fixture DNS server for tests: UDP on 127.0.0.1 (random port), answering A, AAAA and CAA queries
+ * from tables the test sets, with TTL 0, and NXDOMAIN for any other name. A name's answer may be a
  * function of how many times it was asked, to play DNS rebinding (a first answer, then another).
  * Services that take a DNS server setting (the render proxy's RENDER_DNS_SERVERS) are pointed at it.
  */
@@ -16,14 +16,23 @@ export interface FixtureDns {
   server: string;
   /** Sets (or replaces) the answer for a name, sent `delayMs` after the query (a slow resolver). */
   set(name: string, answer: DnsAnswer, options?: { delayMs?: number }): void;
+  /** Sets (or replaces) the CAA records of a name. */
+  setCaa(name: string, records: CaaRecord[]): void;
   /** Queries seen, oldest first: `A example.test`. */
   queries: string[];
   close(): Promise<void>;
 }
 
+export interface CaaRecord {
+  critical?: boolean;
+  tag: 'issue' | 'issuewild' | 'iodef';
+  value: string;
+}
+
 export async function startFixtureDns(): Promise<FixtureDns> {
   const socket = dgram.createSocket('udp4');
   const answers = new Map<string, DnsAnswer>();
+  const caa = new Map<string, CaaRecord[]>();
   const delays = new Map<string, number>();
   /** Answers still to be sent: dropped on close. */
   const delayed = new Set<NodeJS.Timeout>();
@@ -48,7 +57,7 @@ export async function startFixtureDns(): Promise<FixtureDns> {
       addresses = typeof answer === 'function' ? answer(count) : answer;
     }
     const family = question.type === 'A' ? 4 : question.type === 'AAAA' ? 6 : 0;
-    const records = addresses
+    const records: dnsPacket.Answer[] = addresses
       .filter((address) => net.isIP(address) === family)
       .map((data) => ({
         type: question.type as 'A' | 'AAAA',
@@ -57,10 +66,19 @@ export async function startFixtureDns(): Promise<FixtureDns> {
         class: 'IN' as const,
         data,
       }));
+    const caaRecords = caa.get(name);
+    if (question.type === 'CAA') {
+      for (const record of caaRecords ?? []) {
+        const critical = record.critical ?? false;
+        const data = { flags: critical ? 128 : 0, tag: record.tag, value: record.value, issuerCritical: critical };
+        records.push({ type: 'CAA', name: question.name, ttl: 0, class: 'IN', data });
+      }
+    }
     const reply = dnsPacket.encode({
       type: 'response',
       id: query.id,
-      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (answer ? 0 : 3), // rcode 3: NXDOMAIN
+      // rcode 3: NXDOMAIN
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (answer || caaRecords ? 0 : 3),
       questions: query.questions,
       answers: records,
     });
@@ -82,6 +100,9 @@ export async function startFixtureDns(): Promise<FixtureDns> {
       asked.delete(name.toLowerCase());
       if (options?.delayMs) delays.set(name.toLowerCase(), options.delayMs);
       else delays.delete(name.toLowerCase());
+    },
+    setCaa: (name, records) => {
+      caa.set(name.toLowerCase(), records);
     },
     queries,
     close: () => {

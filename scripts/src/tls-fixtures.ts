@@ -146,6 +146,10 @@ export interface TlsServerOptions {
   hsts?: string;
   /** The port on 127.0.0.1; 0 (default): any free one. */
   port?: number;
+  /** ALPN protocols the server selects from, in its order of preference; none: no ALPN. */
+  alpn?: string[];
+  /** A DER OCSP response stapled to every handshake whose client asks for one. */
+  ocspResponse?: Buffer;
 }
 
 export interface TlsServer {
@@ -165,6 +169,7 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
       minVersion: options.minVersion ?? 'TLSv1.2',
       maxVersion: options.maxVersion ?? 'TLSv1.3',
       ciphers: options.ciphers ?? 'DEFAULT:@SECLEVEL=0',
+      ALPNProtocols: options.alpn,
     },
     (req, res) => {
       const headers: Record<string, string> = { 'content-type': 'text/plain' };
@@ -174,6 +179,8 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
     },
   );
   server.on('connection', () => connections++);
+  const stapled = options.ocspResponse;
+  if (stapled) server.on('OCSPRequest', (_cert, _issuer, callback) => callback(null, stapled));
   // Probes that offer what this server refuses end in handshake errors: expected, not failures.
   server.on('tlsClientError', () => undefined);
   server.listen(options.port ?? 0, '127.0.0.1');
@@ -280,6 +287,12 @@ export async function startPortSwitch(options: { oneWayDelayMs?: number } = {}):
 }
 
 const HSTS_ONE_YEAR = 'max-age=31536000; includeSubDomains';
+export const HSTS_PRELOAD = 'max-age=63072000; includeSubDomains; preload';
+/**
+ * What the ocspStapled scenario staples: a DER OCSPResponse (RFC 6960 4.2.1) whose status is
+ * tryLater (3), so it carries no signed BasicOCSPResponse; the scan reports that one was stapled.
+ */
+export const STAPLED_OCSP_RESPONSE = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x03]);
 
 /** The scenarios of the SSL scan tests, each an HTTPS server for the name `localhost`. */
 export const TLS_SCENARIOS = [
@@ -299,6 +312,11 @@ export const TLS_SCENARIOS = [
   'commonNameMismatch',
   'rsa1024',
   'sha1',
+  'legacyOnly',
+  'hstsPreload',
+  'ocspStapled',
+  'http2',
+  'http11',
 ] as const;
 export type TlsScenario = (typeof TLS_SCENARIOS)[number];
 
@@ -364,6 +382,11 @@ export async function startTlsScenarios(caFile: string): Promise<TlsScenarios> {
     ['commonNameMismatch', serve(await leaf({ commonName: 'other.test' }), [intermediate])],
     ['rsa1024', serve(await leaf({ key: 'rsa1024' }), [intermediate])],
     ['sha1', serve(await leaf({ hash: 'SHA-1' }), [intermediate])],
+    ['legacyOnly', serve(good, [intermediate], { minVersion: 'TLSv1', maxVersion: 'TLSv1.1' })],
+    ['hstsPreload', serve(good, [intermediate], { hsts: HSTS_PRELOAD })],
+    ['ocspStapled', serve(good, [intermediate], { ocspResponse: STAPLED_OCSP_RESPONSE })],
+    ['http2', serve(good, [intermediate], { alpn: ['h2', 'http/1.1'] })],
+    ['http11', serve(good, [intermediate], { alpn: ['http/1.1'] })],
   ];
   const servers = Object.fromEntries(
     await Promise.all(entries.map(async ([name, server]) => [name, await server] as const)),

@@ -11,7 +11,17 @@ const targetHost = parsedBy('domain', parseTargetHost, 'invalid_domain').meta({
   example: 'example.com',
 });
 
-export const domainInput = z.object({ domain: targetHost });
+const PORT_RULE = 'port must be an integer from 1 to 65535';
+/** The port to scan: digits only (no sign, exponent or spaces), 1 to 65535. */
+const port = z
+  .string()
+  .regex(/^\d{1,5}$/, PORT_RULE)
+  .transform(Number)
+  .refine((n) => n >= 1 && n <= 65535, PORT_RULE)
+  .optional()
+  .meta({ description: 'The port to scan, 1 to 65535. Default 443; the answer’s `port` echoes it.', example: '8443' });
+
+export const sslScanInput = z.object({ domain: targetHost, port });
 
 const nameFields: FieldEdit = {
   description: 'Name fields such as CN, O, OU, C; a field that occurs twice is joined with ", ".',
@@ -42,7 +52,7 @@ const ChainCertificate = restObject(tlsscan.Certificate, {
 export const SslScanResult = restObject(tlsscan.SslScanResponse, {
   id: 'SslScanResult',
   fields: {
-    port: { description: 'The port scanned: 443.' },
+    port: { description: 'The port scanned: the `port` asked for, else 443.' },
     protocol: { example: 'TLSv1.3' },
     certificate: { value: Certificate },
     chain: {
@@ -74,5 +84,90 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
       description: 'After the SSL Labs rating guide (docs/grading.md).',
     },
     score: { value: z.number().int().min(0).max(100) },
+    protocols: {
+      value: restObject(tlsscan.ProtocolSupport, {
+        id: 'ProtocolSupport',
+        fields: {
+          version: { value: z.enum(['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3']) },
+          supported: {
+            nullable: true,
+            description:
+              'A handshake at this version completed (true) or the server refused it (false); null when the ' +
+              'probe could not tell (no answer in time, no connection).',
+          },
+        },
+      }),
+      description: 'TLS 1.0, 1.1, 1.2 and 1.3, in that order, each probed with a handshake at that version only.',
+    },
+    gradeReasons: {
+      value: restObject(tlsscan.GradeReason, {
+        id: 'GradeReason',
+        fields: {
+          code: { description: 'Stable machine code; docs/grading.md lists every one.', example: 'no_hsts' },
+          message: { description: 'What the scan found.' },
+          effect: {
+            description: 'What it does to score or securityGrade.',
+            example: 'A+ needs HSTS with max-age ≥ 6 months (15552000 s)',
+          },
+        },
+      }),
+      description:
+        'Every cap (grade capped at F, C or B), missing A+ requirement (HSTS), and score deduction, in that ' +
+        'order; empty only for a perfect 100 with A+.',
+    },
+    hsts: {
+      value: restObject(tlsscan.Hsts, {
+        id: 'Hsts',
+        fields: { maxAge: { value: z.number().int().min(0), description: 'Seconds.' } },
+      }),
+      nullable: true,
+      description:
+        'The Strict-Transport-Security header of https://<domain>[:port]/ (HEAD, no redirect followed, certificate ' +
+        'checked as a browser does); null when there is none with a valid max-age.',
+    },
+    ocspStapling: { description: 'The server stapled an OCSP response to the handshake (the response is not judged).' },
+    keyExchange: {
+      value: restObject(tlsscan.KeyExchange, {
+        id: 'KeyExchange',
+        fields: {
+          type: { value: z.enum(['ECDH', 'DH']) },
+          name: { nullable: true, description: 'The group, e.g. X25519 or prime256v1; null for finite-field DH.' },
+          size: { description: 'Key size in bits (X25519: 253).' },
+        },
+      }),
+      nullable: true,
+      description: 'The ephemeral key of the negotiated exchange; null for RSA key transport (no forward secrecy).',
+    },
+    caa: {
+      value: restObject(tlsscan.Caa, {
+        id: 'Caa',
+        fields: {
+          domain: {
+            nullable: true,
+            description: 'The name the records are on: the domain or its closest parent; null when none has any.',
+          },
+          records: {
+            value: restObject(tlsscan.CaaRecord, {
+              id: 'CaaRecord',
+              fields: {
+                critical: { description: 'The issuer-critical flag.' },
+                tag: { example: 'issue' },
+                value: { example: 'letsencrypt.org' },
+              },
+            }),
+            description: 'Empty when neither the domain nor a parent has CAA records: any CA may issue.',
+          },
+        },
+      }),
+      nullable: true,
+      description:
+        'The CAA records that apply to the domain (RFC 8659); null when they could not be determined (an IP ' +
+        'address, a DNS failure or no answer in time).',
+    },
+    ipAddress: { description: 'The address every handshake of the scan went to.', example: '93.184.215.14' },
+    alpn: {
+      value: z.enum(['h2', 'http/1.1']),
+      description: 'The application protocols the server selects when offered (ALPN); empty when it selects none.',
+    },
   },
 });

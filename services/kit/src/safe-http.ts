@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
 import { type Duplex, pipeline, type Readable } from 'node:stream';
+import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { Agent, buildConnector, Client, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
@@ -41,6 +42,8 @@ export interface SafeHttpOptions {
   userAgent?: string;
   /** How host names are resolved (resolve-target.ts); the system resolver by default. */
   lookup?: LookupHost;
+  /** PEM roots https certificates are checked against, replacing Node's bundled ones (a private CA). */
+  ca?: readonly string[];
 }
 
 export interface FetchOptions {
@@ -120,6 +123,8 @@ export class SafeHttp {
     const connector = buildConnector({
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy, options.lookup),
+      // One context for every connection: a `ca` list given per connection is parsed again each time.
+      ...(options.ca ? { secureContext: tls.createSecureContext({ ca: [...options.ca] }) } : {}),
     } as buildConnector.BuildOptions);
     this.idleTimeoutMs = options.idleTimeoutMs ?? 15_000;
     this.connect = (opts, callback, phases) => {

@@ -11,7 +11,8 @@ export class TrustStore {
   private readonly bySubject = new Map<string, X509Certificate[]>();
   private readonly fingerprints = new Set<string>();
 
-  constructor(pems: readonly string[]) {
+  /** The roots as PEM, for a client that checks certificates against the same store (HSTS). */
+  constructor(readonly pems: readonly string[]) {
     for (const pem of pems) {
       const cert = new X509Certificate(pem);
       const list = this.bySubject.get(cert.subject) ?? [];

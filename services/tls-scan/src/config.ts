@@ -14,6 +14,13 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       SSL_SCAN_EXTRA_CA_FILE: env.optionalString(),
       SSL_SCAN_HANDSHAKE_TIMEOUT_MS: env.int(10_000, 1),
       SSL_SCAN_PROBE_TIMEOUT_MS: env.int(5_000, 1),
+      /** DNS servers (host:port) for the domain and its CAA records; the system resolver when empty. */
+      SSL_SCAN_DNS_SERVERS: env.list(),
+      /**
+       * The probes beyond the spec's fields (ALPN, OCSP stapling, CAA); off, those fields read empty
+       * (alpn [], ocspStapling false, caa null). A switch for a resolver that misbehaves, and the benchmark's baseline.
+       */
+      SSL_SCAN_EXTRA_PROBES: env.bool(true),
     },
     source,
   );

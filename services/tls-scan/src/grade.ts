@@ -28,17 +28,30 @@ export interface GradeInput {
 
 export type Letter = 'A+' | 'A' | 'B' | 'C' | 'D' | 'E' | 'F';
 
+/** One thing that shaped the score or grade: a stable code (docs/grading.md), what was found, what it does. */
+export interface GradeReason {
+  code: string;
+  message: string;
+  effect: string;
+}
+
 export interface Rating {
   score: number;
   grade: Letter;
-  /** Why the grade is capped, one phrase per cap; empty when nothing capped it. */
-  caps: string[];
+  /** Every cap, missing A+ requirement and score deduction, in that order; empty for a perfect 100 A+. */
+  reasons: GradeReason[];
 }
 
 /** Six months: the HSTS max-age SSL Labs requires for A+. */
 export const HSTS_A_PLUS_SECONDS = 15_552_000;
 
 const PROTOCOL_SCORE: Record<TlsVersion, number> = { TLSv1: 90, 'TLSv1.1': 95, 'TLSv1.2': 100, 'TLSv1.3': 100 };
+const PROTOCOL_LABEL: Record<TlsVersion, string> = {
+  TLSv1: 'TLS 1.0',
+  'TLSv1.1': 'TLS 1.1',
+  'TLSv1.2': 'TLS 1.2',
+  'TLSv1.3': 'TLS 1.3',
+};
 
 /** The guide's key-exchange table, by RSA-equivalent bits. */
 export function keyExchangeScore(bits: number): number {
@@ -58,13 +71,22 @@ export function cipherScore(bits: number): number {
   return 100;
 }
 
-/** The weighted score before caps: each category is the average of its best and worst case. */
-export function rawScore(input: GradeInput): number {
+/** The three categories before weighting: each the average of its best and worst case. */
+function categories(input: GradeInput) {
   const protocolScores = input.protocols.map((v) => PROTOCOL_SCORE[v]);
-  const protocol = (Math.max(...protocolScores) + Math.min(...protocolScores)) / 2;
-  const keyExchange = input.insecureSuite ? 0 : keyExchangeScore(input.keyExchangeBits);
-  const cipher = (cipherScore(input.strongestBits) + cipherScore(input.weakestBits)) / 2;
-  return Math.round(0.3 * protocol + 0.3 * keyExchange + 0.4 * cipher);
+  return {
+    protocol: (Math.max(...protocolScores) + Math.min(...protocolScores)) / 2,
+    keyExchange: input.insecureSuite ? 0 : keyExchangeScore(input.keyExchangeBits),
+    cipher: (cipherScore(input.strongestBits) + cipherScore(input.weakestBits)) / 2,
+  };
+}
+
+const WEIGHT = { protocol: 0.3, keyExchange: 0.3, cipher: 0.4 } as const;
+
+/** The weighted score before caps. */
+export function rawScore(input: GradeInput): number {
+  const c = categories(input);
+  return Math.round(WEIGHT.protocol * c.protocol + WEIGHT.keyExchange * c.keyExchange + WEIGHT.cipher * c.cipher);
 }
 
 /** Score bands of the guide: A 80+, B 65+, C 50+, D 35+, E 20+, F below 20. */
@@ -79,42 +101,118 @@ export function letterOf(score: number): Letter {
 
 /** Highest score of a capped grade, so the score stays the basis of the grade. */
 const CEILING = { B: 79, C: 64, F: 19 } as const;
+type Capped = keyof typeof CEILING;
 
-function capsOf(input: GradeInput): [keyof typeof CEILING, string][] {
-  const caps: [keyof typeof CEILING, string][] = [];
-  const cap = (grade: keyof typeof CEILING, why: string, applies: boolean) => {
-    if (applies) caps.push([grade, why]);
+interface Cap {
+  grade: Capped;
+  code: string;
+  message: string;
+}
+
+function capsOf(input: GradeInput): Cap[] {
+  const caps: Cap[] = [];
+  const cap = (grade: Capped, code: string, message: string, applies: boolean) => {
+    if (applies) caps.push({ grade, code, message });
   };
+  const legacy = input.protocols.filter((v) => v === 'TLSv1' || v === 'TLSv1.1');
   // The guide's "T" (not trusted) and "M" (name mismatch) grades are F in our letter set.
-  cap('F', 'the certificate is not trusted', !input.trusted);
-  cap('F', 'the certificate is expired or not yet valid', !input.inDate);
-  cap('F', 'the certificate does not name the host', !input.nameMatches);
-  cap('F', 'a key weaker than 1024 bits', input.keyExchangeBits < 1024);
-  cap('F', 'a suite without encryption or authentication is accepted', input.insecureSuite);
+  cap('F', 'cert_untrusted', 'the certificate is not trusted', !input.trusted);
+  cap('F', 'cert_out_of_date', 'the certificate is expired or not yet valid', !input.inDate);
+  cap('F', 'cert_name_mismatch', 'the certificate does not name the host', !input.nameMatches);
+  cap(
+    'F',
+    'key_under_1024',
+    `the key exchange is ${input.keyExchangeBits}-bit (RSA-equivalent), under 1024 bits`,
+    input.keyExchangeBits < 1024,
+  );
+  cap('F', 'insecure_suite', 'a suite without encryption or authentication is accepted', input.insecureSuite);
   cap(
     'C',
+    'no_tls12',
     'neither TLS 1.2 nor TLS 1.3 is supported',
     !input.protocols.some((v) => v === 'TLSv1.2' || v === 'TLSv1.3'),
   );
-  cap('C', 'a cipher weaker than 128 bits is accepted', input.weakestBits > 0 && input.weakestBits < 128);
+  cap(
+    'C',
+    'cipher_under_128',
+    `a ${input.weakestBits}-bit cipher is accepted, under 128 bits`,
+    input.weakestBits > 0 && input.weakestBits < 128,
+  );
   cap(
     'B',
-    'TLS 1.0 or TLS 1.1 is still accepted',
-    input.protocols.some((v) => v === 'TLSv1' || v === 'TLSv1.1'),
+    'legacy_protocol',
+    `${legacy.map((v) => PROTOCOL_LABEL[v]).join(' and ')} ${legacy.length > 1 ? 'are' : 'is'} still accepted`,
+    legacy.length > 0,
   );
-  cap('B', 'the server does not send the full certificate chain', !input.chainComplete);
-  cap('B', 'a key weaker than 2048 bits', input.keyExchangeBits < 2048);
-  cap('B', 'no forward secrecy', !input.negotiated.forwardSecrecy);
+  cap('B', 'chain_incomplete', 'the server does not send the full certificate chain', !input.chainComplete);
+  // Under 1024 bits is the F cap above; this one is the band between.
+  cap(
+    'B',
+    'key_under_2048',
+    `the key exchange is ${input.keyExchangeBits}-bit (RSA-equivalent), under 2048 bits`,
+    input.keyExchangeBits >= 1024 && input.keyExchangeBits < 2048,
+  );
+  cap('B', 'no_forward_secrecy', 'the negotiated suite has no forward secrecy', !input.negotiated.forwardSecrecy);
   return caps;
+}
+
+const points = (n: number) => `${Number.isInteger(n) ? n : n.toFixed(1)} point${n === 1 ? '' : 's'}`;
+
+/** What kept each category under 100, as the points it cost the score. */
+function deductionsOf(input: GradeInput): GradeReason[] {
+  const c = categories(input);
+  const reasons: GradeReason[] = [];
+  const deduct = (category: keyof typeof WEIGHT, code: string, message: string) => {
+    const lost = WEIGHT[category] * (100 - c[category]);
+    if (lost > 0) {
+      const what = `${message.split(':')[0]} scores ${c[category]} of 100`;
+      reasons.push({ code, message, effect: `-${points(lost)}: ${what} (weight ${WEIGHT[category] * 100} %)` });
+    }
+  };
+  const oldest = input.protocols[0];
+  if (oldest) {
+    deduct(
+      'protocol',
+      'protocol_support',
+      `protocol support: the oldest version accepted is ${PROTOCOL_LABEL[oldest]}`,
+    );
+  }
+  deduct(
+    'keyExchange',
+    'key_exchange_strength',
+    input.insecureSuite
+      ? 'key exchange: a suite without authentication is accepted'
+      : `key exchange: ${input.keyExchangeBits}-bit RSA-equivalent (4096 for full marks)`,
+  );
+  deduct(
+    'cipher',
+    'cipher_strength',
+    `cipher strength: the weakest suite accepted has ${input.weakestBits}-bit encryption, the strongest ` +
+      `${input.strongestBits}-bit (256 for full marks)`,
+  );
+  return reasons;
 }
 
 export function rate(input: GradeInput): Rating {
   const caps = capsOf(input);
-  const score = Math.min(rawScore(input), ...caps.map(([grade]) => CEILING[grade]));
+  const score = Math.min(rawScore(input), ...caps.map((c) => CEILING[c.grade]));
   const letter = letterOf(score);
   const modern =
     input.negotiated.protocol === 'TLSv1.3' ||
     (input.negotiated.protocol === 'TLSv1.2' && input.negotiated.forwardSecrecy);
-  const aPlus = letter === 'A' && modern && (input.hstsMaxAge ?? 0) >= HSTS_A_PLUS_SECONDS;
-  return { score, grade: aPlus ? 'A+' : letter, caps: caps.map(([, why]) => why) };
+  const maxAge = input.hstsMaxAge ?? 0;
+  const aPlus = letter === 'A' && modern && maxAge >= HSTS_A_PLUS_SECONDS;
+  const reasons: GradeReason[] = caps.map((c) => ({
+    code: c.code,
+    message: c.message,
+    effect: `grade capped at ${c.grade} (score at most ${CEILING[c.grade]})`,
+  }));
+  const needsHsts = 'A+ needs HSTS with max-age ≥ 6 months (15552000 s)';
+  if (input.hstsMaxAge === undefined) {
+    reasons.push({ code: 'no_hsts', message: 'no Strict-Transport-Security header with a max-age', effect: needsHsts });
+  } else if (maxAge < HSTS_A_PLUS_SECONDS) {
+    reasons.push({ code: 'hsts_short', message: `HSTS max-age is ${maxAge} s, under 6 months`, effect: needsHsts });
+  }
+  reasons.push(...deductionsOf(input));
+  return { score, grade: aPlus ? 'A+' : letter, reasons };
 }

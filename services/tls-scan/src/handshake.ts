@@ -57,6 +57,15 @@ export const CIPHER_CONTEXTS = {
 };
 export type CipherClass = keyof typeof CIPHER_CONTEXTS;
 
+/** What a handshake offers besides its context: ALPN protocols, and a request for a stapled OCSP response. */
+export interface Offer {
+  alpn?: readonly string[];
+  /** Asks for OCSP stapling; called with the response the server stapled (null: none). */
+  onOcspResponse?: (response: Buffer | null) => void;
+  /** Called once the TCP connection is up, before the handshake. */
+  onConnect?: () => void;
+}
+
 /**
  * Connects to exactly `endpoint.address` and completes a handshake, within `timeoutMs` for both
  * (a server that accepts TCP and never speaks TLS fails at the deadline). A failure is an
@@ -69,6 +78,7 @@ export function connectTls(
   secureContext: SecureContext,
   timeoutMs: number,
   signal: AbortSignal,
+  offer: Offer = {},
 ): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
     let connected = false;
@@ -79,7 +89,11 @@ export function connectTls(
       servername: endpoint.servername,
       secureContext,
       rejectUnauthorized: false,
-    });
+      ALPNProtocols: offer.alpn ? [...offer.alpn] : undefined,
+      // tls.connect passes it to the TLSSocket; @types/node lists it only for the socket's constructor.
+      requestOCSP: offer.onOcspResponse !== undefined,
+    } as tls.ConnectionOptions);
+    if (offer.onOcspResponse) socket.once('OCSPResponse', offer.onOcspResponse);
     const done = () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
@@ -104,6 +118,7 @@ export function connectTls(
     signal.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
       connected = true;
+      offer.onConnect?.();
     });
     // Kept after the handshake too: a later error (a reset while HSTS is read) then only destroys
     // the socket instead of going unhandled.
@@ -171,6 +186,13 @@ export function negotiatedOf(socket: TLSSocket): Negotiated {
     anonymous: /_anon_/.test(cipher),
     ephemeralStrength: ephemeral && 'size' in ephemeral ? ephemeralStrength(ephemeral) : undefined,
   };
+}
+
+/** The ephemeral key of a handshake: ECDH with its group, or DH; undefined for RSA key transport. */
+export function keyExchangeOf(socket: TLSSocket): { type: string; name?: string; size: number } | undefined {
+  const info = socket.getEphemeralKeyInfo() as { type?: string; name?: string; size?: number } | null;
+  if (!info?.type || info.size === undefined) return undefined;
+  return { type: info.type, name: info.name, size: info.size };
 }
 
 /** Bulk-cipher strength from the IANA suite name; unknown ciphers count as 128 bits. */

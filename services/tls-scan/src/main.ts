@@ -1,4 +1,12 @@
-import { AddressPolicy, createLogger, exitOnFatalErrors, processOptions, runService, SafeHttp } from '@webutil/kit';
+import {
+  AddressPolicy,
+  createLogger,
+  exitOnFatalErrors,
+  lookupVia,
+  processOptions,
+  runService,
+  SafeHttp,
+} from '@webutil/kit';
 import { TrustStore } from './chain.js';
 import { readConfig } from './config.js';
 import { tlsScanService } from './server.js';
@@ -8,8 +16,10 @@ const config = readConfig();
 const log = createLogger('tls-scan', config.LOG_LEVEL);
 exitOnFatalErrors(log);
 const policy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
-const http = new SafeHttp({ policy, connectTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS });
 const store = TrustStore.load(config.SSL_SCAN_EXTRA_CA_FILE);
+const lookup = lookupVia(config.SSL_SCAN_DNS_SERVERS);
+// The HSTS answer counts only over a certificate the scan's own trust store accepts.
+const http = new SafeHttp({ policy, lookup, ca: store.pems, connectTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS });
 
 await runService({
   name: 'tls-scan',
@@ -22,6 +32,9 @@ await runService({
         http,
         store,
         port: config.SSL_SCAN_PORT,
+        lookup,
+        dnsServers: config.SSL_SCAN_DNS_SERVERS,
+        extraProbes: config.SSL_SCAN_EXTRA_PROBES,
         handshakeTimeoutMs: config.SSL_SCAN_HANDSHAKE_TIMEOUT_MS,
         probeTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS,
       },

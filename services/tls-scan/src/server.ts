@@ -3,5 +3,9 @@ import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan
 import { type SslScanDeps, sslScan } from './ssl-scan.js';
 
 export function tlsScanService(deps: SslScanDeps, log: Logger): ServiceBinding {
-  return bind(TlsScanServiceService, { sslScan: (request, ctx) => sslScan(request.domain, deps, ctx.signal) }, log);
+  return bind(
+    TlsScanServiceService,
+    { sslScan: (request, ctx) => sslScan(request.domain, deps, ctx.signal, request.port) },
+    log,
+  );
 }

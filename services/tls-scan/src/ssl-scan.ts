@@ -1,6 +1,8 @@
 import type { TLSSocket } from 'node:tls';
 import {
   type AddressPolicy,
+  invalidArgument,
+  type LookupHost,
   OutboundError,
   parseTargetHost,
   resolveTarget,
@@ -8,23 +10,30 @@ import {
   targetFailure,
 } from '@webutil/kit';
 import type { SslScanResponse } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
+import { lookupCaa } from './caa.js';
 import { type CertificateFacts, nameMatches, presentCertificate, readSentChain } from './certificate.js';
 import { type TrustStore, verifyChain } from './chain.js';
 import { rate } from './grade.js';
-import { connectTls, handshakeError, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
-import { hstsMaxAge, readHstsHeader } from './hsts.js';
-import { probeSupport } from './probes.js';
+import { connectTls, handshakeError, keyExchangeOf, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
+import { fetchHsts, parseHsts } from './hsts.js';
+import { ALPN_OFFER, probeSupport } from './probes.js';
 
 export interface SslScanDeps {
   policy: AddressPolicy;
   /** For issuer downloads (authorityInfoAccess) when the server leaves out an intermediate. */
   http: SafeHttp;
   store: TrustStore;
-  /** The port scanned: 443 in production. */
+  /** The port scanned when the request names none: 443 in production. */
   port: number;
+  /** How the domain is resolved: the system resolver unless DNS servers are configured. */
+  lookup?: LookupHost;
+  /** DNS servers asked for CAA records; the system's when empty. */
+  dnsServers: readonly string[];
+  /** ALPN, OCSP stapling and CAA: on unless switched off (SSL_SCAN_EXTRA_PROBES). */
+  extraProbes?: boolean;
   /** Budget of the main connection, TCP and TLS handshake together. */
   handshakeTimeoutMs: number;
-  /** Budget of each probe, of the HSTS answer and of each issuer download. */
+  /** Budget of each probe, of the HSTS answer, of the CAA lookups and of each issuer download. */
   probeTimeoutMs: number;
 }
 
@@ -32,35 +41,78 @@ const DAY_MS = 86_400_000;
 const MAX_ISSUER_BYTES = 64 * 1024;
 
 /**
- * One TLS connection to the checked address (SNI = the name) reads the negotiated protocol and
- * cipher, the certificates the server sent and, over the same connection, the HSTS header; the
- * protocol and cipher probes run beside it. Trust is judged here, not by OpenSSL's verdict, so
- * an untrusted certificate is still read in full.
+ * One TLS connection to the checked address (SNI = the name) reads the negotiated protocol,
+ * cipher, key exchange, ALPN selection, stapled OCSP response and the certificates the server
+ * sent. Beside it, all at once: the protocol, cipher and ALPN probes, the HSTS header (through the
+ * safe HTTP client) and the CAA records. Trust is judged here, not by OpenSSL's verdict, so an
+ * untrusted certificate is still read in full.
  */
-export async function sslScan(domain: string, deps: SslScanDeps, signal: AbortSignal): Promise<SslScanResponse> {
+export async function sslScan(
+  domain: string,
+  deps: SslScanDeps,
+  signal: AbortSignal,
+  requestedPort?: number,
+): Promise<SslScanResponse> {
   const host = parseTargetHost(domain);
+  if (
+    requestedPort !== undefined &&
+    !(Number.isInteger(requestedPort) && requestedPort >= 1 && requestedPort <= 65535)
+  ) {
+    throw invalidArgument('INVALID_PORT', 'port must be an integer from 1 to 65535');
+  }
+  const port = requestedPort ?? deps.port;
+  const extras = deps.extraProbes !== false;
   // Every handshake of the scan goes to this one address: a later answer (DNS rebinding) cannot move it.
-  const [address] = await resolveTarget(host.name, deps.policy).catch((err: unknown) => {
+  const [address] = await resolveTarget(host.name, deps.policy, deps.lookup).catch((err: unknown) => {
     throw targetFailure(err);
   });
-  const endpoint = { address, port: deps.port, servername: host.isIp ? undefined : host.name };
+  const endpoint = { address, port, servername: host.isIp ? undefined : host.name };
+  const authority = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
+  const origin = `https://${authority}${port === 443 ? '' : `:${port}`}/`;
+  // HSTS and CAA need nothing from the main handshake: they run beside it, and stop if it fails.
+  // The HSTS request starts once the main connection is up, so the main one is the first the server sees.
+  const sideline = new AbortController();
+  const stopSideline = () => sideline.abort();
+  signal.addEventListener('abort', stopSideline, { once: true });
+  let hstsHeader: Promise<string | undefined> = Promise.resolve(undefined);
+  const startHsts = () => {
+    hstsHeader = fetchHsts(deps.http, origin, deps.probeTimeoutMs, sideline.signal);
+  };
+  const caa =
+    host.isIp || !extras ? undefined : lookupCaa(host.name, deps.dnsServers, deps.probeTimeoutMs, sideline.signal);
   let socket: TLSSocket;
+  let ocspResponse = null as Buffer | null;
   try {
-    socket = await connectTls(endpoint, MAIN_CONTEXT, deps.handshakeTimeoutMs, signal);
+    const offer = {
+      alpn: ALPN_OFFER,
+      onOcspResponse: (response: Buffer | null) => {
+        ocspResponse = response;
+      },
+    };
+    socket = await connectTls(endpoint, MAIN_CONTEXT, deps.handshakeTimeoutMs, signal, {
+      onConnect: startHsts,
+      ...(extras ? offer : {}),
+    });
   } catch (err) {
+    stopSideline();
+    signal.removeEventListener('abort', stopSideline);
     if (signal.aborted) throw signal.reason;
     throw err instanceof OutboundError ? handshakeError(err) : err;
   }
   try {
     const main = negotiatedOf(socket);
+    const mainAlpn = socket.alpnProtocol || undefined;
+    const keyExchange = keyExchangeOf(socket);
     const sent = readSentChain(peerChain(socket));
-    const authority = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
+    socket.destroy();
     const now = new Date();
-    const [hsts, support, chain] = await Promise.all([
-      readHstsHeader(socket, deps.port === 443 ? authority : `${authority}:${deps.port}`, deps.probeTimeoutMs),
-      probeSupport(endpoint, main, deps.probeTimeoutMs, signal),
+    const [hsts, support, chain, caaPolicy] = await Promise.all([
+      hstsHeader.then(parseHsts),
+      probeSupport(endpoint, main, mainAlpn, deps.probeTimeoutMs, signal),
       verifyChain(sent, { store: deps.store, now, download: (url) => download(deps, url, signal) }),
+      caa,
     ]);
+    if (signal.aborted) throw signal.reason;
     const leaf = chain.path[0]?.facts as CertificateFacts;
     const names = nameMatches(leaf, host.name);
     const isExpired = leaf.notAfter < now;
@@ -86,11 +138,11 @@ export async function sslScan(domain: string, deps: SslScanDeps, signal: AbortSi
       chainComplete: chain.complete,
       nameMatches: names.san,
       inDate: !isExpired && !notYetValid,
-      hstsMaxAge: hstsMaxAge(hsts),
+      hstsMaxAge: hsts?.maxAge,
     });
     return {
       domain: host.name,
-      port: deps.port,
+      port,
       protocol: main.protocol,
       certificate: presentCertificate(leaf, true),
       chain: chain.path.slice(1).map((link) => presentCertificate(link.facts, false)),
@@ -110,9 +162,19 @@ export async function sslScan(domain: string, deps: SslScanDeps, signal: AbortSi
       cipherSuite: main.cipher,
       securityGrade: rating.grade,
       score: rating.score,
+      protocols: support.versions,
+      gradeReasons: rating.reasons,
+      hsts: hsts && { ...hsts, maxAge: String(hsts.maxAge) },
+      ocspStapling: (ocspResponse?.length ?? 0) > 0,
+      keyExchange,
+      caa: caaPolicy,
+      ipAddress: address,
+      alpn: support.alpn,
     };
   } finally {
     socket.destroy();
+    stopSideline();
+    signal.removeEventListener('abort', stopSideline);
   }
 }
 

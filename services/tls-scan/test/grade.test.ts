@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { type GradeInput, HSTS_A_PLUS_SECONDS, letterOf, rate, rawScore } from '../src/grade.js';
 import { cipherBits } from '../src/handshake.js';
-import { hstsMaxAge } from '../src/hsts.js';
+import { hstsMaxAge, parseHsts } from '../src/hsts.js';
 
 /** A modern server: TLS 1.2 and 1.3, AES-128 and AES-256, X25519 with a P-256 key, HSTS for a year. */
 const modern = (changes: Partial<GradeInput> = {}): GradeInput => ({
@@ -46,44 +46,84 @@ describe('SSL grading', () => {
       negotiated: { protocol: 'TLSv1.2' as const, forwardSecrecy: true },
     };
     expect(rate(modern(tls12)).grade).to.equal('A+');
-    expect(rate(modern({ hstsMaxAge: undefined })).caps).to.deep.equal([]);
+    const caps = (input: GradeInput) => rate(input).reasons.filter((r) => r.effect.startsWith('grade capped'));
+    expect(caps(modern({ hstsMaxAge: undefined }))).to.deep.equal([]);
   });
 
-  const caps: [string, Partial<GradeInput>, string, RegExp][] = [
-    ['untrusted', { trusted: false }, 'F', /not trusted/],
-    ['out of date', { inDate: false }, 'F', /expired or not yet valid/],
-    ['name mismatch', { nameMatches: false }, 'F', /does not name the host/],
-    ['a 512-bit key', { keyExchangeBits: 512 }, 'F', /weaker than 1024/],
-    ['a NULL or anonymous suite', { insecureSuite: true }, 'F', /without encryption/],
+  const caps: [string, Partial<GradeInput>, string, string, RegExp][] = [
+    ['untrusted', { trusted: false }, 'F', 'cert_untrusted', /not trusted/],
+    ['out of date', { inDate: false }, 'F', 'cert_out_of_date', /expired or not yet valid/],
+    ['name mismatch', { nameMatches: false }, 'F', 'cert_name_mismatch', /does not name the host/],
+    ['a 512-bit key', { keyExchangeBits: 512 }, 'F', 'key_under_1024', /512-bit .*under 1024/],
+    ['a NULL or anonymous suite', { insecureSuite: true }, 'F', 'insecure_suite', /without encryption/],
     [
       'no TLS 1.2 or 1.3',
       { protocols: ['TLSv1', 'TLSv1.1'], negotiated: { protocol: 'TLSv1.1', forwardSecrecy: true } },
       'C',
+      'no_tls12',
       /neither TLS 1.2/,
     ],
-    ['a 112-bit cipher', { weakestBits: 112 }, 'C', /weaker than 128/],
-    ['TLS 1.0 accepted', { protocols: ['TLSv1', 'TLSv1.2', 'TLSv1.3'] }, 'B', /TLS 1.0 or TLS 1.1/],
-    ['TLS 1.1 accepted', { protocols: ['TLSv1.1', 'TLSv1.2', 'TLSv1.3'] }, 'B', /TLS 1.0 or TLS 1.1/],
-    ['an incomplete chain', { chainComplete: false }, 'B', /full certificate chain/],
-    ['a 1024-bit key', { keyExchangeBits: 1024 }, 'B', /weaker than 2048/],
-    ['no forward secrecy', { negotiated: { protocol: 'TLSv1.2', forwardSecrecy: false } }, 'B', /forward secrecy/],
+    ['a 112-bit cipher', { weakestBits: 112 }, 'C', 'cipher_under_128', /112-bit cipher .*under 128/],
+    ['TLS 1.0 accepted', { protocols: ['TLSv1', 'TLSv1.2', 'TLSv1.3'] }, 'B', 'legacy_protocol', /^TLS 1.0 is/],
+    ['TLS 1.1 accepted', { protocols: ['TLSv1.1', 'TLSv1.2', 'TLSv1.3'] }, 'B', 'legacy_protocol', /^TLS 1.1 is/],
+    ['an incomplete chain', { chainComplete: false }, 'B', 'chain_incomplete', /full certificate chain/],
+    ['a 1024-bit key', { keyExchangeBits: 1024 }, 'B', 'key_under_2048', /1024-bit .*under 2048/],
+    [
+      'no forward secrecy',
+      { negotiated: { protocol: 'TLSv1.2', forwardSecrecy: false } },
+      'B',
+      'no_forward_secrecy',
+      /forward secrecy/,
+    ],
   ];
-  for (const [what, changes, grade, why] of caps) {
-    it(`caps ${what} at ${grade}, lowering the score to the top of that band`, () => {
+  for (const [what, changes, grade, code, why] of caps) {
+    it(`caps ${what} at ${grade} (${code}), lowering the score to the top of that band`, () => {
       const rating = rate(modern(changes));
       expect(rating.grade).to.equal(grade);
       expect(letterOf(rating.score)).to.equal(grade);
-      expect(
-        rating.caps.some((c) => why.test(c)),
-        rating.caps.join('; '),
-      ).to.equal(true);
+      const reason = rating.reasons.find((r) => r.code === code);
+      expect(reason?.message, JSON.stringify(rating.reasons)).to.match(why);
+      expect(reason?.effect).to.equal(`grade capped at ${grade} (score at most ${{ F: 19, C: 64, B: 79 }[grade]})`);
     });
   }
 
-  it('keeps the lowest cap when several apply', () => {
+  it('keeps the lowest cap when several apply, and names each', () => {
     const rating = rate(modern({ chainComplete: false, trusted: false }));
     expect(rating.grade).to.equal('F');
-    expect(rating.caps).to.have.length(2);
+    expect(rating.reasons.map((r) => r.code).slice(0, 2)).to.deep.equal(['cert_untrusted', 'chain_incomplete']);
+  });
+
+  it('names only the F cap for a key under 1024 bits, not the B cap too', () => {
+    const codes = rate(modern({ keyExchangeBits: 512 })).reasons.map((r) => r.code);
+    expect(codes).to.include('key_under_1024');
+    expect(codes).to.not.include('key_under_2048');
+  });
+
+  it('explains an A+ short of 100 by its deductions, which add up to what the score lost', () => {
+    const rating = rate(modern({ protocols: ['TLSv1.1', 'TLSv1.2', 'TLSv1.3'], hstsMaxAge: undefined }));
+    // TLS 1.1 (95) to 1.3: protocol 97.5, -0.75; 3072 bits: 90, -3; 128 to 256 bits: 90, -4.
+    expect(rating.reasons.map((r) => [r.code, r.effect])).to.deep.equal([
+      ['legacy_protocol', 'grade capped at B (score at most 79)'],
+      ['no_hsts', 'A+ needs HSTS with max-age ≥ 6 months (15552000 s)'],
+      ['protocol_support', '-0.8 points: protocol support scores 97.5 of 100 (weight 30 %)'],
+      ['key_exchange_strength', '-3 points: key exchange scores 90 of 100 (weight 30 %)'],
+      ['cipher_strength', '-4 points: cipher strength scores 90 of 100 (weight 40 %)'],
+    ]);
+    expect(rating.reasons[2]?.message).to.equal('protocol support: the oldest version accepted is TLS 1.1');
+  });
+
+  it('gives a perfect server no reason at all', () => {
+    const rating = rate(modern({ keyExchangeBits: 4096, weakestBits: 256 }));
+    expect(rating).to.deep.equal({ score: 100, grade: 'A+', reasons: [] });
+  });
+
+  it('says when HSTS is too short for A+', () => {
+    const reasons = rate(modern({ hstsMaxAge: 86_400 })).reasons;
+    expect(reasons[0]).to.deep.equal({
+      code: 'hsts_short',
+      message: 'HSTS max-age is 86400 s, under 6 months',
+      effect: 'A+ needs HSTS with max-age ≥ 6 months (15552000 s)',
+    });
   });
 });
 
@@ -116,4 +156,21 @@ describe('hstsMaxAge', () => {
   for (const [header, seconds] of cases) {
     it(`${JSON.stringify(header)} -> ${seconds}`, () => expect(hstsMaxAge(header)).to.equal(seconds));
   }
+});
+
+describe('parseHsts', () => {
+  it('reads max-age, includeSubDomains and preload, in any case and order', () => {
+    expect(parseHsts('max-age=63072000; includeSubDomains; preload')).to.deep.equal({
+      maxAge: 63_072_000,
+      includeSubDomains: true,
+      preload: true,
+    });
+    expect(parseHsts('PRELOAD;max-age="300"')).to.deep.equal({ maxAge: 300, includeSubDomains: false, preload: true });
+  });
+
+  it('is no policy without a valid max-age', () => {
+    expect(parseHsts('includeSubDomains; preload')).to.equal(undefined);
+    expect(parseHsts('max-age=-1; preload')).to.equal(undefined);
+    expect(parseHsts(undefined)).to.equal(undefined);
+  });
 });

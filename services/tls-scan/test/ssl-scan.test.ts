@@ -31,6 +31,7 @@ describe('SSL scan of servers without a readable certificate', function () {
     http,
     store: new TrustStore([]),
     port,
+    dnsServers: [],
     handshakeTimeoutMs: 2_000,
     probeTimeoutMs: 2_000,
   });
