@@ -7,7 +7,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { CLEARANCE_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './caller.js';
-import { CREDITS_HEADER } from './envelope.js';
+import { CREDITS_HEADER, RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER } from './envelope.js';
 import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
 import { Failure, successSchema } from './schemas/common.js';
 
@@ -76,6 +76,8 @@ function platformFailures(spec: FailureFacts): Failures {
 
 const commonHeaders = {
   [CREDITS_HEADER]: { $ref: `#/components/headers/${CREDITS_HEADER}` },
+  [RATE_LIMIT_POLICY_HEADER]: { $ref: `#/components/headers/${RATE_LIMIT_POLICY_HEADER}` },
+  [RATE_LIMIT_HEADER]: { $ref: `#/components/headers/${RATE_LIMIT_HEADER}` },
   'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
 };
 
@@ -230,6 +232,18 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
     description: 'The caller’s credits left (0 when the caller is unknown).',
     schema: { type: 'integer', minimum: 0 },
   });
+  registry.registerComponent('headers', RATE_LIMIT_POLICY_HEADER, {
+    description:
+      'The caller’s request-rate policy (draft-ietf-httpapi-ratelimit-headers): `"default";q=60;w=60` is ' +
+      '60 requests per 60-second window. Absent only when billing could not be asked.',
+    schema: { type: 'string', examples: ['"default";q=60;w=60'] },
+  });
+  registry.registerComponent('headers', RATE_LIMIT_HEADER, {
+    description:
+      'The caller’s window now (draft-ietf-httpapi-ratelimit-headers): `"default";r=12;t=34` is 12 requests ' +
+      'left, the window resetting in 34 s. Absent only when billing could not be asked.',
+    schema: { type: 'string', examples: ['"default";r=12;t=34'] },
+  });
   registry.registerComponent('headers', 'X-Request-Id', {
     required: true,
     description: 'The caller’s X-Request-Id when it is a short token, else a new UUID.',
@@ -268,7 +282,8 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
         'Page rendering, site scanning, link checking and extraction, and bookmark conversion, sold by credits.',
         'Every path under /v1 is also served under /api/v1 (the website’s same-origin proxy).',
         'A success spends the operation’s credits (`x-credits`); a failure spends none.',
-        'Every response carries X-Credits-Remaining and X-Request-Id; every failure is',
+        'Every response carries X-Credits-Remaining, X-Request-Id and the caller’s request-rate window',
+        '(RateLimit-Policy and RateLimit); every 429 carries Retry-After; every failure is',
         '`{"success": false, "error": {"code", "message"}}`.',
       ].join(' '),
     },

@@ -11,7 +11,7 @@ import type { Context } from 'koa';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
 import { CLEARANCE_COOKIE, callerKey, credentialOf, renderCaller } from '../caller.js';
-import { HttpError, setCredits } from '../envelope.js';
+import { HttpError, setCredits, setRateLimit } from '../envelope.js';
 import type { Caller, Metered } from '../route-spec.js';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { CallerViews } from './caller-views.js';
@@ -126,6 +126,7 @@ export class Meter {
     if (seen) {
       const remaining = seen.quota.remaining + this.unused(key);
       setCredits(ctx, remaining);
+      setRateLimit(ctx, seen.rate);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
       return new FreeHold({ credential, quota: { ...seen.quota, remaining }, rate: seen.rate });
     }
@@ -155,6 +156,7 @@ export class Meter {
       return undefined;
     }
     setCredits(ctx, (seen?.quota.remaining ?? 0) + this.unused(key));
+    if (seen) setRateLimit(ctx, seen.rate);
     throw tooManyRequests(retryAfter);
   }
 
@@ -224,6 +226,7 @@ export class Meter {
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
+    if (rate) setRateLimit(ctx, rate);
     if (!reservationId) return new FreeHold({ credential, quota, rate });
     const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
     return new PaidHold(this, ctx, { credential, quota, rate }, key, reservationId, call, expiresAt);
@@ -236,6 +239,7 @@ export class Meter {
   private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): PaidHold {
     const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
+    if (caller.rate) setRateLimit(ctx, caller.rate);
     return new PaidHold(this, ctx, { ...caller, quota }, key, reservationId, call);
   }
 
@@ -249,7 +253,10 @@ export class Meter {
       const credential = credentialOf(ctx);
       const key = callerKey(credential);
       const seen = this.views.check(key, true);
-      if (seen) return seen.quota.remaining + this.unused(key);
+      if (seen) {
+        setRateLimit(ctx, seen.rate);
+        return seen.quota.remaining + this.unused(key);
+      }
       const answered = this.views.asks(key);
       let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
       let returnedMeanwhile = 0;
@@ -263,6 +270,7 @@ export class Meter {
       }
       const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
       this.views.remember(key, quota, reply.rate);
+      if (reply.rate) setRateLimit(ctx, reply.rate);
       return (quota?.remaining ?? 0) + this.unused(key);
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
