@@ -8,6 +8,12 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import { z } from 'zod';
 import { CLEARANCE_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './caller.js';
 import { CREDITS_HEADER, RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER } from './envelope.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENT_REPLAYED_HEADER,
+  takesIdempotencyKey,
+} from './idempotency.js';
 import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
 import { Failure, successSchema } from './schemas/common.js';
 
@@ -25,7 +31,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
-  422: 'The result would pass a bound',
+  422: 'Unprocessable as sent',
   429: 'Too many requests',
   500: 'Internal error',
   503: 'Unavailable',
@@ -66,6 +72,11 @@ function platformFailures(spec: FailureFacts): Failures {
   if (callers === 'session') add(401, 'session_required');
   if (spec.challenge ?? spec.credits > 0) add(401, 'challenge_required', 'challenge_failed', 'challenge_expired');
   if (spec.credits > 0) add(402, 'insufficient_credits');
+  if (takesIdempotencyKey(spec)) {
+    add(400, 'invalid_idempotency_key');
+    add(409, 'idempotency_key_in_use', 'idempotency_key_used');
+    add(422, 'idempotency_key_mismatch');
+  }
   add(429, 'rate_limited', 'too_many_connections');
   add(500, 'internal_error');
   add(503, 'service_unavailable');
@@ -93,11 +104,30 @@ function failureResponse(status: number, codes: Set<string>) {
     headers: {
       ...commonHeaders,
       ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
-      ...(status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+      ...(status === 409 || status === 429 || status === 503
+        ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+        : {}),
     },
     content: { 'application/json': { schema: failureOf(codes) } },
   };
 }
+
+/** A credit-spending POST takes an Idempotency-Key. */
+const idempotencyHeaders = z.object({
+  [IDEMPOTENCY_KEY_HEADER]: z
+    .string()
+    .min(1)
+    .max(IDEMPOTENCY_KEY_MAX)
+    .optional()
+    .meta({
+      description:
+        'Makes retries safe: a retry with the same key and request within 24 h gets the first success ' +
+        '(status and body, with Idempotent-Replayed: true) and spends nothing; the key with another request ' +
+        'is 422 idempotency_key_mismatch; a retry while the first call runs is 409 idempotency_key_in_use. ' +
+        'Keys are per account (per client network when anonymous); a failed call frees its key. ' +
+        'Printable ASCII, at most 255 characters.',
+    }),
+});
 
 /** Who may call: an API key, a session, or anonymous by IP; browser callers with a clearance where needed. */
 function security(spec: RouteSpec): RouteConfig['security'] {
@@ -126,6 +156,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     security: security(spec),
     'x-credits': spec.credits,
     request: {
+      ...(takesIdempotencyKey(spec) ? { headers: idempotencyHeaders } : {}),
       ...(pathNames.length ? { params: pick(true) } : {}),
       ...(hasRest && spec.method === 'GET' ? { query: rest } : {}),
       ...(hasRest && spec.method !== 'GET'
@@ -144,6 +175,14 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
           : 'Success.',
         headers: {
           ...commonHeaders,
+          ...(takesIdempotencyKey(spec)
+            ? {
+                [IDEMPOTENT_REPLAYED_HEADER]: {
+                  description: '`true` on a retry answered with the first call’s response (nothing spent).',
+                  schema: { type: 'string', enum: ['true'] },
+                },
+              }
+            : {}),
           ...Object.fromEntries(
             Object.entries(spec.successHeaders ?? {}).map(([name, description]) => [
               name,
