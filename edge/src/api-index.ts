@@ -16,6 +16,17 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   failure spends none.
 - Every response carries \`X-Credits-Remaining\` and \`X-Request-Id\`; every 401 \`WWW-Authenticate\`;
   429 \`Retry-After\`.
+- Every response carries the caller's request-rate window as draft-ietf-httpapi-ratelimit-headers
+  names it: \`RateLimit-Policy: "default";q=60;w=60\` (60 requests per 60 s window) and
+  \`RateLimit: "default";r=12;t=34\` (12 left, the window resets in 34 s). A 429's code names the
+  limit hit: \`rate_limited\` (requests per minute), \`concurrency_limited\` (renders in flight),
+  \`too_many_uploads\` (uploads in flight), \`too_many_connections\` (open connections),
+  \`sign_up_limit\` and \`sign_in_limit\` (accounts opened, failed sign-ins). The anonymous daily
+  allowance is credits: spent, it is 402 \`insufficient_credits\`.
+- Credit-spending POSTs take an \`Idempotency-Key\` (at most 255 printable characters): a retry with
+  the same key and body within 24 h gets the first success (\`Idempotent-Replayed: true\`) and
+  spends nothing; another body is 422 \`idempotency_key_mismatch\`; a retry while the first call
+  runs is 409 \`idempotency_key_in_use\`. A failed call frees its key.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422

@@ -3,7 +3,7 @@ import { readGrpcError } from '@webutil/kit';
 import { type Denial, Refusal } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
 import { cookie, SESSION_COOKIE } from './caller.js';
-import { HttpError, setCredits } from './envelope.js';
+import { HttpError, setCredits, setRateLimit } from './envelope.js';
 import type { RouteSpec } from './route-spec.js';
 
 /** A gRPC status -> HTTP status and code, when the route's row does not say otherwise (decision 0001). */
@@ -63,6 +63,7 @@ const STATUS_BY_REFUSAL: Record<Refusal, number> = {
 export function httpErrorFromDenial(ctx: Context, denial: Denial | undefined, creditsRequired: number): HttpError {
   // Without a known caller the header is left to the credits-header middleware.
   if (denial?.remaining !== undefined) setCredits(ctx, denial.remaining);
+  if (denial?.rate) setRateLimit(ctx, denial.rate);
   if (!denial) return new HttpError(500, 'internal_error', 'internal error');
   const status = STATUS_BY_REFUSAL[denial.refusal];
   const headers: Record<string, string> = {};

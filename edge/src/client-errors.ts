@@ -45,6 +45,7 @@ export function answerOnSocket(socket: Socket, failure: HttpError): void {
       `Content-Length: ${Buffer.byteLength(body)}`,
       `X-Request-Id: ${randomUUID()}`,
       `${CREDITS_HEADER}: 0`,
+      ...Object.entries(failure.headers).map(([name, value]) => `${name}: ${value}`),
       'Connection: close',
       '',
       body,

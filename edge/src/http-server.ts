@@ -26,6 +26,8 @@ export interface ConnectionLimits {
  * answer by then, whatever it still sends is discarded (as nginx's lingering_timeout, 5 s).
  */
 const LINGER_MS = 5_000;
+/** A refused connection's Retry-After: one of the client's open connections is typically done within it. */
+const CONNECTION_RETRY_AFTER_SECONDS = 1;
 
 /** The client waits for `100 Continue` before sending its body. */
 const EXPECTS_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
@@ -76,7 +78,12 @@ export function createServer(app: Koa, limits: ConnectionLimits): http.Server {
     const count = (open.get(network) ?? 0) + 1;
     if (count > limits.maxConnectionsPerClient) {
       refused.add(socket);
-      answerOnSocket(socket, new HttpError(429, 'too_many_connections', 'this client has too many open connections'));
+      answerOnSocket(
+        socket,
+        new HttpError(429, 'too_many_connections', 'this client has too many open connections', undefined, {
+          'Retry-After': String(CONNECTION_RETRY_AFTER_SECONDS),
+        }),
+      );
       return;
     }
     open.set(network, count);

@@ -7,7 +7,13 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { CLEARANCE_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './caller.js';
-import { CREDITS_HEADER } from './envelope.js';
+import { CREDITS_HEADER, RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER } from './envelope.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENT_REPLAYED_HEADER,
+  takesIdempotencyKey,
+} from './idempotency.js';
 import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
 import { Failure, successSchema } from './schemas/common.js';
 
@@ -25,7 +31,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
-  422: 'The result would pass a bound',
+  422: 'Unprocessable as sent',
   429: 'Too many requests',
   500: 'Internal error',
   503: 'Unavailable',
@@ -66,6 +72,11 @@ function platformFailures(spec: FailureFacts): Failures {
   if (callers === 'session') add(401, 'session_required');
   if (spec.challenge ?? spec.credits > 0) add(401, 'challenge_required', 'challenge_failed', 'challenge_expired');
   if (spec.credits > 0) add(402, 'insufficient_credits');
+  if (takesIdempotencyKey(spec)) {
+    add(400, 'invalid_idempotency_key');
+    add(409, 'idempotency_key_in_use', 'idempotency_key_used');
+    add(422, 'idempotency_key_mismatch');
+  }
   add(429, 'rate_limited', 'too_many_connections');
   add(500, 'internal_error');
   add(503, 'service_unavailable');
@@ -76,6 +87,8 @@ function platformFailures(spec: FailureFacts): Failures {
 
 const commonHeaders = {
   [CREDITS_HEADER]: { $ref: `#/components/headers/${CREDITS_HEADER}` },
+  [RATE_LIMIT_POLICY_HEADER]: { $ref: `#/components/headers/${RATE_LIMIT_POLICY_HEADER}` },
+  [RATE_LIMIT_HEADER]: { $ref: `#/components/headers/${RATE_LIMIT_HEADER}` },
   'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
 };
 
@@ -91,11 +104,30 @@ function failureResponse(status: number, codes: Set<string>) {
     headers: {
       ...commonHeaders,
       ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
-      ...(status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+      ...(status === 409 || status === 429 || status === 503
+        ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+        : {}),
     },
     content: { 'application/json': { schema: failureOf(codes) } },
   };
 }
+
+/** A credit-spending POST takes an Idempotency-Key. */
+const idempotencyHeaders = z.object({
+  [IDEMPOTENCY_KEY_HEADER]: z
+    .string()
+    .min(1)
+    .max(IDEMPOTENCY_KEY_MAX)
+    .optional()
+    .meta({
+      description:
+        'Makes retries safe: a retry with the same key and request within 24 h gets the first success ' +
+        '(status and body, with Idempotent-Replayed: true) and spends nothing; the key with another request ' +
+        'is 422 idempotency_key_mismatch; a retry while the first call runs is 409 idempotency_key_in_use. ' +
+        'Keys are per account (per client network when anonymous); a failed call frees its key. ' +
+        'Printable ASCII, at most 255 characters.',
+    }),
+});
 
 /** Who may call: an API key, a session, or anonymous by IP; browser callers with a clearance where needed. */
 function security(spec: RouteSpec): RouteConfig['security'] {
@@ -124,6 +156,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     security: security(spec),
     'x-credits': spec.credits,
     request: {
+      ...(takesIdempotencyKey(spec) ? { headers: idempotencyHeaders } : {}),
       ...(pathNames.length ? { params: pick(true) } : {}),
       ...(hasRest && spec.method === 'GET' ? { query: rest } : {}),
       ...(hasRest && spec.method !== 'GET'
@@ -145,6 +178,14 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
             : ''),
         headers: {
           ...commonHeaders,
+          ...(takesIdempotencyKey(spec)
+            ? {
+                [IDEMPOTENT_REPLAYED_HEADER]: {
+                  description: '`true` on a retry answered with the first call’s response (nothing spent).',
+                  schema: { type: 'string', enum: ['true'] },
+                },
+              }
+            : {}),
           ...Object.fromEntries(
             Object.entries(spec.successHeaders ?? {}).map(([name, description]) => [
               name,
@@ -252,6 +293,18 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
     description: 'The caller’s credits left (0 when the caller is unknown).',
     schema: { type: 'integer', minimum: 0 },
   });
+  registry.registerComponent('headers', RATE_LIMIT_POLICY_HEADER, {
+    description:
+      'The caller’s request-rate policy (draft-ietf-httpapi-ratelimit-headers): `"default";q=60;w=60` is ' +
+      '60 requests per 60-second window. Absent only when billing could not be asked.',
+    schema: { type: 'string', examples: ['"default";q=60;w=60'] },
+  });
+  registry.registerComponent('headers', RATE_LIMIT_HEADER, {
+    description:
+      'The caller’s window now (draft-ietf-httpapi-ratelimit-headers): `"default";r=12;t=34` is 12 requests ' +
+      'left, the window resetting in 34 s. Absent only when billing could not be asked.',
+    schema: { type: 'string', examples: ['"default";r=12;t=34'] },
+  });
   registry.registerComponent('headers', 'X-Request-Id', {
     required: true,
     description: 'The caller’s X-Request-Id when it is a short token, else a new UUID.',
@@ -290,7 +343,8 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
         'Page rendering, site scanning, link checking and extraction, and bookmark conversion, sold by credits.',
         'Every path under /v1 is also served under /api/v1 (the website’s same-origin proxy).',
         'A success spends the operation’s credits (`x-credits`); a failure spends none.',
-        'Every response carries X-Credits-Remaining and X-Request-Id; every failure is',
+        'Every response carries X-Credits-Remaining, X-Request-Id and the caller’s request-rate window',
+        '(RateLimit-Policy and RateLimit); every 429 carries Retry-After; every failure is',
         '`{"success": false, "error": {"code", "message"}}`.',
       ].join(' '),
     },

@@ -7,6 +7,14 @@ import type { Clients } from './clients.js';
 import { type OpenedFile, openFile, sendFile } from './downloads.js';
 import { HttpError, successBody } from './envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
+import {
+  claimIdempotencyKey,
+  IDEMPOTENT_REPLAYED_HEADER,
+  type IdempotencyClaim,
+  idempotencyKeyOf,
+  requestFingerprint,
+  takesIdempotencyKey,
+} from './idempotency.js';
 import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
@@ -105,6 +113,7 @@ const clientClosed = () => new HttpError(499, 'client_closed_request', 'the clie
 
 /**
  * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> [read the upload]
+ * -> [claim the Idempotency-Key: a retry of a call that succeeded gets its answer, nothing spent]
  * -> the one RPC -> present -> commit on success (even if the client left once the service had
  * done the work), release on any failure (a refused upload body, service error, service down,
  * deadline, a client gone before the work was done).
@@ -112,29 +121,57 @@ const clientClosed = () => new HttpError(499, 'client_closed_request', 'the clie
 export function handler(spec: RouteSpec, clients: Clients, metering: Metering, log: Logger): Middleware {
   const present = presenter(spec.output);
   const envelope = spec.envelope ?? 'data';
+  const idempotent = takesIdempotencyKey(spec);
   return async (ctx) => {
     // Validation comes first, so a malformed request never holds credits. An upload is judged by
     // its headers here; its body is read only once the caller may pay for it.
     const input = spec.upload ? admitUpload(ctx, spec.upload) : await parseInput(spec, ctx);
+    const idempotencyKey = idempotent ? idempotencyKeyOf(ctx) : undefined;
     const { withdraw } = spec;
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
-    let body: object | undefined;
+    let body: object;
     let file: { opened: OpenedFile; name: string } | undefined;
     let headers: Record<string, string> | undefined;
+    let claim: IdempotencyClaim | undefined;
     try {
-      const reply = await spec.call(clients, input ?? (await parseInput(spec, ctx)), options, hold.caller);
+      const parsed = input ?? (await parseInput(spec, ctx));
+      if (idempotencyKey !== undefined) {
+        // Claimed once the caller is known (its keys are its own) and its request read whole.
+        const fingerprint = requestFingerprint(spec.operation, parsed);
+        const outcome = await claimIdempotencyKey(
+          clients.billing,
+          hold.caller,
+          idempotencyKey,
+          fingerprint,
+          spec,
+          options.requestId,
+        );
+        if ('replay' in outcome) {
+          // The first call's answer; this one spends nothing.
+          hold.release();
+          ctx.status = outcome.replay.status;
+          ctx.type = 'application/json';
+          ctx.body = outcome.replay.body;
+          ctx.set(outcome.replay.headers);
+          ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+          return;
+        }
+        claim = outcome.claim;
+      }
+      const reply = await spec.call(clients, parsed, options, hold.caller);
       headers = spec.headers?.(reply, ctx);
+      // Presented even when the answer is the file: an idempotent retry replays this JSON answer.
+      const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
+      body = successBody(fields, envelope);
       if (spec.file && acceptsExactly(ctx, spec.file.contentType(reply))) {
         // The file is opened before the render is billed: a caller who gets no file pays nothing.
         file = { opened: await openFile(spec.file.read(clients, reply, options)), name: spec.file.name(reply) };
         headers = { ...headers, ...spec.file.headers(reply) };
-      } else {
-        const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
-        body = successBody(fields, envelope);
       }
     } catch (err) {
       hold.release();
+      claim?.free();
       if (clientLeft(ctx)) throw clientClosed();
       if (err instanceof HttpError) throw err;
       const httpError = httpErrorFromCall(err, spec);
@@ -149,6 +186,14 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // client has left meanwhile. A client that left earlier had its call cancelled (or its work
     // withdrawn) instead.
     hold.settle();
+    if (claim) {
+      // Kept before the answer goes out, so a retry that follows it is replayed, never run again.
+      await claim
+        .keep(spec.status ?? 200, body, headers)
+        .catch((err: unknown) =>
+          log.warn({ requestId: options.requestId, err: readGrpcError(err) }, 'keeping an idempotent answer failed'),
+        );
+    }
     if (clientLeft(ctx)) throw clientClosed();
     ctx.status = spec.status ?? 200;
     if (headers) ctx.set(headers);

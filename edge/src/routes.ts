@@ -421,6 +421,7 @@ export const routes: RouteSpec[] = [
       invalid_credentials: 401,
       challenge_required: 401,
       challenge_failed: 401,
+      sign_in_limit: 429,
       challenge_unavailable: 503,
     },
     timeoutMs: BILLING_TIMEOUT_MS,

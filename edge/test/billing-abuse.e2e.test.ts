@@ -60,7 +60,7 @@ describe('billing: abuse of identity through the edge', function () {
         await expectFailure(await guesser.signIn(address, `wrong ${i}`), 401, 'invalid_credentials');
       for (let i = 0; i < 16; i++) {
         const refused = await guesser.signIn(address, `wrong again ${i}`);
-        await expectFailure(refused, 429, 'rate_limited');
+        await expectFailure(refused, 429, 'sign_in_limit');
         expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 15 * 60);
       }
       // 21 wrong passwords from one address: the owner, elsewhere, signs in at once.

@@ -128,7 +128,7 @@ describe('billing: time through the edge (movable clock)', function () {
       for (let i = 0; i < 5; i++)
         await expectFailure(await guesser.signIn(email, `wrong guess ${i}`), 401, 'invalid_credentials');
       const slowed = await guesser.signIn(email, password);
-      await expectFailure(slowed, 429, 'rate_limited');
+      await expectFailure(slowed, 429, 'sign_in_limit');
       const retryAfter = Number(slowed.headers.get('retry-after'));
       expect(retryAfter).to.be.within(1, 15 * 60);
       // Another client of the same account is not locked out by the guesser.

@@ -144,6 +144,7 @@ describe('edge: slow clients', function () {
       const refused = parse(text);
       expect(refused.status, text).to.equal(429);
       expect(refused.body.error.code).to.equal('too_many_connections');
+      expect(Number(refused.headers['retry-after'])).to.be.at.least(1);
       expect(ms).to.be.below(5_000);
 
       // Another client is served meanwhile; a freed slot is taken again.

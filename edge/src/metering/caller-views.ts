@@ -134,11 +134,11 @@ export class CallerViews {
     };
   }
 
-  /** The caller's quota from its fresh view, counting nothing (reads held to a bound of their own). */
-  peek(key: string): Quota | undefined {
+  /** The caller's fresh view, counting nothing (reads held to a bound of their own). */
+  peek(key: string): ViewRead | undefined {
     const view = this.views.get(key);
     if (!view || Date.now() - view.seenAt >= this.ttlMs) return undefined;
-    return view.quota;
+    return { quota: view.quota, rate: view.rate };
   }
 
   /** Billing's name of the caller behind a credential (its rate window's key), while its view is kept. */

@@ -29,12 +29,13 @@ export interface Hold {
 export interface Metering {
   /**
    * Authenticates, checks the challenge clearance and the rate, and holds the route's credits;
-   * sets X-Credits-Remaining. A refusal is thrown as its 401/402/403/429.
+   * sets X-Credits-Remaining and the RateLimit headers (the caller's request-rate window). A refusal is thrown as its 401/402/403/429.
    */
   authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold>;
   /**
    * The caller's credits left, for a response that authorized nothing (unknown route, malformed
-   * body); the request counts toward the caller's rate. 0 when the caller is unknown.
+   * body); the request counts toward the caller's rate. 0 when the caller is unknown. Sets the
+   * RateLimit headers when the caller's window is known.
    */
   peekCredits(ctx: Context): Promise<number>;
   /**

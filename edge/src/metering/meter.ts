@@ -12,7 +12,7 @@ import type { Context } from 'koa';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
 import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, renderCaller, SESSION_COOKIE } from '../caller.js';
-import { HttpError, setCredits } from '../envelope.js';
+import { HttpError, setCredits, setRateLimit } from '../envelope.js';
 import type { Caller, FreeReadKind, Metered } from '../route-spec.js';
 import { AuthorizeQueue } from './authorize-queue.js';
 import { CallerViews } from './caller-views.js';
@@ -132,6 +132,7 @@ export class Meter {
     if (seen) {
       const remaining = seen.quota.remaining + this.unused(key);
       setCredits(ctx, remaining);
+      setRateLimit(ctx, seen.rate);
       if (seen.retryAfterSeconds !== undefined) throw tooManyRequests(seen.retryAfterSeconds);
       return new FreeHold(this.caller(key, credential, { ...seen.quota, remaining }, seen.rate));
     }
@@ -161,6 +162,7 @@ export class Meter {
       return undefined;
     }
     setCredits(ctx, (seen?.quota.remaining ?? 0) + this.unused(key));
+    if (seen) setRateLimit(ctx, seen.rate);
     throw tooManyRequests(retryAfter);
   }
 
@@ -230,6 +232,7 @@ export class Meter {
     // Billing counts the credits the caller's leases have not spent as held; they are still its own.
     const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
+    if (rate) setRateLimit(ctx, rate);
     if (!reservationId) return new FreeHold(this.caller(key, credential, quota, rate));
     const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
     return new PaidHold(this, ctx, this.caller(key, credential, quota, rate), key, reservationId, call, expiresAt);
@@ -242,6 +245,7 @@ export class Meter {
   private leasedHold(ctx: Context, caller: Caller, key: string, reservationId: string, call: SpentCall): PaidHold {
     const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
+    if (caller.rate) setRateLimit(ctx, caller.rate);
     return new PaidHold(this, ctx, { ...caller, quota }, key, reservationId, call);
   }
 
@@ -256,8 +260,11 @@ export class Meter {
       const key = callerKey(credential);
       // Like billing's GetQuota, only a refused request counts (pages and their assets do not).
       const refused = ctx.status >= 400;
-      const seen = refused ? this.views.check(key, true)?.quota : this.views.peek(key);
-      if (seen) return seen.remaining + this.unused(key);
+      const seen = refused ? this.views.check(key, true) : this.views.peek(key);
+      if (seen) {
+        setRateLimit(ctx, seen.rate);
+        return seen.quota.remaining + this.unused(key);
+      }
       const answered = this.views.asks(key);
       let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
       let returnedMeanwhile = 0;
@@ -268,6 +275,7 @@ export class Meter {
       }
       const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
       this.views.remember(key, quota, reply.rate);
+      if (reply.rate) setRateLimit(ctx, reply.rate);
       return (quota?.remaining ?? 0) + this.unused(key);
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
@@ -283,7 +291,9 @@ export class Meter {
     const credential = credentialOf(ctx);
     const key = callerKey(credential);
     const retryAfterSeconds = this.freeReads.hit(kind, String(ctx.state.clientIp ?? ''));
-    let quota = this.views.peek(key);
+    const seen = this.views.peek(key);
+    let quota = seen?.quota;
+    if (seen) setRateLimit(ctx, seen.rate);
     if (!quota) {
       try {
         quota = (await this.billing.getQuota({ credential, refused: false }, billingCall(requestId))).quota;

@@ -52,10 +52,11 @@ export class Gate {
     if ('refusal' in caller) {
       // An unknown caller has no credits to show; saying so spares the edge a second billing call.
       const denial = limited ? tooMany(limited) : caller;
-      return { outcome: { $case: 'denial', denial: { ...denial, remaining: 0 } } };
+      return { outcome: { $case: 'denial', denial: { ...denial, remaining: 0, rate: counted.window } } };
     }
     const payer = payerOf(caller);
-    const refused = (denial: Denial): Promise<AuthorizeResponse> => this.deny(denial, payer);
+    const refused = (denial: Denial): Promise<AuthorizeResponse> =>
+      this.deny({ ...denial, rate: counted.window }, payer);
     if (limited) return refused(tooMany(limited));
 
     // A session's cookie rides along on cross-site navigations too, so any call that spends its
@@ -86,7 +87,10 @@ export class Gate {
       return {
         outcome: {
           $case: 'denial',
-          denial: insufficientCredits(request.credits, held.short.remaining, caller.kind === 'anonymous'),
+          denial: {
+            ...insufficientCredits(request.credits, held.short.remaining, caller.kind === 'anonymous'),
+            rate: counted.window,
+          },
         },
       };
     }

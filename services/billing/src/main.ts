@@ -6,6 +6,7 @@ import { Challenges } from './challenge.js';
 import { clockFrom } from './clock.js';
 import { readConfig } from './config.js';
 import { Gate } from './gate.js';
+import { IdempotencyKeys } from './idempotency.js';
 import { Ledger } from './ledger.js';
 import { DEFAULT_ANONYMOUS } from './plans.js';
 import { RateLimiter } from './rate-limit.js';
@@ -59,6 +60,7 @@ const sessions = new Sessions({
 const limiter = new RateLimiter(store, clock);
 const notices = await RevocationNotices.connect(config.NATS_URL, log);
 const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous });
+const idempotencyKeys = new IdempotencyKeys(store, clock);
 
 // Holds nobody settled (an edge died mid-call) return their credits; expired rows go away.
 const every = (ms: number, task: () => Promise<unknown>, what: string) =>
@@ -72,7 +74,7 @@ await runService({
   name: 'billing',
   ...processOptions(config),
   protoFiles: ['webutil/billing/v1/billing.proto'],
-  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices }, log)],
+  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }, log)],
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);

@@ -10,6 +10,7 @@ import { type ApiKeys, keyMessage } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import { creditsRefused } from './credit-metrics.js';
 import type { Gate } from './gate.js';
+import type { IdempotencyKeys } from './idempotency.js';
 import type { Ledger } from './ledger.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { RevocationNotices } from './revocation-notices.js';
@@ -23,10 +24,11 @@ export interface BillingDeps {
   challenges: Challenges;
   limiter: RateLimiter;
   notices: RevocationNotices;
+  idempotencyKeys: IdempotencyKeys;
 }
 
 export function billingService(
-  { gate, ledger, sessions, apiKeys, challenges, limiter, notices }: BillingDeps,
+  { gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }: BillingDeps,
   log: Logger,
 ): ServiceBinding {
   return bind(
@@ -91,6 +93,11 @@ export function billingService(
         // Answered once every edge can know: none pays the key's calls from a lease any more.
         await notices.announce(account.id);
         return { key };
+      },
+      claimIdempotencyKey: (request) => idempotencyKeys.claim(request),
+      endIdempotencyKey: async (request) => {
+        await idempotencyKeys.end(request);
+        return {};
       },
     },
     log,

@@ -57,7 +57,9 @@ export class SignInThrottle {
     if ((await this.store.increment(pair, 1, expiresAt)) > this.limits.perClient) {
       await this.store.increment(pair, -1, expiresAt);
       const retryAfter = Math.max(1, Math.ceil((expiresAt - now) / 1000));
-      return { denial: rateLimited(retryAfter, 'too many failed sign-ins from this client; try again later') };
+      // Its own code: this is the failed sign-ins limit, not the caller's request rate.
+      const denial = rateLimited(retryAfter, 'too many failed sign-ins from this client; try again later');
+      return { denial: { ...denial, reason: 'SIGN_IN_LIMIT' } };
     }
     const attempt = { keys: [pair, account], expiresAt };
     if ((await this.store.increment(account, 1, expiresAt)) > this.limits.perAccount) {

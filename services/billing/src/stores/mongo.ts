@@ -7,6 +7,9 @@ import {
   type BillingStore,
   EmailTakenError,
   type Hold,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+  type IdempotentAnswer,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -53,6 +56,15 @@ interface CounterDoc extends Holding {
   _id: string;
   value: number;
   expiresAt: Date;
+}
+interface IdempotencyDoc {
+  _id: string;
+  fingerprint: string;
+  expiresAt: Date;
+  /** Null while the first call is running. */
+  status: number | null;
+  body: string | null;
+  headers: string | null;
 }
 interface SecretDoc {
   _id: string;
@@ -109,6 +121,12 @@ const counterSchema = new Schema<CounterDoc>(
 );
 counterSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 counterSchema.index({ openHolds: 1 }, { sparse: true });
+
+const idempotencySchema = new Schema<IdempotencyDoc>(
+  { _id: String, fingerprint: String, expiresAt: Date, status: Number, body: String, headers: String },
+  OPTIONS,
+);
+idempotencySchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 const secretSchema = new Schema<SecretDoc>({ _id: String, value: String }, OPTIONS);
 
@@ -178,6 +196,7 @@ export class MongoStore implements BillingStore {
     private readonly counters: DocModel<CounterDoc>,
     private readonly secrets: DocModel<SecretDoc>,
     private readonly usage: DocModel<UsageRecord>,
+    private readonly idempotency: DocModel<IdempotencyDoc>,
   ) {}
 
   static async connect(url: string, dbName?: string): Promise<MongoStore> {
@@ -192,9 +211,11 @@ export class MongoStore implements BillingStore {
       connection.model('Counter', counterSchema, 'counters'),
       connection.model('Secret', secretSchema, 'secrets'),
       connection.model('Usage', usageSchema, 'usage'),
+      connection.model('Idempotency', idempotencySchema, 'idempotency'),
     );
     for (const model of [store.accounts, store.apiKeys, store.sessions, store.counters, store.usage])
       await model.createIndexes();
+    await store.idempotency.createIndexes();
     return store;
   }
 
@@ -455,6 +476,58 @@ export class MongoStore implements BillingStore {
 
   async deleteSessionsOf(accountId: string): Promise<void> {
     await this.sessions.deleteMany({ accountId });
+  }
+
+  /**
+   * An expired record is deleted first (the TTL monitor runs only once a minute); then the insert
+   * of the claim either lands or meets the record that holds the key. Deleted meanwhile by its
+   * first caller's release: the claim tries again.
+   */
+  async claimIdempotency(claim: IdempotencyClaim, now: number): Promise<IdempotencyRecord | undefined> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await this.idempotency.deleteOne({ _id: claim.id, expiresAt: { $lte: new Date(now) } });
+      try {
+        await this.idempotency.create({
+          _id: claim.id,
+          fingerprint: claim.fingerprint,
+          expiresAt: new Date(claim.expiresAt),
+          status: null,
+          body: null,
+          headers: null,
+        });
+        return undefined;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const doc = await this.idempotency.findById(claim.id).lean<IdempotencyDoc>();
+      if (!doc) continue;
+      const record: IdempotencyRecord = {
+        id: doc._id,
+        fingerprint: doc.fingerprint,
+        expiresAt: doc.expiresAt.getTime(),
+      };
+      if (doc.status !== null && doc.status !== undefined)
+        record.answer = { status: doc.status, body: doc.body ?? '', headers: doc.headers ?? '{}' };
+      return record;
+    }
+    throw unavailable('IDEMPOTENCY_CONTENDED', 'the idempotency key is contended; retry');
+  }
+
+  async completeIdempotency(
+    id: string,
+    fingerprint: string,
+    answer: IdempotentAnswer,
+    expiresAt: number,
+  ): Promise<boolean> {
+    const result = await this.idempotency.updateOne(
+      { _id: id, fingerprint, status: null },
+      { $set: { ...answer, expiresAt: new Date(expiresAt) } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  async releaseIdempotency(id: string, fingerprint: string): Promise<void> {
+    await this.idempotency.deleteOne({ _id: id, fingerprint, status: null });
   }
 
   async secret(name: string, candidate: string): Promise<string> {

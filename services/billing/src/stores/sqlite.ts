@@ -6,6 +6,9 @@ import {
   type BillingStore,
   EmailTakenError,
   type Hold,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+  type IdempotentAnswer,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -70,6 +73,15 @@ CREATE TABLE IF NOT EXISTS usage (
   at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_account ON usage (account_id, at DESC);
+CREATE TABLE IF NOT EXISTS idempotency (
+  id TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  status INTEGER,
+  body TEXT,
+  headers TEXT
+);
+CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
 CREATE TABLE IF NOT EXISTS secrets (
   name TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -99,6 +111,15 @@ interface ApiKeyRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+interface IdempotencyRow {
+  id: string;
+  fingerprint: string;
+  expires_at: number;
+  status: number | null;
+  body: string | null;
+  headers: string | null;
 }
 
 interface SessionRow {
@@ -250,11 +271,32 @@ export class SqliteStore implements BillingStore {
       deleteSessionsOf: db.prepare('DELETE FROM sessions WHERE account_id = ?'),
       insertSecret: db.prepare('INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
       secret: db.prepare<[string], { value: string }>('SELECT value FROM secrets WHERE name = ?'),
+      dropExpiredIdempotency: db.prepare('DELETE FROM idempotency WHERE id = ? AND expires_at <= ?'),
+      claimIdempotency: db.prepare(
+        `INSERT INTO idempotency (id, fingerprint, expires_at) VALUES (@id, @fingerprint, @expiresAt)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      idempotencyById: db.prepare<[string], IdempotencyRow>('SELECT * FROM idempotency WHERE id = ?'),
+      completeIdempotency: db.prepare(
+        `UPDATE idempotency SET status = @status, body = @body, headers = @headers, expires_at = @expiresAt
+         WHERE id = @id AND fingerprint = @fingerprint AND status IS NULL`,
+      ),
+      releaseIdempotency: db.prepare('DELETE FROM idempotency WHERE id = ? AND fingerprint = ? AND status IS NULL'),
+      sweepIdempotency: db.prepare('DELETE FROM idempotency WHERE expires_at <= ?'),
       sweepCounters: db.prepare('DELETE FROM counters WHERE expires_at <= ?'),
       sweepSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
     };
     const q = this.q;
     this.tx = {
+      claimIdempotency: db.transaction((claim: IdempotencyClaim, now: number): IdempotencyRecord | undefined => {
+        q.dropExpiredIdempotency.run(claim.id, now);
+        if (q.claimIdempotency.run(claim).changes === 1) return undefined;
+        const row = returned(q.idempotencyById.get(claim.id));
+        const record: IdempotencyRecord = { id: row.id, fingerprint: row.fingerprint, expiresAt: row.expires_at };
+        if (row.status !== null)
+          record.answer = { status: row.status, body: row.body ?? '', headers: row.headers ?? '{}' };
+        return record;
+      }),
       reserveCredits: db.transaction((accountId: string, credits: number, hold: Hold): Reservation | undefined => {
         const row = q.accountById.get(accountId);
         if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
@@ -438,6 +480,23 @@ export class SqliteStore implements BillingStore {
     this.q.deleteSessionsOf.run(accountId);
   }
 
+  async claimIdempotency(claim: IdempotencyClaim, now: number): Promise<IdempotencyRecord | undefined> {
+    return this.tx.claimIdempotency(claim, now);
+  }
+
+  async completeIdempotency(
+    id: string,
+    fingerprint: string,
+    answer: IdempotentAnswer,
+    expiresAt: number,
+  ): Promise<boolean> {
+    return this.q.completeIdempotency.run({ id, fingerprint, ...answer, expiresAt }).changes === 1;
+  }
+
+  async releaseIdempotency(id: string, fingerprint: string): Promise<void> {
+    this.q.releaseIdempotency.run(id, fingerprint);
+  }
+
   async secret(name: string, candidate: string): Promise<string> {
     this.q.insertSecret.run(name, candidate);
     return returned(this.q.secret.get(name)).value;
@@ -446,6 +505,7 @@ export class SqliteStore implements BillingStore {
   async sweep(now: number): Promise<void> {
     this.q.sweepCounters.run(now);
     this.q.sweepSessions.run(now);
+    this.q.sweepIdempotency.run(now);
   }
 
   async close(): Promise<void> {

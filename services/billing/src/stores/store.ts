@@ -62,6 +62,20 @@ export interface BillingStore {
   /** Deletes every session of the account (its password changed). */
   deleteSessionsOf(accountId: string): Promise<void>;
 
+  /**
+   * Claims an idempotency key for a call (a record, running until `completeIdempotency`):
+   * undefined when claimed; else the live record that holds it (running, or its answer kept).
+   * A record past its `expiresAt` counts as absent.
+   */
+  claimIdempotency(claim: IdempotencyClaim, now: number): Promise<IdempotencyRecord | undefined>;
+  /**
+   * Keeps the answer of the running claim (`id` with `fingerprint`) until `expiresAt`; false when
+   * there is no such running claim.
+   */
+  completeIdempotency(id: string, fingerprint: string, answer: IdempotentAnswer, expiresAt: number): Promise<boolean>;
+  /** Drops the running claim (the call failed: its retry runs again). */
+  releaseIdempotency(id: string, fingerprint: string): Promise<void>;
+
   /** The stored value of a named secret, storing `candidate` first if there is none. */
   secret(name: string, candidate: string): Promise<string>;
 
@@ -162,6 +176,29 @@ export interface SessionRecord {
   csrfToken: string;
   createdAt: number;
   expiresAt: number;
+}
+
+/** A caller's claim of an idempotency key: `id` names the caller and the key. */
+export interface IdempotencyClaim {
+  id: string;
+  /** SHA-256 of the request the key was first sent with. */
+  fingerprint: string;
+  /** A running claim ends here if nobody completes it (the first call's process died). */
+  expiresAt: number;
+}
+
+/** The first answer of a call, replayed to its retries. */
+export interface IdempotentAnswer {
+  status: number;
+  /** The response body as sent (JSON). */
+  body: string;
+  /** The route's own headers (e.g. a job's Location), as JSON. */
+  headers: string;
+}
+
+export interface IdempotencyRecord extends IdempotencyClaim {
+  /** Undefined while the first call is running. */
+  answer?: IdempotentAnswer;
 }
 
 /** insertAccount() with an email that already has an account. */
