@@ -29,7 +29,8 @@ export interface Hold {
 export interface Metering {
   /**
    * Authenticates, checks the challenge clearance and the rate, and holds the route's credits;
-   * sets X-Credits-Remaining and the RateLimit headers (the caller's request-rate window). A refusal is thrown as its 401/402/403/429.
+   * sets X-Credits-Remaining and the RateLimit headers (the caller's request-rate window). A
+   * refusal is thrown as its 401/402/403/429.
    */
   authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold>;
   /**
