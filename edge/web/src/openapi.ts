@@ -19,6 +19,8 @@ export interface Schema {
   example?: unknown;
   allOf?: Schema[];
   minItems?: number;
+  maxItems?: number;
+  maxLength?: number;
 }
 
 export interface Operation {
