@@ -21,6 +21,7 @@ export interface Schema {
   minItems?: number;
   maxItems?: number;
   maxLength?: number;
+  pattern?: string;
 }
 
 export interface Operation {

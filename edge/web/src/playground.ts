@@ -106,6 +106,7 @@ function control(leaf: Leaf, optionalChoice: boolean): HTMLElement {
       type: 'text',
       inputmode: name === 'url' ? 'url' : undefined,
       maxlength: schema.maxLength,
+      pattern: schema.pattern,
       placeholder: typeof schema.example === 'string' ? schema.example : undefined,
       value: schema.default as string | undefined,
     });

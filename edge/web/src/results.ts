@@ -126,18 +126,25 @@ function sslExtras(reply: Row): [string, string][] {
     ]);
   }
   if (typeof reply.ocspStapling === 'boolean') rows.push(['OCSP stapling', reply.ocspStapling ? 'yes' : 'no']);
-  if (isRow(reply.keyExchange)) {
-    const k = reply.keyExchange;
+  if ('keyExchange' in reply) {
+    const k = isRow(reply.keyExchange) ? reply.keyExchange : null;
     rows.push([
       'Key exchange',
-      [str(k.type), str(k.name), k.size ? `${num(k.size)} bits` : ''].filter(Boolean).join(' '),
+      k
+        ? [str(k.type), str(k.name), k.size ? `${num(k.size)} bits` : ''].filter(Boolean).join(' ')
+        : 'RSA key transport (no forward secrecy)',
     ]);
   }
-  if (isRow(reply.caa)) {
-    const records = rowsOf(reply.caa.records);
+  if ('caa' in reply) {
+    const caa = isRow(reply.caa) ? reply.caa : null;
+    const records = caa ? rowsOf(caa.records) : [];
     rows.push([
       'CAA',
-      records.length ? records.map((r) => `${str(r.tag)} ${str(r.value)}`).join(', ') : 'none (any CA may issue)',
+      !caa
+        ? 'could not be determined'
+        : records.length
+          ? `${records.map((r) => `${str(r.tag)} ${str(r.value)}`).join(', ')}${caa.domain ? ` (on ${str(caa.domain)})` : ''}`
+          : 'none (any CA may issue)',
     ]);
   }
   if (typeof reply.ipAddress === 'string' && reply.ipAddress) rows.push(['Address', reply.ipAddress]);
