@@ -355,6 +355,14 @@ describe('website: pages in a real browser', function () {
       expect(await page.$eval('.result .banner-word', (el) => el.textContent)).to.equal('UP');
       expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.include('HTTP 200');
       expect(await seriousViolations(page), 'axe on the down-check banner').to.deep.equal([]);
+      // The form's expectStatus reaches the API: a 404 where 200 is expected is DOWN, with the API's reason.
+      await page.type('#field-expectStatus', '200');
+      await run(page, site.url('/no-such-page'));
+      await page.waitForSelector('.result .banner-down, .result [role=alert]', { timeout: 30_000 });
+      expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.include('expected 200');
+      await page.$eval('#field-expectStatus', (el) => {
+        el.value = '';
+      });
       // A refused port is DOWN, and says why.
       const closed = net.createServer();
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -708,6 +716,7 @@ describe('website: pages in a real browser', function () {
       });
       expect(await shot.$eval('img.shot', (img) => [img.naturalWidth, img.naturalHeight])).to.deep.equal([640, 480]);
       expect(await seriousViolations(shot), 'axe on the screenshot form, Advanced open').to.deep.equal([]);
+      await snap(shot, 'result-screenshot-advanced');
       await meta.waitForSelector('.result section.group, .result [role=alert]', { timeout: 60_000 });
       expect(await alerts(meta)).to.deep.equal([]);
       const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));

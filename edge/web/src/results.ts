@@ -545,13 +545,11 @@ function downCheckView(reply: Row): HTMLElement[] {
   // The API's verdict and reason when it gives them; before it did, any HTTP answer meant up.
   const verdict = str(reply.verdict) || (typeof reply.httpsStatus === 'number' ? 'up' : 'down');
   const reason = str(reply.reason);
-  const said = reason ? ` (${reason})` : '';
   const sentence =
     verdict === 'up'
       ? `${str(reply.url)} answered HTTP ${status}${status >= 400 ? ' (an error page, but the server is up)' : ''}.`
       : verdict === 'degraded'
-        ? `${str(reply.url)} answered${typeof reply.httpsStatus === 'number' ? ` HTTP ${status}` : ''}, ` +
-          `but not as expected${said}.`
+        ? `${str(reply.url)} is up, with a problem: ${reason || `HTTP ${status}`}.`
         : `${str(reply.url)} is down. ${reason ? `${reason[0]?.toUpperCase()}${reason.slice(1)}.` : downReason(reply)}`;
   const redirects = rowsOf(reply.redirects);
   const checks: [string, string][] = [];
