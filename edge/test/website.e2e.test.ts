@@ -355,6 +355,14 @@ describe('website: pages in a real browser', function () {
       expect(await page.$eval('.result .banner-word', (el) => el.textContent)).to.equal('UP');
       expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.include('HTTP 200');
       expect(await seriousViolations(page), 'axe on the down-check banner').to.deep.equal([]);
+      // The form's expectStatus reaches the API: a 404 where 200 is expected is DOWN, with the API's reason.
+      await page.type('#field-expectStatus', '200');
+      await run(page, site.url('/no-such-page'));
+      await page.waitForSelector('.result .banner-down, .result [role=alert]', { timeout: 30_000 });
+      expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.include('expected 200');
+      await page.$eval('#field-expectStatus', (el) => {
+        el.value = '';
+      });
       // A refused port is DOWN, and says why.
       const closed = net.createServer();
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -363,7 +371,19 @@ describe('website: pages in a real browser', function () {
       await run(page, `http://127.0.0.1:${closedPort}/`);
       await page.waitForSelector('.result .banner-down, .result [role=alert]', { timeout: 30_000 });
       expect(await page.$eval('.result .banner-word', (el) => el.textContent)).to.equal('DOWN');
-      expect(await page.$eval('.result .banner-reason', (el) => el.textContent)).to.match(/refused/);
+      // The banner says the API's own reason, and where the time went (no connection: no connect time).
+      const refused = await page.$eval('.result', (el) => ({
+        reason: el.querySelector('.banner-reason')?.textContent ?? '',
+        apiReason: JSON.parse(el.querySelector('details.raw pre')?.textContent ?? '{}').reason as string,
+        timings: [...el.querySelectorAll('table.timings tr')].map((tr) => [
+          tr.getAttribute('data-timing'),
+          tr.querySelector('td')?.textContent,
+        ]),
+      }));
+      expect(refused.apiReason).to.match(/refused/);
+      expect(refused.reason.toLowerCase()).to.include(refused.apiReason.toLowerCase());
+      expect(Object.fromEntries(refused.timings)).to.include({ connectMs: '—', tlsMs: '—', firstByteMs: '—' });
+      expect(Object.fromEntries(refused.timings).totalMs).to.match(/^\d+ ms$/);
       expect(await seriousViolations(page), 'axe on the DOWN banner').to.deep.equal([]);
       await snap(page, 'result-down-check-down');
       const second = await tab(page.browserContext(), ipOf.get(page)!);
@@ -619,7 +639,9 @@ describe('website: pages in a real browser', function () {
     async () => {
       const [crawl, shot, meta, pdf] = [await visitor(), await visitor(), await visitor(), await visitor()];
       const selected = (page: Page) =>
-        page.$$eval('form.play select', (selects) => Object.fromEntries(selects.map((el) => [el.name, el.value])));
+        page.$$eval('form.play > .field select', (selects) =>
+          Object.fromEntries(selects.map((el) => [el.name, el.value])),
+        );
       await open(pdf, '/play/url-to-pdf');
       // The forms preselect the spec's defaults.
       expect(await selected(pdf)).to.deep.equal({
@@ -669,6 +691,32 @@ describe('website: pages in a real browser', function () {
       expect(await shot.$eval('.result .expiry', (el) => el.textContent)).to.match(/download it before/);
       expect(await seriousViolations(shot), 'axe on the screenshot result').to.deep.equal([]);
       await snap(shot, 'result-screenshot');
+      // The Advanced section: a 640 x 480 viewport, not the full page; only the fields set are sent.
+      await shot.select('#field-device', 'desktop');
+      await shot.click('details.advanced > summary');
+      await shot.type('#field-viewport-width', '640');
+      await shot.type('#field-viewport-height', '480');
+      await shot.type('#field-deviceScaleFactor', '1');
+      await shot.select('#field-fullPage', 'false');
+      expect(await shot.$eval('input#field-quality', (el) => el.disabled), 'quality with png').to.be.true;
+      await shot.click('form.play button.ghost');
+      const sent = JSON.parse(/-d '([^']*)'/.exec(await shot.$eval('pre.curl', (el) => el.textContent ?? ''))![1]!);
+      expect(sent).to.deep.equal({
+        url: site.url('/many'),
+        format: 'png',
+        device: 'desktop',
+        colorScheme: 'light',
+        viewport: { width: 640, height: 480 },
+        deviceScaleFactor: 1,
+        fullPage: false,
+      });
+      await shot.click('form.play button[type=submit]');
+      await shot.waitForFunction(() => document.querySelector('img.shot')?.naturalWidth === 640, {
+        timeout: 60_000,
+      });
+      expect(await shot.$eval('img.shot', (img) => [img.naturalWidth, img.naturalHeight])).to.deep.equal([640, 480]);
+      expect(await seriousViolations(shot), 'axe on the screenshot form, Advanced open').to.deep.equal([]);
+      await snap(shot, 'result-screenshot-advanced');
       await meta.waitForSelector('.result section.group, .result [role=alert]', { timeout: 60_000 });
       expect(await alerts(meta)).to.deep.equal([]);
       const groups = await meta.$$eval('.result section.group h3', (hs) => hs.map((x) => x.textContent));
@@ -678,6 +726,16 @@ describe('website: pages in a real browser', function () {
         'check-fail',
       ]);
       expect(await meta.$eval('.result .social-preview', (el) => el.textContent)).to.include('No share image');
+      const insights = await meta.$$eval('.result section.group-insight', (sections) =>
+        sections.map((x) => [x.querySelector('h4')?.textContent, x.querySelectorAll('.checklist li').length]),
+      );
+      expect(insights.map(([title]) => title)).to.have.members([
+        'Indexability',
+        'International',
+        'Structured data',
+        'Social image',
+      ]);
+      expect(insights.every(([, checks]) => Number(checks) > 0)).to.equal(true);
       expect(await meta.$eval('.result .grade', (el) => el.textContent)).to.match(/^(A\+|[A-DF])$/);
       expect(await seriousViolations(meta), 'axe on the meta audit').to.deep.equal([]);
       await snap(meta, 'result-meta-scan');
@@ -689,7 +747,8 @@ describe('website: pages in a real browser', function () {
       expect(bytes.slice(0, 5)).to.equal('%PDF-');
       // A4 is 595 x 842 points (letter would be 612 x 792).
       expect(bytes).to.match(/\/MediaBox \[0 0 59[45]\.\d+ 84[12]\.\d+\]/);
-      expect(await seriousViolations(pdf), 'axe on the PDF result').to.deep.equal([]);
+      await pdf.click('details.advanced > summary');
+      expect(await seriousViolations(pdf), 'axe on the PDF result, Advanced open').to.deep.equal([]);
     },
   );
 

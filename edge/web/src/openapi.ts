@@ -19,6 +19,9 @@ export interface Schema {
   example?: unknown;
   allOf?: Schema[];
   minItems?: number;
+  maxItems?: number;
+  maxLength?: number;
+  pattern?: string;
 }
 
 export interface Operation {

@@ -94,9 +94,93 @@ function gradeCaps(reply: Row): string[] {
   return caps;
 }
 
+/** The scan's own reasons when it gives them (newer tls-scan), else today's reading of its findings. */
+function gradeLimits(reply: Row): HTMLElement[] {
+  if (!Array.isArray(reply.gradeReasons)) return gradeCaps(reply).map((c) => h('li', {}, c));
+  return rowsOf(reply.gradeReasons).map((r) =>
+    h(
+      'li',
+      { 'data-code': str(r.code) },
+      str(r.message),
+      str(r.effect) ? h('span', { class: 'muted' }, ` (${str(r.effect)})`) : null,
+    ),
+  );
+}
+
+/** The extra findings of a newer tls-scan, each only when the reply has it. */
+function sslExtras(reply: Row): [string, string][] {
+  const rows: [string, string][] = [];
+  if ('hsts' in reply) {
+    const hsts = isRow(reply.hsts) ? reply.hsts : null;
+    rows.push([
+      'HSTS',
+      hsts
+        ? [
+            `max-age ${num(hsts.maxAge)} s`,
+            hsts.includeSubDomains ? 'includeSubDomains' : '',
+            hsts.preload ? 'preload' : '',
+          ]
+            .filter(Boolean)
+            .join('; ')
+        : 'none',
+    ]);
+  }
+  if (typeof reply.ocspStapling === 'boolean') rows.push(['OCSP stapling', reply.ocspStapling ? 'yes' : 'no']);
+  if ('keyExchange' in reply) {
+    const k = isRow(reply.keyExchange) ? reply.keyExchange : null;
+    rows.push([
+      'Key exchange',
+      k
+        ? [str(k.type), str(k.name), k.size ? `${num(k.size)} bits` : ''].filter(Boolean).join(' ')
+        : 'RSA key transport (no forward secrecy)',
+    ]);
+  }
+  if ('caa' in reply) {
+    const caa = isRow(reply.caa) ? reply.caa : null;
+    const records = caa ? rowsOf(caa.records) : [];
+    rows.push([
+      'CAA',
+      !caa
+        ? 'could not be determined'
+        : records.length
+          ? `${records.map((r) => `${str(r.tag)} ${str(r.value)}`).join(', ')}${caa.domain ? ` (on ${str(caa.domain)})` : ''}`
+          : 'none (any CA may issue)',
+    ]);
+  }
+  if (typeof reply.ipAddress === 'string' && reply.ipAddress) rows.push(['Address', reply.ipAddress]);
+  if (Array.isArray(reply.alpn)) rows.push(['ALPN', reply.alpn.length ? reply.alpn.join(', ') : 'none']);
+  return rows;
+}
+
+/** Each TLS version the server was offered, and whether it accepted it. */
+function protocolTable(protocols: Row[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Protocol versions' },
+    h(
+      'table',
+      { class: 'protocol protocols' },
+      h('caption', {}, 'Protocol versions'),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Version'), h('th', { scope: 'col' }, 'Supported'))),
+      h(
+        'tbody',
+        {},
+        protocols.map((p) =>
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, str(p.version)),
+            h('td', {}, p.supported === true ? 'yes' : p.supported === false ? 'no' : 'could not tell'),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 function sslView(reply: Row): HTMLElement[] {
   const grade = str(reply.securityGrade);
-  const caps = gradeCaps(reply);
+  const caps = gradeLimits(reply);
   const certificates = [reply.certificate, ...rowsOf(reply.chain)].filter(isRow);
   const v = isRow(reply.certValidations) ? reply.certValidations : {};
   const yes = (b: unknown) => (b === true ? 'yes' : b === false ? 'no' : '—');
@@ -121,13 +205,7 @@ function sslView(reply: Row): HTMLElement[] {
       'section',
       { class: 'caps', 'aria-label': 'What limits the grade' },
       h('h3', {}, caps.length ? 'What limits the grade' : 'Nothing limits the grade'),
-      caps.length
-        ? h(
-            'ul',
-            {},
-            caps.map((c) => h('li', {}, c)),
-          )
-        : null,
+      caps.length ? h('ul', {}, caps) : null,
     ),
     h(
       'div',
@@ -148,10 +226,12 @@ function sslView(reply: Row): HTMLElement[] {
             ['Name matches', yes(v.sanValid ?? v.commonNameValid)],
             ['Self-signed', yes(v.selfSigned)],
             ['Days until expiry', String(reply.daysUntilExpiry ?? '—')],
+            ...sslExtras(reply),
           ].map(([k, value]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, value))),
         ),
       ),
     ),
+    Array.isArray(reply.protocols) && reply.protocols.length ? protocolTable(rowsOf(reply.protocols)) : null,
     h(
       'section',
       { class: 'chain', 'aria-label': 'Certificate chain' },
@@ -181,7 +261,7 @@ function sslView(reply: Row): HTMLElement[] {
         }),
       ),
     ),
-  ];
+  ].filter((el): el is HTMLElement => el !== null);
 }
 
 // ---- Links ----
@@ -310,6 +390,13 @@ const CATEGORY_TITLE: Record<string, string> = {
   images: 'Images',
 };
 
+const INSIGHT_TITLE: Record<string, string> = {
+  indexability: 'Indexability',
+  international: 'International',
+  'structured-data': 'Structured data',
+  'social-image': 'Social image',
+};
+
 function socialCard(categories: Row[], pageUrl: unknown): HTMLElement {
   const value = (id: string) =>
     categories
@@ -337,6 +424,8 @@ function socialCard(categories: Row[], pageUrl: unknown): HTMLElement {
 function metaView(reply: Row): HTMLElement[] {
   const summary = isRow(reply.summary) ? reply.summary : {};
   const categories = rowsOf(reply.categories);
+  const insights = rowsOf(reply.insights);
+  const insightsSummary = isRow(reply.insightsSummary) ? reply.insightsSummary : {};
   return [
     h(
       'div',
@@ -351,31 +440,47 @@ function metaView(reply: Row): HTMLElement[] {
       socialCard(categories, reply.url),
     ),
     ...categories.map((category) =>
-      h(
-        'section',
-        { class: 'group' },
-        h('h3', {}, CATEGORY_TITLE[str(category.id)] ?? str(category.id)),
+      checkGroup(CATEGORY_TITLE[str(category.id)] ?? str(category.id), rowsOf(category.results)),
+    ),
+    insights.length
+      ? h(
+          'h3',
+          { class: 'insights-title' },
+          `Insights: ${num(insightsSummary.passed)} passed, ${num(insightsSummary.warnings)} warnings, ` +
+            `${num(insightsSummary.critical)} failed (not part of the score)`,
+        )
+      : null,
+    ...insights.map((group) =>
+      checkGroup(INSIGHT_TITLE[str(group.id)] ?? str(group.id), rowsOf(group.results), 'insight'),
+    ),
+  ].filter((el): el is HTMLElement => el !== null);
+}
+
+/** A group of checks, each with its pass, warning or fail. */
+function checkGroup(title: string, results: Row[], kind = 'category'): HTMLElement {
+  return h(
+    'section',
+    { class: `group group-${kind}` },
+    h(kind === 'insight' ? 'h4' : 'h3', {}, title),
+    h(
+      'ul',
+      { class: 'checklist' },
+      results.map((check) =>
         h(
-          'ul',
-          { class: 'checklist' },
-          rowsOf(category.results).map((check) =>
-            h(
-              'li',
-              { class: `check-${str(check.status)}`, 'data-check': str(check.id) },
-              h('span', { class: 'check-status' }, STATUS_WORD[str(check.status)] ?? str(check.status)),
-              h(
-                'div',
-                {},
-                h('code', {}, str(check.id)),
-                h('p', {}, str(check.message)),
-                check.value ? h('p', { class: 'muted check-value' }, String(check.value)) : null,
-              ),
-            ),
+          'li',
+          { class: `check-${str(check.status)}`, 'data-check': str(check.id) },
+          h('span', { class: 'check-status' }, STATUS_WORD[str(check.status)] ?? str(check.status)),
+          h(
+            'div',
+            {},
+            h('code', {}, str(check.id)),
+            h('p', {}, str(check.message)),
+            check.value ? h('p', { class: 'muted check-value' }, String(check.value)) : null,
           ),
         ),
       ),
     ),
-  ];
+  );
 }
 
 // ---- Down check ----
@@ -391,33 +496,98 @@ function downReason(reply: Row): string {
     : `No HTTP answer within ${ms} ms: the connection timed out, or was refused or reset.`;
 }
 
+const TIMING_LABELS: [string, string][] = [
+  ['dnsMs', 'DNS lookup'],
+  ['connectMs', 'TCP connect'],
+  ['tlsMs', 'TLS handshake'],
+  ['firstByteMs', 'First byte'],
+  ['totalMs', 'Total'],
+];
+
+/** Where the time went: each phase a bar relative to the total; a phase that did not happen shows "—". */
+function timingTable(timings: Row): HTMLElement {
+  const max = Math.max(1, ...TIMING_LABELS.map(([key]) => num(timings[key])));
+  return h(
+    'div',
+    { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Timings' },
+    h(
+      'table',
+      { class: 'timings' },
+      h('caption', {}, 'Timings'),
+      h(
+        'tbody',
+        {},
+        TIMING_LABELS.map(([key, label]) => {
+          const ms = timings[key];
+          return h(
+            'tr',
+            { 'data-timing': key },
+            h('th', { scope: 'row' }, label),
+            h('td', {}, typeof ms === 'number' ? `${ms} ms` : '—'),
+            h(
+              'td',
+              {},
+              typeof ms === 'number'
+                ? h('meter', { min: 0, max, value: ms, 'aria-label': `${label}: ${ms} ms` })
+                : null,
+            ),
+          );
+        }),
+      ),
+    ),
+  );
+}
+
+const VERDICT_WORD: Record<string, string> = { up: 'UP', down: 'DOWN', degraded: 'DEGRADED' };
+
 function downCheckView(reply: Row): HTMLElement[] {
-  const up = typeof reply.httpsStatus === 'number';
   const status = num(reply.httpsStatus);
+  // The API's verdict and reason when it gives them; before it did, any HTTP answer meant up.
+  const verdict = str(reply.verdict) || (typeof reply.httpsStatus === 'number' ? 'up' : 'down');
+  const reason = str(reply.reason);
+  const sentence =
+    verdict === 'up'
+      ? `${str(reply.url)} answered HTTP ${status}${status >= 400 ? ' (an error page, but the server is up)' : ''}.`
+      : verdict === 'degraded'
+        ? `${str(reply.url)} is up, with a problem: ${reason || `HTTP ${status}`}.`
+        : `${str(reply.url)} is down. ${reason ? `${reason[0]?.toUpperCase()}${reason.slice(1)}.` : downReason(reply)}`;
+  const redirects = rowsOf(reply.redirects);
+  const checks: [string, string][] = [];
+  if (typeof reply.statusMatches === 'boolean')
+    checks.push(['Expected status', reply.statusMatches ? 'matched' : 'not matched']);
+  if (typeof reply.keywordFound === 'boolean') checks.push(['Keyword', reply.keywordFound ? 'found' : 'not found']);
   return [
     h(
       'div',
-      { class: `banner ${up ? 'banner-up' : 'banner-down'}`, role: 'status' },
-      h('p', { class: 'banner-word' }, up ? 'UP' : 'DOWN'),
-      h(
-        'p',
-        { class: 'banner-reason' },
-        up
-          ? `${str(reply.url)} answered HTTP ${status}${status >= 400 ? ' (an error page, but the server is up)' : ''}.`
-          : `${str(reply.url)} is down. ${downReason(reply)}`,
-      ),
+      { class: `banner banner-${verdict}`, role: 'status' },
+      h('p', { class: 'banner-word' }, VERDICT_WORD[verdict] ?? verdict.toUpperCase()),
+      h('p', { class: 'banner-reason' }, sentence),
     ),
     h(
       'dl',
       { class: 'figures' },
       [
-        ['Status', up ? String(status) : 'none'],
+        ['Status', typeof reply.httpsStatus === 'number' ? String(status) : 'none'],
         ['Response time', reply.responseTimeMs === null ? '—' : `${reply.responseTimeMs} ms`],
         ['Address', str(reply.ipAddress) || '—'],
         ['Tested from', str(reply.testedFrom)],
+        ...checks,
       ].map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
     ),
-  ];
+    isRow(reply.timings) ? timingTable(reply.timings) : null,
+    redirects.length
+      ? h(
+          'section',
+          { class: 'redirects', 'aria-label': 'Redirects' },
+          h('h3', {}, `Redirects (${redirects.length})`),
+          h(
+            'ol',
+            {},
+            redirects.map((r) => h('li', {}, `${num(r.status)} `, h('code', {}, str(r.url)))),
+          ),
+        )
+      : null,
+  ].filter((el): el is HTMLElement => el !== null);
 }
 
 // ---- Files ----
