@@ -143,7 +143,8 @@ function sslExtras(reply: Row): [string, string][] {
       !caa
         ? 'could not be determined'
         : records.length
-          ? `${records.map((r) => `${str(r.tag)} ${str(r.value)}`).join(', ')}${caa.domain ? ` (on ${str(caa.domain)})` : ''}`
+          ? records.map((r) => `${str(r.tag)} ${str(r.value)}`).join(', ') +
+            (caa.domain ? ` (on ${str(caa.domain)})` : '')
           : 'none (any CA may issue)',
     ]);
   }
