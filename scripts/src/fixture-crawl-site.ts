@@ -262,8 +262,12 @@ function expectations(
     relative: `${main}/docs/2.html`,
     goodAnchor: `${main}/#intro`,
     missingAnchor: `${main}/#missing-anchor`,
-    goodFragment: `${main}/docs/0.html#section-2`,
-    missingFragment: `${main}/docs/1.html#nope`,
+    /** Linked as /docs/0.html#section-2 (a link is its URL without the fragment). */
+    goodFragment: `${main}/docs/0.html`,
+    /** Linked as /docs/1.html#nope. */
+    missingFragment: `${main}/docs/1.html`,
+    /** A missing page the home page links with FRAGMENT_FAN_OUT different fragments. */
+    fragmentedMissing: `${main}/docs/missing.html`,
     mailto: 'mailto:team@fixture.test',
     tel: 'tel:+15550100',
     javascript: 'javascript:void(0)',
@@ -273,6 +277,9 @@ function expectations(
     silent: silent === undefined ? [] : range(4).map((k) => `${silent}/never-${k}`),
   };
 }
+
+/** Fragments the home page links one missing page with. */
+export const FRAGMENT_FAN_OUT = 50;
 
 function homeBody(e: ReturnType<typeof expectations>, o: Required<CrawlSiteOptions>): string {
   const links = [
@@ -286,6 +293,7 @@ function homeBody(e: ReturnType<typeof expectations>, o: Required<CrawlSiteOptio
     '<a href="#missing-anchor">Nowhere</a>',
     '<a href="/docs/0.html#section-2">Doc 0, section 2</a>',
     '<a href="/docs/1.html#nope">Doc 1, missing section</a>',
+    ...range(FRAGMENT_FAN_OUT).map((k) => `<a href="/docs/missing.html#part-${k}">Missing doc, part ${k}</a>`),
     `<a href="${e.notFound}">Missing page</a>`,
     `<a href="${e.gone}">Removed page</a>`,
     `<a href="${e.serverError}">Crashing page</a>`,

@@ -1,12 +1,21 @@
 import { setMaxListeners } from 'node:events';
 import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
-import { verdictFor } from '../checking/verdict.js';
+import { type VerdictSources, verdictFor } from '../checking/verdict.js';
 import type { CrawlLimits } from '../config.js';
-import type { CheckedLink, CrawledPage, CrawlKind, CrawlProgress, CrawlResult, FoundLink, Sourced } from '../model.js';
+import type {
+  CheckedLink,
+  CrawledPage,
+  CrawlKind,
+  CrawlOptions,
+  CrawlProgress,
+  CrawlResult,
+  FoundLink,
+  Sourced,
+} from '../model.js';
 import { PageTargets } from '../page/fragments.js';
 import { hash53 } from '../page/hash.js';
-import { countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
+import { addFragment, countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { Frontier, type QueuedPage } from './frontier.js';
@@ -42,6 +51,8 @@ interface LinkEntry {
   sources: string[];
   sourceCount: number;
   verdict?: Promise<Graded | undefined>;
+  /** The page it was first found on, whose targets answer a link back to that page's fragments. */
+  firstPage?: PageVisit;
 }
 
 /** What the crawl keeps of a page it fetched (its links are taken at once, not kept). */
@@ -68,8 +79,9 @@ export async function crawlSite(
   deps: CrawlDeps,
   onProgress: (progress: CrawlProgress) => void,
   signal: AbortSignal,
+  options: CrawlOptions = { checkFragments: false },
 ): Promise<CrawlResult> {
-  return new SiteCrawl(kind, entry, deps, onProgress, signal).run();
+  return new SiteCrawl(kind, entry, deps, onProgress, signal, options).run();
 }
 
 class SiteCrawl {
@@ -81,6 +93,10 @@ class SiteCrawl {
   private readonly checker: LinkChecker;
   private readonly frontier: Frontier;
   private readonly links = new Map<string, LinkEntry>();
+  /** Of `links`, the ones a check requests (not in-page anchors): what the check cap bounds. */
+  private linksRequested = 0;
+  /** Of `links`, the in-page anchors (bounded apart, by the reported-links cap). */
+  private anchors = 0;
   /** Links seen beyond the link cap: counted (as hashes, to bound memory), not kept. */
   private readonly uncounted = new Set<number>();
   /** Unique links found, by the rule of the kind's result (see CrawlProgress.linksFound). */
@@ -117,6 +133,7 @@ class SiteCrawl {
     private readonly deps: CrawlDeps,
     private readonly onProgress: (progress: CrawlProgress) => void,
     private readonly signal: AbortSignal,
+    private readonly options: CrawlOptions,
   ) {
     this.limits = deps.limits;
     this.checking = kind === 'broken-links';
@@ -230,7 +247,7 @@ class SiteCrawl {
         if (!landed || (landed !== queued.url && this.frontier.has(landed))) return '';
         this.frontier.claim(landed);
       }
-      collector = new LinkCollector(final, this.deps.linksPerPage);
+      collector = new LinkCollector(final, this.deps.linksPerPage, this.checking);
       return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
@@ -322,13 +339,20 @@ class SiteCrawl {
     const source = visit.queued.url;
     const known = this.links.get(key);
     if (known) {
+      for (const fragment of link.fragments ?? []) addFragment(known.link, fragment);
       known.sourceCount++;
       if (known.sources.length < this.limits.sources && this.spend(Buffer.byteLength(source)))
         known.sources.push(source);
       return;
     }
-    const cap = this.checking ? this.limits.checkedLinks : this.limits.reportedLinks;
-    if (this.links.size >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
+    // In-page anchors cost no request: they do not take from the check cap, but have a cap of their own.
+    const anchor = this.checking && link.type === 'anchor';
+    const [kept, cap] = !this.checking
+      ? [this.links.size, this.limits.reportedLinks]
+      : anchor
+        ? [this.anchors, this.limits.reportedLinks]
+        : [this.linksRequested, this.limits.checkedLinks];
+    if (kept >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
       const hash = hash53(key);
       if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
       this.uncounted.add(hash);
@@ -338,7 +362,12 @@ class SiteCrawl {
     if (this.checking || isCounted(link.type)) this.linksFound++;
     const entry: LinkEntry = { link, sources: [source], sourceCount: 1 };
     this.links.set(key, entry);
-    if (this.checking) entry.verdict = this.judge(entry, visit);
+    if (!this.checking) return;
+    if (anchor) this.anchors++;
+    else this.linksRequested++;
+    // A link's fragments are verified once the crawl has found them all (see finish()).
+    if (link.fragments && this.options.checkFragments) entry.firstPage = visit;
+    entry.verdict = this.judge(entry, visit);
   }
 
   /** Takes `bytes` of the result's budget; false (nothing taken) when they do not fit. */
@@ -351,15 +380,8 @@ class SiteCrawl {
   /** Checks and grades a link first found on `visit`'s page (whose targets answer its in-page anchors). */
   private async judge(entry: LinkEntry, visit: PageVisit): Promise<Graded | undefined> {
     try {
-      return await verdictFor(entry.link, {
-        page: visit.queued.url,
-        pageTargets: visit.targets,
-        outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
-        targetsOf: async (url) => {
-          const visit = await this.crawled(url);
-          return visit ? (visit.html ? visit.targets : undefined) : (await this.checker.checkWithTargets(url)).targets;
-        },
-      });
+      const anchor = entry.link.type === 'anchor';
+      return await verdictFor(entry.link, this.sourcesFor(visit), anchor && this.options.checkFragments);
     } catch (err) {
       if (this.scan.aborted) return undefined; // out of time: not checked, so not reported
       throw err;
@@ -367,6 +389,32 @@ class SiteCrawl {
       this.linksChecked++;
       this.report({ linksChecked: this.linksChecked });
     }
+  }
+
+  /**
+   * Grades a link again with its fragments verified, once every page is read (its HTTP outcome
+   * is the one already had); the first verdict stands when the time budget ends first.
+   */
+  private async withFragments(entry: LinkEntry, first: Graded): Promise<Graded> {
+    if (!entry.firstPage) return first;
+    try {
+      return await verdictFor(entry.link, this.sourcesFor(entry.firstPage), true);
+    } catch (err) {
+      if (this.scan.aborted) return first;
+      throw err;
+    }
+  }
+
+  private sourcesFor(visit: PageVisit): VerdictSources {
+    return {
+      page: visit.queued.url,
+      pageTargets: visit.targets,
+      outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
+      targetsOf: async (url) => {
+        const visit = await this.crawled(url);
+        return visit ? (visit.html ? visit.targets : undefined) : (await this.checker.checkWithTargets(url)).targets;
+      },
+    };
   }
 
   /** The visit of a page this crawl fetches (waiting for it), or undefined when it is not fetched. */
@@ -432,7 +480,12 @@ class SiteCrawl {
       };
     }
     const entries = [...this.links.values()];
-    const verdicts = await Promise.all(entries.map((e) => e.verdict));
+    const verdicts = await Promise.all(
+      entries.map(async (e) => {
+        const first = await e.verdict;
+        return first && this.withFragments(e, first);
+      }),
+    );
     if (this.signal.aborted) throw this.signal.reason;
     const graded: Graded[] = [];
     const records: (CheckedLink & Sourced)[] = [];
