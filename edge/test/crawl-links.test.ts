@@ -295,7 +295,9 @@ describe('link checking and crawls through the edge (NATS)', function () {
       const anchors = r.links.filter((l: any) => l.type === 'anchor').length;
       expect(anchors).to.equal(2);
       expect(r.links).to.have.length(1500 + anchors);
-      expect(r.pages).to.have.length(250);
+      // Every page fetched, and the one robots.txt disallows listed without being fetched.
+      expect(r.pages.filter((p: any) => p.reason === undefined)).to.have.length(250);
+      expect(r.pages.filter((p: any) => p.reason === 'disallowed by robots.txt')).to.have.length(1);
       for (const link of r.links) expectLinkRecord(link, true);
       expectScoreCard(r);
 
@@ -303,15 +305,12 @@ describe('link checking and crawls through the edge (NATS)', function () {
       const pages = byUrl<any>(r.pages);
       expect(pages.get(site.entryUrl)).to.include({ depth: 0, statusCode: 200, severity: 'ok' });
       for (const page of r.pages) {
-        expect(Object.keys(page).sort()).to.deep.equal([
-          'depth',
-          'fromSitemap',
-          'linksOnPage',
-          'severity',
-          'statusCode',
-          'statusText',
-          'url',
-        ]);
+        // `reason` only on a page that was not fetched.
+        expect(
+          Object.keys(page)
+            .filter((k) => k !== 'reason' || page.statusCode !== null)
+            .sort(),
+        ).to.deep.equal(['depth', 'fromSitemap', 'linksOnPage', 'severity', 'statusCode', 'statusText', 'url']);
       }
       for (const hidden of site.expected.hiddenPages)
         expect(pages.get(hidden), hidden).to.include({ fromSitemap: true, depth: 1, statusCode: 200 });
@@ -329,9 +328,9 @@ describe('link checking and crawls through the edge (NATS)', function () {
         .map((q) => q.path);
       expect(new Set(asked).size).to.equal(asked.length);
       const links = byUrl<any>(r.links);
-      // Every doc, section and hidden page links home: sourceCount counts each crawled one, sources keeps 25.
+      // Every doc, section, hidden and open private page links home: sourceCount counts each, sources keeps 25.
       const linkingHome = r.pages.filter(
-        (p: any) => p.statusCode === 200 && /\/(docs|section|hidden)\//.test(p.url),
+        (p: any) => p.statusCode === 200 && /\/(docs|section|hidden|private)\//.test(p.url),
       ).length;
       expect(links.get(site.entryUrl)).to.include({ sourceCount: linkingHome });
       expect(links.get(site.entryUrl).sources).to.have.length(25);
@@ -391,6 +390,34 @@ describe('link checking and crawls through the edge (NATS)', function () {
         rel: 'nofollow',
         scheme: 'http',
       });
+    });
+
+    it('fetches no page robots.txt disallows, and lists it as an info page row', async () => {
+      const secret = new URL(small.expected.robotsDisallowed).pathname;
+      const open = new URL(small.expected.robotsAllowed).pathname;
+      small.main.requests.length = 0;
+      const jobId = await startCrawl(stack, 'broken-links', small.entryUrl);
+      const { job } = await pollJob(stack, 'broken-links', jobId);
+      expect(job.status, JSON.stringify(job.error)).to.equal('done');
+      const pages = byUrl<any>(job.result.pages);
+      expect(pages.get(small.expected.robotsDisallowed)).to.deep.equal({
+        url: small.expected.robotsDisallowed,
+        statusCode: null,
+        statusText: 'Disallowed',
+        severity: 'info',
+        linksOnPage: 0,
+        depth: 1,
+        fromSitemap: false,
+        reason: 'disallowed by robots.txt',
+      });
+      // Never fetched as a page (a GET); the link to it is still checked, which is not crawling.
+      const asked = small.main.requests.filter((q) => q.path === secret).map((q) => q.method);
+      expect(asked).to.not.include('GET');
+      expect(byUrl<any>(job.result.links).get(small.expected.robotsDisallowed)).to.include({ statusCode: 200 });
+      // The longer Allow rule wins: the open page under the same folder is crawled.
+      expect(pages.get(small.expected.robotsAllowed)).to.include({ statusCode: 200, severity: 'ok' });
+      expect(small.main.requests.filter((q) => q.path === open).map((q) => q.method)).to.include('GET');
+      expect(small.main.requests.filter((q) => q.path === '/robots.txt')).to.have.length(1);
     });
 
     it('contains a calendar trap and finishes a small site under the caps', async () => {

@@ -162,6 +162,9 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
           severity,
           linksOnPage: counted,
           depth: { value: count, description: 'Breadth-first depth from the entry URL.' },
+          reason: {
+            description: 'Why the page was not fetched (an `info` row): "disallowed by robots.txt".',
+          },
         },
       }),
     },

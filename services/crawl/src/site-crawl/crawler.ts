@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
 import { type VerdictSources, verdictFor } from '../checking/verdict.js';
@@ -19,6 +20,7 @@ import { addFragment, countLinks, isCounted, LinkCollector, linkBytes, sameSite 
 import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { Frontier, type QueuedPage } from './frontier.js';
+import { type RobotsRules, readRobots } from './robots.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
@@ -64,7 +66,14 @@ interface PageVisit {
   html: boolean;
   /** Listed in `pages`: parsed, or answered with an error. Non-HTML files are links only. */
   isPage: boolean;
+  /** Why it was not fetched (robots.txt), when it was not. */
+  refused?: string;
 }
+
+/** The page row's reason for a page robots.txt keeps us from. */
+export const DISALLOWED = 'disallowed by robots.txt';
+/** Origins (of the one site: www or not, ports) whose robots.txt a crawl reads at most. */
+const MAX_ROBOTS_ORIGINS = 8;
 
 /**
  * One site crawl: the site breadth first from the entry URL, each page fetched as soon as the
@@ -124,6 +133,12 @@ class SiteCrawl {
   private pagesReading = 0;
   /** Pages handed out for fetching that the time budget cut off. */
   private pagesCutOff = 0;
+  /** Each origin's robots.txt rules, read before its first page is fetched. */
+  private readonly robots = new Map<string, Promise<RobotsRules>>();
+  /** When each origin's next page fetch may start, under its Crawl-delay. */
+  private readonly nextFetchAt = new Map<string, number>();
+  /** Pages robots.txt kept the crawl from (listed up to the page cap). */
+  private pagesRefused = 0;
   /** Hands out what the frontier lets start; set while pages are crawled. */
   private pump: () => void = () => undefined;
 
@@ -171,11 +186,16 @@ class SiteCrawl {
     // The sitemap is read beside the entry page, as a source of depth 0: what it lists is depth 1.
     this.frontier.startReading(0);
     const sitemaps = this.untilBudget(
-      discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
-        maxFiles: this.limits.sitemapFiles,
-        maxUrls: this.limits.sitemapUrls,
-        maxBytes: this.deps.maxPageBytes,
-      }).catch(() => ({ found: false, urls: [] as string[] })),
+      this.robotsOf(this.entry.origin)
+        .then((robots) =>
+          discoverSitemaps(
+            this.entry.origin,
+            (url, read) => this.checker.readFile(url, read),
+            { maxFiles: this.limits.sitemapFiles, maxUrls: this.limits.sitemapUrls, maxBytes: this.deps.maxPageBytes },
+            robots.sitemaps,
+          ),
+        )
+        .catch(() => ({ found: false, urls: [] as string[] })),
     );
     const entry = this.frontier.take() as QueuedPage;
     const first = await this.visit(entry).catch((err: unknown) => {
@@ -237,7 +257,60 @@ class SiteCrawl {
     });
   }
 
+  /** The robots.txt rules of an origin, read once per crawl. */
+  private robotsOf(origin: string): Promise<RobotsRules> {
+    let rules = this.robots.get(origin);
+    if (!rules) {
+      if (this.robots.size >= MAX_ROBOTS_ORIGINS)
+        return Promise.resolve({ allows: () => false, crawlDelayMs: 0, sitemaps: [] });
+      rules = readRobots(origin, (url, read) => this.checker.fetchFile(url, read));
+      this.robots.set(origin, rules);
+    }
+    return rules;
+  }
+
+  /** Waits for the origin's Crawl-delay since the page fetch before (no wait without one). */
+  private async politeTurn(origin: string, delayMs: number): Promise<void> {
+    if (delayMs <= 0) return;
+    const now = Date.now();
+    const at = Math.max(now, this.nextFetchAt.get(origin) ?? 0);
+    this.nextFetchAt.set(origin, at + delayMs);
+    if (at > now) await sleep(at - now, undefined, { signal: this.scan });
+  }
+
+  /**
+   * A page robots.txt keeps the crawl from: listed as an `info` row, never fetched; links to it
+   * are still checked (a HEAD or GET of one URL is not crawling).
+   */
+  private refuse(queued: QueuedPage): PageVisit {
+    this.planned.delete(queued.url);
+    this.waiting.get(queued.url)?.resolve(undefined);
+    if (this.pagesRefused++ < this.limits.pages)
+      this.pages.push({
+        url: queued.url,
+        statusCode: undefined,
+        statusText: 'Disallowed',
+        severity: 'info',
+        linksOnPage: 0,
+        depth: queued.depth,
+        fromSitemap: queued.fromSitemap,
+        reason: DISALLOWED,
+      });
+    return {
+      queued,
+      outcome: { redirects: 0 },
+      targets: new PageTargets(),
+      html: false,
+      isPage: false,
+      refused: DISALLOWED,
+    };
+  }
+
   private async visit(queued: QueuedPage): Promise<PageVisit> {
+    const origin = new URL(queued.url).origin;
+    const robots = await this.robotsOf(origin);
+    if (!robots.allows(queued.url)) return this.refuse(queued);
+    await this.politeTurn(origin, robots.crawlDelayMs);
     let collector: LinkCollector | undefined;
     const outcome = await this.checker.fetchPage(queued.url, async (res) => {
       const final = new URL(res.url);
@@ -306,6 +379,7 @@ class SiteCrawl {
     if (this.signal.aborted) throw this.signal.reason;
     if (!visit) throw new CrawlFailure('crawl_timeout', 'the time budget ended before the entry page answered');
     if (visit.html) return;
+    if (visit.refused) throw new CrawlFailure('robots_disallowed', `the entry page is ${visit.refused}`);
     const { error, status, redirectTrouble } = visit.outcome;
     if (error?.kind === 'blocked') throw new CrawlFailure('target_blocked', error.message);
     if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message}`);
