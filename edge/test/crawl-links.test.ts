@@ -284,6 +284,20 @@ describe('link checking and crawls through the edge (NATS)', function () {
         linksChecked: job.result.links.length,
         linksTotal: job.result.links.length,
       });
+      // The message says in words what the counts say.
+      const n = (x: number) => x.toLocaleString('en-US');
+      const of = (x: number, what: string) => `${n(x)} ${what}${x === 1 ? '' : 's'}`;
+      for (const p of progress.filter((p) => p.phase === 'crawling' || p.phase === 'checking')) {
+        const checked = `hecked ${n(p.linksChecked)} of ${of(p.linksTotal, 'link')}`;
+        expect(p.message).to.satisfy(
+          (m: string) =>
+            m.startsWith(`C${checked} on ${of(p.pagesCrawled, 'page')}`) ||
+            m === `All ${of(p.pagesCrawled, 'page')} read; c${checked}`,
+          p.message,
+        );
+      }
+      expect(job.progress.message).to.equal(`Done: checked ${n(job.result.links.length)} links on 250 pages`);
+      expect(progress.some((p) => / more pages to read$/.test(p.message))).to.equal(true);
       const crawled = progress.map((p) => p.pagesCrawled);
       expect(crawled).to.deep.equal([...crawled].sort((a, b) => a - b));
 

@@ -210,8 +210,7 @@ class SiteCrawl {
     // Pages that will not be fetched now: links to them are checked like any other.
     this.planning = false;
     for (const deferred of this.waiting.values()) deferred.resolve(undefined);
-    if (this.checking)
-      this.report({ phase: 'checking', message: `All ${this.pagesCrawled} pages read; checking the remaining links` });
+    if (this.checking) this.report({ phase: 'checking', message: this.checkingMessage() });
     return this.finish();
   }
 
@@ -461,7 +460,7 @@ class SiteCrawl {
       throw err;
     } finally {
       this.linksChecked++;
-      this.report({ linksChecked: this.linksChecked });
+      this.report({});
     }
   }
 
@@ -540,7 +539,7 @@ class SiteCrawl {
       const counts = countLinks(entries.map((e) => e.link));
       this.report({
         phase: 'done',
-        message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${this.linksFound} links`,
+        message: `${this.doneMessage()}: found ${nLinks(this.linksFound)} on ${nPages(this.pagesCrawled)}`,
       });
       return {
         kind: 'link-extract',
@@ -572,7 +571,7 @@ class SiteCrawl {
     const card = scoreCard(graded);
     this.report({
       phase: 'done',
-      message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${records.length} links checked`,
+      message: `${this.doneMessage()}: checked ${nLinks(records.length)} on ${nPages(this.pagesCrawled)}`,
     });
     return {
       kind: 'broken-links',
@@ -594,11 +593,24 @@ class SiteCrawl {
     return this.budget.aborted ? `Stopped at the ${Math.round(this.limits.timeBudgetMs / 1000)} s time budget` : 'Done';
   }
 
+  /**
+   * What the crawl is doing, in words: "Checked 640 of 1,120 links on 48 pages; 52 more pages to
+   * read". Links are the distinct links of the result (a URL without its fragment, in-page anchors
+   * one each); pages are the pages read.
+   */
   private crawlMessage(): string {
-    const pages = `Crawled ${this.pagesCrawled} of ${Math.min(this.frontier.discovered, this.limits.pages)} pages`;
-    return this.checking
-      ? `${pages}, checked ${this.linksChecked} of ${this.links.size} links`
-      : `${pages}, found ${this.linksFound} links`;
+    const toRead = Math.max(0, Math.min(this.frontier.discovered, this.limits.pages) - this.pagesCrawled);
+    const more = toRead > 0 ? `; ${grouped(toRead)} more ${toRead === 1 ? 'page' : 'pages'} to read` : '';
+    const found = this.checking ? `Checked ${this.checkedOfTotal()}` : `Found ${nLinks(this.linksFound)}`;
+    return `${found} on ${nPages(this.pagesCrawled)}${more}`;
+  }
+
+  private checkingMessage(): string {
+    return `All ${nPages(this.pagesCrawled)} read; checked ${this.checkedOfTotal()}`;
+  }
+
+  private checkedOfTotal(): string {
+    return `${grouped(this.linksChecked)} of ${nLinks(this.links.size)}`;
   }
 
   private report(change: Partial<CrawlProgress>): void {
@@ -611,9 +623,17 @@ class SiteCrawl {
       linksChecked: this.linksChecked,
       linksTotal: this.checking ? this.links.size : 0,
     };
+    // While crawling and checking, the message always tells the counts it is sent with.
+    if (this.progress.phase === 'crawling') this.progress.message = this.crawlMessage();
+    else if (this.progress.phase === 'checking') this.progress.message = this.checkingMessage();
     this.onProgress(this.progress);
   }
 }
+
+/** Numbers in progress messages: 1,120. */
+const grouped = (n: number) => n.toLocaleString('en-US');
+const nPages = (n: number) => `${grouped(n)} ${n === 1 ? 'page' : 'pages'}`;
+const nLinks = (n: number) => `${grouped(n)} ${n === 1 ? 'link' : 'links'}`;
 
 interface Deferred<T> {
   promise: Promise<T>;
