@@ -103,13 +103,13 @@ export class LinkChecker {
   async fetchFile<T>(
     url: string,
     read: (body: AsyncIterable<Buffer>) => Promise<T>,
-  ): Promise<{ status: number | undefined; value: T | undefined }> {
+  ): Promise<{ status: number | undefined; value: T | undefined; error?: Exchange['error'] }> {
     let value: T | undefined;
     const exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (res) => {
       if (res.status >= 200 && res.status < 300) value = await read(res.body);
       return {};
     });
-    return { status: exchange.res?.status, value };
+    return { status: exchange.res?.status, value, error: exchange.error };
   }
 
   private memo(

@@ -281,7 +281,7 @@ class SiteCrawl {
    * A page robots.txt keeps the crawl from: listed as an `info` row, never fetched; links to it
    * are still checked (a HEAD or GET of one URL is not crawling).
    */
-  private refuse(queued: QueuedPage): PageVisit {
+  private refuse(queued: QueuedPage, robots: RobotsRules): PageVisit {
     this.planned.delete(queued.url);
     this.waiting.get(queued.url)?.resolve(undefined);
     if (this.pagesRefused++ < this.limits.pages)
@@ -295,9 +295,10 @@ class SiteCrawl {
         fromSitemap: queued.fromSitemap,
         reason: DISALLOWED,
       });
+    // Nothing answered for robots.txt: the origin is down or blocked, which the entry page reports as such.
     return {
       queued,
-      outcome: { redirects: 0 },
+      outcome: { redirects: 0, error: robots.failure },
       targets: new PageTargets(),
       html: false,
       isPage: false,
@@ -308,7 +309,7 @@ class SiteCrawl {
   private async visit(queued: QueuedPage): Promise<PageVisit> {
     const origin = new URL(queued.url).origin;
     const robots = await this.robotsOf(origin);
-    if (!robots.allows(queued.url)) return this.refuse(queued);
+    if (!robots.allows(queued.url)) return this.refuse(queued, robots);
     await this.politeTurn(origin, robots.crawlDelayMs);
     let collector: LinkCollector | undefined;
     const outcome = await this.checker.fetchPage(queued.url, async (res) => {
@@ -378,10 +379,10 @@ class SiteCrawl {
     if (this.signal.aborted) throw this.signal.reason;
     if (!visit) throw new CrawlFailure('crawl_timeout', 'the time budget ended before the entry page answered');
     if (visit.html) return;
-    if (visit.refused) throw new CrawlFailure('robots_disallowed', `the entry page is ${visit.refused}`);
     const { error, status, redirectTrouble } = visit.outcome;
     if (error?.kind === 'blocked') throw new CrawlFailure('target_blocked', error.message);
     if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message}`);
+    if (visit.refused) throw new CrawlFailure('robots_disallowed', `the entry page is ${visit.refused}`);
     if (redirectTrouble)
       throw new CrawlFailure('target_unreachable', 'the entry page redirects in a loop or too many times');
     if (status !== undefined && status >= 400)

@@ -19,13 +19,19 @@ export interface RobotsRules {
   crawlDelayMs: number;
   /** The `Sitemap:` URLs it names, resolved against its own URL. */
   sitemaps: string[];
+  /** Why nothing answered for robots.txt (the origin is down or blocked), when nothing did. */
+  failure?: { kind: string; code: string; message: string };
 }
 
 /** A GET's final status (undefined when nothing answered) and, for a 2xx, what `read` made of its body. */
 export type FetchFile = <T>(
   url: string,
   read: (body: AsyncIterable<Buffer>) => Promise<T>,
-) => Promise<{ status: number | undefined; value: T | undefined }>;
+) => Promise<{
+  status: number | undefined;
+  value: T | undefined;
+  error?: { kind: string; code: string; message: string };
+}>;
 
 /**
  * Reads the robots.txt of `origin` as RFC 9309 says: a 2xx is parsed (groups for our agent or
@@ -35,10 +41,10 @@ export type FetchFile = <T>(
  */
 export async function readRobots(origin: string, fetchFile: FetchFile): Promise<RobotsRules> {
   const url = new URL('/robots.txt', origin).href;
-  const { status, value } = await fetchFile(url, (body) => readText(body, MAX_ROBOTS_BYTES));
+  const { status, value, error } = await fetchFile(url, (body) => readText(body, MAX_ROBOTS_BYTES));
   if (status !== undefined && status >= 200 && status < 300) return rulesOf(url, value ?? '');
   const unreachable = status === undefined || status === 429 || status >= 500;
-  return { allows: () => !unreachable, crawlDelayMs: 0, sitemaps: [] };
+  return { allows: () => !unreachable, crawlDelayMs: 0, sitemaps: [], failure: error };
 }
 
 /** The rules of a robots.txt's text. */
