@@ -44,6 +44,7 @@ import { XBEL_UPLOAD, XbelResult, xbelDecryptInput, xbelToHtmlInput } from './sc
 import { jobInput, noInput, required, urlInput } from './schemas/common.js';
 import {
   BrokenLinkCrawlJob,
+  BrokenLinksInput,
   BrokenLinksResult,
   ExtractResult,
   JobStarted,
@@ -234,11 +235,12 @@ export const routes: RouteSpec[] = [
     operation: 'broken-links',
     summary: 'Checks the links of one page (the first 500) and grades them.',
     credits: 2,
-    input: urlInput,
+    input: BrokenLinksInput,
     output: BrokenLinksResult,
     errors: FETCH_ERRORS,
     timeoutMs: 90_000,
-    call: (c, input, options) => c.crawl.checkLinks({ url: input.url }, options),
+    call: (c, input, options) =>
+      c.crawl.checkLinks({ url: input.url, checkFragments: input.checkFragments ?? false }, options),
   }),
   route({
     method: 'POST',
@@ -246,13 +248,16 @@ export const routes: RouteSpec[] = [
     operation: 'broken-links-crawl',
     summary: 'Starts a site-wide broken-link crawl; poll its job.',
     credits: 2,
-    input: urlInput,
+    input: BrokenLinksInput,
     output: JobStarted,
     status: 202,
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options, caller) =>
-      c.crawl.startBrokenLinkCrawl({ url: input.url, caller: crawlCaller(caller) }, options),
+      c.crawl.startBrokenLinkCrawl(
+        { url: input.url, checkFragments: input.checkFragments ?? false, caller: crawlCaller(caller) },
+        options,
+      ),
     withdraw: withdrawCrawlStart,
   }),
   route({

@@ -103,7 +103,7 @@ describe('crawl entry pages and link counts', function () {
     expect(job.result.counts).to.deep.equal({ total: 4, internal: 2, external: 1, mailto: 1, tel: 0 });
     expect(job.result.totalLinks).to.equal(4);
     expect(job.progress.linksFound).to.equal(job.result.totalLinks);
-    expect(job.progress.message).to.match(/ 4 links$/);
+    expect(job.progress.message).to.match(/: found 4 links on \d+ pages$/);
   });
 
   it("counts the broken-link crawl's links in progress as in the result: every unique link", async () => {

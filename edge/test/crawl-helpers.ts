@@ -12,8 +12,13 @@ export const post = (body: unknown): RequestInit => ({
 });
 
 /** Starts a crawl and returns its job id (the start must answer 202 at once). */
-export async function startCrawl(stack: TestStack, route: CrawlRoute, url: string): Promise<string> {
-  const res = await stack.api(`/v1/${route}/crawl`, post({ url }));
+export async function startCrawl(
+  stack: TestStack,
+  route: CrawlRoute,
+  url: string,
+  options: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await stack.api(`/v1/${route}/crawl`, post({ url, ...options }));
   const body = await json(res);
   expect(res.status, JSON.stringify(body)).to.equal(202);
   expect(body.data.jobId).to.be.a('string');

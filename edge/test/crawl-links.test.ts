@@ -26,7 +26,7 @@ const LINK_KEYS = [
   'category',
   'redirected',
 ];
-const OPTIONAL_LINK_KEYS = ['finalUrl', 'responseTimeMs', 'errorCode'];
+const OPTIONAL_LINK_KEYS = ['finalUrl', 'responseTimeMs', 'errorCode', 'fragments'];
 
 /** A link record exactly as the spec describes it. */
 function expectLinkRecord(link: any, crawl: boolean): void {
@@ -42,6 +42,8 @@ function expectLinkRecord(link: any, crawl: boolean): void {
   expect(link.rel === null || typeof link.rel === 'string').to.equal(true);
   expect(link.statusCode === null || Number.isInteger(link.statusCode)).to.equal(true);
   expect(link.redirected).to.be.a('boolean');
+  expect(link.fragments).to.be.an('array').with.length.at.most(25);
+  if (link.type === 'internal' || link.type === 'external') expect(link.url).to.not.contain('#');
   expect('finalUrl' in link).to.equal(link.redirected);
   if ('responseTimeMs' in link) expect(link.responseTimeMs).to.be.a('number').and.satisfy(Number.isInteger);
   if (link.statusCode === null) expect(link).to.not.have.property('responseTimeMs');
@@ -67,8 +69,11 @@ function expectScoreCard(data: any): void {
   expect(ok + warnings + broken + info).to.equal(data.links.length);
 }
 
-/** What the fixture's home page links must be graded as, wherever they are checked. */
-function expectHomeVerdicts(links: Map<string, any>, e: CrawlSite['expected']): void {
+/**
+ * What the fixture's home page links must be graded as, wherever they are checked: fragments
+ * verified only with checkFragments.
+ */
+function expectHomeVerdicts(links: Map<string, any>, e: CrawlSite['expected'], checkFragments: boolean): void {
   const is = (url: string | undefined, want: Record<string, unknown>) => {
     const link = links.get(url as string);
     expect(link, `no record for ${url}`).to.not.equal(undefined);
@@ -91,9 +96,20 @@ function expectHomeVerdicts(links: Map<string, any>, e: CrawlSite['expected']): 
   is(e.pdf, { severity: 'ok', statusCode: 200 });
   is(e.relative, { severity: 'ok', type: 'internal', originalHref: 'docs/2.html' });
   is(e.goodAnchor, { severity: 'info', type: 'anchor', statusCode: null });
-  is(e.missingAnchor, { severity: 'warning', type: 'anchor', category: 'Missing anchor' });
-  is(e.goodFragment, { severity: 'ok', statusCode: 200 });
-  is(e.missingFragment, { severity: 'warning', statusCode: 200, category: 'Missing anchor' });
+  is(e.goodFragment, { severity: 'ok', statusCode: 200, originalHref: '/docs/0.html#section-2' });
+  if (checkFragments) {
+    is(e.missingAnchor, { severity: 'warning', type: 'anchor', category: 'Missing anchor' });
+    expect(links.get(e.goodFragment).fragments).to.deep.equal([{ fragment: 'section-2', found: true }]);
+    const missing = is(e.missingFragment, { severity: 'warning', statusCode: 200, category: 'Missing anchor' });
+    expect(missing.fragments).to.deep.equal([{ fragment: 'nope', found: false }]);
+    expect(missing.reason).to.contain('"nope"');
+  } else {
+    is(e.missingAnchor, { severity: 'info', type: 'anchor', reason: 'in-page anchor' });
+    is(e.missingFragment, { severity: 'ok', statusCode: 200, fragments: [] });
+  }
+  // One missing page linked with 50 fragments: one record, no fragment judged on an error page.
+  is(e.fragmentedMissing, { severity: 'broken', statusCode: 404, originalHref: '/docs/missing.html#part-0' });
+  expect([...links.keys()].filter((url) => url.startsWith(e.fragmentedMissing))).to.have.length(1);
   for (const [url, type] of [
     [e.mailto, 'mailto'],
     [e.tel, 'tel'],
@@ -135,7 +151,7 @@ describe('link checking and crawls through the edge (NATS)', function () {
 
   describe('POST /v1/broken-links (one page)', () => {
     it('checks every link of the page and grades it as docs/grading.md says', async () => {
-      const res = await stack.api('/v1/broken-links', post({ url: site.entryUrl }));
+      const res = await stack.api('/v1/broken-links', post({ url: site.entryUrl, checkFragments: true }));
       const body = await json(res);
       expect(res.status, JSON.stringify(body.error)).to.equal(200);
       creditsHeader(res);
@@ -160,9 +176,40 @@ describe('link checking and crawls through the edge (NATS)', function () {
       expect(data.checkedLinks).to.equal(data.totalLinks).and.equal(data.links.length);
       for (const link of data.links) expectLinkRecord(link, false);
       expectScoreCard(data);
-      expectHomeVerdicts(byUrl(data.links), site.expected);
+      expectHomeVerdicts(byUrl(data.links), site.expected, true);
       expect(data.summary.broken).to.be.above(0);
       expect(data.healthScore).to.be.below(100);
+    });
+
+    it('counts a URL once whatever its fragments, and verifies none unless asked', async () => {
+      const missingPath = new URL(site.expected.fragmentedMissing).pathname;
+      const asked = () => site.main.requests.filter((q) => q.path === missingPath);
+      const before = asked().length;
+      const res = await stack.api('/v1/broken-links', post({ url: site.entryUrl }));
+      const data = (await json(res)).data;
+      expect(res.status).to.equal(200);
+      expectHomeVerdicts(byUrl(data.links), site.expected, false);
+      expect(data.totalLinks).to.equal(data.links.length);
+      // One check of the URL: HEAD, and a GET to confirm the error (docs/grading.md), not one per fragment.
+      expect(
+        asked()
+          .slice(before)
+          .map((q) => q.method),
+      ).to.deep.equal(['HEAD', 'GET']);
+      expect(data.summary.broken).to.equal(data.links.filter((l: any) => l.severity === 'broken').length);
+    });
+
+    it('answers 400 naming checkFragments when it is not a boolean, and spends nothing', async () => {
+      const before = creditsHeader(await stack.api('/v1/quota'));
+      for (const path of ['/v1/broken-links', '/v1/broken-links/crawl']) {
+        const failure = await expectFailure(
+          await stack.api(path, post({ url: site.entryUrl, checkFragments: 'yes' })),
+          400,
+          'invalid_request',
+        );
+        expect(failure.error?.message).to.equal('checkFragments must be true or false');
+      }
+      expect(creditsHeader(await stack.api('/v1/quota'))).to.equal(before);
     });
 
     it('answers 400 without a url', async () => {
@@ -209,7 +256,7 @@ describe('link checking and crawls through the edge (NATS)', function () {
 
     it('crawls a site past the caps: 250 pages, 1,500 checked links, done with both truncation flags', async () => {
       site.external.requests.length = 0;
-      const jobId = await startCrawl(stack, 'broken-links', site.entryUrl);
+      const jobId = await startCrawl(stack, 'broken-links', site.entryUrl, { checkFragments: true });
       const { job, progress } = await pollJob(stack, 'broken-links', jobId, 90_000);
       expect(job.status, JSON.stringify(job.error)).to.equal('done');
       expect(Object.keys(job).sort()).to.deep.equal(['jobId', 'progress', 'result', 'status']);
@@ -234,9 +281,23 @@ describe('link checking and crawls through the edge (NATS)', function () {
         sitemapFound: true,
         pagesCrawled: 250,
         pagesCap: 250,
-        linksChecked: 1500,
-        linksTotal: 1500,
+        linksChecked: job.result.links.length,
+        linksTotal: job.result.links.length,
       });
+      // The message says in words what the counts say.
+      const n = (x: number) => x.toLocaleString('en-US');
+      const of = (x: number, what: string) => `${n(x)} ${what}${x === 1 ? '' : 's'}`;
+      for (const p of progress.filter((p) => p.phase === 'crawling' || p.phase === 'checking')) {
+        const checked = `hecked ${n(p.linksChecked)} of ${of(p.linksTotal, 'link')}`;
+        expect(p.message).to.satisfy(
+          (m: string) =>
+            m.startsWith(`C${checked} on ${of(p.pagesCrawled, 'page')}`) ||
+            m === `All ${of(p.pagesCrawled, 'page')} read; c${checked}`,
+          p.message,
+        );
+      }
+      expect(job.progress.message).to.equal(`Done: checked ${n(job.result.links.length)} links on 250 pages`);
+      expect(progress.some((p) => / more pages to read$/.test(p.message))).to.equal(true);
       const crawled = progress.map((p) => p.pagesCrawled);
       expect(crawled).to.deep.equal([...crawled].sort((a, b) => a - b));
 
@@ -244,8 +305,13 @@ describe('link checking and crawls through the edge (NATS)', function () {
       expect(r).to.include({ pagesCrawled: 250, truncatedPages: true, truncatedLinks: true });
       expect(r.pagesDiscovered).to.be.above(250);
       expect(r.totalUniqueLinks).to.be.above(1500);
-      expect(r.links).to.have.length(1500);
-      expect(r.pages).to.have.length(250);
+      // In-page anchors cost no request, so they do not count against the 1,500 checks.
+      const anchors = r.links.filter((l: any) => l.type === 'anchor').length;
+      expect(anchors).to.equal(2);
+      expect(r.links).to.have.length(1500 + anchors);
+      // Every page fetched, and the one robots.txt disallows listed without being fetched.
+      expect(r.pages.filter((p: any) => p.reason === undefined)).to.have.length(250);
+      expect(r.pages.filter((p: any) => p.reason === 'disallowed by robots.txt')).to.have.length(1);
       for (const link of r.links) expectLinkRecord(link, true);
       expectScoreCard(r);
 
@@ -253,15 +319,12 @@ describe('link checking and crawls through the edge (NATS)', function () {
       const pages = byUrl<any>(r.pages);
       expect(pages.get(site.entryUrl)).to.include({ depth: 0, statusCode: 200, severity: 'ok' });
       for (const page of r.pages) {
-        expect(Object.keys(page).sort()).to.deep.equal([
-          'depth',
-          'fromSitemap',
-          'linksOnPage',
-          'severity',
-          'statusCode',
-          'statusText',
-          'url',
-        ]);
+        // `reason` only on a page that was not fetched.
+        expect(
+          Object.keys(page)
+            .filter((k) => k !== 'reason' || page.statusCode !== null)
+            .sort(),
+        ).to.deep.equal(['depth', 'fromSitemap', 'linksOnPage', 'severity', 'statusCode', 'statusText', 'url']);
       }
       for (const hidden of site.expected.hiddenPages)
         expect(pages.get(hidden), hidden).to.include({ fromSitemap: true, depth: 1, statusCode: 200 });
@@ -279,12 +342,14 @@ describe('link checking and crawls through the edge (NATS)', function () {
         .map((q) => q.path);
       expect(new Set(asked).size).to.equal(asked.length);
       const links = byUrl<any>(r.links);
-      // Every doc, section and hidden page links home: sourceCount counts each crawled one, sources keeps 25.
-      const linkingHome = r.pages.filter((p: any) => /\/(docs|section|hidden)\//.test(p.url)).length;
+      // Every doc, section, hidden and open private page links home: sourceCount counts each, sources keeps 25.
+      const linkingHome = r.pages.filter(
+        (p: any) => p.statusCode === 200 && /\/(docs|section|hidden|private)\//.test(p.url),
+      ).length;
       expect(links.get(site.entryUrl)).to.include({ sourceCount: linkingHome });
       expect(links.get(site.entryUrl).sources).to.have.length(25);
       expect(links.get(site.expected.relative).sources).to.include(site.entryUrl);
-      expectHomeVerdicts(links, site.expected);
+      expectHomeVerdicts(links, site.expected, true);
       const brokenExternal = site.expected.brokenExternal.filter((u) => links.has(u));
       expect(brokenExternal).to.not.be.empty;
       for (const url of brokenExternal)
@@ -339,6 +404,34 @@ describe('link checking and crawls through the edge (NATS)', function () {
         rel: 'nofollow',
         scheme: 'http',
       });
+    });
+
+    it('fetches no page robots.txt disallows, and lists it as an info page row', async () => {
+      const secret = new URL(small.expected.robotsDisallowed).pathname;
+      const open = new URL(small.expected.robotsAllowed).pathname;
+      small.main.requests.length = 0;
+      const jobId = await startCrawl(stack, 'broken-links', small.entryUrl);
+      const { job } = await pollJob(stack, 'broken-links', jobId);
+      expect(job.status, JSON.stringify(job.error)).to.equal('done');
+      const pages = byUrl<any>(job.result.pages);
+      expect(pages.get(small.expected.robotsDisallowed)).to.deep.equal({
+        url: small.expected.robotsDisallowed,
+        statusCode: null,
+        statusText: 'Disallowed',
+        severity: 'info',
+        linksOnPage: 0,
+        depth: 1,
+        fromSitemap: false,
+        reason: 'disallowed by robots.txt',
+      });
+      // Never fetched as a page (a GET); the link to it is still checked, which is not crawling.
+      const asked = small.main.requests.filter((q) => q.path === secret).map((q) => q.method);
+      expect(asked).to.not.include('GET');
+      expect(byUrl<any>(job.result.links).get(small.expected.robotsDisallowed)).to.include({ statusCode: 200 });
+      // The longer Allow rule wins: the open page under the same folder is crawled.
+      expect(pages.get(small.expected.robotsAllowed)).to.include({ statusCode: 200, severity: 'ok' });
+      expect(small.main.requests.filter((q) => q.path === open).map((q) => q.method)).to.include('GET');
+      expect(small.main.requests.filter((q) => q.path === '/robots.txt')).to.have.length(1);
     });
 
     it('contains a calendar trap and finishes a small site under the caps', async () => {

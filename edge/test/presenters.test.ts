@@ -27,6 +27,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
     errorCode: 'ECONNREFUSED',
     sources: [],
     sourceCount: undefined,
+    fragments: [],
   };
   const result = {
     url: 'https://example.com/',
@@ -56,6 +57,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
       category: 'Network error',
       redirected: false,
       errorCode: 'ECONNREFUSED',
+      fragments: [],
     });
     expect(Object.keys(link ?? {})).to.not.include.members(['sources', 'sourceCount', 'finalUrl', 'responseTimeMs']);
   });

@@ -105,7 +105,14 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
   main.route(
     '/robots.txt',
     delay((_req, res) =>
-      send(res, 200, 'text/plain', `User-agent: *\nAllow: /\n\nSitemap: ${main.origin}/sitemap_index.xml\n`),
+      send(
+        res,
+        200,
+        'text/plain',
+        // The longer Allow wins over the shorter Disallow for the one open page (RFC 9309).
+        'User-agent: *\nDisallow: /private/\nAllow: /private/open.html\n\n' +
+          `Sitemap: ${main.origin}/sitemap_index.xml\n`,
+      ),
     ),
   );
   main.route(
@@ -161,6 +168,8 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
       '<base href="/docs/">',
     ),
   );
+  main.route('/private/secret.html', page('Secret', '<p>Not for crawlers.</p><a href="/docs/3.html">Doc 3</a>'));
+  main.route('/private/open.html', page('Open', '<p>Crawlers welcome.</p><a href="/">Home</a>'));
   main.route(
     '/moved',
     delay((_req, res) => redirect(res, 301, '/docs/0.html')),
@@ -262,8 +271,16 @@ function expectations(
     relative: `${main}/docs/2.html`,
     goodAnchor: `${main}/#intro`,
     missingAnchor: `${main}/#missing-anchor`,
-    goodFragment: `${main}/docs/0.html#section-2`,
-    missingFragment: `${main}/docs/1.html#nope`,
+    /** Linked as /docs/0.html#section-2 (a link is its URL without the fragment). */
+    goodFragment: `${main}/docs/0.html`,
+    /** Linked as /docs/1.html#nope. */
+    missingFragment: `${main}/docs/1.html`,
+    /** Linked from the home page; robots.txt disallows it. */
+    robotsDisallowed: `${main}/private/secret.html`,
+    /** Linked from the home page; under the disallowed folder, but allowed by a longer rule. */
+    robotsAllowed: `${main}/private/open.html`,
+    /** A missing page the home page links with FRAGMENT_FAN_OUT different fragments. */
+    fragmentedMissing: `${main}/docs/missing.html`,
     mailto: 'mailto:team@fixture.test',
     tel: 'tel:+15550100',
     javascript: 'javascript:void(0)',
@@ -273,6 +290,9 @@ function expectations(
     silent: silent === undefined ? [] : range(4).map((k) => `${silent}/never-${k}`),
   };
 }
+
+/** Fragments the home page links one missing page with. */
+export const FRAGMENT_FAN_OUT = 50;
 
 function homeBody(e: ReturnType<typeof expectations>, o: Required<CrawlSiteOptions>): string {
   const links = [
@@ -286,6 +306,9 @@ function homeBody(e: ReturnType<typeof expectations>, o: Required<CrawlSiteOptio
     '<a href="#missing-anchor">Nowhere</a>',
     '<a href="/docs/0.html#section-2">Doc 0, section 2</a>',
     '<a href="/docs/1.html#nope">Doc 1, missing section</a>',
+    `<a href="${e.robotsDisallowed}">Private</a>`,
+    `<a href="${e.robotsAllowed}">Private but open</a>`,
+    ...range(FRAGMENT_FAN_OUT).map((k) => `<a href="/docs/missing.html#part-${k}">Missing doc, part ${k}</a>`),
     `<a href="${e.notFound}">Missing page</a>`,
     `<a href="${e.gone}">Removed page</a>`,
     `<a href="${e.serverError}">Crashing page</a>`,

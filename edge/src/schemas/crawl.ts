@@ -1,8 +1,25 @@
 /** Link extraction, link checking and crawl jobs: the spec's "Resources and their fields". */
 import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
-import { count, timestamp } from './common.js';
+import { count, targetUrl, timestamp } from './common.js';
 import { type FieldEdit, restObject } from './from-proto.js';
+
+/** An optional boolean option; absent, false. */
+const flag = (name: string, description: string) =>
+  z
+    .boolean({ error: `${name} must be true or false` })
+    .optional()
+    .meta({ default: false, description: `${description} Default false.` });
+
+/** POST /v1/broken-links and the broken-link crawl start. */
+export const BrokenLinksInput = z.object({
+  url: targetUrl,
+  checkFragments: flag(
+    'checkFragments',
+    'Verify each distinct #fragment of a link to a page of the site against that page’s id and name ' +
+      'attributes (HTML pages only); a missing one is a warning naming it, and each link lists its fragments.',
+  ),
+});
 
 const severity: FieldEdit = { value: z.enum(['ok', 'warning', 'broken', 'info']) };
 const linkType: FieldEdit = { value: z.enum(['internal', 'external', 'mailto', 'tel', 'anchor', 'other']) };
@@ -49,6 +66,19 @@ const linkRecordFields = {
   finalUrl: { description: 'Where the redirects ended; only when redirected.' },
   responseTimeMs: { value: count, description: 'Only when a response came.' },
   errorCode: { description: 'Low-level network error code, when there is one.' },
+  originalHref: { description: 'The first href as authored that named this URL (fragments aside).' },
+  fragments: {
+    value: restObject(crawl.LinkFragment, {
+      id: 'LinkFragment',
+      fields: {
+        fragment: { description: 'The fragment, decoded, without the #.' },
+        found: { description: 'Whether the page has an element with this id, or an <a> with this name.' },
+      },
+    }),
+    description:
+      'With checkFragments, the distinct fragments this URL was linked with (at most 25) and whether its page ' +
+      'has each (one its page could not settle is left out); empty without checkFragments.',
+  },
 } satisfies Record<string, FieldEdit>;
 const LinkRecord = restObject(crawl.LinkRecord, { id: 'LinkRecord', fields: linkRecordFields, omit: onePage });
 const CrawlLinkRecord = restObject(crawl.LinkRecord, {
@@ -132,6 +162,9 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
           severity,
           linksOnPage: counted,
           depth: { value: count, description: 'Breadth-first depth from the entry URL.' },
+          reason: {
+            description: 'Why the page was not fetched (an `info` row): "disallowed by robots.txt".',
+          },
         },
       }),
     },

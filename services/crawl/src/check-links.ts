@@ -6,17 +6,32 @@ import type { PageCheck } from './model.js';
 import { type PageReadDeps, readPageLinks } from './page/fetch.js';
 import { normalizePageUrl } from './page/page-url.js';
 
+export interface PageCheckOptions {
+  /** Verify each distinct #fragment against its page's ids and anchor names. */
+  checkFragments: boolean;
+}
+
 export interface PageCheckDeps extends CheckerDeps, PageReadDeps {
-  /** Links checked at most, in document order; `truncated` says when there were more. */
+  /**
+   * Links checked at most, in document order (in-page anchors, which cost no request, do not
+   * count); `truncated` says when there were more.
+   */
   checkCap: number;
   /** Time for checking the links; what is unfinished then is dropped and `truncated` set. */
   budgetMs: number;
 }
 
 /** CheckLinks (POST /v1/broken-links): every link of one page checked and graded. */
-export async function checkLinks(rawUrl: string, deps: PageCheckDeps, signal: AbortSignal): Promise<PageCheck> {
-  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal);
+export async function checkLinks(
+  rawUrl: string,
+  options: PageCheckOptions,
+  deps: PageCheckDeps,
+  signal: AbortSignal,
+): Promise<PageCheck> {
+  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal, true);
   const found = collector.links;
+  let requests = 0;
+  const toCheck = found.filter((link) => link.type === 'anchor' || requests++ < deps.checkCap);
   const budget = AbortSignal.timeout(deps.budgetMs);
   const scan = AbortSignal.any([signal, budget]);
   setMaxListeners(0, scan); // every request in flight listens to it
@@ -28,8 +43,8 @@ export async function checkLinks(rawUrl: string, deps: PageCheckDeps, signal: Ab
     targetsOf: async (link: string) => (await checker.checkWithTargets(link)).targets,
   };
   const verdicts = await Promise.all(
-    found.slice(0, deps.checkCap).map((link) =>
-      verdictFor(link, sources).catch((err: unknown) => {
+    toCheck.map((link) =>
+      verdictFor(link, sources, options.checkFragments).catch((err: unknown) => {
         if (signal.aborted || !scan.aborted) throw err;
         return undefined; // out of time: not checked, so not reported
       }),

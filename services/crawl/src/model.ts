@@ -21,10 +21,16 @@ export interface Sourced {
 /** A link as found on a page. */
 export interface FoundLink extends Omit<proto.ExtractedLink, keyof Sourced | 'type'> {
   type: LinkType;
+  /**
+   * Link checking only: the distinct fragments (decoded, at most 25) this URL was linked with;
+   * `url` is then the URL without its fragment.
+   */
+  fragments?: string[];
 }
 
 /** A link after its check, graded (docs/grading.md). */
-export interface CheckedLink extends Omit<proto.LinkRecord, keyof Sourced | 'type' | 'severity'> {
+export interface CheckedLink extends Omit<proto.LinkRecord, keyof Sourced | 'type' | 'severity' | 'fragments'> {
+  fragments?: proto.LinkFragment[];
   type: LinkType;
   severity: Severity;
 }
@@ -57,6 +63,12 @@ export interface PageCheck extends Omit<proto.CheckLinksResponse, keyof ScoreCar
 }
 
 export type CrawlKind = 'broken-links' | 'link-extract';
+
+/** A broken-link crawl's options (an extract crawl has none). */
+export interface CrawlOptions {
+  /** Verify each distinct #fragment against its page's ids and anchor names. */
+  checkFragments: boolean;
+}
 
 /**
  * A crawl's progress. One shape for both kinds, the broken-link crawl's; the extract crawl's poll

@@ -19,10 +19,10 @@ import type {
 /** The one place where the crawl's own types become proto messages. */
 
 function toLinkRecord(link: CheckedLink & Partial<Sourced>): LinkRecord {
-  return { ...link, sources: link.sources ?? [], sourceCount: link.sourceCount };
+  return { ...link, sources: link.sources ?? [], sourceCount: link.sourceCount, fragments: link.fragments ?? [] };
 }
 
-function toExtractedLink(link: FoundLink & Partial<Sourced>): ExtractedLink {
+function toExtractedLink({ fragments: _, ...link }: FoundLink & Partial<Sourced>): ExtractedLink {
   return { ...link, sources: link.sources ?? [], sourceCount: link.sourceCount };
 }
 

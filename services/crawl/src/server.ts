@@ -21,9 +21,18 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
         result: toExtractResult(await extractLinks(request.url, deps.pageCheck, ctx.signal)),
       }),
       checkLinks: async (request, ctx) =>
-        toCheckLinksResponse(await checkLinks(request.url, deps.pageCheck, ctx.signal)),
+        toCheckLinksResponse(
+          await checkLinks(
+            request.url,
+            { checkFragments: request.checkFragments ?? false },
+            deps.pageCheck,
+            ctx.signal,
+          ),
+        ),
       startBrokenLinkCrawl: async (request, ctx) => ({
-        jobId: await deps.starts.start('broken-links', request.url, ctx.requestId, ctx.signal, request.caller),
+        jobId: await deps.starts.start('broken-links', request.url, ctx.requestId, ctx.signal, request.caller, {
+          checkFragments: request.checkFragments ?? false,
+        }),
       }),
       getBrokenLinkCrawl: async (request) => toBrokenLinkJob(await deps.reader.get('broken-links', request.jobId)),
       startLinkExtractCrawl: async (request, ctx) => ({

@@ -136,14 +136,16 @@ describe('grade: one link', () => {
 
   it('an in-page anchor is info when its target exists and a warning when it does not', () => {
     const anchor = link({ type: 'anchor', url: 'https://site.test/#x', originalHref: '#x' });
-    expect(gradeLink(anchor, undefined, { name: 'x', found: true }).record.severity).to.equal('info');
-    const missing = gradeLink(anchor, undefined, { name: 'x', found: false });
+    expect(gradeLink(anchor, undefined, [{ name: 'x', found: true }]).record.severity).to.equal('info');
+    const missing = gradeLink(anchor, undefined, [{ name: 'x', found: false }]);
     expect(missing.record.severity).to.equal('warning');
     expect(missing.bucket.code).to.equal('MISSING_ANCHOR');
   });
 
   it('a missing fragment on a page that answered 200 is a warning', () => {
-    const graded = gradeLink(link({ url: 'https://site.test/a#nope' }), answered(200), { name: 'nope', found: false });
+    const graded = gradeLink(link({ url: 'https://site.test/a#nope' }), answered(200), [
+      { name: 'nope', found: false },
+    ]);
     expect(graded.record).to.include({ severity: 'warning', statusCode: 200, category: 'Missing anchor' });
   });
 });

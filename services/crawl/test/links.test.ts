@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { classifyHref, countLinks, LinkCollector, MAX_HREF, MAX_LINK_BYTES, sameSite } from '../src/page/links.js';
+import {
+  classifyHref,
+  countLinks,
+  LinkCollector,
+  MAX_FRAGMENTS_PER_LINK,
+  MAX_HREF,
+  MAX_LINK_BYTES,
+  sameSite,
+} from '../src/page/links.js';
 
 const page = new URL('https://www.example.com/dir/page.html');
 
@@ -36,6 +44,31 @@ describe('classifyHref', () => {
 });
 
 describe('LinkCollector', () => {
+  it('for link checking, keeps one link per URL without its fragment, gathering its distinct fragments', () => {
+    const hrefs = [
+      '/doc.html#a',
+      '/doc.html',
+      '/doc.html#b',
+      '/doc.html#a',
+      '/doc.html#top',
+      ...Array.from({ length: 40 }, (_, k) => `/doc.html#part-${k}`),
+      '#local',
+      '#local2',
+    ];
+    const html = hrefs.map((href) => `<a href="${href}">x</a>`).join('');
+    const collector = new LinkCollector(page, 5000, true);
+    collector.write(html);
+    collector.end();
+    const [doc, ...anchors] = collector.links;
+    expect(doc).to.include({ url: 'https://www.example.com/doc.html', originalHref: '/doc.html#a', type: 'internal' });
+    expect(doc?.fragments).to.have.length(MAX_FRAGMENTS_PER_LINK);
+    expect(doc?.fragments?.slice(0, 3)).to.deep.equal(['a', 'b', 'part-0']);
+    // In-page anchors stay one record each.
+    expect(anchors.map((l) => l.type)).to.deep.equal(['anchor', 'anchor']);
+    // Link extraction keeps every URL as authored.
+    expect(collect(html).links.filter((l) => l.type === 'internal')).to.have.length(44);
+  });
+
   it(`drops links whose href or resolved URL is longer than ${MAX_HREF} characters, and says the list is cut`, () => {
     const long = `/${'x'.repeat(MAX_HREF)}`;
     const c = collect(`<a href="/a">a</a><a href="${long}">long</a><a href="/b">b</a>`, 5000, 4096);

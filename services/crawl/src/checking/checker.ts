@@ -96,11 +96,20 @@ export class LinkChecker {
 
   /** GETs a file (robots.txt, a sitemap) through the throttle, streaming a 2xx body to `read`. */
   readFile<T>(url: string, read: (body: AsyncIterable<Buffer>) => Promise<T>): Promise<T | undefined> {
+    return this.fetchFile(url, read).then((got) => got.value);
+  }
+
+  /** readFile(), and the final status too (undefined when nothing answered). */
+  async fetchFile<T>(
+    url: string,
+    read: (body: AsyncIterable<Buffer>) => Promise<T>,
+  ): Promise<{ status: number | undefined; value: T | undefined; error?: Exchange['error'] }> {
     let value: T | undefined;
-    return this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (res) => {
-      if (res.status < 300) value = await read(res.body);
+    const exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (res) => {
+      if (res.status >= 200 && res.status < 300) value = await read(res.body);
       return {};
-    }).then(() => value);
+    });
+    return { status: exchange.res?.status, value, error: exchange.error };
   }
 
   private memo(

@@ -59,9 +59,19 @@ interface Verdict {
   errorCode?: string;
 }
 
-/** Grades a link from what its check found (no outcome for non-HTTP links). */
-export function gradeLink(link: FoundLink, outcome: CheckOutcome | undefined, fragment?: FragmentCheck): Graded {
+/**
+ * Grades a link from what its check found (no outcome for non-HTTP links). `fragments` are its
+ * verified fragments: the first missing one decides the verdict, and all are on the record.
+ */
+export function gradeLink(
+  link: FoundLink,
+  outcome: CheckOutcome | undefined,
+  fragments?: readonly FragmentCheck[],
+): Graded {
+  const missing = fragments?.filter((f) => !f.found) ?? [];
+  const fragment = missing[0] ?? fragments?.[0];
   const v = verdictOf(link, outcome, fragment);
+  const more = missing.length > 1 ? ` (and ${missing.length - 1} more missing fragments)` : '';
   const redirected = outcome !== undefined && outcome.redirects > 0;
   // One literal with every field in one order: records are made by the thousand.
   const record: CheckedLink = {
@@ -73,12 +83,16 @@ export function gradeLink(link: FoundLink, outcome: CheckOutcome | undefined, fr
     statusCode: outcome?.status,
     statusText: v.statusText,
     severity: v.severity,
-    reason: v.reason,
+    reason: v.reason + more,
     category: v.category,
     redirected,
     finalUrl: redirected ? outcome.finalUrl : undefined,
     responseTimeMs: outcome?.responseTimeMs,
     errorCode: v.errorCode ?? outcome?.error?.code,
+    fragments:
+      link.type === 'anchor' || fragments === undefined
+        ? undefined
+        : fragments.map((f) => ({ fragment: f.name, found: f.found })),
   };
   return { record, bucket: { code: v.code, label: v.label } };
 }

@@ -15,21 +15,26 @@ export interface VerdictSources {
 }
 
 /**
- * Checks and grades one link. Fragments are checked for in-page anchors and internal links
- * (another site's anchors are its own business, and reading every external page would be slow).
+ * Checks and grades one link. With `checkFragments`, fragments are verified for in-page anchors
+ * and internal links (another site's anchors are its own business, and reading every external
+ * page would be slow): an in-page anchor's one fragment, or the distinct fragments (at most 25)
+ * a page was linked with. A fragment the page's list cannot settle (cut short) is left out.
  */
-export async function verdictFor(link: FoundLink, sources: VerdictSources): Promise<Graded> {
+export async function verdictFor(link: FoundLink, sources: VerdictSources, checkFragments: boolean): Promise<Graded> {
   if (link.type === 'mailto' || link.type === 'tel' || link.type === 'other') return gradeLink(link, undefined);
-  const name = checkableFragment(link.url);
-  const fragment = async (): Promise<FragmentCheck | undefined> => {
-    if (name === undefined) return undefined;
+  const names = link.type === 'anchor' ? [checkableFragment(link.url) ?? ''] : (link.fragments ?? []);
+  const fragments = async (): Promise<FragmentCheck[] | undefined> => {
+    if (!checkFragments || names.length === 0 || names[0] === '') return undefined;
     const target = normalizePageUrl(link.url);
     const targets = target === sources.page ? sources.pageTargets : await sources.targetsOf(target);
-    const found = targets?.has(name);
-    return found === undefined ? undefined : { name, found };
+    if (!targets) return undefined;
+    return names.flatMap((name) => {
+      const found = targets.has(name);
+      return found === undefined ? [] : [{ name, found }];
+    });
   };
-  if (link.type === 'anchor') return gradeLink(link, undefined, await fragment());
+  if (link.type === 'anchor') return gradeLink(link, undefined, await fragments());
   const outcome = await sources.outcomeOf(link.url);
   const answered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
-  return gradeLink(link, outcome, answered && link.type === 'internal' ? await fragment() : undefined);
+  return gradeLink(link, outcome, answered && link.type === 'internal' ? await fragments() : undefined);
 }

@@ -62,6 +62,7 @@ export class CrawlRunner {
         this.deps.crawl,
         (p) => events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p),
         lease.signal,
+        { checkFragments: ticket.checkFragments ?? false },
       );
       const outcome: Ending = await crawl.then(
         (result) => ({ type: 'done' as const, result: packResult(result) }),
@@ -92,6 +93,12 @@ export class CrawlRunner {
 export async function resumeAbandoned(store: JobStore, transport: CrawlTransport): Promise<number> {
   const jobs = await store.crawling();
   for (const job of jobs)
-    await transport.enqueue({ id: job.id, kind: job.kind, url: job.url, priorAttempts: job.attempt });
+    await transport.enqueue({
+      id: job.id,
+      kind: job.kind,
+      url: job.url,
+      checkFragments: job.checkFragments,
+      priorAttempts: job.attempt,
+    });
   return jobs.length;
 }

@@ -10,7 +10,7 @@ import {
   targetFailure,
   unavailable,
 } from '@webutil/kit';
-import type { CrawlKind } from '../model.js';
+import type { CrawlKind, CrawlOptions } from '../model.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import { failedProgress, initialProgress } from './events.js';
 import type { JobStore } from './store.js';
@@ -83,11 +83,12 @@ export class CrawlStarts {
     requestId: string,
     callSignal: AbortSignal,
     caller?: StartCaller,
+    options: CrawlOptions = { checkFragments: false },
   ): Promise<string> {
     const withdrawal = new AbortController();
     this.starting.set(requestId, withdrawal);
     try {
-      return await this.create(kind, rawUrl, caller, AbortSignal.any([callSignal, withdrawal.signal]));
+      return await this.create(kind, rawUrl, caller, options, AbortSignal.any([callSignal, withdrawal.signal]));
     } finally {
       if (this.starting.get(requestId) === withdrawal) this.starting.delete(requestId);
     }
@@ -104,6 +105,7 @@ export class CrawlStarts {
     kind: CrawlKind,
     rawUrl: string,
     caller: StartCaller | undefined,
+    options: CrawlOptions,
     signal: AbortSignal,
   ): Promise<string> {
     const url = parseTargetUrl(rawUrl);
@@ -120,6 +122,7 @@ export class CrawlStarts {
         kind,
         url: entry,
         caller: caller?.key,
+        checkFragments: options.checkFragments || undefined,
         progress,
         createdAt: now,
         expiresAt: new Date(now.getTime() + this.deps.retentionMs),
@@ -140,7 +143,7 @@ export class CrawlStarts {
       throw signal.reason;
     }
     try {
-      await this.deps.transport.enqueue({ id, kind, url: entry });
+      await this.deps.transport.enqueue({ id, kind, url: entry, checkFragments: options.checkFragments || undefined });
     } catch (err) {
       this.deps.log.error({ err, jobId: id }, 'could not queue a crawl');
       const error = { code: 'queue_unavailable', message: 'the crawl could not be queued' };

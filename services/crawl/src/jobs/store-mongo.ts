@@ -15,6 +15,7 @@ interface JobDoc {
   kind: string;
   url: string;
   caller?: string;
+  checkFragments?: boolean;
   status: string;
   progress: CrawlProgress;
   result?: Buffer;
@@ -32,6 +33,7 @@ const schema = new mongoose.Schema<JobDoc>(
     kind: { type: String, required: true },
     url: { type: String, required: true },
     caller: String,
+    checkFragments: Boolean,
     status: { type: String, required: true },
     progress: { type: mongoose.Schema.Types.Mixed, required: true },
     result: Buffer,
@@ -79,11 +81,12 @@ export class MongoJobStore implements JobStore {
    * once may both be refused; they can never both pass.
    */
   async create(job: NewJob, perCaller?: number): Promise<boolean> {
-    const { id, caller, ...rest } = job;
+    const { id, caller, checkFragments, ...rest } = job;
     await this.jobs.collection.insertOne({
       _id: id,
       ...rest,
       ...(caller === undefined ? {} : { caller }),
+      ...(checkFragments ? { checkFragments } : {}),
       status: 'crawling',
       attempt: 0,
       seq: 0,
@@ -147,6 +150,7 @@ function toJob(doc: JobDoc): CrawlJob {
     kind: doc.kind as CrawlKind,
     url: doc.url,
     caller: doc.caller,
+    checkFragments: doc.checkFragments || undefined,
     status: doc.status as JobStatus,
     progress: doc.progress,
     result: doc.result ? unpackResult(asPacked(asBytes(doc.result))) : undefined,

@@ -15,6 +15,7 @@ interface Row {
   kind: string;
   url: string;
   caller: string | null;
+  check_fragments: number | null;
   status: string;
   progress: string;
   result: Buffer | null;
@@ -58,16 +59,21 @@ export class SqliteJobStore implements JobStore {
     // A file written before jobs had callers gets the column; its jobs count for no caller.
     const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(crawl_jobs)').all();
     if (!columns.some((c) => c.name === 'caller')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN caller TEXT');
+    // And before jobs had options.
+    if (!columns.some((c) => c.name === 'check_fragments'))
+      this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN check_fragments INTEGER');
     this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
     this.statements = {
       insert: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, status, progress, created_at, updated_at, expires_at)
-         VALUES (@id, @kind, @url, @caller, 'crawling', @progress, @createdAt, @createdAt, @expiresAt)`,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
+           expires_at)
+         VALUES (@id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt, @expiresAt)`,
       ),
       // One statement, so no other start (of any process on the file) comes between count and insert.
       insertWithin: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, status, progress, created_at, updated_at, expires_at)
-         SELECT @id, @kind, @url, @caller, 'crawling', @progress, @createdAt, @createdAt, @expiresAt
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
+           expires_at)
+         SELECT @id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt, @expiresAt
          WHERE (SELECT count(*) FROM crawl_jobs
                 WHERE caller = @caller AND status = 'crawling' AND expires_at > @createdAt) < @perCaller`,
       ),
@@ -95,6 +101,7 @@ export class SqliteJobStore implements JobStore {
     const row = {
       ...job,
       caller: job.caller ?? null,
+      checkFragments: job.checkFragments ? 1 : null,
       progress: JSON.stringify(job.progress),
       createdAt: job.createdAt.getTime(),
       expiresAt: job.expiresAt.getTime(),
@@ -158,6 +165,7 @@ function toJob(row: Row): CrawlJob {
     kind: row.kind as CrawlKind,
     url: row.url,
     caller: row.caller ?? undefined,
+    checkFragments: row.check_fragments ? true : undefined,
     status: row.status as JobStatus,
     progress: JSON.parse(row.progress) as CrawlProgress,
     result: row.result ? unpackResult(asPacked(row.result)) : undefined,

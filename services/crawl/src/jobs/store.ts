@@ -12,6 +12,8 @@ export interface CrawlJob extends CrawlJobView {
   url: string;
   /** Who started it (the start's CrawlCaller key); absent for an internal consumer's start. */
   caller?: string;
+  /** A broken-link crawl's checkFragments option (absent: false). */
+  checkFragments?: boolean;
   /** Which try of the job the stored progress belongs to, and its event number within it. */
   attempt: number;
   seq: number;
@@ -21,7 +23,10 @@ export interface CrawlJob extends CrawlJobView {
   expiresAt: Date;
 }
 
-export type NewJob = Pick<CrawlJob, 'id' | 'kind' | 'url' | 'caller' | 'progress' | 'createdAt' | 'expiresAt'>;
+export type NewJob = Pick<
+  CrawlJob,
+  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'progress' | 'createdAt' | 'expiresAt'
+>;
 
 /** A worker's report; stale ones (an older attempt, or an earlier event) are ignored. */
 export interface JobUpdate {

@@ -12,6 +12,8 @@ export interface JobTicket {
   id: string;
   kind: CrawlKind;
   url: string;
+  /** A broken-link crawl's checkFragments option (absent: false). */
+  checkFragments?: boolean;
   /** Tries made before this ticket was queued (a job handed back after a restart). */
   priorAttempts?: number;
 }

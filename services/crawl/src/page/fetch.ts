@@ -24,11 +24,12 @@ export function isHtml(res: SafeResponse): boolean {
 /**
  * Fetches the page a caller named and collects its links and fragment targets. Every way the page
  * can fail to be one (unreachable, blocked, an error status, not HTML) is a 400 naming the cause.
+ * `byDocument`: links are collected as link checking counts them (see LinkCollector).
  */
-export async function readPageLinks(rawUrl: string, deps: PageReadDeps, signal: AbortSignal) {
+export async function readPageLinks(rawUrl: string, deps: PageReadDeps, signal: AbortSignal, byDocument = false) {
   const url = parseTargetUrl(rawUrl);
   const res = await fetchHtmlPage(url, deps, signal);
-  const collector = new LinkCollector(new URL(res.url), deps.linksPerPage);
+  const collector = new LinkCollector(new URL(res.url), deps.linksPerPage, byDocument);
   try {
     await parseStream(res, collector);
   } catch (err) {

@@ -1,6 +1,6 @@
 import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
 import type { FoundLink, LinkCounts, LinkType } from '../model.js';
-import { addTargets, PageTargets } from './fragments.js';
+import { addTargets, checkableFragment, PageTargets } from './fragments.js';
 
 const MAX_TEXT = 500;
 const MAX_REL = 200;
@@ -15,6 +15,8 @@ export const MAX_HREF = 8 * 1024;
  * and the link cap alone a page could still yield ~85 MB, past gRPC's 64 MiB message limit.
  */
 export const MAX_LINK_BYTES = 8 * 1024 * 1024;
+/** Distinct fragments kept per link (docs/decisions/0211-link-identity-without-fragment.md). */
+export const MAX_FRAGMENTS_PER_LINK = 25;
 
 /** Host equality that treats www.example.com and example.com as one site. */
 export function sameSite(a: URL, b: URL): boolean {
@@ -73,16 +75,21 @@ export class LinkCollector {
   /** Links not reported because their href or URL is longer than MAX_HREF. */
   tooLong = 0;
   private bytes = 0;
-  private readonly seen = new Set<string>();
+  private readonly seen = new Map<string, FoundLink>();
   private readonly parser: BoundedParser;
   private base: URL;
   private baseSet = false;
   private anchor: OpenAnchor | undefined;
   private skipDepth = 0;
 
+  /**
+   * `byDocument`: a link to another page is one link per URL without its fragment (what link
+   * checking means by one); its distinct fragments are gathered in `fragments`.
+   */
   constructor(
     private readonly page: URL,
     private readonly cap: number,
+    private readonly byDocument = false,
   ) {
     this.base = page;
     this.parser = new BoundedParser(
@@ -187,8 +194,17 @@ export class LinkCollector {
       this.tooLong++;
       return;
     }
+    let fragment: string | undefined;
+    if (this.byDocument && (classified.type === 'internal' || classified.type === 'external')) {
+      fragment = checkableFragment(classified.url);
+      classified.url = withoutFragment(classified.url);
+    }
     const key = `${classified.type} ${classified.url}`;
-    if (this.seen.has(key)) return;
+    const known = this.seen.get(key);
+    if (known) {
+      if (fragment !== undefined) addFragment(known, fragment);
+      return;
+    }
     const link: FoundLink = {
       ...classified,
       originalHref: href,
@@ -201,9 +217,24 @@ export class LinkCollector {
       return;
     }
     this.bytes += bytes;
-    this.seen.add(key);
+    this.seen.set(key, link);
+    if (fragment !== undefined) addFragment(link, fragment);
     this.links.push(link);
   }
+}
+
+/** A URL without its fragment (the WHATWG serialisation puts `#` only there). */
+export function withoutFragment(url: string): string {
+  const hash = url.indexOf('#');
+  return hash < 0 ? url : url.slice(0, hash);
+}
+
+/** Adds a fragment to the link's distinct fragments, up to MAX_FRAGMENTS_PER_LINK. */
+export function addFragment(link: FoundLink, fragment: string): void {
+  if (!link.fragments) link.fragments = [];
+  const fragments = link.fragments;
+  if (fragments.length < MAX_FRAGMENTS_PER_LINK && fragment.length <= MAX_HREF && !fragments.includes(fragment))
+    fragments.push(fragment);
 }
 
 /** UTF-8 bytes of a link's strings: what it weighs in a reply or a stored result. */

@@ -1,15 +1,26 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
-import { verdictFor } from '../checking/verdict.js';
+import { type VerdictSources, verdictFor } from '../checking/verdict.js';
 import type { CrawlLimits } from '../config.js';
-import type { CheckedLink, CrawledPage, CrawlKind, CrawlProgress, CrawlResult, FoundLink, Sourced } from '../model.js';
+import type {
+  CheckedLink,
+  CrawledPage,
+  CrawlKind,
+  CrawlOptions,
+  CrawlProgress,
+  CrawlResult,
+  FoundLink,
+  Sourced,
+} from '../model.js';
 import { PageTargets } from '../page/fragments.js';
 import { hash53 } from '../page/hash.js';
-import { countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
+import { addFragment, countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { Frontier, type QueuedPage } from './frontier.js';
+import { type RobotsRules, readRobots } from './robots.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
@@ -42,6 +53,8 @@ interface LinkEntry {
   sources: string[];
   sourceCount: number;
   verdict?: Promise<Graded | undefined>;
+  /** The page it was first found on, whose targets answer a link back to that page's fragments. */
+  firstPage?: PageVisit;
 }
 
 /** What the crawl keeps of a page it fetched (its links are taken at once, not kept). */
@@ -53,7 +66,14 @@ interface PageVisit {
   html: boolean;
   /** Listed in `pages`: parsed, or answered with an error. Non-HTML files are links only. */
   isPage: boolean;
+  /** Why it was not fetched (robots.txt), when it was not. */
+  refused?: string;
 }
+
+/** The page row's reason for a page robots.txt keeps us from. */
+export const DISALLOWED = 'disallowed by robots.txt';
+/** Origins (of the one site: www or not, ports) whose robots.txt a crawl reads at most. */
+const MAX_ROBOTS_ORIGINS = 8;
 
 /**
  * One site crawl: the site breadth first from the entry URL, each page fetched as soon as the
@@ -68,8 +88,9 @@ export async function crawlSite(
   deps: CrawlDeps,
   onProgress: (progress: CrawlProgress) => void,
   signal: AbortSignal,
+  options: CrawlOptions = { checkFragments: false },
 ): Promise<CrawlResult> {
-  return new SiteCrawl(kind, entry, deps, onProgress, signal).run();
+  return new SiteCrawl(kind, entry, deps, onProgress, signal, options).run();
 }
 
 class SiteCrawl {
@@ -81,6 +102,10 @@ class SiteCrawl {
   private readonly checker: LinkChecker;
   private readonly frontier: Frontier;
   private readonly links = new Map<string, LinkEntry>();
+  /** Of `links`, the ones a check requests (not in-page anchors): what the check cap bounds. */
+  private linksRequested = 0;
+  /** Of `links`, the in-page anchors (bounded apart, by the reported-links cap). */
+  private anchors = 0;
   /** Links seen beyond the link cap: counted (as hashes, to bound memory), not kept. */
   private readonly uncounted = new Set<number>();
   /** Unique links found, by the rule of the kind's result (see CrawlProgress.linksFound). */
@@ -108,6 +133,12 @@ class SiteCrawl {
   private pagesReading = 0;
   /** Pages handed out for fetching that the time budget cut off. */
   private pagesCutOff = 0;
+  /** Each origin's robots.txt rules, read before its first page is fetched. */
+  private readonly robots = new Map<string, Promise<RobotsRules>>();
+  /** When each origin's next page fetch may start, under its Crawl-delay. */
+  private readonly nextFetchAt = new Map<string, number>();
+  /** Pages robots.txt kept the crawl from (listed up to the page cap). */
+  private pagesRefused = 0;
   /** Hands out what the frontier lets start; set while pages are crawled. */
   private pump: () => void = () => undefined;
 
@@ -117,6 +148,7 @@ class SiteCrawl {
     private readonly deps: CrawlDeps,
     private readonly onProgress: (progress: CrawlProgress) => void,
     private readonly signal: AbortSignal,
+    private readonly options: CrawlOptions,
   ) {
     this.limits = deps.limits;
     this.checking = kind === 'broken-links';
@@ -154,11 +186,16 @@ class SiteCrawl {
     // The sitemap is read beside the entry page, as a source of depth 0: what it lists is depth 1.
     this.frontier.startReading(0);
     const sitemaps = this.untilBudget(
-      discoverSitemaps(this.entry.origin, (url, read) => this.checker.readFile(url, read), {
-        maxFiles: this.limits.sitemapFiles,
-        maxUrls: this.limits.sitemapUrls,
-        maxBytes: this.deps.maxPageBytes,
-      }).catch(() => ({ found: false, urls: [] as string[] })),
+      this.robotsOf(this.entry.origin)
+        .then((robots) =>
+          discoverSitemaps(
+            this.entry.origin,
+            (url, read) => this.checker.readFile(url, read),
+            { maxFiles: this.limits.sitemapFiles, maxUrls: this.limits.sitemapUrls, maxBytes: this.deps.maxPageBytes },
+            robots.sitemaps,
+          ),
+        )
+        .catch(() => ({ found: false, urls: [] as string[] })),
     );
     const entry = this.frontier.take() as QueuedPage;
     const first = await this.visit(entry).catch((err: unknown) => {
@@ -173,8 +210,7 @@ class SiteCrawl {
     // Pages that will not be fetched now: links to them are checked like any other.
     this.planning = false;
     for (const deferred of this.waiting.values()) deferred.resolve(undefined);
-    if (this.checking)
-      this.report({ phase: 'checking', message: `All ${this.pagesCrawled} pages read; checking the remaining links` });
+    if (this.checking) this.report({ phase: 'checking', message: this.checkingMessage() });
     return this.finish();
   }
 
@@ -220,7 +256,61 @@ class SiteCrawl {
     });
   }
 
+  /** The robots.txt rules of an origin, read once per crawl. */
+  private robotsOf(origin: string): Promise<RobotsRules> {
+    let rules = this.robots.get(origin);
+    if (!rules) {
+      if (this.robots.size >= MAX_ROBOTS_ORIGINS)
+        return Promise.resolve({ allows: () => false, crawlDelayMs: 0, sitemaps: [] });
+      rules = readRobots(origin, (url, read) => this.checker.fetchFile(url, read));
+      this.robots.set(origin, rules);
+    }
+    return rules;
+  }
+
+  /** Waits for the origin's Crawl-delay since the page fetch before (no wait without one). */
+  private async politeTurn(origin: string, delayMs: number): Promise<void> {
+    if (delayMs <= 0) return;
+    const now = Date.now();
+    const at = Math.max(now, this.nextFetchAt.get(origin) ?? 0);
+    this.nextFetchAt.set(origin, at + delayMs);
+    if (at > now) await sleep(at - now, undefined, { signal: this.scan });
+  }
+
+  /**
+   * A page robots.txt keeps the crawl from: listed as an `info` row, never fetched; links to it
+   * are still checked (a HEAD or GET of one URL is not crawling).
+   */
+  private refuse(queued: QueuedPage, robots: RobotsRules): PageVisit {
+    this.planned.delete(queued.url);
+    this.waiting.get(queued.url)?.resolve(undefined);
+    if (this.pagesRefused++ < this.limits.pages)
+      this.pages.push({
+        url: queued.url,
+        statusCode: undefined,
+        statusText: 'Disallowed',
+        severity: 'info',
+        linksOnPage: 0,
+        depth: queued.depth,
+        fromSitemap: queued.fromSitemap,
+        reason: DISALLOWED,
+      });
+    // Nothing answered for robots.txt: the origin is down or blocked, which the entry page reports as such.
+    return {
+      queued,
+      outcome: { redirects: 0, error: robots.failure },
+      targets: new PageTargets(),
+      html: false,
+      isPage: false,
+      refused: DISALLOWED,
+    };
+  }
+
   private async visit(queued: QueuedPage): Promise<PageVisit> {
+    const origin = new URL(queued.url).origin;
+    const robots = await this.robotsOf(origin);
+    if (!robots.allows(queued.url)) return this.refuse(queued, robots);
+    await this.politeTurn(origin, robots.crawlDelayMs);
     let collector: LinkCollector | undefined;
     const outcome = await this.checker.fetchPage(queued.url, async (res) => {
       const final = new URL(res.url);
@@ -230,7 +320,7 @@ class SiteCrawl {
         if (!landed || (landed !== queued.url && this.frontier.has(landed))) return '';
         this.frontier.claim(landed);
       }
-      collector = new LinkCollector(final, this.deps.linksPerPage);
+      collector = new LinkCollector(final, this.deps.linksPerPage, this.checking);
       return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
@@ -292,6 +382,7 @@ class SiteCrawl {
     const { error, status, redirectTrouble } = visit.outcome;
     if (error?.kind === 'blocked') throw new CrawlFailure('target_blocked', error.message);
     if (error) throw new CrawlFailure('target_unreachable', `the entry page could not be fetched: ${error.message}`);
+    if (visit.refused) throw new CrawlFailure('robots_disallowed', `the entry page is ${visit.refused}`);
     if (redirectTrouble)
       throw new CrawlFailure('target_unreachable', 'the entry page redirects in a loop or too many times');
     if (status !== undefined && status >= 400)
@@ -322,13 +413,20 @@ class SiteCrawl {
     const source = visit.queued.url;
     const known = this.links.get(key);
     if (known) {
+      for (const fragment of link.fragments ?? []) addFragment(known.link, fragment);
       known.sourceCount++;
       if (known.sources.length < this.limits.sources && this.spend(Buffer.byteLength(source)))
         known.sources.push(source);
       return;
     }
-    const cap = this.checking ? this.limits.checkedLinks : this.limits.reportedLinks;
-    if (this.links.size >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
+    // In-page anchors cost no request: they do not take from the check cap, but have a cap of their own.
+    const anchor = this.checking && link.type === 'anchor';
+    const [kept, cap] = !this.checking
+      ? [this.links.size, this.limits.reportedLinks]
+      : anchor
+        ? [this.anchors, this.limits.reportedLinks]
+        : [this.linksRequested, this.limits.checkedLinks];
+    if (kept >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
       const hash = hash53(key);
       if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
       this.uncounted.add(hash);
@@ -338,7 +436,12 @@ class SiteCrawl {
     if (this.checking || isCounted(link.type)) this.linksFound++;
     const entry: LinkEntry = { link, sources: [source], sourceCount: 1 };
     this.links.set(key, entry);
-    if (this.checking) entry.verdict = this.judge(entry, visit);
+    if (!this.checking) return;
+    if (anchor) this.anchors++;
+    else this.linksRequested++;
+    // A link's fragments are verified once the crawl has found them all (see finish()).
+    if (link.fragments && this.options.checkFragments) entry.firstPage = visit;
+    entry.verdict = this.judge(entry, visit);
   }
 
   /** Takes `bytes` of the result's budget; false (nothing taken) when they do not fit. */
@@ -351,22 +454,41 @@ class SiteCrawl {
   /** Checks and grades a link first found on `visit`'s page (whose targets answer its in-page anchors). */
   private async judge(entry: LinkEntry, visit: PageVisit): Promise<Graded | undefined> {
     try {
-      return await verdictFor(entry.link, {
-        page: visit.queued.url,
-        pageTargets: visit.targets,
-        outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
-        targetsOf: async (url) => {
-          const visit = await this.crawled(url);
-          return visit ? (visit.html ? visit.targets : undefined) : (await this.checker.checkWithTargets(url)).targets;
-        },
-      });
+      const anchor = entry.link.type === 'anchor';
+      return await verdictFor(entry.link, this.sourcesFor(visit), anchor && this.options.checkFragments);
     } catch (err) {
       if (this.scan.aborted) return undefined; // out of time: not checked, so not reported
       throw err;
     } finally {
       this.linksChecked++;
-      this.report({ linksChecked: this.linksChecked });
+      this.report({});
     }
+  }
+
+  /**
+   * Grades a link again with its fragments verified, once every page is read (its HTTP outcome
+   * is the one already had); the first verdict stands when the time budget ends first.
+   */
+  private async withFragments(entry: LinkEntry, first: Graded): Promise<Graded> {
+    if (!entry.firstPage) return first;
+    try {
+      return await verdictFor(entry.link, this.sourcesFor(entry.firstPage), true);
+    } catch (err) {
+      if (this.scan.aborted) return first;
+      throw err;
+    }
+  }
+
+  private sourcesFor(visit: PageVisit): VerdictSources {
+    return {
+      page: visit.queued.url,
+      pageTargets: visit.targets,
+      outcomeOf: async (url) => (await this.crawled(url))?.outcome ?? this.checker.check(url),
+      targetsOf: async (url) => {
+        const visit = await this.crawled(url);
+        return visit ? (visit.html ? visit.targets : undefined) : (await this.checker.checkWithTargets(url)).targets;
+      },
+    };
   }
 
   /** The visit of a page this crawl fetches (waiting for it), or undefined when it is not fetched. */
@@ -418,7 +540,7 @@ class SiteCrawl {
       const counts = countLinks(entries.map((e) => e.link));
       this.report({
         phase: 'done',
-        message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${this.linksFound} links`,
+        message: `${this.doneMessage()}: found ${nLinks(this.linksFound)} on ${nPages(this.pagesCrawled)}`,
       });
       return {
         kind: 'link-extract',
@@ -432,7 +554,12 @@ class SiteCrawl {
       };
     }
     const entries = [...this.links.values()];
-    const verdicts = await Promise.all(entries.map((e) => e.verdict));
+    const verdicts = await Promise.all(
+      entries.map(async (e) => {
+        const first = await e.verdict;
+        return first && this.withFragments(e, first);
+      }),
+    );
     if (this.signal.aborted) throw this.signal.reason;
     const graded: Graded[] = [];
     const records: (CheckedLink & Sourced)[] = [];
@@ -445,7 +572,7 @@ class SiteCrawl {
     const card = scoreCard(graded);
     this.report({
       phase: 'done',
-      message: `${this.doneMessage()}: ${this.pagesCrawled} pages, ${records.length} links checked`,
+      message: `${this.doneMessage()}: checked ${nLinks(records.length)} on ${nPages(this.pagesCrawled)}`,
     });
     return {
       kind: 'broken-links',
@@ -467,11 +594,24 @@ class SiteCrawl {
     return this.budget.aborted ? `Stopped at the ${Math.round(this.limits.timeBudgetMs / 1000)} s time budget` : 'Done';
   }
 
+  /**
+   * What the crawl is doing, in words: "Checked 640 of 1,120 links on 48 pages; 52 more pages to
+   * read". Links are the distinct links of the result (a URL without its fragment, in-page anchors
+   * one each); pages are the pages read.
+   */
   private crawlMessage(): string {
-    const pages = `Crawled ${this.pagesCrawled} of ${Math.min(this.frontier.discovered, this.limits.pages)} pages`;
-    return this.checking
-      ? `${pages}, checked ${this.linksChecked} of ${this.links.size} links`
-      : `${pages}, found ${this.linksFound} links`;
+    const toRead = Math.max(0, Math.min(this.frontier.discovered, this.limits.pages) - this.pagesCrawled);
+    const more = toRead > 0 ? `; ${grouped(toRead)} more ${toRead === 1 ? 'page' : 'pages'} to read` : '';
+    const found = this.checking ? `Checked ${this.checkedOfTotal()}` : `Found ${nLinks(this.linksFound)}`;
+    return `${found} on ${nPages(this.pagesCrawled)}${more}`;
+  }
+
+  private checkingMessage(): string {
+    return `All ${nPages(this.pagesCrawled)} read; checked ${this.checkedOfTotal()}`;
+  }
+
+  private checkedOfTotal(): string {
+    return `${grouped(this.linksChecked)} of ${nLinks(this.links.size)}`;
   }
 
   private report(change: Partial<CrawlProgress>): void {
@@ -484,9 +624,17 @@ class SiteCrawl {
       linksChecked: this.linksChecked,
       linksTotal: this.checking ? this.links.size : 0,
     };
+    // While crawling and checking, the message always tells the counts it is sent with.
+    if (this.progress.phase === 'crawling') this.progress.message = this.crawlMessage();
+    else if (this.progress.phase === 'checking') this.progress.message = this.checkingMessage();
     this.onProgress(this.progress);
   }
 }
+
+/** Numbers in progress messages: 1,120. */
+const grouped = (n: number) => n.toLocaleString('en-US');
+const nPages = (n: number) => `${grouped(n)} ${n === 1 ? 'page' : 'pages'}`;
+const nLinks = (n: number) => `${grouped(n)} ${n === 1 ? 'link' : 'links'}`;
 
 interface Deferred<T> {
   promise: Promise<T>;

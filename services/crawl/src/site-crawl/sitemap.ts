@@ -1,6 +1,7 @@
 import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { BoundedParser } from '@webutil/kit/html';
+import { MAX_ROBOTS_BYTES, readText } from './robots.js';
 
 /**
  * Sitemaps as crawl seeds: `Sitemap:` lines of robots.txt plus /sitemap.xml, sitemap indexes
@@ -53,8 +54,6 @@ export interface ParsedSitemap {
   locs: string[];
 }
 
-/** robots.txt read at most (Google reads 500 KiB). */
-const MAX_ROBOTS_BYTES = 512 * 1024;
 /** A sitemap is three levels deep; markup nesting past this is not a sitemap. */
 const MAX_SITEMAP_DEPTH = 64;
 /** The sitemap protocol's longest URL. */
@@ -136,31 +135,24 @@ async function* inflated(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   }
 }
 
-/** A body as text, up to `maxBytes`. */
-async function readText(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= maxBytes) break;
-  }
-  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
-}
-
 /**
  * Finds the sitemaps of the site at `origin` and collects their page URLs. Files that fail,
- * answer an error or do not parse are skipped: a broken sitemap never fails a crawl.
+ * answer an error or do not parse are skipped: a broken sitemap never fails a crawl. `named`:
+ * the sitemaps robots.txt names, when the caller has read it already.
  */
 export async function discoverSitemaps(
   origin: string,
   readFile: ReadFile,
   limits: SitemapLimits,
+  named?: string[],
 ): Promise<SitemapDiscovery> {
   const robotsUrl = new URL('/robots.txt', origin).href;
   const conventional = new URL('/sitemap.xml', origin).href;
-  const robots = await readFile(robotsUrl, (body) => readText(body, MAX_ROBOTS_BYTES)).catch(() => undefined);
-  const listed = robots === undefined ? [] : robotsSitemaps(robots, robotsUrl);
+  const robots =
+    named === undefined
+      ? await readFile(robotsUrl, (body) => readText(body, MAX_ROBOTS_BYTES)).catch(() => undefined)
+      : undefined;
+  const listed = named ?? (robots === undefined ? [] : robotsSitemaps(robots, robotsUrl));
   const queue = [...new Set([...listed, conventional])].map((url) => ({ url, depth: 0 }));
   const seenFiles = new Set(queue.map((q) => q.url));
   const urls = new Set<string>();
