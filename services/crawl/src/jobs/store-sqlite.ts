@@ -67,7 +67,8 @@ export class SqliteJobStore implements JobStore {
       insert: this.db.prepare(
         `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
            expires_at)
-         VALUES (@id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt, @expiresAt)`,
+         VALUES (@id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt,
+           @expiresAt)`,
       ),
       // One statement, so no other start (of any process on the file) comes between count and insert.
       insertWithin: this.db.prepare(
