@@ -97,10 +97,14 @@ describe('container images', function () {
       ['render', render],
       ['billing', billing],
     ] as const) {
-      for (const foreign of ['typescript', 'mocha', '@webutil/scripts', 'nats', 'esbuild']) {
+      for (const foreign of ['typescript', 'mocha', '@webutil/scripts', 'esbuild']) {
         expect(packages, `${name} has ${foreign}`).to.not.include(foreign);
       }
     }
+    // The edge and billing hear revocations over NATS (decision 0123); render has no use for it.
+    expect(edge).to.include('nats');
+    expect(billing).to.include('nats');
+    expect(render, 'render has nats').to.not.include('nats');
     expect(edge, "the edge's test browser").to.not.include('puppeteer-core');
     // Without dropping devDependencies first, npm keeps the edge's dev-only puppeteer-core (render needs it).
     expect(edgeWithoutDrop).to.include('puppeteer-core');
