@@ -24,7 +24,7 @@ export function caaNames(domain: string): string[] {
 
 /**
  * The CAA record set of the domain or its closest parent that has one (RFC 8659 3), all names
- * asked at once, within `timeoutMs` in all. Undefined when it cannot be told: a name deeper than
+ * asked at once, within `timeoutMs` in all. Undefined when it cannot be told: a single-label name, a name deeper than
  * MAX_CAA_NAMES labels with none found, a lookup that failed (other than "no such name" or "no
  * CAA record"), no answer in time, or `signal` aborted. `servers`: DNS servers to ask, the system's when empty.
  */
@@ -34,6 +34,8 @@ export async function lookupCaa(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<CaaPolicy | undefined> {
+  // A single-label name (localhost, an intranet host) is not in the public DNS: no CA issues for it.
+  if (!domain.replace(/\.$/, '').includes('.')) return undefined;
   const names = caaNames(domain);
   const resolver = new dns.Resolver({ timeout: Math.max(1, Math.floor(timeoutMs / 2)), tries: 2 });
   try {

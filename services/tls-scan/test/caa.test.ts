@@ -50,6 +50,12 @@ describe('CAA lookup against a DNS server', function () {
     expect(Date.now() - started).to.be.below(5_000); // liveness: the deadline, not the server's delay
   });
 
+  it('asks nothing for a single-label name such as localhost, which no public CA covers', async () => {
+    const asked = dns.queries.length;
+    expect(await lookupCaa('localhost', [dns.server], 2_000, live())).to.equal(undefined);
+    expect(dns.queries.length).to.equal(asked);
+  });
+
   it('asks at most MAX_CAA_NAMES names, and is unknown past them when none had records', async () => {
     const deep = `${Array.from({ length: 12 }, (_, i) => `l${i}`).join('.')}.test`;
     expect(caaNames(deep)).to.have.length(MAX_CAA_NAMES);
