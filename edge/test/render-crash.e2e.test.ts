@@ -51,10 +51,12 @@ describe('render crashes, through the REST edge, under the supervising runner', 
         render(stack, 'screenshot', { url: site.url(`/page/self-closing-popup?n=${i + 1}`) }),
       ),
     );
-    // Each one either rendered or was refused for room (a full queue): none met a dead service.
+    // Each one either rendered or was refused for room (a full queue, or past the caller's renders
+    // in flight): none met a dead service.
     const outcomes = twenty.map((call) => call.body.error?.code ?? call.res.status);
+    expect(outcomes.filter((o) => o === 200).length, JSON.stringify(outcomes)).to.be.at.least(10);
     expect(
-      outcomes.filter((o) => o !== 200 && o !== 'render_busy'),
+      outcomes.filter((o) => o !== 200 && o !== 'render_busy' && o !== 'concurrency_limited'),
       JSON.stringify(outcomes),
     ).to.deep.equal([]);
     const normal = await render(stack, 'screenshot', { url: site.url('/page/simple?after-popups=1') });
