@@ -24,9 +24,10 @@ export function caaNames(domain: string): string[] {
 
 /**
  * The CAA record set of the domain or its closest parent that has one (RFC 8659 3), all names
- * asked at once, within `timeoutMs` in all. Undefined when it cannot be told: a single-label name, a name deeper than
- * MAX_CAA_NAMES labels with none found, a lookup that failed (other than "no such name" or "no
- * CAA record"), no answer in time, or `signal` aborted. `servers`: DNS servers to ask, the system's when empty.
+ * asked at once, within `timeoutMs` in all. Undefined when it cannot be told: a single-label
+ * name on the system's resolver, a name deeper than MAX_CAA_NAMES labels with none found, a
+ * lookup that failed (other than "no such name" or "no CAA record"), no answer in time, or
+ * `signal` aborted. `servers`: DNS servers to ask, the system's when empty.
  */
 export async function lookupCaa(
   domain: string,
@@ -34,8 +35,9 @@ export async function lookupCaa(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<CaaPolicy | undefined> {
-  // A single-label name (localhost, an intranet host) is not in the public DNS: no CA issues for it.
-  if (!domain.replace(/\.$/, '').includes('.')) return undefined;
+  // The system's resolver holds no CAA for a single-label name (localhost, an intranet host): no
+  // public CA issues for one. A resolver of the operator's own (`servers`) is asked all the same.
+  if (servers.length === 0 && !domain.replace(/\.$/, '').includes('.')) return undefined;
   const names = caaNames(domain);
   const resolver = new dns.Resolver({ timeout: Math.max(1, Math.floor(timeoutMs / 2)), tries: 2 });
   try {

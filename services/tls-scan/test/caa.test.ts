@@ -50,10 +50,16 @@ describe('CAA lookup against a DNS server', function () {
     expect(Date.now() - started).to.be.below(5_000); // liveness: the deadline, not the server's delay
   });
 
-  it('asks nothing for a single-label name such as localhost, which no public CA covers', async () => {
-    const asked = dns.queries.length;
-    expect(await lookupCaa('localhost', [dns.server], 2_000, live())).to.equal(undefined);
-    expect(dns.queries.length).to.equal(asked);
+  it("does not ask the system's resolver about a single-label name such as localhost", async () => {
+    expect(await lookupCaa('localhost', [], 2_000, live())).to.equal(undefined);
+  });
+
+  it('asks a resolver of its own about a single-label name all the same', async () => {
+    dns.setCaa('intranet', [{ tag: 'issue', value: 'ca.intranet' }]);
+    expect(await lookupCaa('intranet', [dns.server], 2_000, live())).to.deep.equal({
+      domain: 'intranet',
+      records: [{ critical: false, tag: 'issue', value: 'ca.intranet' }],
+    });
   });
 
   it('asks at most MAX_CAA_NAMES names, and is unknown past them when none had records', async () => {
