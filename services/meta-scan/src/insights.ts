@@ -197,7 +197,7 @@ function hreflang({ head, url }: InsightInput): Result {
 function structuredData(head: PageHead): Record<string, Result> {
   const data = readStructuredData(head.jsonLd);
   if (data.blocks === 0) {
-    const none = 'No JSON-LD in the head: rich results need structured data';
+    const none = 'No JSON-LD on the page: rich results need structured data';
     return {
       json_ld_syntax: warn(undefined, none),
       json_ld_types: warn(undefined, none),

@@ -16,13 +16,13 @@ export interface LinkTag {
   hreflang?: string;
 }
 
-/** The text of one <script type="application/ld+json"> in the head, cut at MAX_JSON_LD_CHARS. */
+/** The text of one <script type="application/ld+json">, cut at MAX_JSON_LD_CHARS. */
 export interface JsonLdBlock {
   text: string;
   truncated: boolean;
 }
 
-/** What the audit reads from a page: its head, and no more. */
+/** What the audit reads from a page: its head, and the JSON-LD of its body. */
 export interface PageHead {
   /** Text of the first <title>, white space collapsed; undefined without one. */
   title: string | undefined;
@@ -32,9 +32,9 @@ export interface PageHead {
   baseHref: string | undefined;
   /** The <html lang> attribute, as written. */
   lang: string | undefined;
-  /** JSON-LD blocks in the head, at most MAX_JSON_LD_BLOCKS. */
+  /** JSON-LD blocks of the head and then the body, in page order, at most MAX_JSON_LD_BLOCKS. */
   jsonLd: JsonLdBlock[];
-  /** Why reading stopped: the head ended, the input ended, or a bound was reached. */
+  /** Why reading the head stopped: the head ended, the input ended, or a bound was reached. */
   stop: 'head-end' | 'input-end' | 'depth' | 'elements';
 }
 
@@ -43,14 +43,15 @@ export const MAX_DEPTH = 64;
 /** <meta> and <link> elements read at most; real heads have tens. */
 export const MAX_ELEMENTS = 2_000;
 const MAX_TITLE = 2_048;
-/** JSON-LD read from the head at most: blocks, and characters of each. */
+/** JSON-LD read at most: blocks, and characters of each. */
 export const MAX_JSON_LD_BLOCKS = 20;
 export const MAX_JSON_LD_CHARS = 256 * 1024;
 
 /**
  * A bounded, streaming reader of a page's head over the kit's BoundedParser (linear in the bytes
- * read). It stops at <body> or </head>, at MAX_DEPTH open elements and at MAX_ELEMENTS tags,
- * mid-chunk. The caller bounds the bytes it feeds.
+ * read). The head ends at <body> or </head>; past it only JSON-LD is collected, because sites
+ * (and most CMS plugins) put it in the body. Reading stops at MAX_DEPTH open elements, at
+ * MAX_ELEMENTS head tags and at MAX_JSON_LD_BLOCKS, mid-chunk. The caller bounds the bytes it feeds.
  */
 export class HeadReader {
   private readonly parser: BoundedParser;
@@ -68,6 +69,8 @@ export class HeadReader {
   private jsonLd: JsonLdBlock | undefined;
   private titleText = '';
   private titleSeen = false;
+  /** Past the head: only JSON-LD is read. */
+  private inBody = false;
   private finished = false;
 
   constructor() {
@@ -95,13 +98,18 @@ export class HeadReader {
     return this.finished || this.parser.stopped;
   }
 
+  /** Whether the head has been read; the body is then read for JSON-LD only. */
+  get headDone(): boolean {
+    return this.inBody || this.done;
+  }
+
   write(chunk: string): void {
     this.parser.write(chunk);
   }
 
   end(): PageHead {
     this.parser.end();
-    if (this.parser.tooDeep) this.head.stop = 'depth';
+    if (this.parser.tooDeep && !this.inBody) this.head.stop = 'depth';
     this.finished = true;
     if (this.titleSeen) this.head.title = this.titleText.replace(/\s+/g, ' ').trim();
     return this.head;
@@ -114,10 +122,20 @@ export class HeadReader {
     this.parser.stop();
   }
 
+  /** The head is over: its fields are final; the body is read for JSON-LD while there is room. */
+  private endHead(): void {
+    if (this.inBody) return;
+    this.inBody = true;
+    this.inTitle = false;
+    this.head.stop = 'head-end';
+    if (this.head.jsonLd.length >= MAX_JSON_LD_BLOCKS) this.stop('head-end');
+  }
+
   private open(name: string, attrs: Record<string, string>): void {
+    if (this.inBody && name !== 'script') return;
     switch (name) {
       case 'body':
-        this.stop('head-end');
+        this.endHead();
         return;
       case 'html':
         this.head.lang ??= attrs.lang?.trim();
@@ -164,7 +182,10 @@ export class HeadReader {
 
   private close(name: string, implied: boolean): void {
     if (name === 'title') this.inTitle = false;
-    if (name === 'script') this.jsonLd = undefined;
-    if (name === 'head' && !implied) this.stop('head-end');
+    if (name === 'script') {
+      this.jsonLd = undefined;
+      if (this.inBody && this.head.jsonLd.length >= MAX_JSON_LD_BLOCKS) this.stop('head-end');
+    }
+    if (name === 'head' && !implied) this.endHead();
   }
 }

@@ -20,6 +20,11 @@ export interface PageReadOptions {
 }
 
 const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+/**
+ * Past the head the body is read for JSON-LD only this long (and at most a quarter of the page's
+ * timeout), so a slow body never fails the audit.
+ */
+export const BODY_READ_MS = 2_000;
 
 /**
  * Fetches the page through the safe client and reads its head, within the byte bound. A page that
@@ -60,17 +65,31 @@ export async function readPage(
   }
   const reader = new HeadReader();
   let decoder: InstanceType<typeof TextDecoder> | undefined;
+  const chunks = res.body[Symbol.asyncIterator]();
+  let bodyDeadline: Promise<'late'> | undefined;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    for await (const chunk of res.body) {
-      decoder ??= new TextDecoder(charsetOf(type, chunk));
-      reader.write(decoder.decode(chunk, { stream: true }));
+    for (;;) {
+      const pending = chunks.next();
+      // Left pending at the deadline, it rejects when the body is discarded below.
+      pending.catch(() => undefined);
+      const next = await (bodyDeadline ? Promise.race([pending, bodyDeadline]) : pending);
+      if (next === 'late' || next.done) break;
+      decoder ??= new TextDecoder(charsetOf(type, next.value));
+      reader.write(decoder.decode(next.value, { stream: true }));
       if (reader.done) break;
+      if (reader.headDone && !bodyDeadline) {
+        bodyDeadline = new Promise((resolve) => {
+          timer = setTimeout(() => resolve('late'), Math.min(BODY_READ_MS, options.timeoutMs / 4));
+        });
+      }
     }
     if (decoder && !reader.done) reader.write(decoder.decode());
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     throw invalidArgument('TARGET_UNREACHABLE', `reading ${res.url} failed: ${(err as Error).message}`);
   } finally {
+    clearTimeout(timer);
     await res.dump();
   }
   return {

@@ -1,5 +1,5 @@
 /**
- * JSON-LD read from the page's head: each block parsed (a syntax error reported with its line and
+ * JSON-LD read from the page (head and body): each block parsed (a syntax error reported with its line and
  * column), the @types found, and the properties the common types require (docs/grading.md,
  * "Structured data"; the table below is the only copy the checks apply).
  */

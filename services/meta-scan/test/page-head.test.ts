@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HeadReader, MAX_DEPTH, MAX_ELEMENTS, type PageHead } from '../src/page-head.js';
+import { HeadReader, MAX_DEPTH, MAX_ELEMENTS, MAX_JSON_LD_BLOCKS, type PageHead } from '../src/page-head.js';
 
 /** Feeds `html` in chunks as the page reader does; returns the head and how many chunks were fed. */
 function read(html: string, chunkSize = 7): { head: PageHead; chunksFed: number } {
@@ -50,6 +50,32 @@ describe('HeadReader', () => {
     expect(bare.head.stop).to.equal('input-end');
     expect(bare.head.metas).to.have.length(1);
     expect(read('<html><body>hi</body></html>').head.title).to.equal(undefined);
+  });
+
+  it('reads JSON-LD from the body too, and nothing else of it', () => {
+    const ld = (n: number) => `<script type="application/ld+json">{"n":${n}}</script>`;
+    const { head } = read(
+      `<html><head>${ld(1)}<title>T</title></head><body><title>B</title><meta name="late" content="x">` +
+        `<div><section>${ld(2)}</section><script>var x = 1;</script>${ld(3)}</div></body></html>`,
+    );
+    expect(head.jsonLd.map((b) => b.text)).to.deep.equal(['{"n":1}', '{"n":2}', '{"n":3}']);
+    expect(head.title).to.equal('T');
+    expect(head.metas).to.deep.equal([]);
+    expect(head.stop).to.equal('head-end');
+  });
+
+  it(`stops reading the body at ${MAX_JSON_LD_BLOCKS} JSON-LD blocks`, () => {
+    const block = '<script type="application/ld+json">{}</script>';
+    const html = `<head></head><body>${block.repeat(MAX_JSON_LD_BLOCKS)}${'<p>x</p>'.repeat(100_000)}`;
+    const { head, chunksFed } = read(html, 4096);
+    expect(head.jsonLd).to.have.length(MAX_JSON_LD_BLOCKS);
+    expect(chunksFed).to.equal(1);
+  });
+
+  it('a body nested past the depth bound ends the reading, and the head stays whole', () => {
+    const { head } = read(`<head><title>T</title></head><body>${'<div>'.repeat(10_000)}`, 64 * 1024);
+    expect(head.stop).to.equal('head-end');
+    expect(head.title).to.equal('T');
   });
 
   it('tells an empty title from a missing one', () => {
