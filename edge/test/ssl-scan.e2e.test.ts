@@ -220,10 +220,15 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.securityGrade).to.equal('A+');
     });
 
-    it('sees a stapled OCSP response', async () => {
+    it('sees a stapled OCSP response that OpenSSL’s responder signed', async () => {
       const data = await graded('ocspStapled');
       expect(data.ocspStapling).to.equal(true);
       expect(data.securityGrade).to.equal('A+');
+    });
+
+    it('does not count a staple no client can use: about another certificate, or tryLater', async () => {
+      expect((await graded('ocspStapledForAnother')).ocspStapling).to.equal(false);
+      expect((await graded('ocspStapledTryLater')).ocspStapling).to.equal(false);
     });
 
     it('lists the application protocols the server selects: h2 and http/1.1, or http/1.1 alone', async () => {

@@ -5,11 +5,14 @@
  * configured port, so a test picks the scenario by routing the switch).
  */
 import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { SecureVersion } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { startFixtureSite } from './fixture-site.js';
@@ -289,10 +292,46 @@ export async function startPortSwitch(options: { oneWayDelayMs?: number } = {}):
 const HSTS_ONE_YEAR = 'max-age=31536000; includeSubDomains';
 export const HSTS_PRELOAD = 'max-age=63072000; includeSubDomains; preload';
 /**
- * What the ocspStapled scenario staples: a DER OCSPResponse (RFC 6960 4.2.1) whose status is
- * tryLater (3), so it carries no signed BasicOCSPResponse; the scan reports that one was stapled.
+ * A DER OCSPResponse (RFC 6960 4.2.1) whose status is tryLater (3): it carries no signed
+ * BasicOCSPResponse, so no client can use it as proof of status.
  */
-export const STAPLED_OCSP_RESPONSE = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x03]);
+export const TRY_LATER_OCSP_RESPONSE = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x03]);
+
+/**
+ * What OpenSSL's OCSP responder answers about `leaf` ("good", or revoked a day ago), signed by
+ * `issuer`, valid for a day: a request made with `openssl ocsp -reqout`, answered from an index
+ * file as the responder does with `-index`, offline.
+ */
+export function ocspResponse(leaf: Issued, issuer: Issued, status: 'good' | 'revoked' = 'good'): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'webutil-ocsp-'));
+  try {
+    const file = (name: string, text: string | Buffer) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const asn1Time = (d: Date) => `${d.toISOString().replace(/[-:T]/g, '').slice(2, 14)}Z`;
+    const entry = [
+      status === 'good' ? 'V' : 'R',
+      asn1Time(leaf.cert.notAfter),
+      status === 'good' ? '' : asn1Time(new Date(Date.now() - DAY)),
+      leaf.cert.serialNumber.toUpperCase(),
+      'unknown',
+      `/CN=${leaf.cert.subjectName.getField('CN')[0]}`,
+    ];
+    const issuerPem = file('issuer.pem', issuer.pem);
+    const leafPem = file('leaf.pem', leaf.pem);
+    const index = file('index.txt', `${entry.join('\t')}\n`);
+    const openssl = (...args: string[]) => execFileSync('openssl', ['ocsp', ...args], { cwd: dir, stdio: 'pipe' });
+    openssl('-issuer', issuerPem, '-cert', leafPem, '-no_nonce', '-reqout', 'request.der');
+    openssl(
+      ...['-index', index, '-CA', issuerPem, '-rsigner', issuerPem, '-rkey', file('issuer.key', issuer.keyPem)],
+      ...['-reqin', 'request.der', '-respout', 'response.der', '-ndays', '1'],
+    );
+    return readFileSync(join(dir, 'response.der'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The scenarios of the SSL scan tests, each an HTTPS server for the name `localhost`. */
 export const TLS_SCENARIOS = [
@@ -315,6 +354,8 @@ export const TLS_SCENARIOS = [
   'legacyOnly',
   'hstsPreload',
   'ocspStapled',
+  'ocspStapledTryLater',
+  'ocspStapledForAnother',
   'http2',
   'http11',
 ] as const;
@@ -384,7 +425,10 @@ export async function startTlsScenarios(caFile: string): Promise<TlsScenarios> {
     ['sha1', serve(await leaf({ hash: 'SHA-1' }), [intermediate])],
     ['legacyOnly', serve(good, [intermediate], { minVersion: 'TLSv1', maxVersion: 'TLSv1.1' })],
     ['hstsPreload', serve(good, [intermediate], { hsts: HSTS_PRELOAD })],
-    ['ocspStapled', serve(good, [intermediate], { ocspResponse: STAPLED_OCSP_RESPONSE })],
+    ['ocspStapled', serve(good, [intermediate], { ocspResponse: ocspResponse(good, intermediate) })],
+    // Signed by the intermediate, about another certificate: the staple proves nothing.
+    ['ocspStapledForAnother', serve(good, [intermediate], { ocspResponse: ocspResponse(rsa, intermediate) })],
+    ['ocspStapledTryLater', serve(good, [intermediate], { ocspResponse: TRY_LATER_OCSP_RESPONSE })],
     ['http2', serve(good, [intermediate], { alpn: ['h2', 'http/1.1'] })],
     ['http11', serve(good, [intermediate], { alpn: ['http/1.1'] })],
   ];

@@ -51,6 +51,20 @@ const SIGNATURES: Record<string, { name: string; hash?: string }> = {
 };
 
 /**
+ * The hash a signature algorithm signs with, as node:crypto names it (null: the algorithm fixes
+ * its own, as Ed25519 does; undefined: unknown), and RSASSA-PSS's salt length.
+ */
+export function signatureHash(id: AlgorithmIdentifier): { hash: string | null | undefined; pssSaltLength?: number } {
+  if (id.algorithm === rsa.id_RSASSA_PSS) {
+    const params = id.parameters ? AsnConvert.parse(id.parameters, rsa.RsaSaPssParams) : new rsa.RsaSaPssParams();
+    return { hash: HASHES[params.hashAlgorithm.algorithm]?.name, pssSaltLength: params.saltLength };
+  }
+  const known = SIGNATURES[id.algorithm];
+  if (!known) return { hash: undefined };
+  return { hash: known.hash ? HASHES[known.hash]?.name : null };
+}
+
+/**
  * OpenSSL's name of a certificate's signature algorithm (its OID when unknown), and whether its
  * hash is broken for signatures (MD5, SHA-1), so that browsers no longer trust it. RSASSA-PSS is
  * named with the hash of its parameters (RFC 4055: SHA-1 when they name none), "rsassaPss (sha256)".

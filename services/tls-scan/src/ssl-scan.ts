@@ -16,6 +16,7 @@ import { type TrustStore, verifyChain } from './chain.js';
 import { rate } from './grade.js';
 import { connectTls, handshakeError, keyExchangeOf, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
 import { fetchHsts, parseHsts } from './hsts.js';
+import { usableStaple } from './ocsp.js';
 import { ALPN_OFFER, probeSupport } from './probes.js';
 
 export interface SslScanDeps {
@@ -165,7 +166,7 @@ export async function sslScan(
       protocols: support.versions,
       gradeReasons: rating.reasons,
       hsts: hsts && { ...hsts, maxAge: String(hsts.maxAge) },
-      ocspStapling: (ocspResponse?.length ?? 0) > 0,
+      ocspStapling: usableStaple(ocspResponse, leaf.x509, chain.path[1]?.facts.x509, now),
       keyExchange,
       caa: caaPolicy,
       ipAddress: address,
