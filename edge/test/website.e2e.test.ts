@@ -795,6 +795,30 @@ describe('website: pages in a real browser', function () {
       ['Root', 'WebUtil Test Root', 'WebUtil Test Root'],
     ]);
     for (const { validity } of certificates) expect(validity).to.match(/^\S+ to \S+$/);
+    // The report beside the grade: the areas as bars, what limits the grade, the protocol matrix and
+    // the extra findings, each from the real scan's answer.
+    const bars = await page.$$eval('.result .summary-card .score label', (labels) => labels.map((l) => l.textContent));
+    expect(bars.map((b) => b?.replace(/: \d+ \/ 100$/, ''))).to.deep.equal([
+      'Score',
+      'Certificate',
+      'Protocol support',
+      'Key exchange',
+      'Cipher strength',
+    ]);
+    expect(bars[1]).to.equal('Certificate: 100 / 100');
+    const reasons = await page.$$eval('.result .caps li[data-code]', (items) => items.map((li) => li.dataset.code));
+    const answer = JSON.parse(await page.$eval('.result details.raw pre', (el) => el.textContent ?? ''));
+    const reply = answer.data ?? answer;
+    expect(reasons).to.deep.equal(reply.gradeReasons.map((r: { code: string }) => r.code));
+    const matrix = await page.$$eval('.result table.protocols tbody tr', (rows) =>
+      rows.map((row) => [row.querySelector('th')?.textContent, row.querySelector('td')?.textContent]),
+    );
+    expect(matrix.map(([version]) => version)).to.deep.equal(['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3']);
+    expect(matrix.find(([version]) => version === 'TLSv1.3')?.[1]).to.equal('yes');
+    const facts = await page.$$eval('.result table.protocol:not(.protocols) tr', (rows) =>
+      rows.map((row) => row.querySelector('th')?.textContent),
+    );
+    expect(facts).to.include.members(['HSTS', 'OCSP stapling', 'Key exchange', 'CAA', 'Address', 'ALPN']);
     expect(await seriousViolations(page), 'axe on the SSL result').to.deep.equal([]);
     await snap(page, 'result-ssl-scan');
     await open(page, '/');

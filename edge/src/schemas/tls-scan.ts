@@ -19,7 +19,7 @@ const port = z
   .transform(Number)
   .refine((n) => n >= 1 && n <= 65535, PORT_RULE)
   .optional()
-  .meta({ description: 'The port to scan, 1 to 65535. Default 443; the answer’s `port` echoes it.', example: '8443' });
+  .meta({ description: 'The port to scan, 1 to 65535. Default 443; the answer’s `port` echoes it.', example: '443' });
 
 export const sslScanInput = z.object({ domain: targetHost, port });
 
@@ -125,7 +125,11 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
         'The Strict-Transport-Security header of https://<domain>[:port]/ (HEAD, no redirect followed, certificate ' +
         'checked as a browser does); null when there is none with a valid max-age.',
     },
-    ocspStapling: { description: 'The server stapled an OCSP response to the handshake (the response is not judged).' },
+    ocspStapling: {
+      description:
+        'The server stapled an OCSP response a client can use: successful, about this certificate, current, and ' +
+        'signed by its issuer or a responder the issuer delegated to.',
+    },
     keyExchange: {
       value: restObject(tlsscan.KeyExchange, {
         id: 'KeyExchange',
@@ -168,6 +172,20 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
     alpn: {
       value: z.enum(['h2', 'http/1.1']),
       description: 'The application protocols the server selects when offered (ALPN); empty when it selects none.',
+    },
+    scoreAreas: {
+      value: restObject(tlsscan.ScoreAreas, {
+        id: 'ScoreAreas',
+        fields: {
+          certificate: { value: z.number().int().min(0).max(100) },
+          protocolSupport: { value: z.number().min(0).max(100) },
+          keyExchange: { value: z.number().min(0).max(100) },
+          cipherStrength: { value: z.number().min(0).max(100) },
+        },
+      }),
+      description:
+        'The areas of the score before weighting and caps, 0 to 100 each, as SSL Labs draws them: certificate ' +
+        '(100 or 0), protocol support (30 %), key exchange (30 %), cipher strength (40 %).',
     },
   },
 });

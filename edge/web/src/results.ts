@@ -153,6 +153,20 @@ function sslExtras(reply: Row): [string, string][] {
   return rows;
 }
 
+/** SSL Labs' four bars beside the grade, when the scan gives its areas. */
+function scoreAreaBars(reply: Row): HTMLElement[] {
+  if (!isRow(reply.scoreAreas)) return [];
+  const areas = reply.scoreAreas;
+  return (
+    [
+      ['Certificate', areas.certificate],
+      ['Protocol support', areas.protocolSupport],
+      ['Key exchange', areas.keyExchange],
+      ['Cipher strength', areas.cipherStrength],
+    ] as const
+  ).map(([label, value]) => scoreBar(label, Math.round(num(value))));
+}
+
 /** Each TLS version the server was offered, and whether it accepted it. */
 function protocolTable(protocols: Row[]): HTMLElement {
   return h(
@@ -195,6 +209,7 @@ function sslView(reply: Row): HTMLElement[] {
         { class: 'summary-body' },
         h('h3', {}, str(reply.domain)),
         scoreBar('Score', num(reply.score)),
+        ...scoreAreaBars(reply),
         h(
           'p',
           { class: reply.isValid ? 'ok-text' : 'bad-text' },

@@ -72,7 +72,7 @@ export function cipherScore(bits: number): number {
 }
 
 /** The three categories before weighting: each the average of its best and worst case. */
-function categories(input: GradeInput) {
+export function categories(input: GradeInput): { protocol: number; keyExchange: number; cipher: number } {
   const protocolScores = input.protocols.map((v) => PROTOCOL_SCORE[v]);
   return {
     protocol: (Math.max(...protocolScores) + Math.min(...protocolScores)) / 2,

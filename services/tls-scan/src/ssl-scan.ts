@@ -13,7 +13,7 @@ import type { SslScanResponse } from '@webutil/proto/webutil/tlsscan/v1/tlsscan'
 import { lookupCaa } from './caa.js';
 import { type CertificateFacts, nameMatches, presentCertificate, readSentChain } from './certificate.js';
 import { type TrustStore, verifyChain } from './chain.js';
-import { rate } from './grade.js';
+import { categories, rate } from './grade.js';
 import { connectTls, handshakeError, keyExchangeOf, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
 import { fetchHsts, parseHsts } from './hsts.js';
 import { usableStaple } from './ocsp.js';
@@ -128,7 +128,7 @@ export async function sslScan(
       !isExpired &&
       !notYetValid;
     const keyStrengths = [leaf.keyStrength, main.ephemeralStrength].filter((b): b is number => b !== undefined);
-    const rating = rate({
+    const gradeInput = {
       protocols: support.protocols,
       strongestBits: support.strongestBits,
       weakestBits: support.weakestBits,
@@ -140,7 +140,9 @@ export async function sslScan(
       nameMatches: names.san,
       inDate: !isExpired && !notYetValid,
       hstsMaxAge: hsts?.maxAge,
-    });
+    };
+    const rating = rate(gradeInput);
+    const areas = categories(gradeInput);
     return {
       domain: host.name,
       port,
@@ -171,6 +173,12 @@ export async function sslScan(
       caa: caaPolicy,
       ipAddress: address,
       alpn: support.alpn,
+      scoreAreas: {
+        certificate: chain.trusted && chain.complete && names.san && !isExpired && !notYetValid ? 100 : 0,
+        protocolSupport: areas.protocol,
+        keyExchange: areas.keyExchange,
+        cipherStrength: areas.cipher,
+      },
     };
   } finally {
     socket.destroy();
