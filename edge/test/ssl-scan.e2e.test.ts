@@ -4,7 +4,7 @@ import path from 'node:path';
 import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
-import { startTlsScenarios, type TlsScenario, type TlsScenarios } from '@webutil/scripts/tls-fixtures';
+import { startTlsScenarios, TLS_SCENARIOS, type TlsScenario, type TlsScenarios } from '@webutil/scripts/tls-fixtures';
 import { expect } from 'chai';
 import { creditsHeader, type Envelope, expectFailure, json } from './billing-helpers.js';
 
@@ -102,7 +102,15 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
         'caa',
         'ipAddress',
         'alpn',
+        'scoreAreas',
       );
+      // SSL Labs' bars: P-256 and X25519 count as 3072 bits (90); AES-128 and AES-256 average 90.
+      expect(data.scoreAreas).to.deep.equal({
+        certificate: 100,
+        protocolSupport: 100,
+        keyExchange: 90,
+        cipherStrength: 90,
+      });
       expect(data.domain).to.equal('localhost');
       expect(data.port).to.equal(tls.portSwitch.port);
       expect(data.protocol).to.equal('TLSv1.3');
@@ -392,7 +400,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
     it('orders the grades: A+ best configured, B for weaker setups, F for untrustworthy certificates', () => {
       const rank = (name: TlsScenario) => GRADE_ORDER.indexOf(grades[name] ?? 'missing');
       const scenarios = Object.keys(grades) as TlsScenario[];
-      expect(scenarios).to.have.length(21);
+      expect(scenarios).to.have.length(TLS_SCENARIOS.length);
       for (const best of ['good', 'tls12Only'] as const) {
         for (const other of scenarios) expect(rank(best)).to.be.at.most(rank(other), `${best} vs ${other}`);
       }
