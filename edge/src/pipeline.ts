@@ -134,8 +134,10 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     let file: { opened: OpenedFile; name: string } | undefined;
     let headers: Record<string, string> | undefined;
     let claim: IdempotencyClaim | undefined;
+    let target: string | undefined;
     try {
       const parsed = input ?? (await parseInput(spec, ctx));
+      target = usageTarget(parsed);
       if (idempotencyKey !== undefined) {
         // Claimed once the caller is known (its keys are its own) and its request read whole.
         const fingerprint = requestFingerprint(spec.operation, parsed);
@@ -185,7 +187,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // The service did the work (a job created, a file written): it is billed even when the
     // client has left meanwhile. A client that left earlier had its call cancelled (or its work
     // withdrawn) instead.
-    hold.settle();
+    hold.settle(target);
     if (claim) {
       // Kept before the answer goes out, so a retry that follows it is replayed, never run again.
       await claim
@@ -200,6 +202,13 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     if (file) sendFile(ctx, file.opened, file.name, 'inline', log);
     else ctx.body = body;
   };
+}
+
+/** What a call worked on, for the account's usage: its `url` or `domain` field, when it has one. */
+function usageTarget(input: unknown): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const { url, domain } = input as { url?: unknown; domain?: unknown };
+  return typeof url === 'string' ? url : typeof domain === 'string' ? domain : undefined;
 }
 
 /**

@@ -110,9 +110,15 @@ describe('per-route presenters', () => {
   });
 
   it('turns usage times from epoch milliseconds into ISO 8601', () => {
-    const entries = [{ operation: 'down-check', credits: 1, atMs: '1738324800000' }];
+    const entries = [
+      { operation: 'down-check', credits: 1, atMs: '1738324800000', target: 'https://example.test/' },
+      { operation: 'xbel-decrypt', credits: 1, atMs: '1738324800000' },
+    ];
     expect(presentUsage({ entries })).to.deep.equal({
-      usage: [{ operation: 'down-check', credits: 1, at: '2025-01-31T12:00:00.000Z' }],
+      usage: [
+        { operation: 'down-check', credits: 1, at: '2025-01-31T12:00:00.000Z', target: 'https://example.test/' },
+        { operation: 'xbel-decrypt', credits: 1, at: '2025-01-31T12:00:00.000Z', target: null },
+      ],
     });
     expect(() => presenter(UsageList)(presentUsage({ entries }))).to.not.throw();
   });

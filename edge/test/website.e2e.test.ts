@@ -461,6 +461,9 @@ describe('website: pages in a real browser', function () {
         await open(page, '/account');
         expect(await page.$eval('#usage', (el) => el.textContent)).to.include('down-check');
       });
+      // Each call with the URL it checked.
+      const targets = await page.$$eval('#usage tbody td.target', (cells) => cells.map((td) => td.textContent));
+      expect(targets).to.include(site.url('/ok'));
       expect(await page.$$eval('.usage-chart li', (lis) => lis.length)).to.equal(30);
       // Today's bar: the two down-checks.
       expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 2$/);

@@ -20,8 +20,11 @@ import { Meter } from './meter.js';
 export interface Hold {
   /** Who called, and its quota once this call's credits are held. */
   readonly caller: Caller;
-  /** The call succeeded: its credits are spent (and X-Credits-Remaining stays as it is). */
-  settle(): void;
+  /**
+   * The call succeeded: its credits are spent (and X-Credits-Remaining stays as it is). `target`,
+   * what it worked on (a url or domain), is recorded with it in the account's usage.
+   */
+  settle(target?: string): void;
   /** The call failed or did not run: its credits go back (and X-Credits-Remaining says so). */
   release(): void;
 }

@@ -418,13 +418,16 @@ export class Meter {
   }
 }
 
+/** A call's target is recorded up to this long: enough to tell URLs apart in the usage table. */
+const MAX_TARGET_CHARS = 300;
+
 /** An authorized call; see index.ts. */
 export type MeteredHold = FreeHold | PaidHold;
 
 /** A call that holds nothing (a free route). */
 class FreeHold {
   constructor(readonly caller: Caller) {}
-  settle(): void {}
+  settle(_target?: string): void {}
   release(): void {}
 }
 
@@ -437,9 +440,9 @@ class SlotHold {
   get caller(): Caller {
     return this.hold.caller;
   }
-  settle(): void {
+  settle(target?: string): void {
     this.free();
-    this.hold.settle();
+    this.hold.settle(target);
   }
   release(): void {
     this.free();
@@ -463,7 +466,8 @@ class PaidHold {
      */
     readonly expiresAt?: number,
   ) {}
-  settle(): void {
+  settle(target?: string): void {
+    if (target) this.call.target = target.slice(0, MAX_TARGET_CHARS);
     this.end(true);
   }
   release(): void {

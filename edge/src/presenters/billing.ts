@@ -58,9 +58,10 @@ export const presentRevokedKey = (reply: RevokeApiKeyResponse) => reply.key;
 
 /** Billing keeps epoch milliseconds; the spec's times are ISO 8601. */
 export const presentUsage = (reply: ListUsageResponse) => ({
-  usage: reply.entries.map(({ operation, credits, atMs }) => ({
+  usage: reply.entries.map(({ operation, credits, atMs, target }) => ({
     operation,
     credits,
     at: new Date(Number(atMs)).toISOString(),
+    target: target ?? null,
   })),
 });

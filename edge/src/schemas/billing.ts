@@ -113,6 +113,12 @@ export const UsageList = restObject(billing.ListUsageResponse, {
           operation: { description: 'The route’s operation, e.g. broken-links.' },
           credits: { value: count },
           atMs: { as: 'at', value: timestamp },
+          target: {
+            nullable: true,
+            description:
+              'What the call worked on: its url or domain (at most 300 characters); null when it names none.',
+            example: 'https://example.com/',
+          },
         },
       }),
       description: 'The account’s 50 most recent spent calls, newest first.',

@@ -152,6 +152,8 @@ interface UsageEntry {
   operation: string;
   credits: number;
   at: string;
+  /** The url or domain the call worked on; null when it names none. */
+  target: string | null;
 }
 
 /** The account's most recent spent calls. */
@@ -211,14 +213,21 @@ async function recentUsage(container: HTMLElement): Promise<void> {
               h(
                 'tr',
                 {},
-                ['When', 'Operation', 'Credits'].map((c) => h('th', { scope: 'col' }, c)),
+                ['When', 'Operation', 'URL', 'Credits'].map((c) => h('th', { scope: 'col' }, c)),
               ),
             ),
             h(
               'tbody',
               {},
               usage.map((entry) =>
-                h('tr', {}, h('td', {}, when(entry.at)), h('td', {}, entry.operation), h('td', {}, entry.credits)),
+                h(
+                  'tr',
+                  {},
+                  h('td', {}, when(entry.at)),
+                  h('td', {}, entry.operation),
+                  h('td', { class: 'target' }, entry.target ?? '—'),
+                  h('td', {}, entry.credits),
+                ),
               ),
             ),
           ),

@@ -14,10 +14,11 @@ export interface Balance {
   remaining: number;
 }
 
-/** A call a hold paid for: the route's operation and its credits. */
+/** A call a hold paid for: the route's operation, its credits, and what it worked on. */
 export interface SpentCall {
   operation: string;
   credits: number;
+  target?: string;
 }
 
 export type ReserveResult = { reservationId: string; balance: Balance } | { short: Balance };
@@ -106,10 +107,10 @@ export class Ledger {
       const records: UsageRecord[] = [];
       // Calls past the hold were not paid for; the one it ran out on shows what it did pay.
       let unrecorded = total;
-      for (const { operation, credits } of calls) {
+      for (const { operation, credits, target } of calls) {
         if (unrecorded === 0) break;
         const paid = Math.min(credits, unrecorded);
-        records.push({ accountId, operation, credits: paid, at });
+        records.push({ accountId, operation, credits: paid, at, ...(target ? { target } : {}) });
         unrecorded -= paid;
       }
       await this.store.addUsage(records);

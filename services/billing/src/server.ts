@@ -85,7 +85,14 @@ export function billingService(
       listUsage: async (request) => {
         const { account } = await gate.session(request.credential);
         const usage = await ledger.recentUsage(account);
-        return { entries: usage.map(({ operation, credits, at }) => ({ operation, credits, atMs: String(at) })) };
+        return {
+          entries: usage.map(({ operation, credits, at, target }) => ({
+            operation,
+            credits,
+            atMs: String(at),
+            target: target ?? undefined,
+          })),
+        };
       },
       revokeApiKey: async (request) => {
         const { account } = await gate.session(request.credential);

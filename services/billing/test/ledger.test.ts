@@ -115,7 +115,7 @@ describe('billing domain (embedded store, injected clock)', () => {
       if (!('reservationId' in lease)) throw new Error('lease refused');
       const spentBefore = await spentTotal();
       const calls = [
-        { operation: 'render-page', credits: 5 },
+        { operation: 'render-page', credits: 5, target: 'https://example.test/page' },
         { operation: 'scan-meta', credits: 1 },
         { operation: 'free', credits: 0 },
         { operation: 'check-links', credits: 4 },
@@ -126,7 +126,7 @@ describe('billing domain (embedded store, injected clock)', () => {
       expect(await ledger.recentUsage(account)).to.deep.equal([
         { accountId: account.id, operation: 'check-links', credits: 4, at: now },
         { accountId: account.id, operation: 'scan-meta', credits: 1, at: now },
-        { accountId: account.id, operation: 'render-page', credits: 5, at: now },
+        { accountId: account.id, operation: 'render-page', credits: 5, at: now, target: 'https://example.test/page' },
       ]);
       expect(await ledger.settle(lease.reservationId, calls)).to.equal(false);
       expect(await ledger.recentUsage(account)).to.have.length(3);

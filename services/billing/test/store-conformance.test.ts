@@ -526,14 +526,20 @@ for (const harness of harnesses) {
         await store.addUsage([{ accountId: a, operation: 'op-0', credits: 1, at: T0 }]);
         // Several at once, as a lease's settlement records its calls.
         await store.addUsage(
-          [1, 2, 3, 4].map((i) => ({ accountId: a, operation: `op-${i}`, credits: i + 1, at: T0 + i })),
+          [1, 2, 3, 4].map((i) => ({
+            accountId: a,
+            operation: `op-${i}`,
+            credits: i + 1,
+            at: T0 + i,
+            ...(i % 2 ? {} : { target: `https://example.test/${i}` }),
+          })),
         );
         await store.addUsage([]);
         await store.addUsage([{ accountId: b, operation: 'other', credits: 2, at: T0 + 10 }]);
         expect(await store.recentUsage(a, 3)).to.deep.equal([
-          { accountId: a, operation: 'op-4', credits: 5, at: T0 + 4 },
+          { accountId: a, operation: 'op-4', credits: 5, at: T0 + 4, target: 'https://example.test/4' },
           { accountId: a, operation: 'op-3', credits: 4, at: T0 + 3 },
-          { accountId: a, operation: 'op-2', credits: 3, at: T0 + 2 },
+          { accountId: a, operation: 'op-2', credits: 3, at: T0 + 2, target: 'https://example.test/2' },
         ]);
         expect(await store.recentUsage(a, 10)).to.have.length(5);
         expect(await store.recentUsage(randomUUID(), 3)).to.deep.equal([]);

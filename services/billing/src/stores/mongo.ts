@@ -131,7 +131,7 @@ idempotencySchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 const secretSchema = new Schema<SecretDoc>({ _id: String, value: String }, OPTIONS);
 
 const usageSchema = new Schema<UsageRecord>(
-  { accountId: String, operation: String, credits: Number, at: Number },
+  { accountId: String, operation: String, credits: Number, at: Number, target: String },
   OPTIONS,
 );
 usageSchema.index({ accountId: 1, at: -1 });
@@ -449,7 +449,13 @@ export class MongoStore implements BillingStore {
 
   async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {
     const docs = await this.usage.find({ accountId }).sort({ at: -1, _id: -1 }).limit(limit).lean<UsageRecord[]>();
-    return docs.map(({ accountId, operation, credits, at }) => ({ accountId, operation, credits, at }));
+    return docs.map(({ accountId, operation, credits, at, target }) => ({
+      accountId,
+      operation,
+      credits,
+      at,
+      ...(target ? { target } : {}),
+    }));
   }
 
   async touchApiKey(keyId: string, at: number, everyMs: number): Promise<void> {

@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS usage (
   account_id TEXT NOT NULL,
   operation TEXT NOT NULL,
   credits INTEGER NOT NULL,
-  at INTEGER NOT NULL
+  at INTEGER NOT NULL,
+  target TEXT
 );
 CREATE INDEX IF NOT EXISTS usage_account ON usage (account_id, at DESC);
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -87,6 +88,18 @@ CREATE TABLE IF NOT EXISTS secrets (
   value TEXT NOT NULL
 );
 `;
+
+/** Columns added after a table was first created: a store file of an earlier release gains them. */
+const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+  { table: 'usage', column: 'target', type: 'TEXT' },
+];
+
+function addMissingColumns(db: Database.Database): void {
+  for (const { table, column, type } of ADDED_COLUMNS) {
+    const columns = db.pragma(`table_info(${table})`) as { name: string }[];
+    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+}
 
 interface AccountRow {
   id: string;
@@ -191,6 +204,7 @@ export class SqliteStore implements BillingStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    addMissingColumns(this.db);
     const db = this.db;
     this.q = {
       insertAccount: db.prepare(
@@ -256,10 +270,11 @@ export class SqliteStore implements BillingStore {
          WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @at - @everyMs)`,
       ),
       insertUsage: db.prepare(
-        'INSERT INTO usage (account_id, operation, credits, at) VALUES (@accountId, @operation, @credits, @at)',
+        `INSERT INTO usage (account_id, operation, credits, at, target)
+         VALUES (@accountId, @operation, @credits, @at, @target)`,
       ),
       recentUsage: db.prepare<[string, number], UsageRecord>(
-        `SELECT account_id AS accountId, operation, credits, at FROM usage
+        `SELECT account_id AS accountId, operation, credits, at, target FROM usage
          WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?`,
       ),
       insertSession: db.prepare(
@@ -332,7 +347,7 @@ export class SqliteStore implements BillingStore {
       ),
       // A lease's calls in one commit, not one each.
       addUsage: db.transaction((records: readonly UsageRecord[]) => {
-        for (const record of records) q.insertUsage.run(record);
+        for (const record of records) q.insertUsage.run({ ...record, target: record.target ?? null });
       }),
       settle: db.transaction((reservationId: string, spentCredits: number): Reservation | undefined => {
         const row = q.reservationById.get(reservationId);
@@ -448,7 +463,10 @@ export class SqliteStore implements BillingStore {
   }
 
   async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {
-    return this.q.recentUsage.all(accountId, limit);
+    // A call that named no target has a NULL column; the record has no field.
+    return this.q.recentUsage
+      .all(accountId, limit)
+      .map(({ target, ...record }) => (target ? { ...record, target } : record));
   }
 
   async touchApiKey(keyId: string, at: number, everyMs: number): Promise<void> {

@@ -121,6 +121,8 @@ export interface UsageRecord {
   operation: string;
   credits: number;
   at: number;
+  /** What the call worked on: its url or domain, when it names one. */
+  target?: string;
 }
 
 /**
