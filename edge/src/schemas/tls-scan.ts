@@ -174,8 +174,12 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
       description: 'The application protocols the server selects when offered (ALPN); empty when it selects none.',
     },
     scoreAreas: {
+      // Described on the object: a description on the field would wrap it and hide its message.
       value: restObject(tlsscan.ScoreAreas, {
         id: 'ScoreAreas',
+        description:
+          'The areas of the score before weighting and caps, 0 to 100 each, as SSL Labs draws them: certificate ' +
+          '(100 or 0), protocol support (30 %), key exchange (30 %), cipher strength (40 %).',
         fields: {
           certificate: { value: z.number().int().min(0).max(100) },
           protocolSupport: { value: z.number().min(0).max(100) },
@@ -183,9 +187,6 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
           cipherStrength: { value: z.number().min(0).max(100) },
         },
       }),
-      description:
-        'The areas of the score before weighting and caps, 0 to 100 each, as SSL Labs draws them: certificate ' +
-        '(100 or 0), protocol support (30 %), key exchange (30 %), cipher strength (40 %).',
     },
   },
 });
