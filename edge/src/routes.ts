@@ -60,6 +60,8 @@ import {
   screenshotRequest,
 } from './schemas/render.js';
 import { SslScanResult, sslScanInput } from './schemas/tls-scan.js';
+import { WebhookDeliveries, WebhookSecret, webhookDeliveriesInput } from './schemas/webhooks.js';
+import { withWebhook } from './webhooks/start.js';
 
 /** Failures of a service that fetches the caller's page. */
 const FETCH_ERRORS = { target_blocked: 400, target_unreachable: 400, target_http_error: 400, not_html: 400 };
@@ -242,24 +244,27 @@ export const routes: RouteSpec[] = [
     call: (c, input, options) =>
       c.crawl.checkLinks({ url: input.url, checkFragments: input.checkFragments ?? false }, options),
   }),
-  route({
-    method: 'POST',
-    path: '/broken-links/crawl',
-    operation: 'broken-links-crawl',
-    summary: 'Starts a site-wide broken-link crawl; poll its job.',
-    credits: 2,
-    input: BrokenLinksInput,
-    output: JobStarted,
-    status: 202,
-    errors: CRAWL_START_ERRORS,
-    timeoutMs: 15_000,
-    call: (c, input, options, caller) =>
-      c.crawl.startBrokenLinkCrawl(
-        { url: input.url, checkFragments: input.checkFragments ?? false, caller: crawlCaller(caller) },
-        options,
-      ),
-    withdraw: withdrawCrawlStart,
-  }),
+  withWebhook(
+    route({
+      method: 'POST',
+      path: '/broken-links/crawl',
+      operation: 'broken-links-crawl',
+      summary: 'Starts a site-wide broken-link crawl; poll its job.',
+      credits: 2,
+      input: BrokenLinksInput,
+      output: JobStarted,
+      status: 202,
+      errors: CRAWL_START_ERRORS,
+      timeoutMs: 15_000,
+      call: (c, input, options, caller) =>
+        c.crawl.startBrokenLinkCrawl(
+          { url: input.url, checkFragments: input.checkFragments ?? false, caller: crawlCaller(caller) },
+          options,
+        ),
+      withdraw: withdrawCrawlStart,
+    }),
+    'broken-links-crawl-status',
+  ),
   route({
     method: 'GET',
     path: '/broken-links/crawl/:job_id',
@@ -274,21 +279,24 @@ export const routes: RouteSpec[] = [
     call: (c, input, options) => c.crawl.getBrokenLinkCrawl({ jobId: input.job_id }, options),
     headers: noStore,
   }),
-  route({
-    method: 'POST',
-    path: '/link-extract/crawl',
-    operation: 'link-extract-crawl',
-    summary: 'Starts a site-wide link extraction; poll its job.',
-    credits: 1,
-    input: urlInput,
-    output: JobStarted,
-    status: 202,
-    errors: CRAWL_START_ERRORS,
-    timeoutMs: 15_000,
-    call: (c, input, options, caller) =>
-      c.crawl.startLinkExtractCrawl({ url: input.url, caller: crawlCaller(caller) }, options),
-    withdraw: withdrawCrawlStart,
-  }),
+  withWebhook(
+    route({
+      method: 'POST',
+      path: '/link-extract/crawl',
+      operation: 'link-extract-crawl',
+      summary: 'Starts a site-wide link extraction; poll its job.',
+      credits: 1,
+      input: urlInput,
+      output: JobStarted,
+      status: 202,
+      errors: CRAWL_START_ERRORS,
+      timeoutMs: 15_000,
+      call: (c, input, options, caller) =>
+        c.crawl.startLinkExtractCrawl({ url: input.url, caller: crawlCaller(caller) }, options),
+      withdraw: withdrawCrawlStart,
+    }),
+    'link-extract-crawl-status',
+  ),
   route({
     method: 'GET',
     path: '/link-extract/crawl/:job_id',
@@ -504,6 +512,39 @@ export const routes: RouteSpec[] = [
     call: (c, input, options, caller) =>
       c.billing.createApiKey({ credential: caller.credential, name: input.name }, options),
     present: presentNewKey,
+    headers: noStore,
+  }),
+  // Webhooks: an account's signing secret and its delivery attempts (docs/decisions/0206-webhooks.md).
+  route({
+    method: 'POST',
+    path: '/webhooks/secret',
+    operation: 'rotate-webhook-secret',
+    summary:
+      'Creates the account’s webhook signing secret, or replaces it at once (the old one stops signing); ' +
+      'the secret is returned this once. Session or API key.',
+    credits: 0,
+    input: noInput,
+    output: WebhookSecret,
+    status: 201,
+    errors: { account_required: 401 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.webhooks.rotateWebhookSecret({ subject: caller.subject }, options),
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/webhooks/deliveries',
+    operation: 'webhook-deliveries',
+    summary:
+      'The account’s most recent webhook delivery attempts (at most 100, kept 7 days), newest first, and when ' +
+      'its signing secret was made. Session or API key.',
+    credits: 0,
+    input: webhookDeliveriesInput,
+    output: WebhookDeliveries,
+    errors: { account_required: 401 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.webhooks.listWebhookAttempts({ subject: caller.subject, limit: input.limit ?? 50 }, options),
     headers: noStore,
   }),
   route({
