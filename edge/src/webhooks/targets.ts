@@ -19,6 +19,7 @@ export const webhookTargets = () => rules;
 
 /** Why a webhookUrl is not taken as written, if it is not: http or https, a real host, no credentials. */
 function problemOf(value: string): string | undefined {
+  if (value.length > MAX_WEBHOOK_URL_LENGTH) return `is too long (at most ${MAX_WEBHOOK_URL_LENGTH} characters)`;
   if (!/^https?:\/\//i.test(value)) return 'must be an http:// or https:// URL';
   try {
     parseTargetUrl(value);
@@ -33,7 +34,6 @@ function problemOf(value: string): string | undefined {
 export const webhookUrlField = z
   .string({ error: 'webhookUrl must be a string' })
   .trim()
-  .max(MAX_WEBHOOK_URL_LENGTH, `webhookUrl is too long (at most ${MAX_WEBHOOK_URL_LENGTH} characters)`)
   .superRefine((value, ctx) => {
     const problem = problemOf(value);
     if (problem)
