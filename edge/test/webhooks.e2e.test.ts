@@ -17,10 +17,12 @@ interface Received {
 
 /**
  * A webhook receiver on 127.0.0.1. /flaky answers 503, then resets the connection, then 200;
- * /redirect answers 302 to /sink; every other path answers 204.
+ * /redirect answers 302 to /sink; /until-restart answers 503 until `state.restarted`; every other
+ * path answers 204.
  */
 async function startReceiver() {
   const received: Received[] = [];
+  const state = { restarted: false };
   let flaky = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,6 +37,7 @@ async function startReceiver() {
         return res.writeHead(200).end('ok');
       }
       if (path === '/redirect') return res.writeHead(302, { location: '/sink' }).end();
+      if (path === '/until-restart') return res.writeHead(state.restarted ? 200 : 503).end();
       res.writeHead(204).end();
     });
   });
@@ -44,6 +47,7 @@ async function startReceiver() {
   return {
     url: (path: string) => `http://127.0.0.1:${port}${path}`,
     received,
+    state,
     at: (path: string) => received.filter((r) => r.path === path),
     close: async () => {
       server.closeAllConnections();
@@ -65,6 +69,8 @@ describe('webhooks for finished jobs', function () {
   let site: FixtureSite;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let secret: string;
+  /** The account's signing secret after the rotation test. */
+  let secretNow: string;
 
   before(async () => {
     site = await startFixtureSite();
@@ -174,6 +180,7 @@ describe('webhooks for finished jobs', function () {
   it('signs with the new secret once rotated: the old one no longer verifies', async () => {
     const rotated = await json(await stack.api('/v1/webhooks/secret', post({})));
     const fresh = rotated.data.secret as string;
+    secretNow = fresh;
     expect(fresh).to.not.equal(secret);
     const listed = await json(await stack.api('/v1/webhooks/deliveries?limit=1'));
     expect(listed.data.secretCreatedAt).to.equal(rotated.data.createdAt);
@@ -189,6 +196,34 @@ describe('webhooks for finished jobs', function () {
     const verified = new Webhook(fresh).verify(hit.body, hit.headers) as any;
     expect(verified.data.status).to.equal('done');
     expect(() => new Webhook(secret).verify(hit.body, hit.headers)).to.throw(/signature/i);
+  });
+
+  it('keeps retrying across a restart of the edge: the schedule is in billing’s store', async () => {
+    const jobId = await startCrawl(stack, 'link-extract', site.url('/hooked'), {
+      webhookUrl: receiver.url('/until-restart'),
+    });
+    const [refused] = await eventually(async () => {
+      const listed = (await json(await stack.api('/v1/webhooks/deliveries'))).data.attempts.filter(
+        (a: any) => a.jobId === jobId,
+      );
+      expect(listed).to.have.length.greaterThan(0);
+      return listed;
+    }, 60_000);
+    expect(refused).to.include({ statusCode: 503, outcome: 'retrying' });
+    await stack.kill('edge');
+    await stack.start('edge');
+    receiver.state.restarted = true;
+    const delivered = await eventually(async () => {
+      const listed = (await json(await stack.api('/v1/webhooks/deliveries'))).data.attempts.filter(
+        (a: any) => a.jobId === jobId,
+      );
+      expect(listed[0].outcome).to.equal('delivered');
+      return listed;
+    }, 120_000);
+    expect(delivered.slice(1).every((a: any) => a.outcome === 'retrying' && a.statusCode === 503)).to.equal(true);
+    const hits = receiver.at('/until-restart');
+    expect(new Set(hits.map((h) => h.headers['webhook-id'])).size).to.equal(1);
+    expect(new Webhook(secretNow).verify(hits.at(-1)!.body, hits.at(-1)!.headers)).to.have.property('success', true);
   });
 
   it('does not follow a redirect: the 302 is the attempt’s answer, and the delivery fails', async () => {
