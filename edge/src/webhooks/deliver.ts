@@ -46,7 +46,7 @@ const SEND_TIMEOUT_MS = 15_000;
 const MAX_ANSWER_BYTES = 4 * 1024;
 /** A body billing would not keep (the job's envelope is far smaller in practice). */
 const MAX_BODY_GZIP_BYTES = 8 * 1024 * 1024;
-const USER_AGENT = 'WebUtil-Webhooks/1.0 (+https://webutil.dev/docs/webhooks)';
+const USER_AGENT = 'WebUtil-Webhooks/1.0';
 
 /** Who reads the job: the poll routes ignore their caller; this names the worker in logs. */
 const WORKER: Caller = {
