@@ -25,7 +25,8 @@ const billingCall = (options: CallOptions): CallOptions => ({
  * (a bad URL, an account without a signing secret or too many deliveries under way: 4xx, nothing
  * spent, no job); once started, the delivery is bound to the job, whose end the edge's delivery
  * worker (deliver.ts) POSTs as `poll` (the operation of the route that polls the job) answers it.
- * A job route adds webhooks with one line: `withWebhook(route({...}), '<poll operation>')`.
+ * A job route adds webhooks with one line: its start's operation and its poll's in WEBHOOK_POLLS
+ * (routes.ts).
  */
 export function withWebhook<In extends z.ZodObject, R extends { jobId: string }, Out extends z.ZodType>(
   spec: RouteSpec<In, R, Out>,
