@@ -338,7 +338,8 @@ describe('Helm chart helm/webutil', function () {
   });
 
   it('lets the URL fetchers reach the internet over IPv4 and IPv6, never cluster, node or metadata addresses', () => {
-    const fetchers = ['render', 'crawl', 'tls-scan', 'meta-scan'];
+    // The edge delivers webhooks (decision 0206).
+    const fetchers = ['edge', 'render', 'crawl', 'tls-scan', 'meta-scan'];
     const internet = ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'];
     const forbidden = [
       '10.96.0.1', // the service network
@@ -377,7 +378,9 @@ describe('Helm chart helm/webutil', function () {
       );
       const metadata = { ip: '169.254.169.254', port: 443 };
       expect(connects(policies(manifests), NAMESPACE, podOf('billing'), metadata)).to.equal(false);
-      expect(connects(policies(manifests), NAMESPACE, podOf('edge'), siteverify), 'the edge does not').to.equal(false);
+      expect(connects(policies(manifests), NAMESPACE, podOf('bookmark'), siteverify), 'bookmark does not').to.equal(
+        false,
+      );
     }
   });
 

@@ -1,4 +1,5 @@
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
@@ -9,6 +10,8 @@ import { connect, type ServiceClient } from './grpc-clients.js';
 /** One client per backing service; addresses come from the edge's configuration. */
 export interface Clients {
   billing: ServiceClient<typeof BillingServiceService>;
+  /** Billing's webhook books (the same process as `billing`). */
+  webhooks: ServiceClient<typeof WebhookServiceService>;
   metaScan: ServiceClient<typeof MetaScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
   render: ServiceClient<typeof RenderServiceService>;
@@ -28,6 +31,7 @@ export interface ServiceAddresses {
 export function connectAll(addresses: ServiceAddresses): Clients {
   return {
     billing: connect(BillingServiceService, addresses.billing),
+    webhooks: connect(WebhookServiceService, addresses.billing),
     metaScan: connect(MetaScanServiceService, addresses.metaScan),
     crawl: connect(CrawlServiceService, addresses.crawl),
     render: connect(RenderServiceService, addresses.render),

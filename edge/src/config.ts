@@ -41,6 +41,19 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
        * edge drops that account's views and leases at once. Unset: changes show within CALLER_VIEW_MS.
        */
       NATS_URL: env.optionalString(),
+      /**
+       * Webhook deliveries (docs/decisions/0206-webhooks.md) go where every fetch may: the same
+       * allow-list of otherwise refused CIDRs as the services, and the resolver they use.
+       */
+      WEBUTIL_ALLOW_TARGETS: env.cidrList(),
+      WEBHOOK_DNS_SERVERS: env.list(),
+      /** Whether this process delivers webhooks (every replica may: billing leases each delivery to one). */
+      WEBHOOK_DELIVERY: env.bool(true),
+      /** The back-off's first pause; it doubles per attempt, at most 10 minutes, for 30 minutes. */
+      WEBHOOK_RETRY_BASE_MS: env.int(5_000, 1),
+      /** How often a job with a webhook is looked at while it runs, and billing asked for due deliveries. */
+      WEBHOOK_POLL_MS: env.int(2_000, 10),
+      WEBHOOK_TICK_MS: env.int(1_000, 10),
       /** Prometheus /metrics on its own port (not on the public one); unset: none. */
       METRICS_PORT: serviceEnv.METRICS_PORT,
     },

@@ -1,4 +1,4 @@
-import { createLogger, exitOnFatalErrors, serveMetrics } from '@webutil/kit';
+import { AddressPolicy, createLogger, exitOnFatalErrors, lookupVia, SafeHttp, serveMetrics } from '@webutil/kit';
 import { createApp } from './app.js';
 import { closeAll, connectAll } from './clients.js';
 import { readConfig } from './config.js';
@@ -6,6 +6,8 @@ import { createServer } from './http-server.js';
 import { createMetering } from './metering/index.js';
 import { listenForRevocations } from './revocations.js';
 import { routes } from './routes.js';
+import { WebhookDelivery } from './webhooks/deliver.js';
+import { setWebhookTargets } from './webhooks/targets.js';
 
 const config = readConfig();
 
@@ -34,6 +36,22 @@ const app = createApp({
   turnstile: Boolean(config.TURNSTILE_SITE_KEY),
   maxUploadsPerClient: config.MAX_UPLOADS_PER_CLIENT,
 });
+const webhookPolicy = new AddressPolicy(config.WEBUTIL_ALLOW_TARGETS);
+const webhookLookup = lookupVia(config.WEBHOOK_DNS_SERVERS);
+setWebhookTargets(webhookPolicy, webhookLookup);
+const webhookHttp = new SafeHttp({ policy: webhookPolicy, lookup: webhookLookup, connectionsPerOrigin: 4 });
+const webhooks = config.WEBHOOK_DELIVERY
+  ? new WebhookDelivery({
+      clients,
+      routes,
+      http: webhookHttp,
+      log: log.child({ part: 'webhooks' }),
+      retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+      pollMs: config.WEBHOOK_POLL_MS,
+      tickMs: config.WEBHOOK_TICK_MS,
+    })
+  : undefined;
+webhooks?.start();
 const server = createServer(app, {
   headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
   requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
@@ -60,6 +78,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     server.close(async () => {
       clearTimeout(force);
       revocations?.close();
+      await webhooks?.stop();
+      await webhookHttp.close();
       await metering.drain(5_000);
       closeAll(clients);
       metrics?.close();

@@ -60,6 +60,8 @@ import {
   screenshotRequest,
 } from './schemas/render.js';
 import { SslScanResult, sslScanInput } from './schemas/tls-scan.js';
+import { WebhookDeliveries, WebhookSecret, webhookDeliveriesInput } from './schemas/webhooks.js';
+import { withWebhook } from './webhooks/start.js';
 
 /** Failures of a service that fetches the caller's page. */
 const FETCH_ERRORS = { target_blocked: 400, target_unreachable: 400, target_http_error: 400, not_html: 400 };
@@ -119,7 +121,16 @@ const signInput = (input: z.output<typeof credentialsInput>, caller: Caller) => 
   solution: challengeSolution(input),
 });
 
-export const routes: RouteSpec[] = [
+/**
+ * Job starts that take an optional webhookUrl, each with the operation of the route that polls its
+ * job (docs/decisions/0206-webhooks.md): a job route gets webhooks with one line here.
+ */
+const WEBHOOK_POLLS: Readonly<Record<string, string>> = {
+  'broken-links-crawl': 'broken-links-crawl-status',
+  'link-extract-crawl': 'link-extract-crawl-status',
+};
+
+const table: RouteSpec[] = [
   route({
     method: 'GET',
     path: '/down-check',
@@ -448,6 +459,39 @@ export const routes: RouteSpec[] = [
     present: presentSignedOut,
     headers: signedOutHeaders,
   }),
+  // Webhooks: an account's signing secret and its delivery attempts (docs/decisions/0206-webhooks.md).
+  route({
+    method: 'POST',
+    path: '/webhooks/secret',
+    operation: 'rotate-webhook-secret',
+    summary:
+      'Creates the account’s webhook signing secret, or replaces it at once (the old one stops signing); ' +
+      'the secret is returned this once. Session or API key.',
+    credits: 0,
+    input: noInput,
+    output: WebhookSecret,
+    status: 201,
+    errors: { account_required: 401 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.webhooks.rotateWebhookSecret({ subject: caller.subject }, options),
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/webhooks/deliveries',
+    operation: 'webhook-deliveries',
+    summary:
+      'The account’s most recent webhook delivery attempts (at most 100, kept 7 days), newest first, and when ' +
+      'its signing secret was made. Session or API key.',
+    credits: 0,
+    input: webhookDeliveriesInput,
+    output: WebhookDeliveries,
+    errors: { account_required: 401 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.webhooks.listWebhookAttempts({ subject: caller.subject, limit: input.limit ?? 50 }, options),
+    headers: noStore,
+  }),
   route({
     method: 'GET',
     path: '/auth/me',
@@ -522,6 +566,11 @@ export const routes: RouteSpec[] = [
     present: presentRevokedKey,
   }),
 ];
+
+export const routes: RouteSpec[] = table.map((spec) => {
+  const poll = WEBHOOK_POLLS[spec.operation];
+  return poll ? withWebhook(spec, poll) : spec;
+});
 
 /** Result files, streamed from the service that stored them: free, no credential needed. */
 export const downloads: DownloadSpec[] = [

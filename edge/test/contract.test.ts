@@ -16,6 +16,7 @@ import {
   FileDescriptorSetSchema,
 } from '@bufbuild/protobuf/wkt';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
@@ -39,6 +40,7 @@ const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
   metaScan: MetaScanServiceService,
   render: RenderServiceService,
   tlsScan: TlsScanServiceService,
+  webhooks: WebhookServiceService,
 };
 
 /**

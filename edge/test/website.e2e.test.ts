@@ -912,6 +912,30 @@ describe('website: pages in a real browser', function () {
     );
   });
 
+  it('the account page makes the webhook signing secret, shows it once, and lists delivery attempts', async () => {
+    const page = await visitor();
+    const email = `hooks-${Date.now()}@example.test`;
+    await stack.admin('create-account', '--email', email, '--password', PASSWORD);
+    await signIn(page, email, PASSWORD);
+    await page.waitForFunction(() => document.getElementById('webhook-secret-made')?.textContent);
+    expect(await page.$eval('#webhook-secret-made', (el) => el.textContent)).to.include('No signing secret yet');
+    expect(await page.$eval('main', (el) => el.textContent)).to.include('No deliveries yet');
+    await page.click('#rotate-webhook-secret');
+    await page.waitForSelector('#webhook-secret');
+    const secret = await page.$eval('#webhook-secret', (el) => el.value);
+    expect(secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    await page.waitForFunction(() =>
+      document.getElementById('webhook-secret-made')?.textContent?.startsWith('Signing secret made'),
+    );
+    expect(await page.$eval('#rotate-webhook-secret', (el) => el.textContent)).to.equal('Rotate signing secret');
+    expect(await seriousViolations(page), 'axe on the webhooks section').to.deep.equal([]);
+    // Shown once: a reload lists when it was made, never the secret.
+    await open(page, '/account');
+    await page.waitForFunction(() => document.getElementById('webhook-secret-made')?.textContent);
+    expect(await page.$('#webhook-secret')).to.equal(null);
+    expect(await page.$eval('main', (el) => el.textContent)).to.not.include(secret);
+  });
+
   it(
     'every page passes axe-core (no serious or critical violations) and fits 360 px; ' +
       'screenshots at 1366 and 390 px, light and dark',

@@ -2,6 +2,7 @@
 import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
 import { h, show } from './dom.js';
 import { showError } from './playground.js';
+import { webhooksSection } from './webhooks.js';
 
 /** Billing's password rule (MIN_PASSWORD_LENGTH), shown before the first try. */
 const MIN_PASSWORD_LENGTH = 10;
@@ -249,6 +250,7 @@ export async function dashboard(
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
   const keys = h('div');
   const usage = h('div');
+  const webhooks = webhooksSection();
   const created = h('div', { 'aria-live': 'polite' });
   const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: 100 });
   const form = h(
@@ -366,7 +368,8 @@ export async function dashboard(
     keys,
     h('h2', {}, 'Recent usage'),
     usage,
+    webhooks.element,
     signOut,
   );
-  await Promise.all([keyList(keys, status), recentUsage(usage)]);
+  await Promise.all([keyList(keys, status), recentUsage(usage), webhooks.load()]);
 }

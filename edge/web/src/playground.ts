@@ -41,6 +41,9 @@ function leavesOf(doc: Document, fields: ReturnType<typeof inputFields>): Leaf[]
 const BASIC_FIELDS: Record<string, readonly string[]> = {
   screenshot: ['url', 'format', 'device', 'colorScheme'],
   'url-to-pdf': ['url', 'deviceType', 'pageFormat', 'orientation', 'theme'],
+  // A webhook URL is for integrations; the page itself polls.
+  'broken-links-crawl': ['url', 'checkFragments'],
+  'link-extract-crawl': ['url'],
 };
 
 function control(leaf: Leaf, optionalChoice: boolean): HTMLElement {

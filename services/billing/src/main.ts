@@ -15,6 +15,9 @@ import { billingService } from './server.js';
 import { Sessions } from './sessions.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { openStore } from './stores/open.js';
+import { webhookService } from './webhooks/server.js';
+import { openWebhookStore } from './webhooks/store.js';
+import { Webhooks } from './webhooks/webhooks.js';
 
 const config = readConfig();
 
@@ -61,6 +64,8 @@ const limiter = new RateLimiter(store, clock);
 const notices = await RevocationNotices.connect(config.NATS_URL, log);
 const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous });
 const idempotencyKeys = new IdempotencyKeys(store, clock);
+const webhookStore = await openWebhookStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
+const webhooks = new Webhooks(webhookStore, clock);
 
 // Holds nobody settled (an edge died mid-call) return their credits; expired rows go away.
 const every = (ms: number, task: () => Promise<unknown>, what: string) =>
@@ -68,17 +73,22 @@ const every = (ms: number, task: () => Promise<unknown>, what: string) =>
 const timers = [
   every(config.RESERVATION_SWEEP_MS, () => ledger.expireHolds(), 'reservation expiry'),
   every(60_000, () => store.sweep(clock()), 'store sweep'),
+  every(60_000, () => webhookStore.sweep(clock()), 'webhook store sweep'),
 ];
 
 await runService({
   name: 'billing',
   ...processOptions(config),
-  protoFiles: ['webutil/billing/v1/billing.proto'],
-  bindings: [billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }, log)],
+  protoFiles: ['webutil/billing/v1/billing.proto', 'webutil/billing/v1/webhooks.proto'],
+  bindings: [
+    billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }, log),
+    webhookService(webhooks, log),
+  ],
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);
     await notices.close();
+    await webhookStore.close();
     await store.close();
   },
 });

@@ -47,7 +47,9 @@ export interface SafeHttpOptions {
 }
 
 export interface FetchOptions {
-  method?: 'GET' | 'HEAD';
+  /** POST sends `body` (a webhook delivery); a redirect of it is never followed (see `maxRedirects`). */
+  method?: 'GET' | 'HEAD' | 'POST';
+  body?: string | Buffer;
   /** Redirects to follow; past this the last 3xx response is returned with redirectLimitReached. */
   maxRedirects?: number;
   /** Budget for the whole exchange, redirects and body included. */
@@ -171,6 +173,8 @@ export class SafeHttp {
     };
     let url = typeof input === 'string' ? new URL(input) : input;
     let method = opts.method ?? 'GET';
+    // A body is sent once: a redirected POST is answered with its 3xx, not followed.
+    const maxRedirectsFor = (m: string) => (m === 'POST' ? 0 : maxRedirects);
     try {
       for (;;) {
         assertWebScheme(url);
@@ -185,6 +189,7 @@ export class SafeHttp {
             method,
             signal,
             headers,
+            body: method === 'POST' ? opts.body : undefined,
             // undici closes the connection after a HEAD unless told not to (for servers that wrongly
             // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
             reset: method === 'HEAD' ? false : undefined,
@@ -193,7 +198,7 @@ export class SafeHttp {
           throw classify(err, url.href, signal, opts.signal);
         }
         const location = header(res.headers, 'location');
-        if (!REDIRECT_STATUSES.has(res.statusCode) || !location || redirects.length >= maxRedirects) {
+        if (!REDIRECT_STATUSES.has(res.statusCode) || !location || redirects.length >= maxRedirectsFor(method)) {
           // The exchange stays open until its body is read or dropped (see wrap).
           return this.wrap(
             url,

@@ -1,0 +1,26 @@
+import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
+import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
+import type { Webhooks } from './webhooks.js';
+
+/** WebhookService: the signing secrets and delivery books (webhooks.ts); the edge sends. */
+export function webhookService(webhooks: Webhooks, log: Logger): ServiceBinding {
+  return bind(
+    WebhookServiceService,
+    {
+      rotateWebhookSecret: ({ subject }) => webhooks.rotateSecret(subject),
+      reserveWebhookDelivery: async ({ subject, source, url }) => ({
+        deliveryId: await webhooks.reserve(subject, source, url),
+      }),
+      attachWebhookDelivery: async ({ deliveryId, jobId }) => {
+        await webhooks.attach(deliveryId, jobId);
+        return {};
+      },
+      claimWebhookDeliveries: async ({ owner, limit, leaseMs }) => ({
+        deliveries: await webhooks.claim(owner, limit, leaseMs),
+      }),
+      updateWebhookDelivery: async (request) => ({ updated: await webhooks.update(request) }),
+      listWebhookAttempts: ({ subject, limit }) => webhooks.list(subject, limit),
+    },
+    log,
+  );
+}

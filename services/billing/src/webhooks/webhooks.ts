@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { failedPrecondition, resourceExhausted, unauthenticated } from '@webutil/kit';
+import type {
+  ClaimedWebhookDelivery,
+  ListWebhookAttemptsResponse,
+  UpdateWebhookDeliveryRequest,
+} from '@webutil/proto/webutil/billing/v1/webhooks';
+import type { Clock } from '../clock.js';
+import type { AttemptOutcome, DeliveryState, WebhookStore } from './store.js';
+
+/**
+ * Deliveries one account may have under way (reserved, waiting for their job, or retrying): with
+ * crawls bounded per caller and retries for 30 minutes, a caller whose receiver is down piles them
+ * up; past this, a start with a webhookUrl is refused (429) until some are over.
+ */
+export const OPEN_DELIVERIES_PER_ACCOUNT = 100;
+/** A reservation whose start never reported back (its edge died) is gone after this. */
+const RESERVATION_MS = 10 * 60_000;
+/** A delivery's row outlives its job (30 minutes) and its retries (30 minutes after the job ended). */
+const DELIVERY_KEEP_MS = 24 * 3_600_000;
+/** Attempts stay listed this long. */
+export const ATTEMPT_KEEP_MS = 7 * 24 * 3_600_000;
+/** The deliveries route lists at most this many attempts (the newest). */
+export const MAX_LISTED_ATTEMPTS = 100;
+
+const OUTCOMES: ReadonlySet<string> = new Set<AttemptOutcome>(['delivered', 'retrying', 'failed']);
+
+/** `whsec_` and the base64 of 32 random bytes (the Standard Webhooks secret format, 24 to 64 bytes). */
+export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+/** The webhook-id of a delivery, the same on every attempt. */
+const newDeliveryId = () => `msg_${randomBytes(18).toString('base64url')}`;
+
+/** Only accounts have signing secrets; an anonymous caller (an ip: subject) has none. */
+function accountSubject(subject: string): string {
+  if (!subject.startsWith('account:'))
+    throw unauthenticated('ACCOUNT_REQUIRED', 'webhooks belong to an account: sign in or send an API key');
+  return subject;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The books of webhook deliveries (docs/decisions/0206-webhooks.md); the edge does the sending. */
+export class Webhooks {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async rotateSecret(subject: string): Promise<{ secret: string; createdAt: string }> {
+    const secret = { secret: newSecret(), createdAt: this.clock() };
+    await this.store.setSecret(accountSubject(subject), secret);
+    return { secret: secret.secret, createdAt: iso(secret.createdAt) };
+  }
+
+  async reserve(subject: string, source: string, url: string): Promise<string> {
+    if (!(await this.store.secretOf(accountSubject(subject))))
+      throw failedPrecondition(
+        'WEBHOOK_SECRET_MISSING',
+        'webhookUrl needs the account’s signing secret: create it first with POST /v1/webhooks/secret ' +
+          '(or on the account page)',
+      );
+    const now = this.clock();
+    const id = newDeliveryId();
+    const reserved = await this.store.reserve(
+      { id, subject, source, url, createdAt: now, expiresAt: now + RESERVATION_MS },
+      OPEN_DELIVERIES_PER_ACCOUNT,
+      now,
+    );
+    if (!reserved)
+      throw resourceExhausted(
+        'TOO_MANY_WEBHOOKS',
+        `this account already has ${OPEN_DELIVERIES_PER_ACCOUNT} webhook deliveries under way, the most it may; ` +
+          'start another when some are over',
+        60,
+      );
+    return id;
+  }
+
+  async attach(id: string, jobId: string | undefined): Promise<void> {
+    const now = this.clock();
+    if (jobId) await this.store.attach(id, jobId, now, now + DELIVERY_KEEP_MS);
+    else await this.store.drop(id);
+  }
+
+  async claim(owner: string, limit: number, leaseMs: number): Promise<ClaimedWebhookDelivery[]> {
+    const claimed = await this.store.claim(owner, this.clock(), Math.min(Math.max(limit, 1), 64), leaseMs);
+    const secrets = new Map<string, string | undefined>();
+    const out: ClaimedWebhookDelivery[] = [];
+    for (const delivery of claimed) {
+      if (!secrets.has(delivery.subject))
+        secrets.set(delivery.subject, (await this.store.secretOf(delivery.subject))?.secret);
+      out.push({
+        id: delivery.id,
+        source: delivery.source,
+        jobId: delivery.jobId ?? '',
+        url: delivery.url,
+        bodyGzip: delivery.bodyGzip ?? undefined,
+        endedAtMs: delivery.endedAt === null ? undefined : String(delivery.endedAt),
+        attempts: delivery.attempts,
+        secret: secrets.get(delivery.subject) ?? '',
+      });
+    }
+    return out;
+  }
+
+  async update(request: UpdateWebhookDeliveryRequest): Promise<boolean> {
+    const { attempt } = request;
+    if (attempt && !OUTCOMES.has(attempt.outcome)) throw new Error(`unknown outcome ${attempt.outcome}`);
+    const now = this.clock();
+    const nextAt = request.nextAtMs === undefined ? now : Number(request.nextAtMs);
+    const state: DeliveryState = attempt
+      ? attempt.outcome === 'delivered'
+        ? 'delivered'
+        : attempt.outcome === 'failed'
+          ? 'failed'
+          : 'sending'
+      : request.abandoned !== undefined
+        ? 'failed'
+        : request.endedAtMs !== undefined
+          ? 'sending'
+          : 'waiting';
+    // The attempt's record needs the delivery's own facts; the lease guard is checked by the update.
+    const [delivery] = attempt ? await this.deliveryFacts(request.id) : [];
+    return this.store.update(request.id, {
+      owner: request.owner,
+      state,
+      bodyGzip: request.bodyGzip ? Buffer.from(request.bodyGzip) : undefined,
+      endedAt: request.endedAtMs === undefined ? undefined : Number(request.endedAtMs),
+      nextAt,
+      attempt:
+        attempt && delivery
+          ? {
+              deliveryId: request.id,
+              attempt: delivery.attempts + 1,
+              subject: delivery.subject,
+              jobId: delivery.jobId,
+              url: delivery.url,
+              at: Number(attempt.atMs),
+              statusCode: attempt.statusCode ?? null,
+              error: attempt.error ?? null,
+              durationMs: attempt.durationMs,
+              outcome: attempt.outcome as AttemptOutcome,
+              nextAt: attempt.outcome === 'retrying' ? nextAt : null,
+              expiresAt: now + ATTEMPT_KEEP_MS,
+            }
+          : undefined,
+    });
+  }
+
+  async list(subject: string, limit: number): Promise<ListWebhookAttemptsResponse> {
+    const account = accountSubject(subject);
+    const now = this.clock();
+    const secret = await this.store.secretOf(account);
+    const bound = limit > 0 ? Math.min(limit, MAX_LISTED_ATTEMPTS) : MAX_LISTED_ATTEMPTS;
+    const attempts = await this.store.attempts(account, bound, now);
+    return {
+      secretCreatedAt: secret ? iso(secret.createdAt) : undefined,
+      attempts: attempts.map((a) => ({
+        webhookId: a.deliveryId,
+        jobId: a.jobId,
+        url: a.url,
+        attempt: a.attempt,
+        attemptedAt: iso(a.at),
+        statusCode: a.statusCode ?? undefined,
+        error: a.error ?? undefined,
+        durationMs: a.durationMs,
+        outcome: a.outcome,
+        nextAttemptAt: a.nextAt === null ? undefined : iso(a.nextAt),
+      })),
+    };
+  }
+
+  private async deliveryFacts(id: string) {
+    const found = await this.store.delivery(id);
+    return found ? [{ ...found, jobId: found.jobId ?? '' }] : [];
+  }
+}

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
+import { expect } from 'chai';
+import type { AttemptRecord, WebhookStore } from '../src/webhooks/store.js';
+import { MongoWebhookStore } from '../src/webhooks/store-mongo.js';
+import { SqliteWebhookStore } from '../src/webhooks/store-sqlite.js';
+import { Webhooks } from '../src/webhooks/webhooks.js';
+
+/** Each adapter opened fresh, and reopened on the same data (a restart of billing). */
+interface Harness {
+  name: string;
+  before?: () => Promise<void>;
+  after?: () => Promise<void>;
+  open(): Promise<{ store: WebhookStore; reopen(): Promise<WebhookStore>; drop(): Promise<void> }>;
+}
+
+let mongo: MongoUnderTest | undefined;
+
+const harnesses: Harness[] = [
+  {
+    name: 'embedded SQLite',
+    async open() {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'webhook-store-'));
+      const file = path.join(dir, 'webhooks.sqlite');
+      return {
+        store: new SqliteWebhookStore(file),
+        reopen: async () => new SqliteWebhookStore(file),
+        drop: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: process.env.MONGO_URL ? 'mongoose on MONGO_URL' : 'mongoose on jongodb',
+    before: async () => {
+      mongo = await startMongo();
+    },
+    after: async () => mongo?.stop(),
+    async open() {
+      const dbName = `webhooks_${randomUUID().replace(/-/g, '')}`;
+      return {
+        store: await MongoWebhookStore.connect(mongo!.url, dbName),
+        reopen: () => MongoWebhookStore.connect(mongo!.url, dbName),
+        drop: async () => undefined,
+      };
+    },
+  },
+];
+
+const T0 = Date.UTC(2026, 0, 15, 12);
+const SUBJECT = 'account:a1';
+
+const attempt = (id: string, n: number, at: number, outcome: AttemptRecord['outcome']): AttemptRecord => ({
+  deliveryId: id,
+  attempt: n,
+  subject: SUBJECT,
+  jobId: 'job-1',
+  url: 'https://example.com/hook',
+  at,
+  statusCode: outcome === 'delivered' ? 200 : 503,
+  error: null,
+  durationMs: 12,
+  outcome,
+  nextAt: outcome === 'retrying' ? at + 5_000 : null,
+  expiresAt: at + 86_400_000,
+});
+
+for (const harness of harnesses) {
+  describe(`webhook store conformance: ${harness.name}`, function () {
+    this.timeout(60_000);
+    let store: WebhookStore;
+    let reopen: () => Promise<WebhookStore>;
+    let drop: () => Promise<void>;
+    let now = T0;
+    const clock = () => now;
+
+    before(async () => harness.before?.());
+    after(async () => harness.after?.());
+    beforeEach(async () => {
+      now = T0;
+      ({ store, reopen, drop } = await harness.open());
+    });
+    afterEach(async () => {
+      await store.close();
+      await drop();
+    });
+
+    it('keeps one signing secret per account; a rotation replaces it', async () => {
+      const webhooks = new Webhooks(store, clock);
+      const first = await webhooks.rotateSecret(SUBJECT);
+      expect(first.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      now += 1_000;
+      const second = await webhooks.rotateSecret(SUBJECT);
+      expect(second.secret).to.not.equal(first.secret);
+      expect(await store.secretOf(SUBJECT)).to.deep.equal({ secret: second.secret, createdAt: now });
+      expect(await store.secretOf('account:other')).to.equal(undefined);
+      const anonymous = await webhooks.rotateSecret('ip:127.0.0.1').catch((err: Error) => err);
+      expect(anonymous).to.be.instanceOf(Error).with.property('reason', 'ACCOUNT_REQUIRED');
+    });
+
+    it('reserves only with a secret and within the per-account bound; attach and drop', async () => {
+      const webhooks = new Webhooks(store, clock);
+      const refused = await webhooks.reserve(SUBJECT, 'poll', 'https://example.com/h').catch((err: Error) => err);
+      expect(refused).to.be.instanceOf(Error).with.property('reason', 'WEBHOOK_SECRET_MISSING');
+      await webhooks.rotateSecret(SUBJECT);
+      const delivery = { subject: SUBJECT, source: 'poll', url: 'https://example.com/h', createdAt: now };
+      expect(await store.reserve({ ...delivery, id: 'd1', expiresAt: now + 60_000 }, 2, now)).to.equal(true);
+      expect(await store.reserve({ ...delivery, id: 'd2', expiresAt: now + 60_000 }, 2, now)).to.equal(true);
+      expect(await store.reserve({ ...delivery, id: 'd3', expiresAt: now + 60_000 }, 2, now)).to.equal(false);
+      expect(await store.delivery('d3')).to.equal(undefined);
+      // A reservation is not claimable until attached; a dropped one is gone.
+      expect(await store.claim('edge-1', now, 10, 60_000)).to.deep.equal([]);
+      await store.drop('d2');
+      expect(await store.delivery('d2')).to.equal(undefined);
+      expect(await store.attach('d1', 'job-1', now, now + 86_400_000)).to.equal(true);
+      expect(await store.attach('d1', 'job-1', now, now + 86_400_000)).to.equal(false);
+      expect((await store.delivery('d1'))?.state).to.equal('waiting');
+    });
+
+    it('leases a due delivery to one process; only it records, and the schedule survives a reopen', async () => {
+      const webhooks = new Webhooks(store, clock);
+      await webhooks.rotateSecret(SUBJECT);
+      const id = await webhooks.reserve(SUBJECT, 'poll', 'https://example.com/h');
+      await webhooks.attach(id, 'job-1');
+      const [claimed] = await webhooks.claim('edge-1', 10, 60_000);
+      expect(claimed).to.include({ id, jobId: 'job-1', source: 'poll', attempts: 0 });
+      expect(claimed?.secret).to.match(/^whsec_/);
+      // Leased: not claimable again until the lease runs out.
+      expect(await store.claim('edge-2', now, 10, 60_000)).to.deep.equal([]);
+      // The job still runs: look again in 2 s.
+      expect(await webhooks.update({ id, owner: 'edge-2', nextAtMs: String(now + 2_000) })).to.equal(false);
+      expect(await webhooks.update({ id, owner: 'edge-1', nextAtMs: String(now + 2_000) })).to.equal(true);
+      expect(await store.claim('edge-2', now + 1_000, 10, 60_000)).to.deep.equal([]);
+      now += 2_000;
+      const [again] = await webhooks.claim('edge-2', 10, 60_000);
+      expect(again?.id).to.equal(id);
+      // The job ended; the first attempt failed with a 503: retry in 5 s, the body kept.
+      const body = Buffer.from('gzip bytes');
+      const retried = await webhooks.update({
+        id,
+        owner: 'edge-2',
+        bodyGzip: body,
+        endedAtMs: String(now),
+        attempt: { atMs: String(now), statusCode: 503, durationMs: 10, outcome: 'retrying' },
+        nextAtMs: String(now + 5_000),
+      });
+      expect(retried).to.equal(true);
+      // billing restarts: the schedule is in the store.
+      await store.close();
+      store = await reopen();
+      const reopened = new Webhooks(store, clock);
+      now += 5_000;
+      const [third] = await reopened.claim('edge-3', 10, 60_000);
+      expect(third).to.include({ id, attempts: 1, endedAtMs: String(now - 5_000) });
+      expect(Buffer.from(third!.bodyGzip!).toString()).to.equal('gzip bytes');
+      await reopened.update({
+        id,
+        owner: 'edge-3',
+        attempt: { atMs: String(now), statusCode: 200, durationMs: 8, outcome: 'delivered' },
+      });
+      expect((await store.delivery(id))?.state).to.equal('delivered');
+      now += 60_000;
+      expect(await store.claim('edge-3', now, 10, 60_000)).to.deep.equal([]);
+      const listed = await reopened.list(SUBJECT, 10);
+      expect(listed.attempts.map((a) => [a.attempt, a.outcome, a.statusCode])).to.deep.equal([
+        [2, 'delivered', 200],
+        [1, 'retrying', 503],
+      ]);
+      expect(listed.attempts[1]?.nextAttemptAt).to.equal(new Date(now - 60_000).toISOString());
+      expect(listed.attempts[0]?.nextAttemptAt).to.equal(undefined);
+    });
+
+    it('lists an account’s attempts newest first, bounded, and sweeps expired ones', async () => {
+      for (let i = 1; i <= 5; i++) {
+        const id = `d${i}`;
+        await store.reserve(
+          { id, subject: SUBJECT, source: 'poll', url: 'https://example.com/h', createdAt: T0, expiresAt: T0 + 1 },
+          100,
+          T0,
+        );
+        await store.attach(id, 'job-1', T0, T0 + 60_000);
+        await store.claim('edge-1', T0, 10, 60_000);
+        await store.update(id, {
+          owner: 'edge-1',
+          state: 'delivered',
+          nextAt: T0,
+          attempt: attempt(id, 1, T0 + i * 1_000, 'delivered'),
+        });
+      }
+      const newest = await store.attempts(SUBJECT, 3, T0);
+      expect(newest.map((a) => a.deliveryId)).to.deep.equal(['d5', 'd4', 'd3']);
+      expect(await store.attempts('account:other', 3, T0)).to.deep.equal([]);
+      await store.sweep(T0 + 2 * 86_400_000);
+      expect(await store.attempts(SUBJECT, 10, T0)).to.deep.equal([]);
+      expect(await store.delivery('d1')).to.equal(undefined);
+    });
+  });
+}
