@@ -16,7 +16,8 @@ describe('an SQLite store file of an earlier release', () => {
     const file = path.join(dir, 'billing.sqlite');
     const old = new Database(file);
     old.exec(
-      'CREATE TABLE usage (account_id TEXT NOT NULL, operation TEXT NOT NULL, credits INTEGER NOT NULL, at INTEGER NOT NULL)',
+      'CREATE TABLE usage (account_id TEXT NOT NULL, operation TEXT NOT NULL, ' +
+        'credits INTEGER NOT NULL, at INTEGER NOT NULL)',
     );
     old.prepare('INSERT INTO usage VALUES (?, ?, ?, ?)').run('a1', 'down-check', 1, 1_000);
     old.close();
