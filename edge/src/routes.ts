@@ -22,7 +22,7 @@ import {
   signedInHeaders,
   signedOutHeaders,
 } from './presenters/billing.js';
-import { presentExtract } from './presenters/crawl.js';
+import { brokenLinksExport, crawlExport, presentExtract } from './presenters/crawl.js';
 import { withDownloadUrl } from './presenters/downloads.js';
 import { pdfFile, pdfHeaders, screenshotFile, screenshotHeaders } from './presenters/render.js';
 import { presentSslScan } from './presenters/tls-scan.js';
@@ -241,6 +241,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: 90_000,
     call: (c, input, options) =>
       c.crawl.checkLinks({ url: input.url, checkFragments: input.checkFragments ?? false }, options),
+    exports: brokenLinksExport,
   }),
   route({
     method: 'POST',
@@ -273,6 +274,7 @@ export const routes: RouteSpec[] = [
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.getBrokenLinkCrawl({ jobId: input.job_id }, options),
     headers: noStore,
+    exports: crawlExport,
   }),
   route({
     method: 'POST',
