@@ -30,6 +30,8 @@ const LINKINATOR_CLI = path.join(path.dirname(createRequire(import.meta.url).res
 
 interface Found {
   ms: number;
+  /** linkinator's status for each URL it called broken (0: no answer). */
+  statuses?: Map<string, number>;
   pages: number;
   /** Missing URLs (fragment aside), and missing fragments as url#fragment. */
   missing: Set<string>;
@@ -89,10 +91,11 @@ function linkinator(url: string): Promise<Found> {
       (err, stdout) => {
         const ms = performance.now() - started;
         if (err && !stdout) return reject(err);
-        const out = JSON.parse(stdout) as { links: { url: string; state: string; parent?: string }[] };
+        const out = JSON.parse(stdout) as { links: { url: string; state: string; status?: number; parent?: string }[] };
         const broken = out.links.filter((l) => l.state === 'BROKEN');
         resolve({
           ms,
+          statuses: new Map(broken.map((l) => [l.url, l.status ?? 0])),
           pages: new Set(out.links.map((l) => l.parent).filter(Boolean)).size,
           missing: new Set(broken.filter((l) => !l.url.includes('#')).map((l) => l.url)),
           fragments: new Set(broken.filter((l) => l.url.includes('#')).map((l) => l.url)),
@@ -139,11 +142,36 @@ function compare(site: DocsSite, a: Found & { result: any }, b: Found): string[]
       return `ours: the page is ${r.severity}; its fragments verified: ${JSON.stringify(r.fragments ?? [])}`;
     return `ours: ${r.severity}, ${r.category}`;
   };
-  for (const u of [...a.missing].filter((x) => !b.missing.has(x))) lines.push(`  only ours: ${u}`);
-  for (const u of [...b.missing].filter((x) => !a.missing.has(x))) lines.push(`  only linkinator: ${u} (${why(u)})`);
-  for (const u of [...a.fragments].filter((x) => !b.fragments.has(x))) lines.push(`  fragment only ours: ${u}`);
-  for (const u of [...b.fragments].filter((x) => !a.fragments.has(x)))
-    lines.push(`  fragment only linkinator: ${u} (${why(u)})`);
+  const theirStatus = (u: string) => `linkinator: status ${b.statuses?.get(u) ?? '?'}`;
+  // Past a dozen, differences of one explanation are counted, not listed.
+  const list = (label: string, urls: string[], explain: (u: string) => string) => {
+    const byReason = new Map<string, string[]>();
+    for (const u of urls) byReason.set(explain(u), [...(byReason.get(explain(u)) ?? []), u]);
+    for (const [reason, group] of byReason) {
+      for (const u of group.slice(0, 12)) lines.push(`  ${label}: ${u} (${reason})`);
+      if (group.length > 12) lines.push(`  ${label}: ... and ${group.length - 12} more (${reason})`);
+    }
+  };
+  list(
+    'only ours',
+    [...a.missing].filter((x) => !b.missing.has(x)),
+    () => 'linkinator: not broken',
+  );
+  list(
+    'only linkinator',
+    [...b.missing].filter((x) => !a.missing.has(x)),
+    (u) => `${why(u)}; ${theirStatus(u)}`,
+  );
+  list(
+    'fragment only ours',
+    [...a.fragments].filter((x) => !b.fragments.has(x)),
+    () => 'linkinator: not broken',
+  );
+  list(
+    'fragment only linkinator',
+    [...b.fragments].filter((x) => !a.fragments.has(x)),
+    (u) => why(u),
+  );
   const expected = [
     ...site.expected.missingPages,
     ...site.expected.missingImages,
