@@ -233,7 +233,9 @@ export const routes: RouteSpec[] = [
     method: 'POST',
     path: '/broken-links',
     operation: 'broken-links',
-    summary: 'Checks the links of one page (the first 500) and grades them.',
+    summary:
+      'Checks the links of one page (the first 500) and grades them; with `format`, as a CSV, Markdown, ' +
+      'JUnit XML or SARIF file.',
     credits: 2,
     input: BrokenLinksInput,
     output: BrokenLinksResult,
@@ -266,7 +268,9 @@ export const routes: RouteSpec[] = [
     path: '/broken-links/crawl/:job_id',
     operation: 'broken-links-crawl-status',
     freeRead: 'job-poll',
-    summary: 'A broken-link crawl’s progress, and its result once done.',
+    summary:
+      'A broken-link crawl’s progress, and its result once done; with `format`, the result as a CSV, ' +
+      'Markdown, JUnit XML or SARIF file.',
     credits: 0,
     input: jobInput,
     output: BrokenLinkCrawlJob,
