@@ -8,6 +8,7 @@ npm run build --silent
 node --import tsx scripts/bench/foundation.ts
 node --import tsx scripts/bench/quota.ts
 node --import tsx scripts/bench/crawl.ts
+node --import tsx scripts/bench/docs-crawl.ts
 node --import tsx scripts/bench/scans.ts
 node --import tsx scripts/bench/hostile.ts
 node --import tsx scripts/bench/bookmark.ts

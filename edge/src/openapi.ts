@@ -39,7 +39,10 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** What of a row decides the failures it can answer. */
-type FailureFacts = Pick<RouteSpec, 'input' | 'method' | 'upload' | 'callers' | 'challenge' | 'credits' | 'errors'>;
+type FailureFacts = Pick<
+  RouteSpec,
+  'input' | 'method' | 'upload' | 'callers' | 'challenge' | 'credits' | 'errors' | 'exports'
+>;
 
 /** A session's state-changing and credit-spending calls carry its CSRF token. */
 const needsCsrf = (spec: Pick<RouteSpec, 'method' | 'credits'>) => spec.method !== 'GET' || spec.credits > 0;
@@ -81,7 +84,8 @@ function platformFailures(spec: FailureFacts): Failures {
   add(500, 'internal_error');
   add(503, 'service_unavailable');
   add(504, 'timeout');
-  for (const [code, status] of Object.entries(spec.errors ?? {})) add(status, code);
+  if (spec.exports) add(400, 'invalid_format');
+  for (const [code, status] of Object.entries({ ...spec.errors, ...spec.exports?.errors })) add(status, code);
   return failures;
 }
 
@@ -147,6 +151,17 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     z.object(Object.fromEntries(Object.entries(shape).filter(([name]) => pathNames.includes(name) === inPath)));
   const rest = pick(false);
   const hasRest = Object.keys(rest.shape).length > 0;
+  // `?format=` of a route with exports (a query parameter on a POST too).
+  const formatShape = spec.exports
+    ? {
+        format: z
+          .enum(spec.exports.formats as [string, ...string[]])
+          .optional()
+          .meta({ description: spec.exports.description }),
+      }
+    : {};
+  const query =
+    hasRest && spec.method === 'GET' ? rest.extend(formatShape) : spec.exports ? z.object(formatShape) : undefined;
   const status = spec.status ?? 200;
   return {
     method: spec.method.toLowerCase() as RouteConfig['method'],
@@ -158,7 +173,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     request: {
       ...(takesIdempotencyKey(spec) ? { headers: idempotencyHeaders } : {}),
       ...(pathNames.length ? { params: pick(true) } : {}),
-      ...(hasRest && spec.method === 'GET' ? { query: rest } : {}),
+      ...(query ? { query } : {}),
       ...(hasRest && spec.method !== 'GET'
         ? {
             body: {
@@ -175,6 +190,10 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
           (spec.file
             ? ` With an Accept header naming the file's content type (${spec.file.contentTypes.join(', ')}), ` +
               'the file itself, the fields as X- headers; otherwise JSON.'
+            : '') +
+          (spec.exports
+            ? ` With \`format\`, the result as a file (Content-Disposition: attachment, with its name): ` +
+              `${spec.exports.formats.join(', ')}.`
             : ''),
         headers: {
           ...commonHeaders,
@@ -207,7 +226,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
           'application/json': { schema: successSchema(spec.output, spec.envelope ?? 'data') },
           // With an Accept header naming the file's type, the file itself (RouteSpec.file).
           ...Object.fromEntries(
-            (spec.file?.contentTypes ?? []).map((type) => [
+            [...(spec.file?.contentTypes ?? []), ...(spec.exports?.contentTypes ?? [])].map((type) => [
               type,
               { schema: { type: 'string', contentMediaType: type } },
             ]),

@@ -18,7 +18,7 @@ import {
 import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
-import type { RouteSpec } from './route-spec.js';
+import type { ExportAnswer, RouteSpec } from './route-spec.js';
 import { issueCode } from './schemas/common.js';
 
 /** Parses the route's input; every failure is a 4xx in the envelope, before anything is held. */
@@ -126,12 +126,14 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // Validation comes first, so a malformed request never holds credits. An upload is judged by
     // its headers here; its body is read only once the caller may pay for it.
     const input = spec.upload ? admitUpload(ctx, spec.upload) : await parseInput(spec, ctx);
+    const format = spec.exports && exportFormat(ctx, spec.exports);
     const idempotencyKey = idempotent ? idempotencyKeyOf(ctx) : undefined;
     const { withdraw } = spec;
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
     let body: object;
     let file: { opened: OpenedFile; name: string } | undefined;
+    let exported: ReturnType<ExportAnswer['render']> | undefined;
     let headers: Record<string, string> | undefined;
     let claim: IdempotencyClaim | undefined;
     let target: string | undefined;
@@ -150,13 +152,18 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
           options.requestId,
         );
         if ('replay' in outcome) {
-          // The first call's answer; this one spends nothing.
+          // The first call's answer; this one spends nothing. A format asked for is rendered from it.
           hold.release();
           ctx.status = outcome.replay.status;
-          ctx.type = 'application/json';
-          ctx.body = outcome.replay.body;
           ctx.set(outcome.replay.headers);
           ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+          if (format && spec.exports) {
+            const kept = JSON.parse(outcome.replay.body) as Record<string, unknown>;
+            sendExport(ctx, spec.exports.render(format, envelope === 'data' ? kept.data : kept, parsed));
+          } else {
+            ctx.type = 'application/json';
+            ctx.body = outcome.replay.body;
+          }
           return;
         }
         claim = outcome.claim;
@@ -166,6 +173,8 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
       // Presented even when the answer is the file: an idempotent retry replays this JSON answer.
       const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
       body = successBody(fields, envelope);
+      // Rendered before the call is billed: an export that cannot be had (a crawl not done) spends nothing.
+      if (format && spec.exports) exported = spec.exports.render(format, fields, parsed);
       if (spec.file && acceptsExactly(ctx, spec.file.contentType(reply))) {
         // The file is opened before the render is billed: a caller who gets no file pays nothing.
         file = { opened: await openFile(spec.file.read(clients, reply, options)), name: spec.file.name(reply) };
@@ -200,6 +209,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     ctx.status = spec.status ?? 200;
     if (headers) ctx.set(headers);
     if (file) sendFile(ctx, file.opened, file.name, 'inline', log);
+    else if (exported) sendExport(ctx, exported);
     else ctx.body = body;
   };
 }
@@ -209,6 +219,26 @@ function usageTarget(input: unknown): string | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
   const { url, domain } = input as { url?: unknown; domain?: unknown };
   return typeof url === 'string' ? url : typeof domain === 'string' ? domain : undefined;
+}
+
+/**
+ * The `format` query parameter of a route with exports: absent, or one of its formats (a 400
+ * before anything is held otherwise).
+ */
+export function exportFormat(ctx: Context, exports: Pick<ExportAnswer, 'formats'>): string | undefined {
+  const value = ctx.query.format;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !exports.formats.includes(value))
+    throw new HttpError(400, 'invalid_format', `format must be one of ${exports.formats.join(', ')}`);
+  return value;
+}
+
+/** An export as a download: its type, a file name, kept out of shared caches. */
+function sendExport(ctx: Context, file: ReturnType<ExportAnswer['render']>): void {
+  ctx.attachment(file.fileName);
+  ctx.type = file.contentType;
+  ctx.set({ 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff' });
+  ctx.body = file.body;
 }
 
 /**

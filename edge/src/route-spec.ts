@@ -107,6 +107,26 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * are headers; without one, the JSON answer as ever.
    */
   file?: FileAnswer<R>;
+  /**
+   * The answer may be asked for as a file in another format with `?format=` (decision 0217): the
+   * format is validated before anything is held; the file is rendered from the presented fields.
+   */
+  exports?: ExportAnswer<z.output<In>, z.output<Out>>;
+}
+
+/** How a route answers in another format (RouteSpec.exports). */
+// biome-ignore lint/suspicious/noExplicitAny: the table holds rows of every input and output; `route()` types each row
+export interface ExportAnswer<In = any, Out = any> {
+  /** The values `format` takes. */
+  formats: readonly string[];
+  /** The content types of the files, for the contract. */
+  contentTypes: readonly string[];
+  /** What `format` does, for the contract. */
+  description: string;
+  /** Failures of the export itself, code -> status, for the contract (a crawl not done yet). */
+  errors?: Record<string, number>;
+  /** The file; throws an HttpError when the answer has none (yet). */
+  render(format: string, fields: Out, input: In): { body: string; contentType: string; fileName: string };
 }
 
 /** How a route answers with the file its reply names (RouteSpec.file). */

@@ -22,7 +22,7 @@ import {
   signedInHeaders,
   signedOutHeaders,
 } from './presenters/billing.js';
-import { presentExtract } from './presenters/crawl.js';
+import { brokenLinksExport, crawlExport, presentExtract } from './presenters/crawl.js';
 import { withDownloadUrl } from './presenters/downloads.js';
 import { pdfFile, pdfHeaders, screenshotFile, screenshotHeaders } from './presenters/render.js';
 import { presentSslScan } from './presenters/tls-scan.js';
@@ -244,7 +244,9 @@ const table: RouteSpec[] = [
     method: 'POST',
     path: '/broken-links',
     operation: 'broken-links',
-    summary: 'Checks the links of one page (the first 500) and grades them.',
+    summary:
+      'Checks the links of one page (the first 500) and grades them; with `format`, as a CSV, Markdown, ' +
+      'JUnit XML or SARIF file.',
     credits: 2,
     input: BrokenLinksInput,
     output: BrokenLinksResult,
@@ -252,6 +254,7 @@ const table: RouteSpec[] = [
     timeoutMs: 90_000,
     call: (c, input, options) =>
       c.crawl.checkLinks({ url: input.url, checkFragments: input.checkFragments ?? false }, options),
+    exports: brokenLinksExport,
   }),
   route({
     method: 'POST',
@@ -276,7 +279,9 @@ const table: RouteSpec[] = [
     path: '/broken-links/crawl/:job_id',
     operation: 'broken-links-crawl-status',
     freeRead: 'job-poll',
-    summary: 'A broken-link crawl’s progress, and its result once done.',
+    summary:
+      'A broken-link crawl’s progress, and its result once done; with `format`, the result as a CSV, ' +
+      'Markdown, JUnit XML or SARIF file.',
     credits: 0,
     input: jobInput,
     output: BrokenLinkCrawlJob,
@@ -284,6 +289,7 @@ const table: RouteSpec[] = [
     timeoutMs: 15_000,
     call: (c, input, options) => c.crawl.getBrokenLinkCrawl({ jobId: input.job_id }, options),
     headers: noStore,
+    exports: crawlExport,
   }),
   route({
     method: 'POST',

@@ -675,6 +675,17 @@ describe('website: pages in a real browser', function () {
       await crawl.waitForSelector('.result tr.sev-broken');
       expect(await crawl.$eval('.result .grade', (el) => el.className)).to.match(/grade-/);
       expect(await crawl.$$eval('.result .chart meter', (ms) => ms.length)).to.equal(4);
+      // The finished crawl's exports (decision 0217), each a download of its own type.
+      const exports = await crawl.$$eval('.result .downloads a', (as) => as.map((a) => a.href));
+      expect(exports.map((href) => new URL(href).searchParams.get('format'))).to.deep.equal([
+        'csv',
+        'md',
+        'junit',
+        'sarif',
+      ]);
+      const csv = await fetch(exports[0]!);
+      expect(csv.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
+      expect(csv.headers.get('content-disposition')).to.match(/^attachment; filename="broken-links-.+\.csv"$/);
       expect(await alerts(crawl)).to.deep.equal([]);
       expect(await seriousViolations(crawl), 'axe on the crawl result').to.deep.equal([]);
       await snap(crawl, 'result-broken-links-crawl');

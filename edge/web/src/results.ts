@@ -1,5 +1,5 @@
 /** Result views made for each tool, with the raw reply one click away. */
-import { ApiError, call } from './api.js';
+import { API, ApiError, call } from './api.js';
 import { RENDER_FILE_MINUTES } from './catalog.js';
 import { h, show } from './dom.js';
 import { type Column, grid, type Row } from './grid.js';
@@ -686,6 +686,26 @@ const FIRST_POLL_MS = 1_000;
 const LAST_POLL_MS = 10_000;
 
 /** A crawl job: its progress as a bar, polled with back-off until done or failed, then its result. */
+/** A finished broken-link crawl's result as files (free while the job is kept; decision 0217). */
+const EXPORTS = [
+  ['csv', 'CSV'],
+  ['md', 'Markdown'],
+  ['junit', 'JUnit XML'],
+  ['sarif', 'SARIF'],
+] as const;
+
+function downloads(path: string, jobId: string): HTMLElement {
+  const links = EXPORTS.map(([format, label]) =>
+    h('a', { href: `${API}${path}/${encodeURIComponent(jobId)}?format=${format}`, download: true }, label),
+  );
+  return h(
+    'p',
+    { class: 'downloads' },
+    'Download: ',
+    links.flatMap((link, i) => (i ? [' · ', link] : [link])),
+  );
+}
+
 export async function followJob(container: Element, operationId: string, jobId: string): Promise<void> {
   const path = operationId === 'broken-links-crawl' ? '/broken-links/crawl' : '/link-extract/crawl';
   const url = new URL(location.href);
@@ -749,7 +769,9 @@ export async function followJob(container: Element, operationId: string, jobId: 
       ),
     );
     if (job.status === 'done' && job.result) {
-      container.append(h('h2', {}, 'Result'), ...viewOf(operationId, job.result, {}), raw(job.result));
+      container.append(h('h2', {}, 'Result'), ...viewOf(operationId, job.result, {}));
+      if (operationId === 'broken-links-crawl') container.append(downloads(path, jobId));
+      container.append(raw(job.result));
       return;
     }
     if (job.status === 'failed') {

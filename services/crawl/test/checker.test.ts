@@ -264,6 +264,52 @@ describe('link checker (against real local servers)', () => {
     await site.close();
   });
 
+  it('a host that starts answering 503 with Retry-After and recovers: paused, lowered, then every link ok', async function () {
+    this.timeout(30_000);
+    // The first six requests are answered 503 (Retry-After: 1), every later one 200; the server
+    // tracks when each arrived and how many were in flight at once.
+    const arrivals: { at: number; status: number }[] = [];
+    let inFlight = 0;
+    let peak = 0;
+    const site = await server({}, (_req, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      const status = arrivals.length < 6 ? 503 : 200;
+      arrivals.push({ at: performance.now(), status });
+      setTimeout(() => {
+        inFlight--;
+        if (status === 503) res.writeHead(503, { 'retry-after': '1', 'content-length': '0' }).end();
+        else res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+      }, 5);
+    });
+    const throttle = new HostThrottle({
+      globalLimit: 64,
+      initialPerHost: 4,
+      maxPerHost: 16,
+      slowMs: 1000,
+      timeoutsToGiveUp: 3,
+      downForMs: 60_000,
+    });
+    const signal = new AbortController().signal;
+    setMaxListeners(0, signal);
+    const c = new LinkChecker(deps({ throttle }), signal, Date.now() + 25_000, { soft404: false });
+    const outcomes = await Promise.all(Array.from({ length: 60 }, (_, i) => c.check(`${site.origin}/p/${i}`)));
+    expect(outcomes.map((o) => o.status)).to.deep.equal(Array(60).fill(200));
+    const host = new URL(site.origin).host;
+    const stats = throttle.statsOf(host);
+    // Never past the ceiling, not even while it grew back.
+    expect(peak).to.be.at.most(16);
+    expect(stats?.peakActive).to.be.at.most(16);
+    // The Retry-After was honoured: after the last 503, nothing for (about) a second.
+    const last503 = arrivals.findLastIndex((a) => a.status === 503);
+    const next = arrivals[last503 + 1];
+    expect(next && next.at - (arrivals[last503]?.at ?? 0)).to.be.at.least(900);
+    // Lowered below where it started, then grown back past it once the host recovered.
+    expect(stats?.lowestLimit).to.be.at.most(2);
+    expect(stats?.limit).to.be.above(stats?.lowestLimit ?? Infinity);
+    await site.close();
+  });
+
   it('reads Retry-After as seconds or an HTTP date', () => {
     expect(retryAfterMs('120')).to.equal(120_000);
     expect(retryAfterMs(new Date(Date.now() + 5_000).toUTCString())).to.be.within(3_000, 5_000);

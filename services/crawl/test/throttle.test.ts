@@ -26,7 +26,7 @@ describe('host throttle', () => {
     const throttle = new HostThrottle(options());
     const { granted } = await attempt(throttle, 'a.test', 5);
     expect(granted).to.have.length(2);
-    granted[0]?.('slow');
+    granted[0]?.('neutral');
     await new Promise((resolve) => setImmediate(resolve));
     expect(granted).to.have.length(3);
   });
@@ -38,13 +38,16 @@ describe('host throttle', () => {
     expect(a.granted.length + b.granted.length).to.equal(3);
   });
 
-  it('grows a host that answers fast (slow start), up to the maximum', async () => {
+  it('grows a busy host that answers fast (slow start), up to the maximum', async () => {
     const throttle = new HostThrottle(options());
-    for (let i = 0; i < 20; i++) {
-      const release = await throttle.acquire('fast.test');
-      release('fast');
-    }
+    // Twenty requests queued at once: each answer frees a slot for the next, and grows the limit.
+    const done = Array.from({ length: 20 }, () =>
+      throttle.acquire('fast.test').then((release) => setImmediate(() => release('fast'))),
+    );
+    await Promise.all(done);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(throttle.limitOf('fast.test')).to.equal(8);
+    expect(throttle.statsOf('fast.test')?.peakActive).to.be.within(3, 8);
   });
 
   it('halves a host on 429/503 or a time-out, and grows it only slowly afterwards', async () => {
@@ -59,10 +62,21 @@ describe('host throttle', () => {
     expect(throttle.limitOf('busy.test')).to.equal(3);
   });
 
-  it('does not grow a slow host', async () => {
-    const throttle = new HostThrottle(options());
+  it('lowers a slow host, to one at most', async () => {
+    const throttle = new HostThrottle(options({ initialPerHost: 8 }));
+    (await throttle.acquire('slow.test'))('slow');
+    expect(throttle.limitOf('slow.test')).to.equal(6);
     for (let i = 0; i < 10; i++) (await throttle.acquire('slow.test'))('slow');
-    expect(throttle.limitOf('slow.test')).to.equal(2);
+    expect(throttle.limitOf('slow.test')).to.equal(1);
+  });
+
+  it('pauses a host for the Retry-After its release reports', async () => {
+    const throttle = new HostThrottle(options());
+    (await throttle.acquire('r.test'))('overloaded', 150);
+    const { granted, pending } = await attempt(throttle, 'r.test', 1);
+    expect(granted).to.have.length(0);
+    await Promise.all(pending);
+    expect(granted).to.have.length(1);
   });
 
   it('holds every request to a paused host back until the pause ends', async () => {

@@ -7,7 +7,7 @@ import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { botWallVendor } from './bot-wall.js';
 import type { CheckOutcome } from './grade.js';
 import { fingerprint, type PageFingerprint, probePath, sameNotFoundPage } from './soft-404.js';
-import { HostNotAnsweringError, type HostSignal, type HostThrottle } from './throttle.js';
+import { HostNotAnsweringError, type HostSignal, type HostThrottle, type Release } from './throttle.js';
 
 export interface CheckerDeps
   extends Pick<FetchSettings, 'pageTimeoutMs' | 'linkTimeoutMs' | 'maxPageBytes' | 'maxRetryAfterMs' | 'slowAnswerMs'> {
@@ -36,7 +36,7 @@ interface Exchange extends BodyFacts {
 
 const MAX_REDIRECTS = 10;
 const MAX_429_RETRIES = 2;
-/** Pause after a 429 without Retry-After, doubled on the second one. */
+/** Pause after a 429 without Retry-After, doubled on the second one (a 503 without one is not retried). */
 const DEFAULT_429_PAUSE_MS = 1_000;
 /** Body read from an answer for bot-wall and soft-404 recognition. */
 export const SAMPLE_BYTES = 64 * 1024;
@@ -221,14 +221,16 @@ export class LinkChecker {
   }
 
   /**
-   * One request through the throttle, retried after a 429 when the wait fits the scan. `read`
-   * consumes the body of the final answer while the slot is held; an unread body is dropped.
+   * One request through the throttle, retried after a 429 (or a 503 with a Retry-After) when the
+   * wait fits the scan. `read` consumes the body of the final answer while the slot is held; an
+   * unread body is dropped. How the request went is reported to the throttle, which adapts the
+   * host's concurrency and honours a Retry-After (host-concurrency.ts).
    */
   private async exchange(url: string, method: 'GET' | 'HEAD', timeoutMs: number, read?: BodyReader): Promise<Exchange> {
     const target = new URL(url);
     const host = target.host;
     for (let attempt = 0; ; attempt++) {
-      let release: (signal: HostSignal) => void;
+      let release: Release;
       try {
         release = await this.deps.throttle.acquire(host, this.signal);
       } catch (err) {
@@ -254,31 +256,33 @@ export class LinkChecker {
           signal: this.signal,
         });
       } catch (err) {
-        release(err instanceof OutboundError && err.kind === 'timeout' ? 'timeout' : 'failed');
+        release(err instanceof OutboundError ? signalOfFailure(err) : 'neutral');
         if (this.signal.aborted) throw this.signal.reason;
         if (err instanceof OutboundError)
           return { target, error: { kind: err.kind, code: err.code, message: err.message } };
         throw err;
       }
       const elapsed = performance.now() - started;
-      const health: HostSignal =
-        res.status === 429 || res.status === 503 ? 'overloaded' : elapsed > this.deps.slowAnswerMs ? 'slow' : 'fast';
-      if (res.status !== 429) return this.finish({ target, res }, read, release, health);
-      const waitMs = retryAfterMs(header(res.headers, 'retry-after')) ?? DEFAULT_429_PAUSE_MS * 2 ** attempt;
+      const overloaded = res.status === 429 || res.status === 503;
+      const health: HostSignal = overloaded ? 'overloaded' : elapsed > this.deps.slowAnswerMs ? 'slow' : 'fast';
+      const askedWait = overloaded ? retryAfterMs(header(res.headers, 'retry-after')) : undefined;
+      // A 429 is retried after its pause (1 s, then 2 s, without a Retry-After); a 503 only when it says when.
+      if (res.status !== 429 && askedWait === undefined) return this.finish({ target, res }, read, release, health);
+      const waitMs = askedWait ?? DEFAULT_429_PAUSE_MS * 2 ** attempt;
       const fits = waitMs <= this.deps.maxRetryAfterMs && Date.now() + waitMs + timeoutMs < this.deadline;
       if (attempt >= MAX_429_RETRIES || !fits)
-        return this.finish({ target, res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health);
+        return this.finish({ target, res, retryAfterSeconds: Math.ceil(waitMs / 1000) }, read, release, health, waitMs);
       await res.dump();
-      release(health);
-      this.deps.throttle.pause(host, waitMs);
+      release(health, waitMs);
     }
   }
 
   private async finish(
     exchange: Exchange,
     read: BodyReader | undefined,
-    release: (s: HostSignal) => void,
+    release: Release,
     health: HostSignal,
+    pauseMs?: number,
   ): Promise<Exchange> {
     const res = exchange.res as SafeResponse;
     try {
@@ -289,10 +293,19 @@ export class LinkChecker {
       if (!(err instanceof OutboundError)) throw err;
     } finally {
       await res.dump();
-      release(health);
+      release(health, pauseMs);
     }
     return exchange;
   }
+}
+
+/**
+ * What a failed request says about its host's load: a time-out, or a connection refused or reset,
+ * is trouble; a DNS, TLS or address-policy failure (or a body too large) says nothing about load.
+ */
+function signalOfFailure(err: OutboundError): HostSignal {
+  if (err.kind === 'timeout') return 'timeout';
+  return err.kind === 'connect' ? 'failed' : 'neutral';
 }
 
 /**

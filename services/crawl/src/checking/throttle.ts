@@ -1,16 +1,14 @@
 import type { FetchSettings } from '../config.js';
+import { HostConcurrency, type HostSignal, type Sent } from './host-concurrency.js';
 
 /**
- * How many outbound requests may run at once: a global bound for the process, and a per-host
- * bound that adapts. A host starts at `initialPerHost` and, while it answers fast and clean,
- * grows by one per answer (slow start) and later by one per window of answers; a 429, a 503 or a
- * time-out halves it and ends slow start, and a Retry-After pauses the host. So a sturdy site is
- * checked fast and a fragile one is not hammered. Shared by every scan of the process, so two
- * crawls of one site do not double the load on it.
+ * How many outbound requests may run at once: a global bound for the process, and a per-host bound
+ * that adapts to how the host answers (host-concurrency.ts, decision 0218). Waiting requests are
+ * handed slots round robin over the hosts. Shared by every scan of the process, so two crawls of
+ * one site do not double the load on it.
  */
 
-/** What a finished request tells the throttle about its host. */
-export type HostSignal = 'fast' | 'slow' | 'overloaded' | 'timeout' | 'failed';
+export type { HostSignal } from './host-concurrency.js';
 
 /**
  * Refusal to send more requests to a host that timed out several times in a row: every further
@@ -23,28 +21,24 @@ export class HostNotAnsweringError extends Error {
   }
 }
 
-export type Release = (signal: HostSignal) => void;
+/** Reports how the request went; `retryAfterMs` (a 429's or 503's Retry-After) pauses the host. */
+export type Release = (signal: HostSignal, retryAfterMs?: number) => void;
 
 export interface ThrottleOptions {
   globalLimit: number;
   initialPerHost: number;
   maxPerHost: number;
-  /** An answer slower than this does not grow the host's limit. */
+  /** An answer slower than this lowers the host's limit (the checker judges it). */
   slowMs: number;
   /** Time-outs in a row after which a host is given up on for `downForMs`. */
   timeoutsToGiveUp: number;
   downForMs: number;
+  /** Longest Retry-After pause honoured (default 30 s). */
+  maxPauseMs?: number;
 }
 
 interface HostState {
-  limit: number;
-  active: number;
-  slowStart: boolean;
-  /** Clean answers since the limit last grew (congestion avoidance). */
-  streak: number;
-  pausedUntil: number;
-  timeoutsInARow: number;
-  downUntil: number;
+  control: HostConcurrency;
   lastUsed: number;
   waiters: Waiter[];
 }
@@ -54,6 +48,16 @@ interface Waiter {
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
   host: HostState;
+}
+
+/** What the throttle learned of a host (for tests, metrics and the benchmark). */
+export interface HostStats {
+  limit: number;
+  /** The highest and the lowest limit reached. */
+  peakLimit: number;
+  lowestLimit: number;
+  /** The most requests in flight at once. */
+  peakActive: number;
 }
 
 /** A host idle this long loses its learned limit (and its memory). */
@@ -72,6 +76,7 @@ export function throttleFor(f: FetchSettings, initialPerHost = f.hostConcurrency
     // A host that times out three times in a row is left alone for a minute.
     timeoutsToGiveUp: 3,
     downForMs: 60_000,
+    maxPauseMs: f.maxRetryAfterMs,
   });
 }
 
@@ -88,14 +93,26 @@ export class HostThrottle {
 
   /** Current per-host limit (for tests and metrics). */
   limitOf(host: string): number {
-    return this.hosts.get(host)?.limit ?? this.options.initialPerHost;
+    return this.hosts.get(host)?.control.limit ?? this.options.initialPerHost;
+  }
+
+  statsOf(host: string): HostStats | undefined {
+    const control = this.hosts.get(host)?.control;
+    return (
+      control && {
+        limit: control.limit,
+        peakLimit: control.peak,
+        lowestLimit: control.lowest,
+        peakActive: control.peakActive,
+      }
+    );
   }
 
   /** Waits for a slot on `host`; the caller must call the returned release exactly once. */
   acquire(host: string, signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const state = this.state(host);
-    if (state.downUntil > Date.now()) return Promise.reject(new HostNotAnsweringError(host));
+    if (state.control.isDown()) return Promise.reject(new HostNotAnsweringError(host));
     return new Promise<Release>((resolve, reject) => {
       const waiter: Waiter = { grant: resolve, reject, signal, host: state };
       if (signal) this.watch(signal).add(waiter);
@@ -129,10 +146,10 @@ export class HostThrottle {
     if (waiter.signal) this.bySignal.get(waiter.signal)?.delete(waiter);
   }
 
-  /** Holds every new request to `host` back for `ms` (Retry-After). */
+  /** Holds every new request to `host` back for `ms` (a Retry-After read outside a release). */
   pause(host: string, ms: number): void {
-    const state = this.state(host);
-    state.pausedUntil = Math.max(state.pausedUntil, Date.now() + ms);
+    const control = this.state(host).control;
+    control.pausedUntil = Math.max(control.pausedUntil, Date.now() + ms);
     this.pump();
   }
 
@@ -141,14 +158,15 @@ export class HostThrottle {
     let state = this.hosts.get(host);
     if (!state) {
       this.sweep(now);
+      const o = this.options;
       state = {
-        limit: this.options.initialPerHost,
-        active: 0,
-        slowStart: true,
-        streak: 0,
-        pausedUntil: 0,
-        timeoutsInARow: 0,
-        downUntil: 0,
+        control: new HostConcurrency({
+          initial: o.initialPerHost,
+          ceiling: o.maxPerHost,
+          maxPauseMs: o.maxPauseMs ?? 30_000,
+          timeoutsToGiveUp: o.timeoutsToGiveUp,
+          downForMs: o.downForMs,
+        }),
         lastUsed: now,
         waiters: [],
       };
@@ -162,11 +180,12 @@ export class HostThrottle {
     if (now - this.lastSweep < FORGET_IDLE_MS) return;
     this.lastSweep = now;
     for (const [host, state] of this.hosts) {
+      const { control } = state;
       if (
-        state.active === 0 &&
+        control.active === 0 &&
         state.waiters.length === 0 &&
         now - state.lastUsed > FORGET_IDLE_MS &&
-        Math.max(state.pausedUntil, state.downUntil) <= now
+        Math.max(control.pausedUntil, control.downUntil) <= now
       ) {
         this.hosts.delete(host);
       }
@@ -182,17 +201,18 @@ export class HostThrottle {
       granted = false;
       for (const [host, state] of this.hosts) {
         if (this.active >= this.options.globalLimit) break;
-        if (state.waiters.length === 0 || state.active >= state.limit) continue;
-        if (state.pausedUntil > now) {
-          nextPauseEnd = Math.min(nextPauseEnd, state.pausedUntil);
+        const { control } = state;
+        if (state.waiters.length === 0 || control.active >= control.limit) continue;
+        if (control.pausedUntil > now) {
+          nextPauseEnd = Math.min(nextPauseEnd, control.pausedUntil);
           continue;
         }
         const waiter = state.waiters.shift() as Waiter;
         this.unwatch(waiter);
-        state.active++;
+        const sent = control.send(state.waiters.length);
         this.active++;
         granted = true;
-        waiter.grant(this.releaser(host, state));
+        waiter.grant(this.releaser(host, state, sent));
       }
     }
     if (nextPauseEnd < Infinity) this.wakeAt(nextPauseEnd);
@@ -213,16 +233,15 @@ export class HostThrottle {
     this.pumpTimer.unref();
   }
 
-  private releaser(host: string, state: HostState): Release {
+  private releaser(host: string, state: HostState, sent: Sent): Release {
     let released = false;
-    return (signal) => {
+    return (signal, retryAfterMs) => {
       if (released) return;
       released = true;
-      state.active--;
       this.active--;
       state.lastUsed = Date.now();
-      this.adapt(state, signal);
-      if (state.downUntil > Date.now()) {
+      state.control.answered(sent, signal, retryAfterMs);
+      if (state.control.isDown()) {
         for (const waiter of state.waiters.splice(0)) {
           this.unwatch(waiter);
           waiter.reject(new HostNotAnsweringError(host));
@@ -230,28 +249,5 @@ export class HostThrottle {
       }
       this.pump();
     };
-  }
-
-  private adapt(state: HostState, signal: HostSignal): void {
-    const { maxPerHost } = this.options;
-    state.timeoutsInARow = signal === 'timeout' ? state.timeoutsInARow + 1 : 0;
-    if (state.timeoutsInARow >= this.options.timeoutsToGiveUp) {
-      state.downUntil = Date.now() + this.options.downForMs;
-      state.timeoutsInARow = 0;
-    }
-    if (signal === 'overloaded' || signal === 'timeout') {
-      state.limit = Math.max(1, Math.floor(state.limit / 2));
-      state.slowStart = false;
-      state.streak = 0;
-    } else if (signal === 'slow') {
-      state.slowStart = false;
-      state.streak = 0;
-    } else if (signal === 'fast') {
-      if (state.slowStart) state.limit = Math.min(maxPerHost, state.limit + 1);
-      else if (++state.streak >= state.limit) {
-        state.limit = Math.min(maxPerHost, state.limit + 1);
-        state.streak = 0;
-      }
-    }
   }
 }
