@@ -104,6 +104,7 @@ async function host(
   });
 }
 
+const sectionItem = (s: number) => `<li><a href="/docs/${s}/">Section ${s}</a></li>`;
 const page = (title: string, body: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
   '<link rel="stylesheet" href="/assets/docs.css"><link rel="icon" href="/favicon.ico">' +
@@ -159,7 +160,7 @@ export async function startDocsSite(options: DocsSiteOptions = {}): Promise<Docs
         HTML,
         page(
           'Docs',
-          `<h1>Docs</h1><ul>${Array.from({ length: sections }, (_, s) => `<li><a href="/docs/${s}/">Section ${s}</a></li>`).join('')}</ul>` +
+          `<h1>Docs</h1><ul>${Array.from({ length: sections }, (_, s) => sectionItem(s)).join('')}</ul>` +
             '<a href="/private/admin.html">Admin</a> <a href="/docs/drafts/next.html">Drafts</a>',
         ),
       );

@@ -214,7 +214,8 @@ function toMarkdown(report: LinkReport, subject: ReportSubject): string {
   const out: string[] = [`# Broken links: ${page ? mdCode(page) : 'link check'}`, ''];
   const s = report.summary;
   const counts = crawl
-    ? `${report.pagesCrawled ?? report.pages?.length ?? 0} pages crawled, ${report.totalUniqueLinks ?? report.links.length} unique links`
+    ? `${report.pagesCrawled ?? report.pages?.length ?? 0} pages crawled, ` +
+      `${report.totalUniqueLinks ?? report.links.length} unique links`
     : `${report.totalLinks ?? report.links.length} links`;
   out.push(
     `Checked ${report.scannedAt}: health score ${report.healthScore}/100, grade ${report.grade}. ${counts}: ` +

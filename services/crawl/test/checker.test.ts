@@ -264,7 +264,7 @@ describe('link checker (against real local servers)', () => {
     await site.close();
   });
 
-  it('a host that starts answering 503 with Retry-After and recovers: paused, lowered, then every link ok', async function () {
+  it('a host that answers 503 with Retry-After, then recovers: paused, lowered, then every link ok', async function () {
     this.timeout(30_000);
     // The first six requests are answered 503 (Retry-After: 1), every later one 200; the server
     // tracks when each arrived and how many were in flight at once.
