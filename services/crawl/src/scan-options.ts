@@ -80,13 +80,13 @@ export function scanOptionsOf(message: LinkOptions | undefined): ScanOptions {
     const patterns = message[field];
     if (patterns.length === 0) continue;
     if (patterns.length > MAX_PATTERNS) throw fail(field, `has more than ${MAX_PATTERNS} patterns`);
-    patterns.forEach((pattern, i) => compilePattern(pattern, `${field}[${i}]`));
+    for (const [i, pattern] of patterns.entries()) compilePattern(pattern, `${field}[${i}]`);
     options[field] = [...patterns];
   }
   if (message.acceptStatus.length > 0) {
     if (message.acceptStatus.length > MAX_ACCEPT_STATUS)
       throw fail('acceptStatus', `has more than ${MAX_ACCEPT_STATUS} entries`);
-    message.acceptStatus.forEach((entry, i) => statusRange(entry, `acceptStatus[${i}]`));
+    for (const [i, entry] of message.acceptStatus.entries()) statusRange(entry, `acceptStatus[${i}]`);
     options.acceptStatus = [...message.acceptStatus];
   }
   if (message.maxPages !== undefined) {
