@@ -60,7 +60,12 @@ const headers = z
       .string({ error: 'headers values must be strings' })
       .max(4096, 'headers values must be at most 4096 characters')
       .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'headers values must not hold line breaks or control characters'),
-    { error: 'headers must be an object of header names and values' },
+    {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'headers must have valid header names'
+          : 'headers must be an object of header names and values',
+    },
   )
   .refine((value) => Object.keys(value).length <= 10, 'headers must have at most 10 entries')
   .optional()
