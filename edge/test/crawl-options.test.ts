@@ -162,7 +162,9 @@ describe('resources and link options through the edge', function () {
     }
     const anchors = links.filter((l) => l.element === 'a');
     expect(anchors.map((l) => l.url)).to.include.members([url('/a.html'), url('/forbidden'), otherUrl('/page')]);
-    expect(links.filter((l) => l.element !== 'a')).to.have.length(summary.resources).and.have.length(18);
+    expect(links.filter((l) => l.element !== 'a'))
+      .to.have.length(summary.resources)
+      .and.have.length(18);
     expect(links.some((l) => l.url === url('/feed.xml'))).to.equal(false);
   }
 

@@ -163,8 +163,12 @@ describe('link options', () => {
     };
     const accepts = compileScan({ acceptStatus: ['403', '300-399'] }, page, true).accepts;
     const grade = (status: number, firstStatus = status, redirects = 0) =>
-      gradeLink(link, { status, firstStatus, redirects, finalUrl: redirects ? 'https://x.test/' : undefined }, [], accepts)
-        .record;
+      gradeLink(
+        link,
+        { status, firstStatus, redirects, finalUrl: redirects ? 'https://x.test/' : undefined },
+        [],
+        accepts,
+      ).record;
     expect(grade(403)).to.include({ severity: 'ok', statusCode: 403, element: 'img' });
     expect(grade(403).reason).to.contain('accepted by acceptStatus');
     expect(grade(404)).to.include({ severity: 'broken' });
