@@ -4,6 +4,7 @@
  * and headers for the entry URL's own origin (0216). Validated here too: the edge answers bad
  * values with a 400 first, but the service is what the options bind.
  */
+/// <reference path="./glob-to-regexp.d.ts" />
 import { invalidArgument, type OriginHeaders } from '@webutil/kit';
 import type { LinkOptions } from '@webutil/proto/webutil/crawl/v1/crawl';
 import globToRegExp from 'glob-to-regexp';

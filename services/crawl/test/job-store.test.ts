@@ -298,6 +298,7 @@ function link(url: string, sources: string[]): FoundLink & Sourced {
     rel: 'nofollow',
     type: 'internal',
     scheme: 'https',
+    element: 'a',
     sources,
     sourceCount: 40,
   };
