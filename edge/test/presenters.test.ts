@@ -59,6 +59,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
       redirected: false,
       errorCode: 'ECONNREFUSED',
       fragments: [],
+      element: 'a',
     });
     expect(Object.keys(link ?? {})).to.not.include.members(['sources', 'sourceCount', 'finalUrl', 'responseTimeMs']);
   });
