@@ -189,7 +189,7 @@ const table: RouteSpec[] = [
     method: 'GET',
     path: '/link-extract',
     operation: 'link-extract',
-    summary: 'The links of one page, typed and counted; no link is checked.',
+    summary: 'The links of one page, typed and counted (with includeResources, its resources too); none is checked.',
     credits: 1,
     input: LinkExtractInput,
     output: ExtractResult,
@@ -251,7 +251,9 @@ const table: RouteSpec[] = [
     method: 'POST',
     path: '/broken-links',
     operation: 'broken-links',
-    summary: 'Checks the links of one page (the first 500) and grades them.',
+    summary:
+      'Checks the links and resources (images, scripts, stylesheets, frames…) of one page (the first 500) and ' +
+      'grades them.',
     credits: 2,
     input: BrokenLinksInput,
     output: BrokenLinksResult,

@@ -18,8 +18,8 @@ import type {
 
 /** The one place where the crawl's own types become proto messages. */
 
+/** Records made before resources were checked (a job stored by an older version) are anchors. */
 function toLinkRecord(link: CheckedLink & Partial<Sourced>): LinkRecord {
-  // Records made before resources were checked (a job stored by an older version) are anchors.
   return {
     ...link,
     sources: link.sources ?? [],
@@ -55,7 +55,12 @@ export function toBrokenLinkJob(job: CrawlJobView): GetBrokenLinkCrawlResponse {
     jobId: job.id,
     status: job.status,
     progress: job.progress,
-    result: done && { ...done, links: done.links.map(toLinkRecord) },
+    // A result stored before resources were counted has no summary.resources.
+    result: done && {
+      ...done,
+      summary: { ...done.summary, resources: done.summary.resources ?? 0 },
+      links: done.links.map(toLinkRecord),
+    },
     error: job.error,
   };
 }
