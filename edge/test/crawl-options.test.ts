@@ -256,6 +256,14 @@ describe('resources and link options through the edge', function () {
     expect(r.links.map((l: any) => l.url).every((u: string) => u.includes('/deep/'))).to.equal(true);
     expect(r.pages.map((p: any) => new URL(p.url).pathname)).to.deep.equal(['/', '/deep/1.html', '/deep/2.html']);
 
+    const entryOnly = await pollJob(
+      stack,
+      'broken-links',
+      await startCrawl(stack, 'broken-links', home, { maxDepth: 0 }),
+    );
+    expect(entryOnly.job.result.pages.map((p: any) => p.url)).to.deep.equal([home]);
+    expect(entryOnly.job.result.truncatedPages).to.equal(false);
+
     const extractId = await startCrawl(stack, 'link-extract', home, { includeResources: true, maxPages: 1 });
     const extract = await pollJob(stack, 'link-extract', extractId);
     expect(extract.job.status).to.equal('done');
