@@ -41,14 +41,18 @@ import {
   UsageList,
 } from './schemas/billing.js';
 import { XBEL_UPLOAD, XbelResult, xbelDecryptInput, xbelToHtmlInput } from './schemas/bookmark.js';
-import { jobInput, noInput, required, urlInput } from './schemas/common.js';
+import { jobInput, noInput, required } from './schemas/common.js';
 import {
   BrokenLinkCrawlJob,
+  BrokenLinksCrawlInput,
   BrokenLinksInput,
   BrokenLinksResult,
   ExtractResult,
   JobStarted,
+  LinkExtractCrawlInput,
   LinkExtractCrawlJob,
+  LinkExtractInput,
+  linkOptions,
 } from './schemas/crawl.js';
 import { DownCheckInput, DownCheckResult, MetaScanInput, MetaScanResult } from './schemas/meta-scan.js';
 import {
@@ -79,6 +83,8 @@ const CRAWL_START_ERRORS = {
   target_unreachable: 400,
   too_many_crawls: 429,
   queue_unavailable: 503,
+  // An option the crawl service refuses (a glob that does not compile, a refused header).
+  invalid_option: 400,
 };
 const JOB_ERRORS = { job_not_found: 404 };
 /** The spec answers a file it cannot use with 500; the code says what was wrong with it. */
@@ -183,13 +189,14 @@ const table: RouteSpec[] = [
     method: 'GET',
     path: '/link-extract',
     operation: 'link-extract',
-    summary: 'The links of one page, typed and counted; no link is checked.',
+    summary: 'The links of one page, typed and counted (with includeResources, its resources too); none is checked.',
     credits: 1,
-    input: urlInput,
+    input: LinkExtractInput,
     output: ExtractResult,
     errors: FETCH_ERRORS,
     timeoutMs: 45_000,
-    call: (c, input, options) => c.crawl.extractLinks({ url: input.url }, options),
+    call: (c, input, options) =>
+      c.crawl.extractLinks({ url: input.url, includeResources: input.includeResources === 'true' }, options),
     present: presentExtract,
   }),
 
@@ -245,15 +252,18 @@ const table: RouteSpec[] = [
     path: '/broken-links',
     operation: 'broken-links',
     summary:
-      'Checks the links of one page (the first 500) and grades them; with `format`, as a CSV, Markdown, ' +
-      'JUnit XML or SARIF file.',
+      'Checks the links and resources (images, scripts, stylesheets, frames…) of one page (the first 500) and ' +
+      'grades them; with `format`, as a CSV, Markdown, JUnit XML or SARIF file.',
     credits: 2,
     input: BrokenLinksInput,
     output: BrokenLinksResult,
-    errors: FETCH_ERRORS,
+    errors: { ...FETCH_ERRORS, invalid_option: 400 },
     timeoutMs: 90_000,
     call: (c, input, options) =>
-      c.crawl.checkLinks({ url: input.url, checkFragments: input.checkFragments ?? false }, options),
+      c.crawl.checkLinks(
+        { url: input.url, checkFragments: input.checkFragments ?? false, options: linkOptions(input) },
+        options,
+      ),
     exports: brokenLinksExport,
   }),
   route({
@@ -262,14 +272,19 @@ const table: RouteSpec[] = [
     operation: 'broken-links-crawl',
     summary: 'Starts a site-wide broken-link crawl; poll its job.',
     credits: 2,
-    input: BrokenLinksInput,
+    input: BrokenLinksCrawlInput,
     output: JobStarted,
     status: 202,
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options, caller) =>
       c.crawl.startBrokenLinkCrawl(
-        { url: input.url, checkFragments: input.checkFragments ?? false, caller: crawlCaller(caller) },
+        {
+          url: input.url,
+          checkFragments: input.checkFragments ?? false,
+          caller: crawlCaller(caller),
+          options: linkOptions(input),
+        },
         options,
       ),
     withdraw: withdrawCrawlStart,
@@ -297,13 +312,16 @@ const table: RouteSpec[] = [
     operation: 'link-extract-crawl',
     summary: 'Starts a site-wide link extraction; poll its job.',
     credits: 1,
-    input: urlInput,
+    input: LinkExtractCrawlInput,
     output: JobStarted,
     status: 202,
     errors: CRAWL_START_ERRORS,
     timeoutMs: 15_000,
     call: (c, input, options, caller) =>
-      c.crawl.startLinkExtractCrawl({ url: input.url, caller: crawlCaller(caller) }, options),
+      c.crawl.startLinkExtractCrawl(
+        { url: input.url, caller: crawlCaller(caller), options: linkOptions(input) },
+        options,
+      ),
     withdraw: withdrawCrawlStart,
   }),
   route({

@@ -25,6 +25,7 @@ const LINK_KEYS = [
   'reason',
   'category',
   'redirected',
+  'element',
 ];
 const OPTIONAL_LINK_KEYS = ['finalUrl', 'responseTimeMs', 'errorCode', 'fragments'];
 
@@ -54,7 +55,15 @@ function expectLinkRecord(link: any, crawl: boolean): void {
 }
 
 function expectScoreCard(data: any): void {
-  expect(Object.keys(data.summary).sort()).to.deep.equal(['broken', 'external', 'info', 'internal', 'ok', 'warnings']);
+  expect(Object.keys(data.summary).sort()).to.deep.equal([
+    'broken',
+    'external',
+    'info',
+    'internal',
+    'ok',
+    'resources',
+    'warnings',
+  ]);
   expect(data.healthScore).to.be.within(0, 100);
   expect(['A+', 'A', 'B', 'C', 'D', 'F']).to.include(data.grade);
   const codes = data.statusBreakdown.map((row: any) => row.code);

@@ -28,6 +28,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
     sources: [],
     sourceCount: undefined,
     fragments: [],
+    element: 'a',
   };
   const result = {
     url: 'https://example.com/',
@@ -37,7 +38,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
     truncated: false,
     healthScore: 0,
     grade: 'F',
-    summary: { ok: 0, warnings: 0, broken: 1, info: 0, internal: 1, external: 0 },
+    summary: { ok: 0, warnings: 0, broken: 1, info: 0, internal: 1, external: 0, resources: 0 },
     statusBreakdown: [{ code: 'ECONNREFUSED', label: 'Connection refused', severity: 'broken', count: 1 }],
     links: [record],
   };
@@ -58,6 +59,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
       redirected: false,
       errorCode: 'ECONNREFUSED',
       fragments: [],
+      element: 'a',
     });
     expect(Object.keys(link ?? {})).to.not.include.members(['sources', 'sourceCount', 'finalUrl', 'responseTimeMs']);
   });

@@ -11,15 +11,175 @@ const flag = (name: string, description: string) =>
     .optional()
     .meta({ default: false, description: `${description} Default false.` });
 
-/** POST /v1/broken-links and the broken-link crawl start. */
-export const BrokenLinksInput = z.object({
+/** An optional boolean option that is true unless sent false. */
+const onFlag = (name: string, description: string) =>
+  z
+    .boolean({ error: `${name} must be true or false` })
+    .optional()
+    .meta({ default: true, description: `${description} Default true.` });
+
+/** URL globs (docs/decisions/0215-link-check-options.md); the crawl service compiles them. */
+const globs = (name: string, description: string) =>
+  z
+    .array(
+      z
+        .string({ error: `${name} must be an array of strings` })
+        .min(1, `${name} must not hold an empty pattern`)
+        .max(500, `${name} holds a pattern longer than 500 characters`),
+      { error: `${name} must be an array of URL glob patterns` },
+    )
+    .max(50, `${name} must have at most 50 patterns`)
+    .optional()
+    .meta({ description, example: ['https://example.com/blog/**', '**/*.pdf'] });
+
+const STATUS_RANGE = /^(\d{3})(?:-(\d{3}))?$/;
+const STATUS_RULE = 'acceptStatus entries must be status codes (100-599) or ranges of them such as 200-299';
+const acceptStatus = z
+  .array(
+    z
+      .union([z.number().int(), z.string()], { error: STATUS_RULE })
+      .transform((value) => String(value).trim())
+      .refine((value) => {
+        const [, min, max = min] = STATUS_RANGE.exec(value) ?? [];
+        return min !== undefined && Number(min) >= 100 && Number(max) <= 599 && Number(min) <= Number(max);
+      }, STATUS_RULE),
+    { error: 'acceptStatus must be an array of status codes or ranges' },
+  )
+  .max(20, 'acceptStatus must have at most 20 entries')
+  .optional()
+  .meta({
+    description: 'Status codes (403) or inclusive ranges ("200-299") graded ok, besides 2xx.',
+    example: [403, '200-299'],
+  });
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+const headers = z
+  .record(
+    z.string().regex(HEADER_NAME, 'headers must have valid header names'),
+    z
+      .string({ error: 'headers values must be strings' })
+      .max(4096, 'headers values must be at most 4096 characters')
+      .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'headers values must not hold line breaks or control characters'),
+    {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'headers must have valid header names'
+          : 'headers must be an object of header names and values',
+    },
+  )
+  .refine((value) => Object.keys(value).length <= 10, 'headers must have at most 10 entries')
+  .optional()
+  .meta({
+    description:
+      'Request headers (at most 10) sent only to the entry URL’s own origin (scheme, host and port), never to ' +
+      'another origin nor after a redirect leaves it: e.g. Authorization for a staging site behind basic auth. ' +
+      'Host, User-Agent, Accept-Encoding, Set-Cookie, hop-by-hop and framing headers are refused.',
+    example: { Authorization: 'Basic dXNlcjpwYXNz' },
+  });
+
+const include = globs(
+  'include',
+  'URL globs (at most 50): when given, only links and pages whose URL matches one are checked and followed. ' +
+    '`*` stays within a path segment, `**` crosses them; `?`, `[abc]` and `{a,b}` as in shells.',
+);
+const exclude = globs(
+  'exclude',
+  'URL globs (at most 50): links and pages whose URL matches one are left out (not checked, followed or reported).',
+);
+const maxPages = z
+  .number({ error: 'maxPages must be an integer from 1 to 250' })
+  .int('maxPages must be an integer from 1 to 250')
+  .min(1, 'maxPages must be an integer from 1 to 250')
+  .max(250, 'maxPages must be an integer from 1 to 250')
+  .optional()
+  .meta({ default: 250, description: 'Pages fetched at most. Default 250.' });
+const maxDepth = z
+  .number({ error: 'maxDepth must be an integer from 0 to 20' })
+  .int('maxDepth must be an integer from 0 to 20')
+  .min(0, 'maxDepth must be an integer from 0 to 20')
+  .max(20, 'maxDepth must be an integer from 0 to 20')
+  .optional()
+  .meta({ description: 'Deepest breadth-first depth fetched (0: the entry page only). Default no limit.' });
+
+const checkFields = {
   url: targetUrl,
   checkFragments: flag(
     'checkFragments',
     'Verify each distinct #fragment of a link to a page of the site against that page’s id and name ' +
       'attributes (HTML pages only); a missing one is a warning naming it, and each link lists its fragments.',
   ),
+  checkResources: onFlag(
+    'checkResources',
+    'Check the page’s resources too: images (src and srcset candidates), scripts, stylesheets, icons, preloads, ' +
+      'manifests, frames, video, audio, objects and og:image; checked, never followed.',
+  ),
+  include,
+  exclude,
+  checkExternal: onFlag('checkExternal', 'Check links to other sites; false leaves them out.'),
+  acceptStatus,
+  headers,
+};
+
+/** POST /v1/broken-links. */
+export const BrokenLinksInput = z.object(checkFields);
+/** The broken-link crawl start. */
+export const BrokenLinksCrawlInput = z.object({ ...checkFields, maxPages, maxDepth });
+
+const includeResources = (description: string) => ({
+  includeResources: flag(
+    'includeResources',
+    `${description} List the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, ` +
+      'frames, media, objects, og:image), each naming its `element`, and count them.',
+  ),
 });
+
+/** GET /v1/link-extract: a query parameter, so the flag is the text true or false. */
+export const LinkExtractInput = z.object({
+  url: targetUrl,
+  includeResources: z
+    .enum(['true', 'false'], { error: 'includeResources must be true or false' })
+    .optional()
+    .meta({
+      default: 'false',
+      description:
+        'true: list the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, frames, ' +
+        'media, objects, og:image), each naming its `element`, and count them. Default false.',
+    }),
+});
+/** The link-extract crawl start. */
+export const LinkExtractCrawlInput = z.object({
+  url: targetUrl,
+  ...includeResources('Anchors only by default, as the spec counts.'),
+  include,
+  exclude,
+  maxPages,
+  maxDepth,
+  headers,
+});
+
+/** The crawl service's LinkOptions of a request's option fields. */
+export function linkOptions(input: {
+  checkResources?: boolean;
+  includeResources?: boolean;
+  include?: string[];
+  exclude?: string[];
+  checkExternal?: boolean;
+  acceptStatus?: string[];
+  maxPages?: number;
+  maxDepth?: number;
+  headers?: Record<string, string>;
+}) {
+  return {
+    resources: input.checkResources ?? input.includeResources,
+    include: input.include ?? [],
+    exclude: input.exclude ?? [],
+    checkExternal: input.checkExternal,
+    acceptStatus: input.acceptStatus ?? [],
+    maxPages: input.maxPages,
+    maxDepth: input.maxDepth,
+    headers: input.headers ?? {},
+  };
+}
 
 const severity: FieldEdit = { value: z.enum(['ok', 'warning', 'broken', 'info']) };
 const linkType: FieldEdit = { value: z.enum(['internal', 'external', 'mailto', 'tel', 'anchor', 'other']) };
@@ -46,6 +206,7 @@ const Summary = restObject(crawl.LinkSummary, {
     info: counted,
     internal: counted,
     external: counted,
+    resources: { value: count, description: 'Of the links, the resources (an element other than a or area).' },
   },
 });
 const StatusBreakdownRow = restObject(crawl.StatusBreakdownRow, {
@@ -57,8 +218,29 @@ const StatusBreakdownRow = restObject(crawl.StatusBreakdownRow, {
   },
 });
 
+const ELEMENTS = [
+  'a',
+  'area',
+  'img',
+  'source',
+  'script',
+  'link',
+  'iframe',
+  'video',
+  'audio',
+  'object',
+  'meta',
+] as const;
+const element: FieldEdit = {
+  value: z.enum(ELEMENTS),
+  description:
+    'The element the URL was first found on: a or area for links, the others for resources (checked, never ' +
+    'followed as pages); meta is og:image.',
+};
+
 const linkRecordFields = {
   url: { description: 'Resolved absolute URL.' },
+  element,
   type: linkType,
   rel,
   statusCode: { nullable: true, description: 'The final status; null when no response came.' },
@@ -102,6 +284,7 @@ export const BrokenLinksResult = restObject(crawl.CheckLinksResponse, {
 
 const extractedLinkFields = {
   url: { description: 'Resolved absolute URL, or the raw href for non-HTTP schemes.' },
+  element: { ...element, description: `Only with includeResources. ${element.description}` },
   rel,
   type: linkType,
   scheme: { description: 'URL scheme without the colon.' },

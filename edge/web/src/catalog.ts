@@ -47,7 +47,7 @@ export const TOOLS: readonly Tool[] = [
   {
     id: 'broken-links',
     title: 'Broken links',
-    pitch: 'Checks every link of a page and explains each failure.',
+    pitch: 'Checks every link, image, script and stylesheet of a page and explains each failure.',
     example: 'Health 96 · 2 broken, 5 redirects',
   },
   {

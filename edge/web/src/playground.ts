@@ -35,15 +35,16 @@ function leavesOf(doc: Document, fields: ReturnType<typeof inputFields>): Leaf[]
 }
 
 /**
- * The render forms' everyday fields; their other options wait in an "Advanced" section. Other forms
- * are short and show every field.
+ * The everyday fields of the forms with many options (renders, link checks and crawls); their other
+ * options wait in an "Advanced" section. Other forms are short and show every field.
  */
 const BASIC_FIELDS: Record<string, readonly string[]> = {
   screenshot: ['url', 'format', 'device', 'colorScheme'],
   'url-to-pdf': ['url', 'deviceType', 'pageFormat', 'orientation', 'theme'],
-  // A webhook URL is for integrations; the page itself polls.
-  'broken-links-crawl': ['url', 'checkFragments'],
-  'link-extract-crawl': ['url'],
+  'broken-links': ['url', 'checkResources', 'checkFragments'],
+  // A webhook URL is for integrations, and the link options for the cases that need them; the page itself polls.
+  'broken-links-crawl': ['url', 'checkResources', 'checkFragments'],
+  'link-extract-crawl': ['url', 'includeResources'],
 };
 
 function control(leaf: Leaf, optionalChoice: boolean): HTMLElement {

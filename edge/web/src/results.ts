@@ -315,6 +315,13 @@ const BROKEN_COLUMNS: Column[] = [
   { key: 'responseTimeMs', label: 'Time (ms)', numeric: true },
 ];
 const SOURCES: Column = { key: 'sourceCount', label: 'Found on', render: sourcesCell, numeric: true };
+/** The element a URL was found on (a, img, script…): links name it always, extracted links with resources. */
+const ELEMENT: Column = { key: 'element', label: 'Element' };
+/** The columns, with Element after Type when the rows name their elements. */
+const withElement = (columns: Column[], rows: Row[]): Column[] =>
+  rows.some((row) => typeof row.element === 'string')
+    ? columns.flatMap((column) => (column.key === 'type' ? [column, ELEMENT] : [column]))
+    : columns;
 const EXTRACT_COLUMNS: Column[] = [
   { key: 'url', label: 'Link', render: linkCell },
   { key: 'text', label: 'Text' },
@@ -344,6 +351,7 @@ function brokenLinksView(reply: Row, crawl: boolean): HTMLElement[] {
         ['Links found', reply.totalLinks],
         ['Links checked', reply.checkedLinks],
       ];
+  if (typeof summary.resources === 'number') figures.push(['Resources checked', summary.resources]);
   return [
     h(
       'div',
@@ -369,7 +377,12 @@ function brokenLinksView(reply: Row, crawl: boolean): HTMLElement[] {
         ['Info', num(summary.info), 'info'],
       ]),
     ),
-    grid('Links', links, crawl ? [...BROKEN_COLUMNS, SOURCES] : BROKEN_COLUMNS, `links-${host(reply.url)}.csv`),
+    grid(
+      'Links',
+      links,
+      withElement(crawl ? [...BROKEN_COLUMNS, SOURCES] : BROKEN_COLUMNS, links),
+      `links-${host(reply.url)}.csv`,
+    ),
   ];
 }
 
@@ -390,7 +403,7 @@ function linkExtractView(reply: Row, crawl: boolean): HTMLElement[] {
     grid(
       'Links',
       rowsOf(reply.links),
-      crawl ? [...EXTRACT_COLUMNS, SOURCES] : EXTRACT_COLUMNS,
+      withElement(crawl ? [...EXTRACT_COLUMNS, SOURCES] : EXTRACT_COLUMNS, rowsOf(reply.links)),
       `links-${host(reply.url)}.csv`,
     ),
   ];

@@ -1,14 +1,18 @@
 import { setMaxListeners } from 'node:events';
+import { parseTargetUrl } from '@webutil/kit';
 import { type CheckerDeps, LinkChecker } from './checking/checker.js';
 import { type Graded, scoreCard } from './checking/grade.js';
 import { verdictFor } from './checking/verdict.js';
 import type { PageCheck } from './model.js';
 import { type PageReadDeps, readPageLinks } from './page/fetch.js';
 import { normalizePageUrl } from './page/page-url.js';
+import { compileScan, inScan, type ScanOptions } from './scan-options.js';
 
 export interface PageCheckOptions {
   /** Verify each distinct #fragment against its page's ids and anchor names. */
   checkFragments: boolean;
+  /** The request's LinkOptions, checked (scan-options.ts). */
+  scan?: ScanOptions;
 }
 
 export interface PageCheckDeps extends CheckerDeps, PageReadDeps {
@@ -28,14 +32,23 @@ export async function checkLinks(
   deps: PageCheckDeps,
   signal: AbortSignal,
 ): Promise<PageCheck> {
-  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal, true);
-  const found = collector.links;
+  const scope = compileScan(options.scan ?? {}, parseTargetUrl(rawUrl), true);
+  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal, {
+    byDocument: true,
+    resources: scope.resources,
+    originHeaders: scope.originHeaders,
+  });
+  // Links the options leave out are not part of the scan: not checked, counted or reported.
+  const found = collector.links.filter((link) => inScan(link, scope));
   let requests = 0;
   const toCheck = found.filter((link) => link.type === 'anchor' || requests++ < deps.checkCap);
   const budget = AbortSignal.timeout(deps.budgetMs);
   const scan = AbortSignal.any([signal, budget]);
   setMaxListeners(0, scan); // every request in flight listens to it
-  const checker = new LinkChecker(deps, scan, Date.now() + deps.budgetMs);
+  const checker = new LinkChecker(deps, scan, Date.now() + deps.budgetMs, {
+    soft404: true,
+    originHeaders: scope.originHeaders,
+  });
   const sources = {
     page: normalizePageUrl(res.url),
     pageTargets: collector.targets,
@@ -44,7 +57,7 @@ export async function checkLinks(
   };
   const verdicts = await Promise.all(
     toCheck.map((link) =>
-      verdictFor(link, sources, options.checkFragments).catch((err: unknown) => {
+      verdictFor(link, sources, options.checkFragments, scope.accepts).catch((err: unknown) => {
         if (signal.aborted || !scan.aborted) throw err;
         return undefined; // out of time: not checked, so not reported
       }),

@@ -2,9 +2,17 @@ import type { PageLinks } from './model.js';
 import { type PageReadDeps, readPageLinks } from './page/fetch.js';
 import { countLinks } from './page/links.js';
 
-/** ExtractLinks (GET /v1/link-extract): every link of one page, typed and resolved, no status checked. */
-export async function extractLinks(rawUrl: string, deps: PageReadDeps, signal: AbortSignal): Promise<PageLinks> {
-  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal);
+/**
+ * ExtractLinks (GET /v1/link-extract): every link of one page, typed and resolved, no status
+ * checked. With `includeResources`, the page's resources too, each naming its element, and counted.
+ */
+export async function extractLinks(
+  rawUrl: string,
+  deps: PageReadDeps,
+  signal: AbortSignal,
+  includeResources = false,
+): Promise<PageLinks> {
+  const { url, res, collector } = await readPageLinks(rawUrl, deps, signal, { resources: includeResources });
   const counts = countLinks(collector.links);
   return {
     url: url.href,
@@ -13,5 +21,6 @@ export async function extractLinks(rawUrl: string, deps: PageReadDeps, signal: A
     truncated: collector.truncated || res.truncated,
     counts,
     links: collector.links,
+    withElements: includeResources,
   };
 }

@@ -6,6 +6,7 @@
  * rest is the crawl's own: job kinds and statuses.
  */
 import type * as proto from '@webutil/proto/webutil/crawl/v1/crawl';
+import type { ScanOptions } from './scan-options.js';
 
 /** Link types of the spec's link records and link items. */
 export type LinkType = 'internal' | 'external' | 'mailto' | 'tel' | 'anchor' | 'other';
@@ -19,8 +20,12 @@ export interface Sourced {
 }
 
 /** A link as found on a page. */
-export interface FoundLink extends Omit<proto.ExtractedLink, keyof Sourced | 'type'> {
+export interface FoundLink extends Omit<proto.ExtractedLink, keyof Sourced | 'type' | 'element'> {
   type: LinkType;
+  /** The element the URL was first found on: a, area, or a resource's (img, script, link, ...). */
+  element: string;
+  /** Found in an `<a>` or `<area>` on the page (a crawl may follow it), not only as a resource. */
+  viaAnchor?: boolean;
   /**
    * Link checking only: the distinct fragments (decoded, at most 25) this URL was linked with;
    * `url` is then the URL without its fragment.
@@ -55,6 +60,8 @@ export interface ScoreCard extends Pick<proto.CheckLinksResponse, 'healthScore' 
 export interface PageLinks extends Omit<proto.ExtractResult, 'counts' | 'links'> {
   counts: LinkCounts;
   links: FoundLink[];
+  /** Resources were asked for: each link item names its element. */
+  withElements?: boolean;
 }
 
 /** One page's links checked (POST /v1/broken-links). */
@@ -64,10 +71,12 @@ export interface PageCheck extends Omit<proto.CheckLinksResponse, keyof ScoreCar
 
 export type CrawlKind = 'broken-links' | 'link-extract';
 
-/** A broken-link crawl's options (an extract crawl has none). */
+/** A crawl's options; an extract crawl has no checkFragments and its resources default to false. */
 export interface CrawlOptions {
   /** Verify each distinct #fragment against its page's ids and anchor names. */
   checkFragments: boolean;
+  /** The request's LinkOptions, checked (scan-options.ts). */
+  scan?: ScanOptions;
 }
 
 /**

@@ -18,16 +18,31 @@ import type {
 
 /** The one place where the crawl's own types become proto messages. */
 
+/** Records made before resources were checked (a job stored by an older version) are anchors. */
 function toLinkRecord(link: CheckedLink & Partial<Sourced>): LinkRecord {
-  return { ...link, sources: link.sources ?? [], sourceCount: link.sourceCount, fragments: link.fragments ?? [] };
+  return {
+    ...link,
+    sources: link.sources ?? [],
+    sourceCount: link.sourceCount,
+    fragments: link.fragments ?? [],
+    element: link.element ?? 'a',
+  };
 }
 
-function toExtractedLink({ fragments: _, ...link }: FoundLink & Partial<Sourced>): ExtractedLink {
-  return { ...link, sources: link.sources ?? [], sourceCount: link.sourceCount };
+function toExtractedLink(
+  { fragments: _, viaAnchor: __, element, ...link }: FoundLink & Partial<Sourced>,
+  withElements: boolean,
+): ExtractedLink {
+  return {
+    ...link,
+    sources: link.sources ?? [],
+    sourceCount: link.sourceCount,
+    element: withElements ? element : undefined,
+  };
 }
 
-export function toExtractResult(result: PageLinks | LinkExtractCrawlResult): ExtractResult {
-  return { ...result, links: result.links.map(toExtractedLink) };
+export function toExtractResult({ withElements, ...result }: PageLinks | LinkExtractCrawlResult): ExtractResult {
+  return { ...result, links: result.links.map((link) => toExtractedLink(link, withElements ?? false)) };
 }
 
 export function toCheckLinksResponse(check: PageCheck): CheckLinksResponse {
@@ -40,7 +55,12 @@ export function toBrokenLinkJob(job: CrawlJobView): GetBrokenLinkCrawlResponse {
     jobId: job.id,
     status: job.status,
     progress: job.progress,
-    result: done && { ...done, links: done.links.map(toLinkRecord) },
+    // A result stored before resources were counted has no summary.resources.
+    result: done && {
+      ...done,
+      summary: { ...done.summary, resources: done.summary.resources ?? 0 },
+      links: done.links.map(toLinkRecord),
+    },
     error: job.error,
   };
 }

@@ -5,6 +5,7 @@ import { extractLinks } from './extract-links.js';
 import type { CrawlReader } from './jobs/read.js';
 import type { CrawlStarts } from './jobs/start.js';
 import { toBrokenLinkJob, toCheckLinksResponse, toExtractResult, toLinkExtractJob } from './proto-mapping.js';
+import { scanOptionsOf } from './scan-options.js';
 
 export interface CrawlServiceDeps {
   pageCheck: PageCheckDeps;
@@ -18,13 +19,15 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
     CrawlServiceService,
     {
       extractLinks: async (request, ctx) => ({
-        result: toExtractResult(await extractLinks(request.url, deps.pageCheck, ctx.signal)),
+        result: toExtractResult(
+          await extractLinks(request.url, deps.pageCheck, ctx.signal, request.includeResources ?? false),
+        ),
       }),
       checkLinks: async (request, ctx) =>
         toCheckLinksResponse(
           await checkLinks(
             request.url,
-            { checkFragments: request.checkFragments ?? false },
+            { checkFragments: request.checkFragments ?? false, scan: scanOptionsOf(request.options) },
             deps.pageCheck,
             ctx.signal,
           ),
@@ -32,11 +35,15 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
       startBrokenLinkCrawl: async (request, ctx) => ({
         jobId: await deps.starts.start('broken-links', request.url, ctx.requestId, ctx.signal, request.caller, {
           checkFragments: request.checkFragments ?? false,
+          scan: scanOptionsOf(request.options),
         }),
       }),
       getBrokenLinkCrawl: async (request) => toBrokenLinkJob(await deps.reader.get('broken-links', request.jobId)),
       startLinkExtractCrawl: async (request, ctx) => ({
-        jobId: await deps.starts.start('link-extract', request.url, ctx.requestId, ctx.signal, request.caller),
+        jobId: await deps.starts.start('link-extract', request.url, ctx.requestId, ctx.signal, request.caller, {
+          checkFragments: false,
+          scan: scanOptionsOf(request.options),
+        }),
       }),
       getLinkExtractCrawl: async (request) => toLinkExtractJob(await deps.reader.get('link-extract', request.jobId)),
       withdrawStart: async (request) => ({ found: deps.starts.withdraw(request.requestId) }),

@@ -10,6 +10,7 @@ const link = (over: Partial<FoundLink> = {}): FoundLink => ({
   rel: undefined,
   type: 'internal',
   scheme: 'https',
+  element: 'a',
   ...over,
 });
 const answered = (status: number, over: Partial<CheckOutcome> = {}): CheckOutcome => ({
@@ -158,11 +159,20 @@ describe('grade: score card', () => {
       gradeLink(link({ type: 'external' }), answered(404)),
       gradeLink(link(), answered(200, { firstStatus: 301, redirects: 1, finalUrl: 'https://site.test/b' })),
       gradeLink(link({ type: 'mailto', scheme: 'mailto', url: 'mailto:x@y.z' }), undefined),
+      gradeLink(link({ type: 'external', element: 'img' }), answered(200)),
     ];
     const card = scoreCard(links);
-    expect(card.summary).to.deep.equal({ ok: 2, warnings: 1, broken: 1, info: 1, internal: 2, external: 2 });
+    expect(card.summary).to.deep.equal({
+      ok: 3,
+      warnings: 1,
+      broken: 1,
+      info: 1,
+      internal: 2,
+      external: 3,
+      resources: 1,
+    });
     expect(card.statusBreakdown.map((r) => [r.code, r.severity, r.count])).to.deep.equal([
-      ['200', 'ok', 2],
+      ['200', 'ok', 3],
       ['301', 'warning', 1],
       ['404', 'broken', 1],
       ['mailto', 'info', 1],

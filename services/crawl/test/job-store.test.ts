@@ -84,6 +84,24 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(await store.get(randomUUID())).to.equal(undefined);
     });
 
+    it('keeps a job’s options (those of the start, headers included) for the worker and a resumed try', async () => {
+      const scan = {
+        resources: false,
+        exclude: ['**/private/**'],
+        acceptStatus: ['403'],
+        maxPages: 3,
+        maxDepth: 0,
+        headers: { authorization: 'Basic eA==' },
+      };
+      const j = job({ checkFragments: true, scan });
+      await store.create(j);
+      expect(await store.get(j.id)).to.deep.include({ checkFragments: true, scan });
+      const plain = job();
+      await store.create(plain);
+      expect((await store.get(plain.id))?.scan).to.equal(undefined);
+      expect((await store.crawling()).find((c) => c.id === j.id)?.scan).to.deep.equal(scan);
+    });
+
     it('refuses a second job with the same id', async () => {
       const j = job();
       await store.create(j);
@@ -280,6 +298,7 @@ function link(url: string, sources: string[]): FoundLink & Sourced {
     rel: 'nofollow',
     type: 'internal',
     scheme: 'https',
+    element: 'a',
     sources,
     sourceCount: 40,
   };

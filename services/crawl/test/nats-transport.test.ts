@@ -53,6 +53,7 @@ describe('NATS transport (JetStream, real server)', function () {
         rel: 'nofollow',
         type: 'internal' as const,
         scheme: 'https',
+        element: 'a',
       };
     });
     const bigResult: CrawlResult = {

@@ -40,6 +40,7 @@ export {
   type ConnectionPhases,
   type FetchOptions,
   header,
+  type OriginHeaders,
   OutboundError,
   type OutboundFailureKind,
   outboundError,

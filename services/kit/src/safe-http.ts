@@ -57,6 +57,11 @@ export interface FetchOptions {
   /** Bytes of (decoded) body a caller may read; more is cut off and `truncated` set. */
   maxBodyBytes?: number;
   headers?: Record<string, string>;
+  /**
+   * Headers for one origin only (a caller's credentials for the site it asked about): sent on
+   * hops to `origin` until a redirect leaves it, never to another origin, nor after coming back.
+   */
+  originHeaders?: OriginHeaders;
   signal?: AbortSignal;
   /**
    * When given, every hop opens a connection of its own (no keep-alive reuse) and the time of its
@@ -74,6 +79,12 @@ export interface ConnectionPhases {
   connectMs: number | null;
   /** TLS handshake (null for plain http). */
   tlsMs: number | null;
+}
+
+export interface OriginHeaders {
+  /** An origin as URL.origin spells it (scheme, host, port). */
+  origin: string;
+  headers: Record<string, string>;
 }
 
 export interface RedirectHop {
@@ -175,6 +186,9 @@ export class SafeHttp {
     let method = opts.method ?? 'GET';
     // A body is sent once: a redirected POST is answered with its 3xx, not followed.
     const maxRedirectsFor = (m: string) => (m === 'POST' ? 0 : maxRedirects);
+    const scoped = opts.originHeaders;
+    /** Whether every hop so far was to the scoped origin (once off it, its headers stay off). */
+    let onOrigin = scoped !== undefined && url.origin === scoped.origin;
     try {
       for (;;) {
         assertWebScheme(url);
@@ -188,7 +202,7 @@ export class SafeHttp {
             path: url.pathname + url.search,
             method,
             signal,
-            headers,
+            headers: onOrigin && scoped ? { ...headers, ...scoped.headers } : headers,
             body: method === 'POST' ? opts.body : undefined,
             // undici closes the connection after a HEAD unless told not to (for servers that wrongly
             // send a body); link checks send thousands of HEADs, so they keep it like node:http does.
@@ -224,6 +238,7 @@ export class SafeHttp {
           );
         }
         if (res.statusCode === 303 && method !== 'HEAD') method = 'GET';
+        if (onOrigin && url.origin !== scoped?.origin) onOrigin = false;
       }
     } catch (err) {
       // Every failure ends the exchange: its timer, and its listener on the caller's signal.

@@ -1,4 +1,4 @@
-import { header, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
+import { header, type OriginHeaders, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
 import type { FetchSettings } from '../config.js';
 import { isHtml } from '../page/fetch.js';
 import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetCollector } from '../page/fragments.js';
@@ -66,7 +66,11 @@ export class LinkChecker {
     private readonly deps: CheckerDeps,
     private readonly signal: AbortSignal,
     private readonly deadline: number,
-    private readonly options: { soft404: boolean } = { soft404: true },
+    private readonly options: {
+      soft404: boolean;
+      /** The caller's headers, for the entry URL's origin only (docs/decisions/0216). */
+      originHeaders?: OriginHeaders;
+    } = { soft404: true },
   ) {}
 
   /** The status of a URL: HEAD, then GET when HEAD is not answered well. */
@@ -253,6 +257,7 @@ export class LinkChecker {
           maxRedirects: MAX_REDIRECTS,
           timeoutMs,
           maxBodyBytes: this.deps.maxPageBytes,
+          originHeaders: this.options.originHeaders,
           signal: this.signal,
         });
       } catch (err) {

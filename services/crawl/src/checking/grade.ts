@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { letterGrade } from '@webutil/kit';
 import type { BreakdownRow, CheckedLink, FoundLink, LinkSummary, ScoreCard, Severity } from '../model.js';
 import type { PageTargets } from '../page/fragments.js';
+import { isResource } from '../page/links.js';
 
 /** What checking one URL found out. */
 export interface CheckOutcome {
@@ -59,18 +60,23 @@ interface Verdict {
   errorCode?: string;
 }
 
+/** Statuses the caller's acceptStatus option makes ok. */
+export type AcceptStatus = (status: number) => boolean;
+
 /**
  * Grades a link from what its check found (no outcome for non-HTTP links). `fragments` are its
  * verified fragments: the first missing one decides the verdict, and all are on the record.
+ * `accepts`: statuses graded ok whatever they are (a redirect whose first status it accepts is ok).
  */
 export function gradeLink(
   link: FoundLink,
   outcome: CheckOutcome | undefined,
   fragments?: readonly FragmentCheck[],
+  accepts?: AcceptStatus,
 ): Graded {
   const missing = fragments?.filter((f) => !f.found) ?? [];
   const fragment = missing[0] ?? fragments?.[0];
-  const v = verdictOf(link, outcome, fragment);
+  const v = verdictOf(link, outcome, fragment, accepts);
   const more = missing.length > 1 ? ` (and ${missing.length - 1} more missing fragments)` : '';
   const redirected = outcome !== undefined && outcome.redirects > 0;
   // One literal with every field in one order: records are made by the thousand.
@@ -93,6 +99,7 @@ export function gradeLink(
       link.type === 'anchor' || fragments === undefined
         ? undefined
         : fragments.map((f) => ({ fragment: f.name, found: f.found })),
+    element: link.element,
   };
   return { record, bucket: { code: v.code, label: v.label } };
 }
@@ -113,7 +120,12 @@ const verdict = (
   label,
 });
 
-function verdictOf(link: FoundLink, outcome: CheckOutcome | undefined, fragment: FragmentCheck | undefined): Verdict {
+function verdictOf(
+  link: FoundLink,
+  outcome: CheckOutcome | undefined,
+  fragment: FragmentCheck | undefined,
+  accepts: AcceptStatus | undefined,
+): Verdict {
   if (link.type === 'anchor') {
     if (fragment && !fragment.found) {
       return verdict(
@@ -167,10 +179,10 @@ function verdictOf(link: FoundLink, outcome: CheckOutcome | undefined, fragment:
     );
   }
   if (!outcome) throw new Error(`no check outcome for ${link.url}`);
-  return outcome.error ? failureVerdict(outcome.error) : httpVerdict(outcome, fragment);
+  return outcome.error ? failureVerdict(outcome.error) : httpVerdict(outcome, fragment, accepts);
 }
 
-function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined): Verdict {
+function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined, accepts?: AcceptStatus): Verdict {
   const status = outcome.status ?? 0;
   const label = STATUS_CODES[status] ?? 'Non-standard status';
   const code = String(status);
@@ -187,6 +199,16 @@ function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined)
     );
     return { ...loop, errorCode: 'ERR_TOO_MANY_REDIRECTS' };
   }
+  const redirected = outcome.redirects > 0;
+  if (accepts && !outcome.soft404 && !(fragment && !fragment.found)) {
+    // Unredirected, the status is accepted; redirected, the redirect is, and it ends well or accepted.
+    const first = outcome.firstStatus ?? status;
+    const ends = (status >= 200 && status < 300) || accepts(status);
+    if (redirected ? accepts(first) && ends : accepts(status)) {
+      const via = redirected ? ` after redirecting (${first}) to ${outcome.finalUrl}` : '';
+      return answer('ok', `answered ${status} ${label}${via}, accepted by acceptStatus`, classOf(status));
+    }
+  }
   if (outcome.botWall) {
     return answer(
       'warning',
@@ -196,7 +218,6 @@ function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined)
       'Bot protection challenge',
     );
   }
-  const redirected = outcome.redirects > 0;
   if (status >= 200 && status < 300) {
     if (outcome.soft404) {
       return answer(
@@ -248,6 +269,15 @@ function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined)
   return answer('warning', `unexpected status ${status}${via}; browsers may not show a page`, 'Unexpected status');
 }
 
+/** The category of a status by its class. */
+function classOf(status: number): string {
+  if (status >= 200 && status < 300) return '2xx Success';
+  if (status >= 300 && status < 400) return '3xx Redirect';
+  if (status >= 400 && status < 500) return CLIENT;
+  if (status >= 500 && status < 600) return SERVER;
+  return 'Unexpected status';
+}
+
 const FAILURES: Record<string, [category: string, label: string]> = {
   dns: ['DNS error', 'DNS lookup failed'],
   connect: ['Connection error', 'Connection failed'],
@@ -284,7 +314,7 @@ const SEVERITY_ORDER: Severity[] = ['info', 'ok', 'warning', 'broken'];
  * with it, though the rules give every code one severity), score and grade.
  */
 export function scoreCard(links: readonly Graded[]): ScoreCard {
-  const summary: LinkSummary = { ok: 0, warnings: 0, broken: 0, info: 0, internal: 0, external: 0 };
+  const summary: LinkSummary = { ok: 0, warnings: 0, broken: 0, info: 0, internal: 0, external: 0, resources: 0 };
   const rows = new Map<string, BreakdownRow>();
   for (const { record, bucket } of links) {
     const severity = record.severity;
@@ -294,6 +324,7 @@ export function scoreCard(links: readonly Graded[]): ScoreCard {
     else summary.info++;
     if (record.type === 'internal') summary.internal++;
     else if (record.type === 'external') summary.external++;
+    if (isResource(record.element)) summary.resources++;
     const row = rows.get(bucket.code);
     if (!row) rows.set(bucket.code, { code: bucket.code, label: bucket.label, severity, count: 1 });
     else {

@@ -1,7 +1,7 @@
 import type { FoundLink } from '../model.js';
 import { checkableFragment, type PageTargets } from '../page/fragments.js';
 import { normalizePageUrl } from '../page/page-url.js';
-import { type CheckOutcome, type FragmentCheck, type Graded, gradeLink } from './grade.js';
+import { type AcceptStatus, type CheckOutcome, type FragmentCheck, type Graded, gradeLink } from './grade.js';
 
 /** Where a verdict gets its facts; a single-page scan and a crawl answer these differently. */
 export interface VerdictSources {
@@ -20,7 +20,12 @@ export interface VerdictSources {
  * page would be slow): an in-page anchor's one fragment, or the distinct fragments (at most 25)
  * a page was linked with. A fragment the page's list cannot settle (cut short) is left out.
  */
-export async function verdictFor(link: FoundLink, sources: VerdictSources, checkFragments: boolean): Promise<Graded> {
+export async function verdictFor(
+  link: FoundLink,
+  sources: VerdictSources,
+  checkFragments: boolean,
+  accepts?: AcceptStatus,
+): Promise<Graded> {
   if (link.type === 'mailto' || link.type === 'tel' || link.type === 'other') return gradeLink(link, undefined);
   const names = link.type === 'anchor' ? [checkableFragment(link.url) ?? ''] : (link.fragments ?? []);
   const fragments = async (): Promise<FragmentCheck[] | undefined> => {
@@ -36,5 +41,5 @@ export async function verdictFor(link: FoundLink, sources: VerdictSources, check
   if (link.type === 'anchor') return gradeLink(link, undefined, await fragments());
   const outcome = await sources.outcomeOf(link.url);
   const answered = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
-  return gradeLink(link, outcome, answered && link.type === 'internal' ? await fragments() : undefined);
+  return gradeLink(link, outcome, answered && link.type === 'internal' ? await fragments() : undefined, accepts);
 }

@@ -62,7 +62,7 @@ export class CrawlRunner {
         this.deps.crawl,
         (p) => events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p),
         lease.signal,
-        { checkFragments: ticket.checkFragments ?? false },
+        { checkFragments: ticket.checkFragments ?? false, scan: ticket.scan },
       );
       const outcome: Ending = await crawl.then(
         (result) => ({ type: 'done' as const, result: packResult(result) }),
@@ -98,6 +98,7 @@ export async function resumeAbandoned(store: JobStore, transport: CrawlTransport
       kind: job.kind,
       url: job.url,
       checkFragments: job.checkFragments,
+      scan: job.scan,
       priorAttempts: job.attempt,
     });
   return jobs.length;

@@ -12,6 +12,7 @@ import {
 } from '@webutil/kit';
 import type { CrawlKind, CrawlOptions } from '../model.js';
 import { normalizePageUrl } from '../page/page-url.js';
+import type { ScanOptions } from '../scan-options.js';
 import { failedProgress, initialProgress } from './events.js';
 import type { JobStore } from './store.js';
 import type { CrawlTransport } from './transport.js';
@@ -113,7 +114,7 @@ export class CrawlStarts {
     if (signal.aborted) throw signal.reason;
     const id = randomUUID();
     const now = new Date();
-    const progress = initialProgress(this.deps.pagesCap);
+    const progress = initialProgress(Math.min(this.deps.pagesCap, options.scan?.maxPages ?? this.deps.pagesCap));
     const entry = normalizePageUrl(url);
     const bound = caller && crawlsPerCaller(caller.plan);
     const created = await this.deps.store.create(
@@ -123,6 +124,7 @@ export class CrawlStarts {
         url: entry,
         caller: caller?.key,
         checkFragments: options.checkFragments || undefined,
+        scan: nonEmpty(options.scan),
         progress,
         createdAt: now,
         expiresAt: new Date(now.getTime() + this.deps.retentionMs),
@@ -143,7 +145,13 @@ export class CrawlStarts {
       throw signal.reason;
     }
     try {
-      await this.deps.transport.enqueue({ id, kind, url: entry, checkFragments: options.checkFragments || undefined });
+      await this.deps.transport.enqueue({
+        id,
+        kind,
+        url: entry,
+        checkFragments: options.checkFragments || undefined,
+        scan: nonEmpty(options.scan),
+      });
     } catch (err) {
       this.deps.log.error({ err, jobId: id }, 'could not queue a crawl');
       const error = { code: 'queue_unavailable', message: 'the crawl could not be queued' };
@@ -168,4 +176,9 @@ export class CrawlStarts {
       listening.abort(); // lets go of the listener
     }
   }
+}
+
+/** Options worth keeping with a job: none when every one was left out. */
+function nonEmpty(scan: ScanOptions | undefined): ScanOptions | undefined {
+  return scan && Object.keys(scan).length > 0 ? scan : undefined;
 }

@@ -1,5 +1,6 @@
 import mongoose, { type Connection, type Model } from 'mongoose';
 import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
+import type { ScanOptions } from '../scan-options.js';
 import {
   asPacked,
   type CrawlJob,
@@ -16,6 +17,7 @@ interface JobDoc {
   url: string;
   caller?: string;
   checkFragments?: boolean;
+  scan?: ScanOptions;
   status: string;
   progress: CrawlProgress;
   result?: Buffer;
@@ -34,6 +36,7 @@ const schema = new mongoose.Schema<JobDoc>(
     url: { type: String, required: true },
     caller: String,
     checkFragments: Boolean,
+    scan: { type: mongoose.Schema.Types.Mixed },
     status: { type: String, required: true },
     progress: { type: mongoose.Schema.Types.Mixed, required: true },
     result: Buffer,
@@ -81,12 +84,13 @@ export class MongoJobStore implements JobStore {
    * once may both be refused; they can never both pass.
    */
   async create(job: NewJob, perCaller?: number): Promise<boolean> {
-    const { id, caller, checkFragments, ...rest } = job;
+    const { id, caller, checkFragments, scan, ...rest } = job;
     await this.jobs.collection.insertOne({
       _id: id,
       ...rest,
       ...(caller === undefined ? {} : { caller }),
       ...(checkFragments ? { checkFragments } : {}),
+      ...(scan ? { scan } : {}),
       status: 'crawling',
       attempt: 0,
       seq: 0,
@@ -151,6 +155,7 @@ function toJob(doc: JobDoc): CrawlJob {
     url: doc.url,
     caller: doc.caller,
     checkFragments: doc.checkFragments || undefined,
+    scan: doc.scan ?? undefined,
     status: doc.status as JobStatus,
     progress: doc.progress,
     result: doc.result ? unpackResult(asPacked(asBytes(doc.result))) : undefined,

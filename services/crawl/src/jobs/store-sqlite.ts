@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
+import type { ScanOptions } from '../scan-options.js';
 import {
   asPacked,
   type CrawlJob,
@@ -16,6 +17,7 @@ interface Row {
   url: string;
   caller: string | null;
   check_fragments: number | null;
+  options: string | null;
   status: string;
   progress: string;
   result: Buffer | null;
@@ -62,19 +64,21 @@ export class SqliteJobStore implements JobStore {
     // And before jobs had options.
     if (!columns.some((c) => c.name === 'check_fragments'))
       this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN check_fragments INTEGER');
+    if (!columns.some((c) => c.name === 'options')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN options TEXT');
     this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
     this.statements = {
       insert: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
-           expires_at)
-         VALUES (@id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, status, progress, created_at,
+           updated_at, expires_at)
+         VALUES (@id, @kind, @url, @caller, @checkFragments, @options, 'crawling', @progress, @createdAt, @createdAt,
            @expiresAt)`,
       ),
       // One statement, so no other start (of any process on the file) comes between count and insert.
       insertWithin: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
-           expires_at)
-         SELECT @id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt, @expiresAt
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, status, progress, created_at,
+           updated_at, expires_at)
+         SELECT @id, @kind, @url, @caller, @checkFragments, @options, 'crawling', @progress, @createdAt, @createdAt,
+           @expiresAt
          WHERE (SELECT count(*) FROM crawl_jobs
                 WHERE caller = @caller AND status = 'crawling' AND expires_at > @createdAt) < @perCaller`,
       ),
@@ -103,6 +107,7 @@ export class SqliteJobStore implements JobStore {
       ...job,
       caller: job.caller ?? null,
       checkFragments: job.checkFragments ? 1 : null,
+      options: job.scan ? JSON.stringify(job.scan) : null,
       progress: JSON.stringify(job.progress),
       createdAt: job.createdAt.getTime(),
       expiresAt: job.expiresAt.getTime(),
@@ -167,6 +172,7 @@ function toJob(row: Row): CrawlJob {
     url: row.url,
     caller: row.caller ?? undefined,
     checkFragments: row.check_fragments ? true : undefined,
+    scan: row.options ? (JSON.parse(row.options) as ScanOptions) : undefined,
     status: row.status as JobStatus,
     progress: JSON.parse(row.progress) as CrawlProgress,
     result: row.result ? unpackResult(asPacked(row.result)) : undefined,

@@ -1,5 +1,6 @@
 import zlib from 'node:zlib';
 import type { CrawlJobView, CrawlProgress, CrawlResult, JobError } from '../model.js';
+import type { ScanOptions } from '../scan-options.js';
 
 /**
  * Where crawl jobs live between the start call, the worker's events and the polls: the port, and
@@ -14,6 +15,8 @@ export interface CrawlJob extends CrawlJobView {
   caller?: string;
   /** A broken-link crawl's checkFragments option (absent: false). */
   checkFragments?: boolean;
+  /** The start's LinkOptions (absent: none); never shown by a poll. */
+  scan?: ScanOptions;
   /** Which try of the job the stored progress belongs to, and its event number within it. */
   attempt: number;
   seq: number;
@@ -25,7 +28,7 @@ export interface CrawlJob extends CrawlJobView {
 
 export type NewJob = Pick<
   CrawlJob,
-  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'progress' | 'createdAt' | 'expiresAt'
+  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'scan' | 'progress' | 'createdAt' | 'expiresAt'
 >;
 
 /** A worker's report; stale ones (an older attempt, or an earlier event) are ignored. */

@@ -1,4 +1,5 @@
 import type { CrawlKind, CrawlProgress, JobError } from '../model.js';
+import type { ScanOptions } from '../scan-options.js';
 import type { PackedResult } from './store.js';
 
 /**
@@ -14,6 +15,8 @@ export interface JobTicket {
   url: string;
   /** A broken-link crawl's checkFragments option (absent: false). */
   checkFragments?: boolean;
+  /** The start's LinkOptions (absent: none), headers included: the worker sends them. */
+  scan?: ScanOptions;
   /** Tries made before this ticket was queued (a job handed back after a restart). */
   priorAttempts?: number;
 }

@@ -1,4 +1,12 @@
-import { header, invalidArgument, parseTargetUrl, type SafeHttp, type SafeResponse, targetFailure } from '@webutil/kit';
+import {
+  header,
+  invalidArgument,
+  type OriginHeaders,
+  parseTargetUrl,
+  type SafeHttp,
+  type SafeResponse,
+  targetFailure,
+} from '@webutil/kit';
 import { LinkCollector } from './links.js';
 import { parseStream } from './parse-stream.js';
 
@@ -21,15 +29,32 @@ export function isHtml(res: SafeResponse): boolean {
   return type === undefined || HTML_TYPES.test(type.trim());
 }
 
+/** How a page's links are read: as link checking counts them (see LinkCollector), with resources. */
+export interface PageReadOptions {
+  byDocument?: boolean;
+  resources?: boolean;
+  /** The caller's headers for the entry URL's origin (docs/decisions/0216). */
+  originHeaders?: OriginHeaders;
+}
+
 /**
  * Fetches the page a caller named and collects its links and fragment targets. Every way the page
  * can fail to be one (unreachable, blocked, an error status, not HTML) is a 400 naming the cause.
- * `byDocument`: links are collected as link checking counts them (see LinkCollector).
  */
-export async function readPageLinks(rawUrl: string, deps: PageReadDeps, signal: AbortSignal, byDocument = false) {
+export async function readPageLinks(
+  rawUrl: string,
+  deps: PageReadDeps,
+  signal: AbortSignal,
+  options: PageReadOptions = {},
+) {
   const url = parseTargetUrl(rawUrl);
-  const res = await fetchHtmlPage(url, deps, signal);
-  const collector = new LinkCollector(new URL(res.url), deps.linksPerPage, byDocument);
+  const res = await fetchHtmlPage(url, deps, signal, options.originHeaders);
+  const collector = new LinkCollector(
+    new URL(res.url),
+    deps.linksPerPage,
+    options.byDocument ?? false,
+    options.resources ?? false,
+  );
   try {
     await parseStream(res, collector);
   } catch (err) {
@@ -38,10 +63,16 @@ export async function readPageLinks(rawUrl: string, deps: PageReadDeps, signal: 
   return { url, res, collector };
 }
 
-async function fetchHtmlPage(url: URL, deps: PageReadDeps, signal: AbortSignal): Promise<SafeResponse> {
+async function fetchHtmlPage(
+  url: URL,
+  deps: PageReadDeps,
+  signal: AbortSignal,
+  originHeaders: OriginHeaders | undefined,
+): Promise<SafeResponse> {
   let res: SafeResponse;
   try {
     res = await deps.http.fetch(url, {
+      originHeaders,
       timeoutMs: deps.pageTimeoutMs,
       maxRedirects: MAX_REDIRECTS,
       maxBodyBytes: deps.maxPageBytes,

@@ -18,6 +18,50 @@ export const MAX_LINK_BYTES = 8 * 1024 * 1024;
 /** Distinct fragments kept per link (docs/decisions/0211-link-identity-without-fragment.md). */
 export const MAX_FRAGMENTS_PER_LINK = 25;
 
+/** Elements whose URL is a resource (what the page loads), not a link to follow. */
+export const RESOURCE_ELEMENTS = ['img', 'source', 'script', 'link', 'iframe', 'video', 'audio', 'object', 'meta'];
+/** `<link rel>` tokens whose href the page loads (docs/decisions/0214-resources-checked.md). */
+const LOADED_RELS = /(?:^|\s)(?:stylesheet|icon|preload|manifest)(?:\s|$)/i;
+/** Resource URLs that name nothing to fetch: inline data and the page's own objects. */
+const NOT_FETCHED = /^\s*(?:data|blob|javascript|about):/i;
+
+/** Whether a link's element is a resource (its URL is checked, never followed as a page). */
+export const isResource = (element: string): boolean => element !== 'a' && element !== 'area';
+
+/**
+ * The URLs of a srcset attribute's image candidates, as the HTML standard splits them: a URL runs
+ * to the next whitespace, trailing commas end it, and a candidate's descriptors (whose
+ * parentheses may hold commas) run to the next comma outside parentheses.
+ */
+export function srcsetUrls(srcset: string): string[] {
+  const urls: string[] = [];
+  const space = /[\t\n\f\r ]/;
+  let i = 0;
+  const n = srcset.length;
+  while (i < n) {
+    while (i < n && (space.test(srcset[i] as string) || srcset[i] === ',')) i++;
+    if (i >= n) break;
+    const start = i;
+    while (i < n && !space.test(srcset[i] as string)) i++;
+    let url = srcset.slice(start, i);
+    let ended = false;
+    if (url.endsWith(',')) {
+      url = url.replace(/,+$/, '');
+      ended = true;
+    }
+    if (url) urls.push(url);
+    if (ended) continue;
+    let depth = 0;
+    for (; i < n; i++) {
+      const c = srcset[i];
+      if (c === '(') depth++;
+      else if (c === ')') depth = Math.max(0, depth - 1);
+      else if (c === ',' && depth === 0) break;
+    }
+  }
+  return urls;
+}
+
 /** Host equality that treats www.example.com and example.com as one site. */
 export function sameSite(a: URL, b: URL): boolean {
   const strip = (host: string) => host.replace(/^www\./, '');
@@ -29,7 +73,7 @@ export function classifyHref(
   href: string,
   base: URL,
   page: URL,
-): Omit<FoundLink, 'text' | 'rel' | 'originalHref'> | undefined {
+): Omit<FoundLink, 'text' | 'rel' | 'originalHref' | 'element'> | undefined {
   const trimmed = href.trim();
   if (!trimmed) return undefined;
   if (trimmed.startsWith('#'))
@@ -84,12 +128,14 @@ export class LinkCollector {
 
   /**
    * `byDocument`: a link to another page is one link per URL without its fragment (what link
-   * checking means by one); its distinct fragments are gathered in `fragments`.
+   * checking means by one); its distinct fragments are gathered in `fragments`. `resources`: the
+   * URLs of images, scripts, stylesheets and the like are links too (their `element` says which).
    */
   constructor(
     private readonly page: URL,
     private readonly cap: number,
     private readonly byDocument = false,
+    private readonly resources = false,
   ) {
     this.base = page;
     this.parser = new BoundedParser(
@@ -156,17 +202,53 @@ export class LinkCollector {
         break;
       case 'area':
         if (this.skipDepth === 0 && attrs.href !== undefined)
-          this.add(attrs.href, attrs.rel, attrs.alt ?? attrs['aria-label'] ?? '');
+          this.add(attrs.href, attrs.rel, attrs.alt ?? attrs['aria-label'] ?? '', 'area');
         break;
       case 'img':
         if (this.anchor && this.anchor.imageAlt === undefined && attrs.alt) this.anchor.imageAlt = attrs.alt;
+        this.resource(name, attrs.src, attrs.alt);
+        this.srcset(name, attrs.srcset, attrs.alt);
+        break;
+      case 'source':
+        this.resource(name, attrs.src);
+        this.srcset(name, attrs.srcset);
+        break;
+      case 'iframe':
+        this.resource(name, attrs.src, attrs.title);
+        break;
+      case 'video':
+      case 'audio':
+        this.resource(name, attrs.src);
+        break;
+      case 'object':
+        this.resource(name, attrs.data);
+        break;
+      case 'link':
+        if (attrs.rel !== undefined && LOADED_RELS.test(attrs.rel)) this.resource(name, attrs.href, '', attrs.rel);
+        break;
+      case 'meta':
+        if (attrs.property?.trim().toLowerCase() === 'og:image') this.resource(name, attrs.content);
         break;
       case 'script':
+        this.resource(name, attrs.src);
+        this.skipDepth++;
+        break;
       case 'style':
       case 'template':
         this.skipDepth++;
         break;
     }
+  }
+
+  /** A resource URL of an element, when resources are collected (none inside a template). */
+  private resource(element: string, url: string | undefined, text = '', rel?: string): void {
+    if (!this.resources || this.skipDepth > 0 || url === undefined || NOT_FETCHED.test(url)) return;
+    this.add(url, rel, collapse(text.slice(0, MAX_TEXT * 2)), element);
+  }
+
+  private srcset(element: string, srcset: string | undefined, text = ''): void {
+    if (!this.resources || this.skipDepth > 0 || !srcset) return;
+    for (const url of srcsetUrls(srcset.slice(0, MAX_HREF * 4))) this.resource(element, url, text);
   }
 
   private close(name: string): void {
@@ -179,10 +261,15 @@ export class LinkCollector {
     this.anchor = undefined;
     if (!anchor) return;
     const text = collapse(anchor.text.join(''));
-    this.add(anchor.href, anchor.rel, text || collapse((anchor.imageAlt ?? anchor.label ?? '').slice(0, MAX_TEXT * 2)));
+    this.add(
+      anchor.href,
+      anchor.rel,
+      text || collapse((anchor.imageAlt ?? anchor.label ?? '').slice(0, MAX_TEXT * 2)),
+      'a',
+    );
   }
 
-  private add(href: string, rel: string | undefined, text: string): void {
+  private add(href: string, rel: string | undefined, text: string, element: string): void {
     if (this.full) return;
     if (href.length > MAX_HREF) {
       this.tooLong++;
@@ -190,6 +277,10 @@ export class LinkCollector {
     }
     const classified = classifyHref(href, this.base, this.page);
     if (!classified) return;
+    const resource = isResource(element);
+    // A resource is something to fetch: an in-page anchor or a mailto: names nothing to load.
+    if (resource && classified.type !== 'internal' && classified.type !== 'external' && classified.type !== 'other')
+      return;
     if (classified.url.length > MAX_HREF) {
       this.tooLong++;
       return;
@@ -203,6 +294,7 @@ export class LinkCollector {
     const known = this.seen.get(key);
     if (known) {
       if (fragment !== undefined) addFragment(known, fragment);
+      if (!resource) known.viaAnchor = true;
       return;
     }
     const link: FoundLink = {
@@ -210,7 +302,9 @@ export class LinkCollector {
       originalHref: href,
       text: text.slice(0, MAX_TEXT),
       rel: rel === undefined ? undefined : collapse(rel.slice(0, MAX_REL * 2)).slice(0, MAX_REL),
+      element,
     };
+    if (!resource) link.viaAnchor = true;
     const bytes = linkBytes(link);
     if (this.links.length >= this.cap || this.bytes + bytes > MAX_LINK_BYTES) {
       this.full = true;
@@ -243,6 +337,7 @@ export function linkBytes(link: FoundLink): number {
     Buffer.byteLength(link.url) +
     Buffer.byteLength(link.originalHref) +
     Buffer.byteLength(link.text) +
+    link.element.length +
     (link.rel === undefined ? 0 : Buffer.byteLength(link.rel))
   );
 }

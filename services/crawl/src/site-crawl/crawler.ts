@@ -19,6 +19,7 @@ import { hash53 } from '../page/hash.js';
 import { addFragment, countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
+import { compileScan, inScan, type ScanRules } from '../scan-options.js';
 import { Frontier, type QueuedPage } from './frontier.js';
 import { type RobotsRules, readRobots } from './robots.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
@@ -141,6 +142,12 @@ class SiteCrawl {
   private pagesRefused = 0;
   /** Hands out what the frontier lets start; set while pages are crawled. */
   private pump: () => void = () => undefined;
+  /** The start's options, compiled (resources, include/exclude, acceptStatus, headers, caps). */
+  private readonly rules: ScanRules;
+  /** Pages fetched at most: the page cap, or the start's maxPages when lower. */
+  private readonly pageCap: number;
+  /** Links the options left out, as hashes of their keys (so each is matched once). */
+  private readonly outOfScan = new Set<number>();
 
   constructor(
     private readonly kind: CrawlKind,
@@ -152,10 +159,15 @@ class SiteCrawl {
   ) {
     this.limits = deps.limits;
     this.checking = kind === 'broken-links';
+    this.rules = compileScan(options.scan ?? {}, entry, this.checking);
+    this.pageCap = Math.min(this.limits.pages, this.rules.maxPages ?? this.limits.pages);
     this.budget = AbortSignal.timeout(this.limits.timeBudgetMs);
     this.scan = AbortSignal.any([signal, this.budget, this.ended.signal]);
     setMaxListeners(0, this.scan); // every request in flight listens to it
-    this.checker = new LinkChecker(deps, this.scan, Date.now() + this.limits.timeBudgetMs, { soft404: this.checking });
+    this.checker = new LinkChecker(deps, this.scan, Date.now() + this.limits.timeBudgetMs, {
+      soft404: this.checking,
+      originHeaders: this.rules.originHeaders,
+    });
     this.frontier = new Frontier({ maxShapeChain: this.limits.maxShapeChain, maxKnown: this.limits.frontierPages });
     this.site = entry;
     this.progress = {
@@ -165,7 +177,7 @@ class SiteCrawl {
       sitemapUrlCount: 0,
       pagesCrawled: 0,
       pagesDiscovered: 0,
-      pagesCap: this.limits.pages,
+      pagesCap: this.pageCap,
       linksFound: 0,
       linksChecked: 0,
       linksTotal: 0,
@@ -228,7 +240,7 @@ class SiteCrawl {
         while (
           !this.scan.aborted &&
           this.pagesReading < this.limits.pageConcurrency &&
-          this.pagesCrawled + this.pagesReading < this.limits.pages
+          this.pagesCrawled + this.pagesReading < this.pageCap
         ) {
           const page = this.frontier.take();
           if (!page) break;
@@ -284,7 +296,7 @@ class SiteCrawl {
   private refuse(queued: QueuedPage, robots: RobotsRules): PageVisit {
     this.planned.delete(queued.url);
     this.waiting.get(queued.url)?.resolve(undefined);
-    if (this.pagesRefused++ < this.limits.pages)
+    if (this.pagesRefused++ < this.pageCap)
       this.pages.push({
         url: queued.url,
         statusCode: undefined,
@@ -320,7 +332,7 @@ class SiteCrawl {
         if (!landed || (landed !== queued.url && this.frontier.has(landed))) return '';
         this.frontier.claim(landed);
       }
-      collector = new LinkCollector(final, this.deps.linksPerPage, this.checking);
+      collector = new LinkCollector(final, this.deps.linksPerPage, this.checking, this.rules.resources);
       return parseStream(res, collector, SAMPLE_BYTES);
     });
     const html = collector !== undefined;
@@ -338,8 +350,11 @@ class SiteCrawl {
           rel: undefined,
           type: 'internal',
           scheme: this.entry.protocol.slice(0, -1),
+          element: 'a',
         },
         outcome,
+        undefined,
+        this.rules.accepts,
       );
       this.pages.push({
         url: queued.url,
@@ -364,7 +379,8 @@ class SiteCrawl {
     const sitemap = await sitemaps;
     if (sitemap) {
       const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
-      this.frontier.addFromSitemap(onSite);
+      // What the sitemap lists is depth 1: fetched unless maxDepth is 0; include/exclude apply.
+      if (this.rules.maxDepth !== 0) this.frontier.addFromSitemap(onSite.filter((u) => this.rules.inScope(u)));
       this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length, message: this.crawlMessage() });
     }
     this.frontier.finishReading(0);
@@ -396,9 +412,12 @@ class SiteCrawl {
    * the page was read, the first slices of many pages ran back to back in one turn.
    */
   private async absorb(visit: PageVisit, links: readonly FoundLink[]): Promise<void> {
+    const deeper = this.rules.maxDepth === undefined || visit.queued.depth < this.rules.maxDepth;
     for (const [i, link] of links.entries()) {
       if (i % ABSORB_SLICE === 0) await nextTurn();
-      if (link.type === 'internal' && link.scheme.startsWith('http')) {
+      if (!this.inScan(link)) continue;
+      // Resources are checked, never followed; nor are pages past maxDepth.
+      if (link.type === 'internal' && link.viaAnchor && deeper && link.scheme.startsWith('http')) {
         // A link to a known page is already in page form (most internal links repeat on every page).
         const page = this.frontier.has(link.url) ? link.url : this.asPage(link.url);
         if (page && this.frontier.addLink(page, visit.queued)) this.planned.add(page);
@@ -406,6 +425,17 @@ class SiteCrawl {
       this.count(link, visit);
     }
     this.report({ message: this.crawlMessage() });
+  }
+
+  /** Whether the options keep a link in the crawl; each left-out link is matched once. */
+  private inScan(link: FoundLink): boolean {
+    const key = `${link.type} ${link.url}`;
+    if (this.links.has(key)) return true;
+    const hash = hash53(key);
+    if (this.outOfScan.has(hash)) return false;
+    if (inScan(link, this.rules)) return true;
+    if (this.outOfScan.size < this.limits.countedLinks) this.outOfScan.add(hash);
+    return false;
   }
 
   private count(link: FoundLink, visit: PageVisit): void {
@@ -455,7 +485,12 @@ class SiteCrawl {
   private async judge(entry: LinkEntry, visit: PageVisit): Promise<Graded | undefined> {
     try {
       const anchor = entry.link.type === 'anchor';
-      return await verdictFor(entry.link, this.sourcesFor(visit), anchor && this.options.checkFragments);
+      return await verdictFor(
+        entry.link,
+        this.sourcesFor(visit),
+        anchor && this.options.checkFragments,
+        this.rules.accepts,
+      );
     } catch (err) {
       if (this.scan.aborted) return undefined; // out of time: not checked, so not reported
       throw err;
@@ -472,7 +507,7 @@ class SiteCrawl {
   private async withFragments(entry: LinkEntry, first: Graded): Promise<Graded> {
     if (!entry.firstPage) return first;
     try {
-      return await verdictFor(entry.link, this.sourcesFor(entry.firstPage), true);
+      return await verdictFor(entry.link, this.sourcesFor(entry.firstPage), true, this.rules.accepts);
     } catch (err) {
       if (this.scan.aborted) return first;
       throw err;
@@ -549,7 +584,12 @@ class SiteCrawl {
           totalLinks: counts.total,
           truncated: this.uncounted.size > 0 || this.tooLongLinks > 0,
           counts,
-          links: entries.map((e) => ({ ...e.link, sources: e.sources, sourceCount: e.sourceCount })),
+          links: entries.map(({ link: { viaAnchor: _, ...link }, sources, sourceCount }) => ({
+            ...link,
+            sources,
+            sourceCount,
+          })),
+          withElements: this.rules.resources,
         },
       };
     }
@@ -600,7 +640,7 @@ class SiteCrawl {
    * one each); pages are the pages read.
    */
   private crawlMessage(): string {
-    const toRead = Math.max(0, Math.min(this.frontier.discovered, this.limits.pages) - this.pagesCrawled);
+    const toRead = Math.max(0, Math.min(this.frontier.discovered, this.pageCap) - this.pagesCrawled);
     const more = toRead > 0 ? `; ${grouped(toRead)} more ${toRead === 1 ? 'page' : 'pages'} to read` : '';
     const found = this.checking ? `Checked ${this.checkedOfTotal()}` : `Found ${nLinks(this.linksFound)}`;
     return `${found} on ${nPages(this.pagesCrawled)}${more}`;
