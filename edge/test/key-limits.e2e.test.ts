@@ -13,7 +13,7 @@ const MONTH = 32 * 24 * HOUR;
  * the edge's shortcuts (its view of a caller, credit leases) never answer for such a key.
  */
 describe('API keys with their own limits', function () {
-  this.timeout(90_000);
+  this.timeout(120_000);
   let site: FixtureSite;
   let stack: TestStack;
   let ips = 0;
