@@ -23,6 +23,10 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   \`too_many_uploads\` (uploads in flight), \`too_many_connections\` (open connections),
   \`sign_up_limit\` and \`sign_in_limit\` (accounts opened, failed sign-ins). The anonymous daily
   allowance is credits: spent, it is 402 \`insufficient_credits\`.
+- An API key may have limits of its own, set when it is created (\`POST /v1/keys\`): past its
+  \`creditLimit\` for the cycle a call is 402 \`key_credit_limit\` (with \`creditsRequired\`), past its
+  \`expiresAt\` 401 \`key_expired\`, an operation outside its \`allowedOperations\` 403
+  \`operation_not_allowed\`; none of them spends anything.
 - Credit-spending POSTs take an \`Idempotency-Key\` (at most 255 printable characters): a retry with
   the same key and body within 24 h gets the first success (\`Idempotent-Replayed: true\`) and
   spends nothing; another body is 422 \`idempotency_key_mismatch\`; a retry while the first call

@@ -68,13 +68,17 @@ function platformFailures(spec: FailureFacts): Failures {
   }
   const callers = spec.callers ?? 'any';
   if (callers !== 'ip') {
-    add(401, 'invalid_authorization', 'invalid_api_key', 'revoked_api_key', 'invalid_session');
+    add(401, 'invalid_authorization', 'invalid_api_key', 'revoked_api_key', 'key_expired', 'invalid_session');
     add(403, 'plan_required');
     if (needsCsrf(spec)) add(403, 'csrf_failed');
   }
   if (callers === 'session') add(401, 'session_required');
   if (spec.challenge ?? spec.credits > 0) add(401, 'challenge_required', 'challenge_failed', 'challenge_expired');
-  if (spec.credits > 0) add(402, 'insufficient_credits');
+  if (spec.credits > 0) {
+    // A key's own limits (decision 0203): its credits per cycle, and the operations it may call.
+    add(402, 'insufficient_credits', 'key_credit_limit');
+    add(403, 'operation_not_allowed');
+  }
   if (takesIdempotencyKey(spec)) {
     add(400, 'invalid_idempotency_key');
     add(409, 'idempotency_key_in_use', 'idempotency_key_used');

@@ -34,6 +34,7 @@ import {
   ChallengeCleared,
   credentialsInput,
   NewApiKey,
+  newKeyInput,
   Quota,
   Session,
   SignedOut,
@@ -118,6 +119,24 @@ const RENDER_TIMEOUT_MS = 60_000;
 /** Where the bookmark routes' outputs are downloaded: the answer's downloadUrl and the download row share it. */
 const XBEL_DECRYPT_DOWNLOAD = '/xbel-decrypt/download';
 const XBEL_TO_HTML_DOWNLOAD = '/xbel-to-html/download';
+
+/**
+ * The operations a key may be limited to (`allowedOperations`): the credit-spending routes; free
+ * reads (quota, job polls, downloads) stay open to every key. A test keeps it equal to the table.
+ */
+export const KEY_OPERATIONS = [
+  'down-check',
+  'meta-scan',
+  'ssl-scan',
+  'link-extract',
+  'screenshot',
+  'url-to-pdf',
+  'broken-links',
+  'broken-links-crawl',
+  'link-extract-crawl',
+  'xbel-decrypt',
+  'xbel-to-html',
+] as const;
 
 /** What sign-up and sign-in send billing: the credentials, the client and any solved challenge. */
 const signInput = (input: z.output<typeof credentialsInput>, caller: Caller) => ({
@@ -564,13 +583,28 @@ const table: RouteSpec[] = [
     summary: 'Creates an API key (Starter plan or higher); the full key is shown this once.',
     credits: 0,
     callers: 'session',
-    input: z.object({ name: required('name') }),
+    input: newKeyInput(KEY_OPERATIONS),
     output: NewApiKey,
     status: 201,
-    errors: { invalid_name: 400, plan_required: 403 },
+    errors: {
+      invalid_name: 400,
+      invalid_credit_limit: 400,
+      invalid_expires_at: 400,
+      invalid_allowed_operations: 400,
+      plan_required: 403,
+    },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
-      c.billing.createApiKey({ credential: caller.credential, name: input.name }, options),
+      c.billing.createApiKey(
+        {
+          credential: caller.credential,
+          name: input.name,
+          creditLimit: input.creditLimit,
+          expiresAt: input.expiresAt,
+          allowedOperations: input.allowedOperations ?? [],
+        },
+        options,
+      ),
     present: presentNewKey,
     headers: noStore,
   }),

@@ -102,7 +102,18 @@ describe('billing: identity through the edge', function () {
         const listed = await json(await browser.fetch('/v1/keys'));
         const entries = listed.data.keys as Record<string, unknown>[];
         const entry = entries.find((k) => k.id === body.data.id)!;
-        expect(entry).to.have.all.keys('id', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt');
+        expect(entry).to.have.all.keys(
+          'id',
+          'name',
+          'prefix',
+          'createdAt',
+          'lastUsedAt',
+          'revokedAt',
+          'creditLimit',
+          'expiresAt',
+          'allowedOperations',
+          'creditsSpentThisCycle',
+        );
         expect(entry).to.include({ name: 'ci server', prefix: key.slice(0, 12), revokedAt: null });
         expect(entry.lastUsedAt).to.be.a('string');
         expect(JSON.stringify(listed)).to.not.include(key);

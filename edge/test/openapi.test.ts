@@ -7,7 +7,7 @@ import { apiIndex } from '../src/api-index.js';
 import { CSRF_HEADER } from '../src/caller.js';
 import { CREDITS_HEADER, successBody } from '../src/envelope.js';
 import { failureStatuses, openApiDocument, openApiJson } from '../src/openapi.js';
-import { downloads, routes } from '../src/routes.js';
+import { downloads, KEY_OPERATIONS, routes } from '../src/routes.js';
 import { successSchema } from '../src/schemas/common.js';
 
 type OperationObject = { responses?: Record<string, unknown> };
@@ -82,6 +82,15 @@ describe('the OpenAPI document', () => {
     const described = (id: string) => schemas[id]?.properties?.linksFound?.description ?? '';
     expect(described('BrokenLinkCrawlProgress')).to.include('totalUniqueLinks');
     expect(described('LinkExtractCrawlProgress')).to.include('counts.total').and.include('anchors');
+  });
+
+  it('lists the credit-spending operations a key may be limited to, as the route table has them', () => {
+    const spending = routes.filter((spec) => spec.credits > 0).map((spec) => spec.operation);
+    expect([...KEY_OPERATIONS].sort()).to.deep.equal(spending.sort());
+    const document = JSON.parse(openApiJson(routes, downloads));
+    const body = document.paths['/v1/keys'].post.requestBody.content['application/json'].schema;
+    const input = body.$ref ? document.components.schemas[body.$ref.split('/').pop()] : body;
+    expect(input.properties.allowedOperations.items.enum).to.deep.equal([...KEY_OPERATIONS]);
   });
 
   it('names the CSRF header as the edge reads it', () => {

@@ -133,9 +133,37 @@ describe('per-route presenters', () => {
       createdAt: '2025-01-31T12:00:00.000Z',
       lastUsedAt: undefined,
       revokedAt: undefined,
+      creditLimit: undefined,
+      expiresAt: undefined,
+      allowedOperations: [],
+      creditsSpentThisCycle: 0,
     };
     const shown = presenter(NewApiKey)(presentNewKey({ key, secret: 'wu_live_AbCd.secret' }));
-    expect(shown).to.deep.equal({ ...key, lastUsedAt: null, revokedAt: null, key: 'wu_live_AbCd.secret' });
+    expect(shown).to.deep.equal({
+      ...key,
+      lastUsedAt: null,
+      revokedAt: null,
+      creditLimit: null,
+      expiresAt: null,
+      key: 'wu_live_AbCd.secret',
+    });
+  });
+
+  it('shows a limited key’s own limits', () => {
+    const key = {
+      id: 'k2',
+      name: 'shop',
+      prefix: 'wu_live_EfGh',
+      createdAt: '2025-01-31T12:00:00.000Z',
+      lastUsedAt: '2025-02-01T08:00:00.000Z',
+      revokedAt: undefined,
+      creditLimit: 40,
+      expiresAt: '2025-03-01T00:00:00.000Z',
+      allowedOperations: ['screenshot'],
+      creditsSpentThisCycle: 12,
+    };
+    const shown = presenter(NewApiKey)(presentNewKey({ key, secret: 'wu_live_EfGh.secret' }));
+    expect(shown).to.deep.equal({ ...key, revokedAt: null, key: 'wu_live_EfGh.secret' });
   });
 
   it('states a render’s cache, clipping and stages in headers', () => {

@@ -424,6 +424,10 @@ describe('website: pages in a real browser', function () {
       expect(await page.$eval('#credits-left', (el) => el.textContent)).to.equal('3500');
       expect(await page.$eval('#renews', (el) => el.textContent)).to.not.equal('never');
       await page.type('#key-name', 'from the browser');
+      // The key's own limits: a credit limit and the one operation it may call.
+      await page.click('#key-limits summary');
+      await page.type('#key-credit-limit', '100');
+      await page.click('#key-operations input[value="down-check"]');
       await page.click('form.inline-form button[type=submit]');
       await page.waitForSelector('#new-key');
       const key = await page.$eval('#new-key', (el) => el.value);
@@ -473,8 +477,10 @@ describe('website: pages in a real browser', function () {
       const [row] = await page.$$eval('#keys tbody tr', (rows) =>
         rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
       );
-      const [name, prefix, , lastUsed, status] = row!;
+      const [name, prefix, , lastUsed, spent, limits, status] = row!;
       expect(name).to.equal('from the browser');
+      expect(spent).to.equal('2 of 100');
+      expect(limits).to.equal('only down-check');
       expect(key.startsWith(prefix!.replace(/…$/, ''))).to.equal(true);
       expect(prefix!.length).to.be.below(key.length);
       expect(lastUsed).to.not.equal('never');

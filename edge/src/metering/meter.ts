@@ -212,11 +212,12 @@ export class Meter {
       if (denial?.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
       throw httpErrorFromDenial(ctx, denial, spec.credits);
     }
-    const { reservationId, rate, lease } = outcome.grant;
+    const { reservationId, rate, lease, keyRestricted } = outcome.grant;
     const granted = outcome.grant.quota ?? { callerKind: 'anonymous', limit: 0, remaining: 0 };
     const known = { ...granted, remaining: granted.remaining + returnedMeanwhile };
     const revoked = this.recentlyRevoked(rate?.key);
-    if (spec.callers !== 'ip' && !revoked) this.views.remember(key, known, rate);
+    // A key with limits of its own is never answered from a view: billing judges each call.
+    if (spec.callers !== 'ip' && !revoked && !keyRestricted) this.views.remember(key, known, rate);
     const call = { operation: spec.operation, credits: spec.credits };
     if (offer) {
       const leased =
@@ -274,7 +275,7 @@ export class Meter {
         returnedMeanwhile = answered();
       }
       const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
-      this.views.remember(key, quota, reply.rate);
+      if (!reply.keyRestricted) this.views.remember(key, quota, reply.rate);
       if (reply.rate) setRateLimit(ctx, reply.rate);
       return (quota?.remaining ?? 0) + this.unused(key);
     } catch {

@@ -86,10 +86,54 @@ export const ApiKey = restObject(billing.ApiKey, {
   fields: {
     prefix: { description: 'The key’s first characters, e.g. wu_live_AbCd.' },
     createdAt: { value: timestamp },
-    lastUsedAt: { value: timestamp, nullable: true },
+    lastUsedAt: { value: timestamp, nullable: true, description: 'Recorded at most once a minute.' },
     revokedAt: { value: timestamp, nullable: true },
+    creditLimit: {
+      value: count,
+      nullable: true,
+      description: 'Credits this key may spend per cycle (402 key_credit_limit past it); null: the account’s.',
+    },
+    expiresAt: { value: timestamp, nullable: true, description: 'From then on the key is refused (401 key_expired).' },
+    allowedOperations: {
+      description:
+        'The credit-spending operations this key may call (403 operation_not_allowed otherwise); empty: all.',
+    },
+    creditsSpentThisCycle: {
+      value: count,
+      description: 'Credits this key spent in the account’s current cycle, calls in flight included.',
+    },
   },
 });
+
+/**
+ * A new key: its name, and optionally its own limits. `operations`: the ids `allowedOperations`
+ * may list (the credit-spending routes).
+ */
+export const newKeyInput = (operations: readonly [string, ...string[]]) =>
+  z.object({
+    name: required('name'),
+    creditLimit: z
+      .number({ error: 'creditLimit must be a whole number' })
+      .int('creditLimit must be a whole number')
+      .min(1, 'creditLimit must be at least 1')
+      .max(100_000_000, 'creditLimit must be at most 100000000')
+      .optional()
+      .meta({ description: 'Credits this key may spend per cycle of the account; past it, 402 key_credit_limit.' }),
+    expiresAt: z.iso
+      .datetime({ offset: true, error: 'expiresAt must be an ISO 8601 time, e.g. 2026-12-31T00:00:00Z' })
+      .optional()
+      .meta({ description: 'When the key stops working (401 key_expired); must be in the future.' }),
+    allowedOperations: z
+      .array(z.enum(operations, { error: `allowedOperations may list: ${operations.join(', ')}` }))
+      .min(1, 'allowedOperations must list at least one operation')
+      .max(operations.length)
+      .optional()
+      .meta({
+        description:
+          'The credit-spending operations this key may call; others answer 403 operation_not_allowed. ' +
+          'Free reads (quota, job polls, downloads) stay open.',
+      }),
+  });
 export const NewApiKey = restObject(billing.CreateApiKeyResponse, {
   id: 'NewApiKey',
   fields: {

@@ -1,5 +1,6 @@
 /** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
 import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
+import { TOOLS } from './catalog.js';
 import { h, show } from './dom.js';
 import { showError } from './playground.js';
 import { webhooksSection } from './webhooks.js';
@@ -82,6 +83,18 @@ interface ApiKey {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  creditLimit: number | null;
+  expiresAt: string | null;
+  allowedOperations: string[];
+  creditsSpentThisCycle: number;
+}
+
+/** A key's own limits in words; none: the account's credits, every operation, no expiry. */
+function limitsOf(key: ApiKey): string {
+  const limits: string[] = [];
+  if (key.allowedOperations.length) limits.push(`only ${key.allowedOperations.join(', ')}`);
+  if (key.expiresAt) limits.push(`expires ${when(key.expiresAt)}`);
+  return limits.length ? limits.join('; ') : 'none';
 }
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
@@ -96,6 +109,14 @@ async function keyList(container: HTMLElement, status: HTMLElement): Promise<voi
       h('td', {}, h('code', {}, `${key.prefix}…`)),
       h('td', {}, when(key.createdAt)),
       h('td', {}, when(key.lastUsedAt)),
+      h(
+        'td',
+        {},
+        key.creditLimit === null
+          ? String(key.creditsSpentThisCycle)
+          : `${key.creditsSpentThisCycle} of ${key.creditLimit}`,
+      ),
+      h('td', {}, limitsOf(key)),
       h(
         'td',
         {},
@@ -139,7 +160,9 @@ async function keyList(container: HTMLElement, status: HTMLElement): Promise<voi
               h(
                 'tr',
                 {},
-                ['Name', 'Prefix', 'Created', 'Last used', 'Status'].map((c) => h('th', { scope: 'col' }, c)),
+                ['Name', 'Prefix', 'Created', 'Last used', 'Credits this cycle', 'Limits', 'Status'].map((c) =>
+                  h('th', { scope: 'col' }, c),
+                ),
               ),
             ),
             h('tbody', {}, rows),
@@ -253,16 +276,60 @@ export async function dashboard(
   const webhooks = webhooksSection();
   const created = h('div', { 'aria-live': 'polite' });
   const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: 100 });
+  const creditLimit = h('input', {
+    id: 'key-credit-limit',
+    name: 'creditLimit',
+    type: 'number',
+    min: 1,
+    step: 1,
+    inputmode: 'numeric',
+    'aria-describedby': 'key-credit-limit-hint',
+  });
+  const expires = h('input', { id: 'key-expires', name: 'expiresOn', type: 'date' });
+  const operations = TOOLS.map((tool) =>
+    h(
+      'label',
+      { class: 'check' },
+      h('input', { type: 'checkbox', name: 'allowedOperations', value: tool.id }),
+      ` ${tool.title}`,
+    ),
+  );
   const form = h(
     'form',
     { class: 'inline-form' },
     h('div', { class: 'field' }, h('label', { for: 'key-name' }, 'Key name'), name),
+    h(
+      'details',
+      { id: 'key-limits', class: 'advanced' },
+      h('summary', {}, 'Limits (optional)'),
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: 'key-credit-limit' }, 'Credits per cycle'),
+        creditLimit,
+        h('small', { id: 'key-credit-limit-hint' }, 'Past it, the key’s calls get 402 key_credit_limit.'),
+      ),
+      h('div', { class: 'field' }, h('label', { for: 'key-expires' }, 'Expires on'), expires),
+      h(
+        'fieldset',
+        { id: 'key-operations', class: 'subfields' },
+        h('legend', {}, 'Only these operations (none ticked: all)'),
+        operations,
+      ),
+    ),
     h('button', { type: 'submit' }, 'Create key'),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     try {
-      const key = await call<ApiKey & { key: string }>('POST', '/keys', { name: name.value });
+      const allowed = new FormData(form).getAll('allowedOperations').map(String);
+      const key = await call<ApiKey & { key: string }>('POST', '/keys', {
+        name: name.value,
+        ...(creditLimit.value ? { creditLimit: Number(creditLimit.value) } : {}),
+        // The start of the chosen day, the browser's time zone.
+        ...(expires.value ? { expiresAt: new Date(`${expires.value}T00:00:00`).toISOString() } : {}),
+        ...(allowed.length ? { allowedOperations: allowed } : {}),
+      });
       const value = h('input', { id: 'new-key', readonly: true, value: key.key, 'aria-label': 'The new API key' });
       show(
         created,

@@ -30,3 +30,12 @@ export const insufficientCredits = (credits: number, remaining: number, anonymou
       : 'Buy a top-up pack or wait for the cycle to renew.'),
   remaining,
 });
+
+/** An API key's own credit limit for the cycle would be passed (402, like a short balance). */
+export const keyCreditLimit = (credits: number, spent: number, limit: number): Denial => ({
+  refusal: Refusal.REFUSAL_INSUFFICIENT_CREDITS,
+  reason: 'KEY_CREDIT_LIMIT',
+  message:
+    `This request needs ${credits} credit${credits === 1 ? '' : 's'}; this API key may spend ${limit} per cycle ` +
+    `and has spent ${spent}. Raise its limit by creating a new key, or wait for the cycle to renew.`,
+});

@@ -9,21 +9,21 @@ import {
   type GetQuotaResponse,
   type Quota,
 } from '@webutil/proto/webutil/billing/v1/billing';
-import { type ApiKeys, keyAllowed } from './api-keys.js';
+import { type ApiKeys, keyAllowed, keyRestricted } from './api-keys.js';
 import type { Challenges } from './challenge.js';
-import { forbidden, insufficientCredits, rateLimited, unauthenticated } from './denials.js';
+import { forbidden, insufficientCredits, keyCreditLimit, rateLimited, unauthenticated } from './denials.js';
 import { leaseCredits } from './leases.js';
 import type { Balance, Ledger, Payer, ReserveResult } from './ledger.js';
 import { type AnonymousAllowance, PLANS } from './plans.js';
 import type { Counted, RateLimiter } from './rate-limit.js';
 import type { Sessions } from './sessions.js';
-import type { Account, SessionRecord } from './stores/store.js';
+import type { Account, ApiKeyRecord, KeyBudget, SessionRecord } from './stores/store.js';
 
 /** Who is calling, once the credential checked out. */
 export type Caller =
   | { kind: 'anonymous'; subject: string }
   | { kind: 'session'; account: Account; session: SessionRecord }
-  | { kind: 'apikey'; account: Account };
+  | { kind: 'apikey'; account: Account; key: ApiKeyRecord };
 
 export interface GateDeps {
   ledger: Ledger;
@@ -78,11 +78,37 @@ export class Gate {
       if (denial) return refused(denial);
     }
 
+    const keyRestrictedCaller = caller.kind === 'apikey' && keyRestricted(caller.key);
     if (request.credits <= 0) {
       const quota = this.quotaOf(caller, await this.deps.ledger.balance(payer));
-      return { outcome: { $case: 'grant', grant: { quota, rate: counted.window } } };
+      return {
+        outcome: { $case: 'grant', grant: { quota, rate: counted.window, keyRestricted: keyRestrictedCaller } },
+      };
+    }
+    // A key limited to some operations may call only those that spend credits; free reads stay open.
+    const allowed = caller.kind === 'apikey' ? caller.key.allowedOperations : null;
+    if (allowed !== null && !allowed.includes(request.operation)) {
+      return refused(
+        forbidden(
+          'OPERATION_NOT_ALLOWED',
+          `this API key may not call ${request.operation}; it may call ${allowed.join(', ')}`,
+        ),
+      );
     }
     const held = await this.hold(caller, payer, request);
+    if ('keyShort' in held) {
+      const { spent, limit } = held.keyShort;
+      return {
+        outcome: {
+          $case: 'denial',
+          denial: {
+            ...keyCreditLimit(request.credits, spent, limit),
+            remaining: held.balance.remaining,
+            rate: counted.window,
+          },
+        },
+      };
+    }
     if ('short' in held) {
       return {
         outcome: {
@@ -102,6 +128,7 @@ export class Gate {
           reservationId: held.reservationId,
           rate: counted.window,
           lease: held.lease,
+          keyRestricted: keyRestrictedCaller,
         },
       },
     };
@@ -118,13 +145,17 @@ export class Gate {
     request: AuthorizeRequest,
   ): Promise<ReserveResult & { lease?: { credits: number } }> {
     const { leaseHoldMs } = request;
-    if (leaseHoldMs && caller.kind === 'apikey') {
+    // An API key's holds count toward its spend this cycle, and toward its own limit if it has one.
+    const key: KeyBudget | undefined =
+      caller.kind === 'apikey' ? { id: caller.key.id, limit: caller.key.creditLimit } : undefined;
+    // A key with limits of its own gets no lease: each of its calls is decided here.
+    if (leaseHoldMs && caller.kind === 'apikey' && !keyRestricted(caller.key)) {
       const credits = leaseCredits((await this.deps.ledger.balance(payer)).remaining, request.credits);
-      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs) : undefined;
+      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs, key) : undefined;
       // Short: spent meanwhile elsewhere; the call is held on its own.
       if (lease && 'reservationId' in lease) return { ...lease, lease: { credits } };
     }
-    return this.deps.ledger.reserve(payer, request.credits, request.holdMs);
+    return this.deps.ledger.reserve(payer, request.credits, request.holdMs, key);
   }
 
   /**
@@ -137,7 +168,11 @@ export class Gate {
       ? await this.admit(credential, CallerPolicy.CALLER_POLICY_ANY)
       : { caller: await this.identify(credential, CallerPolicy.CALLER_POLICY_ANY), counted: undefined };
     if ('refusal' in caller) throw unauthenticatedError(caller.reason, caller.message);
-    return { quota: this.quotaOf(caller, await this.deps.ledger.balance(payerOf(caller))), rate: counted?.window };
+    return {
+      quota: this.quotaOf(caller, await this.deps.ledger.balance(payerOf(caller))),
+      rate: counted?.window,
+      keyRestricted: caller.kind === 'apikey' && keyRestricted(caller.key),
+    };
   }
 
   /** The signed-in session behind a credential (account and key management). */
@@ -179,14 +214,9 @@ export class Gate {
     }
     if (credential.apiKey !== undefined) {
       const found = await this.deps.apiKeys.lookup(credential.apiKey);
-      if ('failure' in found) {
-        return unauthenticated(
-          found.failure,
-          found.failure === 'REVOKED_API_KEY' ? 'this API key has been revoked' : 'the API key is not valid',
-        );
-      }
+      if ('failure' in found) return unauthenticated(found.failure, keyFailureMessage(found));
       if (!keyAllowed(found.account)) return forbidden('PLAN_REQUIRED', 'API keys need the Starter plan or higher');
-      return { kind: 'apikey', account: found.account };
+      return { kind: 'apikey', account: found.account, key: found.key };
     }
     if (credential.sessionToken) {
       const found = await this.deps.sessions.resolve(credential.sessionToken);
@@ -223,6 +253,13 @@ function payerOf(caller: Caller): Payer {
 
 function rateSubject(caller: Caller): string {
   return caller.kind === 'anonymous' ? `ip:${caller.subject}` : accountSubject(caller.account.id);
+}
+
+function keyFailureMessage(found: { failure: string; key?: ApiKeyRecord }): string {
+  if (found.failure === 'REVOKED_API_KEY') return 'this API key has been revoked';
+  if (found.failure === 'KEY_EXPIRED' && found.key?.expiresAt != null)
+    return `this API key expired at ${new Date(found.key.expiresAt).toISOString()}; create a new key`;
+  return 'the API key is not valid';
 }
 
 const tooMany = (retryAfterSeconds: number) =>

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { creditsSpent } from './credit-metrics.js';
 import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
-import type { Account, BillingStore, Reservation, UsageRecord } from './stores/store.js';
+import type { Account, BillingStore, KeyBudget, Reservation, UsageRecord } from './stores/store.js';
 
 /** Whose credits a call spends: an account's (sessions, API keys) or an anonymous subject's day. */
 export type Payer = { kind: 'account'; account: Account } | { kind: 'anonymous'; subject: string };
@@ -21,7 +21,11 @@ export interface SpentCall {
   target?: string;
 }
 
-export type ReserveResult = { reservationId: string; balance: Balance } | { short: Balance };
+export type ReserveResult =
+  | { reservationId: string; balance: Balance }
+  | { short: Balance }
+  /** The API key's own limit for the cycle would be passed: `spent` so far, of `limit`. */
+  | { keyShort: { spent: number; limit: number }; balance: Balance };
 
 export interface LedgerOptions {
   anonymous: AnonymousAllowance;
@@ -67,12 +71,18 @@ export class Ledger {
     return { limit, remaining: Math.max(0, limit - used) };
   }
 
-  async reserve(payer: Payer, credits: number, holdMs: number): Promise<ReserveResult> {
+  /** `key`: an API key's call, counted toward its spend this cycle and held to its limit. */
+  async reserve(payer: Payer, credits: number, holdMs: number, key?: KeyBudget): Promise<ReserveResult> {
     const hold = { id: randomUUID(), expiresAt: this.clock() + holdMs + this.options.reservationGraceMs };
     let reservation: Reservation | undefined;
     if (payer.kind === 'account') {
       const account = await this.current(payer.account);
-      reservation = await this.store.reserveCredits(account.id, credits, hold);
+      const held = await this.store.reserveCredits(account.id, credits, hold, key);
+      if (held && 'keyLimited' in held) {
+        const limit = key?.limit ?? 0;
+        return { keyShort: { spent: held.keyLimited.spent, limit }, balance: await this.balance(payer) };
+      }
+      reservation = held;
     } else {
       const { key, expiresAt } = this.allowanceKey(payer.subject);
       reservation = await this.store.reserveAllowance(
@@ -116,6 +126,12 @@ export class Ledger {
       await this.store.addUsage(records);
     }
     return true;
+  }
+
+  /** Credits each of the account's keys has spent (and holds) this cycle. */
+  async keySpend(account: Account): Promise<Map<string, number>> {
+    const current = await this.current(account);
+    return this.store.keySpend(current.id, current.cycleEnd);
   }
 
   /** An account's most recent spent calls, newest first. */

@@ -75,12 +75,17 @@ export function billingService(
       },
       createApiKey: async (request) => {
         const { account } = await gate.session(request.credential);
-        const { key, secret } = await apiKeys.mint(account, request.name);
+        const { key, secret } = await apiKeys.mint(account, request.name, {
+          creditLimit: request.creditLimit,
+          expiresAt: request.expiresAt,
+          allowedOperations: request.allowedOperations,
+        });
         return { key: keyMessage(key), secret };
       },
       listApiKeys: async (request) => {
         const { account } = await gate.session(request.credential);
-        return { keys: (await apiKeys.list(account)).map(keyMessage) };
+        const [keys, spend] = await Promise.all([apiKeys.list(account), ledger.keySpend(account)]);
+        return { keys: keys.map((key) => keyMessage(key, spend.get(key.id) ?? 0)) };
       },
       listUsage: async (request) => {
         const { account } = await gate.session(request.credential);

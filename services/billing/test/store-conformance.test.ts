@@ -7,7 +7,13 @@ import { expect } from 'chai';
 import mongoose from 'mongoose';
 import { MongoStore } from '../src/stores/mongo.js';
 import { SqliteStore } from '../src/stores/sqlite.js';
-import { type Account, type ApiKeyRecord, type BillingStore, EmailTakenError } from '../src/stores/store.js';
+import {
+  type Account,
+  type ApiKeyRecord,
+  type BillingStore,
+  EmailTakenError,
+  type Reservation,
+} from '../src/stores/store.js';
 
 /** How one adapter is opened fresh for a test, and reopened on the same data (a restart). */
 interface Harness {
@@ -486,6 +492,9 @@ for (const harness of harnesses) {
         createdAt: T0,
         lastUsedAt: null,
         revokedAt: null,
+        creditLimit: null,
+        expiresAt: null,
+        allowedOperations: null,
         ...overrides,
       });
 
@@ -507,6 +516,73 @@ for (const harness of harnesses) {
         expect((await store.revokeApiKey('acct', k.id, T0 + 5))?.revokedAt).to.equal(T0 + 5);
         expect((await store.revokeApiKey('acct', k.id, T0 + 9))?.revokedAt).to.equal(T0 + 5);
         expect((await store.apiKeyByHash(k.hash))?.revokedAt).to.equal(T0 + 5);
+      });
+
+      it('keeps a key’s own limits, across a restart', async () => {
+        const limited = key('acct', {
+          creditLimit: 40,
+          expiresAt: T0 + MONTH,
+          allowedOperations: ['screenshot', 'down-check'],
+        });
+        await store.insertApiKey(limited);
+        expect(await store.apiKeyByHash(limited.hash)).to.deep.equal(limited);
+        await store.close();
+        store = await reopen();
+        expect(await store.apiKeysOf('acct')).to.deep.equal([limited]);
+      });
+
+      it('counts a key’s holds toward its cycle spend, refuses past its limit, gives refunds back', async () => {
+        const a = account({ cycleCredits: 100 });
+        await store.insertAccount(a);
+        const budget = { id: randomUUID(), limit: 5 };
+        const first = await store.reserveCredits(a.id, 2, hold(), budget);
+        expect(first).to.include({ accountId: a.id, keyId: budget.id, fromCycle: 2 });
+        const second = (await store.reserveCredits(a.id, 2, hold(), budget)) as Reservation;
+        expect(await store.keySpend(a.id, a.cycleEnd)).to.deep.equal(new Map([[budget.id, 4]]));
+        // 4 + 2 > 5: refused, nothing taken from the account.
+        expect(await store.reserveCredits(a.id, 2, hold(), budget)).to.deep.equal({ keyLimited: { spent: 4 } });
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 96, topUp: 0 });
+        // A failed call's hold goes back to the key too; then the call fits.
+        await store.settle(second.id, 0);
+        expect(await store.keySpend(a.id, a.cycleEnd)).to.deep.equal(new Map([[budget.id, 2]]));
+        expect(await store.reserveCredits(a.id, 3, hold(), budget)).to.include({ keyId: budget.id });
+        // A key without a limit only counts; other accounts and cycles are apart.
+        const open = { id: randomUUID(), limit: null };
+        await store.reserveCredits(a.id, 50, hold(), open);
+        expect(await store.keySpend(a.id, a.cycleEnd)).to.deep.equal(
+          new Map([
+            [budget.id, 5],
+            [open.id, 50],
+          ]),
+        );
+        expect(await store.keySpend(a.id, a.cycleEnd + MONTH)).to.deep.equal(new Map());
+        expect(await store.keySpend(randomUUID(), a.cycleEnd)).to.deep.equal(new Map());
+      });
+
+      it('a key’s spend starts again with a new cycle; a refund of the old cycle leaves it alone', async () => {
+        const a = account({ cycleCredits: 10 });
+        await store.insertAccount(a);
+        const budget = { id: randomUUID(), limit: 6 };
+        const old = (await store.reserveCredits(a.id, 5, hold(), budget)) as Reservation;
+        const next = a.cycleEnd + MONTH;
+        await store.renewCycle(a.id, a.cycleEnd, { cycleEnd: next, cycleCredits: 100 });
+        expect(await store.reserveCredits(a.id, 6, hold(), budget)).to.include({ cycleEnd: next });
+        await store.settle(old.id, 0);
+        expect(await store.keySpend(a.id, next)).to.deep.equal(new Map([[budget.id, 6]]));
+        expect(await store.reserveCredits(a.id, 1, hold(), budget)).to.deep.equal({ keyLimited: { spent: 6 } });
+      });
+
+      it('concurrent holds of one key never pass its limit', async function () {
+        if (!harness.atomicGuards) this.skip();
+        const a = account({ cycleCredits: 100 });
+        await store.insertAccount(a);
+        const budget = { id: randomUUID(), limit: 20 };
+        const outcomes = await Promise.all(
+          Array.from({ length: 50 }, () => store.reserveCredits(a.id, 1, hold(), budget)),
+        );
+        expect(outcomes.filter((o) => o !== undefined && 'id' in o)).to.have.length(20);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 80, topUp: 0 });
+        expect(await store.keySpend(a.id, a.cycleEnd)).to.deep.equal(new Map([[budget.id, 20]]));
       });
 
       it('records use at most once per interval', async () => {

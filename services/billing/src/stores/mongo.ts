@@ -10,6 +10,9 @@ import {
   type IdempotencyClaim,
   type IdempotencyRecord,
   type IdempotentAnswer,
+  type KeyBudget,
+  type KeyLimited,
+  type KeyLimitedIf,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -35,6 +38,13 @@ interface HoldDoc {
   fromTopUp: number;
   cycleEnd: number | null;
   expiresAt: number;
+  /** An API key's hold: the key whose spend it counts toward (absent on holds made before keys had one). */
+  keyId?: string | null;
+}
+/** An API key's spend in one cycle of its account; a new cycle starts it again. */
+interface KeySpendDoc {
+  cycleEnd: number;
+  credits: number;
 }
 interface Holding {
   holds?: Record<string, HoldDoc>;
@@ -44,6 +54,11 @@ type HoldingDoc = Holding & { _id: string };
 
 interface AccountDoc extends Omit<Account, 'id'>, Holding {
   _id: string;
+  /**
+   * Each API key's spend, by key id, in the account document so that a key's limit is checked
+   * and its spend counted in the same guarded update that takes the credits.
+   */
+  keySpend?: Record<string, KeySpendDoc>;
 }
 interface ApiKeyDoc extends Omit<ApiKeyRecord, 'id'> {
   _id: string;
@@ -86,6 +101,7 @@ const accountSchema = new Schema<AccountDoc>(
     createdAt: Number,
     holds: Schema.Types.Mixed,
     openHolds: { type: Number, default: 0 },
+    keySpend: Schema.Types.Mixed,
   },
   OPTIONS,
 );
@@ -102,6 +118,9 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
     createdAt: Number,
     lastUsedAt: { type: Number, default: null },
     revokedAt: { type: Number, default: null },
+    creditLimit: { type: Number, default: null },
+    expiresAt: { type: Number, default: null },
+    allowedOperations: { type: [String], default: null },
   },
   OPTIONS,
 );
@@ -160,7 +179,14 @@ const toAccount = (doc: AccountDoc): Account => ({
   topUpCredits: doc.topUpCredits,
   createdAt: doc.createdAt,
 });
-const toApiKey = ({ _id, ...rest }: ApiKeyDoc): ApiKeyRecord => ({ id: _id, ...rest });
+const toApiKey = ({ _id, creditLimit, expiresAt, allowedOperations, ...rest }: ApiKeyDoc): ApiKeyRecord => ({
+  id: _id,
+  ...rest,
+  // A key stored before keys had limits has none.
+  creditLimit: creditLimit ?? null,
+  expiresAt: expiresAt ?? null,
+  allowedOperations: allowedOperations ?? null,
+});
 
 /** Where a hold lives: an account ('a') or an allowance counter ('c'), by document id. */
 interface HoldPlace {
@@ -179,10 +205,11 @@ function holdPlace(reservation: string): HoldPlace | undefined {
   return { in: where, docId: Buffer.from(docId, 'base64url').toString(), holdId };
 }
 
-const toReservation = (place: HoldPlace, hold: HoldDoc): Reservation => ({
+const toReservation = (place: HoldPlace, { keyId, ...hold }: HoldDoc): Reservation => ({
   id: reservationId(place),
   accountId: place.in === 'a' ? place.docId : null,
   allowanceKey: place.in === 'c' ? place.docId : null,
+  keyId: keyId ?? null,
   ...hold,
 });
 
@@ -274,8 +301,25 @@ export class MongoStore implements BillingStore {
    * on the cycle just read and on enough credits (exactly the cycle balance read, when the hold
    * straddles both); when another change got there first, it is read again.
    */
-  async reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined> {
+  reserveCredits<K extends KeyBudget | undefined = undefined>(
+    accountId: string,
+    credits: number,
+    hold: Hold,
+    key?: K,
+  ): Promise<Reservation | KeyLimitedIf<K> | undefined> {
+    return this.reserveAccountCredits(accountId, credits, hold, key) as Promise<
+      Reservation | KeyLimitedIf<K> | undefined
+    >;
+  }
+
+  private async reserveAccountCredits(
+    accountId: string,
+    credits: number,
+    hold: Hold,
+    key: KeyBudget | undefined,
+  ): Promise<Reservation | KeyLimited | undefined> {
     const path = `holds.${hold.id}`;
+    const spendPath = key && `keySpend.${key.id}`;
     // Each lost race means another hold or a renewal went through; a caller losing this many is
     // better told to retry than kept here.
     for (let attempt = 0; attempt < MAX_HOLD_ATTEMPTS; attempt++) {
@@ -288,16 +332,29 @@ export class MongoStore implements BillingStore {
         fromTopUp: credits - fromCycle,
         cycleEnd: account.cycleEnd,
         expiresAt: hold.expiresAt,
+        ...(key ? { keyId: key.id } : {}),
       };
       const enough =
         record.fromTopUp === 0
           ? { cycleCredits: { $gte: credits } }
           : { cycleCredits: fromCycle, topUpCredits: { $gte: record.fromTopUp } };
+      // The key's spend as read, guarded like the balance: a change meanwhile means reading again.
+      let spendGuard = {};
+      let spendSet = {};
+      if (key && spendPath) {
+        const spend = account.keySpend?.[key.id];
+        const spent = spend?.cycleEnd === account.cycleEnd ? spend.credits : 0;
+        if (key.limit !== null && spent + credits > key.limit) return { keyLimited: { spent } };
+        spendGuard = spend
+          ? { [`${spendPath}.cycleEnd`]: spend.cycleEnd, [`${spendPath}.credits`]: spend.credits }
+          : { [spendPath]: { $exists: false } };
+        spendSet = { [spendPath]: { cycleEnd: account.cycleEnd, credits: spent + credits } };
+      }
       const taken = await this.accounts.updateOne(
-        { _id: accountId, cycleEnd: account.cycleEnd, [path]: { $exists: false }, ...enough },
+        { _id: accountId, cycleEnd: account.cycleEnd, [path]: { $exists: false }, ...enough, ...spendGuard },
         {
           $inc: increments({ cycleCredits: -fromCycle, topUpCredits: -record.fromTopUp, openHolds: 1 }),
-          $set: { [path]: record },
+          $set: { [path]: record, ...spendSet },
         },
       );
       if (taken.modifiedCount === 1) return toReservation({ in: 'a', docId: accountId, holdId: hold.id }, record);
@@ -372,14 +429,21 @@ export class MongoStore implements BillingStore {
       const hold = doc?.holds?.[place.holdId];
       if (!doc || !hold) return undefined;
       const { toCycle, toTopUp } = unusedCredits(hold, spentCredits);
+      const sameCycle = hold.cycleEnd === doc.cycleEnd;
+      // The key's spend was set in this hold's cycle; once the account has moved on, it is left alone.
+      const keyRefund =
+        hold.keyId && sameCycle && doc.keySpend?.[hold.keyId]
+          ? { [`keySpend.${hold.keyId}.credits`]: -(toCycle + toTopUp) }
+          : {};
       const settled = await this.accounts.updateOne(
         { _id: place.docId, [path]: { $exists: true }, cycleEnd: doc.cycleEnd },
         {
           $unset: { [path]: '' },
           $inc: increments({
             openHolds: -1,
-            cycleCredits: hold.cycleEnd === doc.cycleEnd ? toCycle : 0,
+            cycleCredits: sameCycle ? toCycle : 0,
             topUpCredits: toTopUp,
+            ...keyRefund,
           }),
         },
       );
@@ -430,6 +494,14 @@ export class MongoStore implements BillingStore {
   async apiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const doc = await this.apiKeys.findOne({ hash }).lean<ApiKeyDoc>();
     return doc ? toApiKey(doc) : undefined;
+  }
+
+  async keySpend(accountId: string, cycleEnd: number): Promise<Map<string, number>> {
+    const doc = await this.accounts.findById(accountId, { keySpend: 1 }).lean<Pick<AccountDoc, 'keySpend'>>();
+    const spend = new Map<string, number>();
+    for (const [keyId, entry] of Object.entries(doc?.keySpend ?? {}))
+      if (entry.cycleEnd === cycleEnd) spend.set(keyId, entry.credits);
+    return spend;
   }
 
   async apiKeysOf(accountId: string): Promise<ApiKeyRecord[]> {

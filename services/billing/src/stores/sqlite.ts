@@ -9,6 +9,9 @@ import {
   type IdempotencyClaim,
   type IdempotencyRecord,
   type IdempotentAnswer,
+  type KeyBudget,
+  type KeyLimited,
+  type KeyLimitedIf,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -38,7 +41,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
   hash TEXT NOT NULL UNIQUE,
   created_at INTEGER NOT NULL,
   last_used_at INTEGER,
-  revoked_at INTEGER
+  revoked_at INTEGER,
+  credit_limit INTEGER,
+  expires_at INTEGER,
+  allowed_operations TEXT
 );
 CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id);
 CREATE TABLE IF NOT EXISTS sessions (
@@ -57,9 +63,17 @@ CREATE TABLE IF NOT EXISTS reservations (
   cycle_end INTEGER,
   from_cycle INTEGER NOT NULL,
   from_top_up INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL
+  expires_at INTEGER NOT NULL,
+  key_id TEXT
 );
 CREATE INDEX IF NOT EXISTS reservations_expiry ON reservations (expires_at);
+CREATE TABLE IF NOT EXISTS key_spend (
+  key_id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  cycle_end INTEGER NOT NULL,
+  credits INTEGER NOT NULL CHECK (credits >= 0)
+);
+CREATE INDEX IF NOT EXISTS key_spend_account ON key_spend (account_id);
 CREATE TABLE IF NOT EXISTS counters (
   key TEXT PRIMARY KEY,
   value INTEGER NOT NULL CHECK (value >= 0),
@@ -92,6 +106,10 @@ CREATE TABLE IF NOT EXISTS secrets (
 /** Columns added after a table was first created: a store file of an earlier release gains them. */
 const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
   { table: 'usage', column: 'target', type: 'TEXT' },
+  { table: 'api_keys', column: 'credit_limit', type: 'INTEGER' },
+  { table: 'api_keys', column: 'expires_at', type: 'INTEGER' },
+  { table: 'api_keys', column: 'allowed_operations', type: 'TEXT' },
+  { table: 'reservations', column: 'key_id', type: 'TEXT' },
 ];
 
 function addMissingColumns(db: Database.Database): void {
@@ -124,6 +142,10 @@ interface ApiKeyRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  credit_limit: number | null;
+  expires_at: number | null;
+  /** JSON array, or null. */
+  allowed_operations: string | null;
 }
 
 interface IdempotencyRow {
@@ -151,6 +173,7 @@ interface ReservationRow {
   from_cycle: number;
   from_top_up: number;
   expires_at: number;
+  key_id: string | null;
 }
 
 const toAccount = (r: AccountRow): Account => ({
@@ -176,12 +199,16 @@ const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
+  creditLimit: r.credit_limit,
+  expiresAt: r.expires_at,
+  allowedOperations: r.allowed_operations === null ? null : (JSON.parse(r.allowed_operations) as string[]),
 });
 
 const toReservation = (r: ReservationRow): Reservation => ({
   id: r.id,
   accountId: r.account_id,
   allowanceKey: r.allowance_key,
+  keyId: r.key_id,
   cycleEnd: r.cycle_end,
   fromCycle: r.from_cycle,
   fromTopUp: r.from_top_up,
@@ -237,8 +264,8 @@ export class SqliteStore implements BillingStore {
          RETURNING value`,
       ),
       insertReservation: db.prepare(
-        `INSERT INTO reservations (id, account_id, allowance_key, cycle_end, from_cycle, from_top_up, expires_at)
-         VALUES (@id, @accountId, @allowanceKey, @cycleEnd, @fromCycle, @fromTopUp, @expiresAt)`,
+        `INSERT INTO reservations (id, account_id, allowance_key, cycle_end, from_cycle, from_top_up, expires_at, key_id)
+         VALUES (@id, @accountId, @allowanceKey, @cycleEnd, @fromCycle, @fromTopUp, @expiresAt, @keyId)`,
       ),
       reservationById: db.prepare<[string], ReservationRow>('SELECT * FROM reservations WHERE id = ?'),
       deleteReservation: db.prepare('DELETE FROM reservations WHERE id = ?'),
@@ -247,6 +274,19 @@ export class SqliteStore implements BillingStore {
            top_up_credits = top_up_credits + @toTopUp WHERE id = @id`,
       ),
       refundAllowance: db.prepare('UPDATE counters SET value = max(0, value - ?) WHERE key = ?'),
+      keySpendOf: db.prepare<[string], { cycle_end: number; credits: number }>(
+        'SELECT cycle_end, credits FROM key_spend WHERE key_id = ?',
+      ),
+      setKeySpend: db.prepare(
+        `INSERT INTO key_spend (key_id, account_id, cycle_end, credits) VALUES (@keyId, @accountId, @cycleEnd, @credits)
+         ON CONFLICT (key_id) DO UPDATE SET cycle_end = excluded.cycle_end, credits = excluded.credits`,
+      ),
+      refundKeySpend: db.prepare(
+        'UPDATE key_spend SET credits = max(0, credits - @credits) WHERE key_id = @keyId AND cycle_end = @cycleEnd',
+      ),
+      keySpend: db.prepare<[string, number], { key_id: string; credits: number }>(
+        'SELECT key_id, credits FROM key_spend WHERE account_id = ? AND cycle_end = ?',
+      ),
       expiredReservations: db.prepare<[number, number], ReservationRow>(
         'SELECT * FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
       ),
@@ -256,8 +296,10 @@ export class SqliteStore implements BillingStore {
       ),
       counter: db.prepare<[string], { value: number }>('SELECT value FROM counters WHERE key = ?'),
       insertApiKey: db.prepare(
-        `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at)
-         VALUES (@id, @accountId, @name, @prefix, @hash, @createdAt, @lastUsedAt, @revokedAt)`,
+        `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at,
+           credit_limit, expires_at, allowed_operations)
+         VALUES (@id, @accountId, @name, @prefix, @hash, @createdAt, @lastUsedAt, @revokedAt,
+           @creditLimit, @expiresAt, @allowedOperations)`,
       ),
       apiKeyByHash: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
       apiKeysOf: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
@@ -312,23 +354,34 @@ export class SqliteStore implements BillingStore {
           record.answer = { status: row.status, body: row.body ?? '', headers: row.headers ?? '{}' };
         return record;
       }),
-      reserveCredits: db.transaction((accountId: string, credits: number, hold: Hold): Reservation | undefined => {
-        const row = q.accountById.get(accountId);
-        if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
-        const fromCycle = Math.min(row.cycle_credits, credits);
-        const taken = { id: accountId, cycleCredits: row.cycle_credits, fromCycle, fromTopUp: credits - fromCycle };
-        if (q.takeCredits.run(taken).changes !== 1) return undefined;
-        const reservation: Reservation = {
-          ...hold,
-          accountId,
-          allowanceKey: null,
-          cycleEnd: row.cycle_end,
-          fromCycle,
-          fromTopUp: taken.fromTopUp,
-        };
-        q.insertReservation.run(reservation);
-        return reservation;
-      }),
+      reserveCredits: db.transaction(
+        (accountId: string, credits: number, hold: Hold, key?: KeyBudget): Reservation | KeyLimited | undefined => {
+          const row = q.accountById.get(accountId);
+          if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
+          let keySpent = 0;
+          if (key) {
+            const spend = q.keySpendOf.get(key.id);
+            keySpent = spend && spend.cycle_end === row.cycle_end ? spend.credits : 0;
+            if (key.limit !== null && keySpent + credits > key.limit) return { keyLimited: { spent: keySpent } };
+          }
+          const fromCycle = Math.min(row.cycle_credits, credits);
+          const taken = { id: accountId, cycleCredits: row.cycle_credits, fromCycle, fromTopUp: credits - fromCycle };
+          if (q.takeCredits.run(taken).changes !== 1) return undefined;
+          const reservation: Reservation = {
+            ...hold,
+            accountId,
+            allowanceKey: null,
+            keyId: key?.id ?? null,
+            cycleEnd: row.cycle_end,
+            fromCycle,
+            fromTopUp: taken.fromTopUp,
+          };
+          q.insertReservation.run(reservation);
+          if (key)
+            q.setKeySpend.run({ keyId: key.id, accountId, cycleEnd: row.cycle_end, credits: keySpent + credits });
+          return reservation;
+        },
+      ),
       reserveAllowance: db.transaction(
         (key: string, credits: number, max: number, expiresAt: number, hold: Hold): Reservation | undefined => {
           const taken = q.takeAllowance.get({ key, credits, max, expiresAt });
@@ -337,6 +390,7 @@ export class SqliteStore implements BillingStore {
             ...hold,
             accountId: null,
             allowanceKey: key,
+            keyId: null,
             cycleEnd: null,
             fromCycle: credits,
             fromTopUp: 0,
@@ -357,6 +411,13 @@ export class SqliteStore implements BillingStore {
         if (toCycle + toTopUp > 0) {
           if (reservation.accountId) {
             q.refundAccount.run({ id: reservation.accountId, cycleEnd: reservation.cycleEnd, toCycle, toTopUp });
+            // The key's spend of the hold's cycle; a key spend of a newer cycle is left alone.
+            if (reservation.keyId)
+              q.refundKeySpend.run({
+                keyId: reservation.keyId,
+                cycleEnd: reservation.cycleEnd,
+                credits: toCycle + toTopUp,
+              });
           } else if (reservation.allowanceKey) {
             q.refundAllowance.run(toCycle, reservation.allowanceKey);
           }
@@ -408,8 +469,13 @@ export class SqliteStore implements BillingStore {
     this.q.renewCycle.run({ id, expected, ...next });
   }
 
-  async reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined> {
-    return this.tx.reserveCredits.immediate(accountId, credits, hold);
+  async reserveCredits<K extends KeyBudget | undefined = undefined>(
+    accountId: string,
+    credits: number,
+    hold: Hold,
+    key?: K,
+  ): Promise<Reservation | KeyLimitedIf<K> | undefined> {
+    return this.tx.reserveCredits.immediate(accountId, credits, hold, key) as Reservation | KeyLimitedIf<K> | undefined;
   }
 
   async reserveAllowance(
@@ -440,7 +506,12 @@ export class SqliteStore implements BillingStore {
   }
 
   async insertApiKey(key: ApiKeyRecord): Promise<void> {
-    this.q.insertApiKey.run(key);
+    const allowedOperations = key.allowedOperations === null ? null : JSON.stringify(key.allowedOperations);
+    this.q.insertApiKey.run({ ...key, allowedOperations });
+  }
+
+  async keySpend(accountId: string, cycleEnd: number): Promise<Map<string, number>> {
+    return new Map(this.q.keySpend.all(accountId, cycleEnd).map((r) => [r.key_id, r.credits]));
   }
 
   async apiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {

@@ -18,8 +18,17 @@ export interface BillingStore {
   /** Starts the next cycle, only if the account is still in the cycle ending at `expectedCycleEnd`. */
   renewCycle(id: string, expectedCycleEnd: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void>;
 
-  /** Holds `credits` from an account, cycle credits first, then top-ups; undefined when short. */
-  reserveCredits(accountId: string, credits: number, hold: Hold): Promise<Reservation | undefined>;
+  /**
+   * Holds `credits` from an account, cycle credits first, then top-ups; undefined when short. With
+   * `key` (an API key's call), the same atomic change adds them to the key's spend in the account's
+   * cycle, and refuses the hold (`keyLimited`) when that would pass the key's own limit.
+   */
+  reserveCredits<K extends KeyBudget | undefined = undefined>(
+    accountId: string,
+    credits: number,
+    hold: Hold,
+    key?: K,
+  ): Promise<Reservation | KeyLimitedIf<K> | undefined>;
   /** Holds `credits` of a counted allowance (anonymous per-IP day) capped at `max`; undefined when short. */
   reserveAllowance(
     allowanceKey: string,
@@ -32,7 +41,8 @@ export interface BillingStore {
    * Ends a hold exactly once: keeps `spentCredits` of it (clamped to 0..held) and gives the rest
    * back, as unusedCredits() splits it: to top-ups first, then to cycle credits (only while the
    * account is still in the cycle they came from); an allowance counter goes down by it. 0 spent
-   * is a refund, the whole hold a spend. Undefined when already settled.
+   * is a refund, the whole hold a spend. A key's hold gives the unused credits back to the key's
+   * spend too, while the account is in the same cycle. Undefined when already settled.
    */
   settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined>;
   /** Holds whose time ran out, oldest first; the caller refunds each with settle(id, 0). */
@@ -50,6 +60,8 @@ export interface BillingStore {
   revokeApiKey(accountId: string, keyId: string, at: number): Promise<ApiKeyRecord | undefined>;
   /** Records use, at most once per `everyMs`, so a busy key is not a write per request. */
   touchApiKey(keyId: string, at: number, everyMs: number): Promise<void>;
+  /** Credits each key of the account has spent (and holds) in the cycle ending at `cycleEnd`. */
+  keySpend(accountId: string, cycleEnd: number): Promise<Map<string, number>>;
 
   /** Records a spent call of an account (the dashboard's recent usage). */
   addUsage(records: readonly UsageRecord[]): Promise<void>;
@@ -115,6 +127,20 @@ export interface Hold {
   expiresAt: number;
 }
 
+/** The API key a hold is for, and the most it may spend in the account's cycle (null: no limit). */
+export interface KeyBudget {
+  id: string;
+  limit: number | null;
+}
+
+/** A hold refused by the key's own limit: what the key has spent (and holds) this cycle. */
+export interface KeyLimited {
+  keyLimited: { spent: number };
+}
+
+/** Only a hold for a key can be refused by the key's limit. */
+export type KeyLimitedIf<K> = K extends KeyBudget ? KeyLimited : never;
+
 /** A spent call of an account (its recent usage). */
 export interface UsageRecord {
   accountId: string;
@@ -135,6 +161,8 @@ export interface Reservation {
   accountId: string | null;
   /** Set for anonymous callers: the counter of the IP's day. */
   allowanceKey: string | null;
+  /** Set for an API key's calls: the key whose cycle spend the hold counts toward. */
+  keyId: string | null;
   /** End of the account cycle the credits came from. */
   cycleEnd: number | null;
   /** Credits taken from the cycle (or the anonymous allowance). */
@@ -169,6 +197,10 @@ export interface ApiKeyRecord {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** The key's own limits (decision 0203); null: none. */
+  creditLimit: number | null;
+  expiresAt: number | null;
+  allowedOperations: string[] | null;
 }
 
 export interface SessionRecord {
