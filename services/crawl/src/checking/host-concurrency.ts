@@ -100,7 +100,10 @@ export class HostConcurrency {
       this.downUntil = now + this.settings.downForMs;
       this.timeoutsInARow = 0;
     }
-    if (signal === 'fast') return this.grow(sent);
+    if (signal === 'fast') {
+      this.grow(sent);
+      return;
+    }
     if (signal === 'neutral') return;
     this.slowStart = false;
     this.streak = 0;
