@@ -13,7 +13,11 @@ function controller(over: Partial<HostConcurrencySettings> = {}) {
     { initial: 4, ceiling: 64, maxPauseMs: 30_000, timeoutsToGiveUp: 3, downForMs: 60_000, ...over },
     () => now,
   );
-  const clock = { advance: (ms: number) => void (now += ms) };
+  const clock = {
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
   /** Sends as many requests as the limit allows (a busy host), returns them in flight. */
   const fill = (): Sent[] => {
     const sent: Sent[] = [];
