@@ -3,23 +3,32 @@
  * browser launched with the render service's flags, and on one without the features it turns off
  * for unused renderers, in turn; the CPU of the browser and every process under it (exited
  * renderers included, through their reaper's counts) read from /proc around each step.
- * BENCH_STEP_WHOLE=1 measures only the whole render.
+ * BENCH_STEP_WHOLE=1 measures only the whole render. Run alone:
+ * `node --import tsx services/render/bench/render-steps.ts`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { AddressPolicy } from '@webutil/kit';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { chromiumArgs, UNUSED_RENDERER_FEATURES } from '../../services/render/src/browser-pool.js';
-import { EgressProxy } from '../../services/render/src/egress-proxy.js';
-import { addRenderPages } from '../src/fixture-pages.js';
-import { startFixtureSite } from '../src/fixture-site.js';
-import { fmt } from './load.js';
+import { chromiumArgs, UNUSED_RENDERER_FEATURES } from '../src/browser-pool.js';
+import { EgressProxy } from '../src/egress-proxy.js';
 
 const REPS = Number(process.env.BENCH_STEP_REPS ?? 12);
-const site = await startFixtureSite();
-addRenderPages(site);
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+// The benchmarks' simple page (scripts/src/fixture-pages.ts), served here: this package reaches no other's files.
+const site = http.createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(
+    '<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+      '<style>html,body{margin:0;padding:0;background:#fff;font:16px sans-serif}</style></head>' +
+      '<body><h1>Simple page</h1><p>One screen of text.</p></body></html>',
+  );
+});
+await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
 let unique = 0;
-const fresh = () => `${site.url('/page/simple')}?r=${++unique}`;
+const fresh = () => `http://127.0.0.1:${(site.address() as AddressInfo).port}/page/simple?r=${++unique}`;
 
 /** CPU seconds of a process tree: its processes' own and their exited children's, by kind. */
 function treeCpu(root: number): Record<string, number> {
@@ -67,11 +76,11 @@ let browser: Browser;
 let pid = 0;
 const policy = new AddressPolicy(['127.0.0.1/32']);
 
-async function measure(
+async function measure<S>(
   name: string,
-  setup: () => Promise<unknown>,
-  step: (s: any) => Promise<unknown>,
-  teardown?: (s: any) => Promise<unknown>,
+  setup: () => Promise<S>,
+  step: (s: S) => Promise<unknown>,
+  teardown?: (s: S) => Promise<unknown>,
 ) {
   const cpu: Record<string, number> = {};
   let wall = 0;
@@ -225,4 +234,4 @@ for (const [round, unused] of [false, true, false, true].entries()) {
   await proxy.close();
   await browser.close();
 }
-await site.close();
+site.close();
