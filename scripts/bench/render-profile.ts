@@ -8,7 +8,8 @@
  *  - the render service's own CPU profile (node --cpu-prof, written when the stack stops), its
  *    functions by self time, grouped by where they live.
  * BENCH_PROFILE_RENDERS (default 24) renders per run; the stack's env takes RENDER_* overrides from
- * BENCH_RENDER_ENV (JSON), so a change can be profiled against the default.
+ * BENCH_RENDER_ENV (JSON), and BENCH_RENDER_ENTRY runs another build's render service (such as
+ * scripts/bench/render-before.sh's), so a change can be profiled against what came before.
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -168,7 +169,12 @@ const stack = await startTestStack({
   allowTargets: '127.0.0.1/32',
   env: { LOG_LEVEL: 'warn' },
   envFor: { render: renderEnv },
-  processFor: { render: { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } },
+  processFor: {
+    render: {
+      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+      ...(process.env.BENCH_RENDER_ENTRY ? { entry: process.env.BENCH_RENDER_ENTRY } : {}),
+    },
+  },
 });
 console.log(`uptime:${os.loadavg().map((l) => ` ${fmt(l, 2)}`)} (load average 1/5/15 min); render env`, renderEnv);
 try {
