@@ -6,14 +6,21 @@
  *     the ratio naive / ours; every lazy image the naive capture shows must be in ours too (the
  *     run exits with status 1 when one is missing);
  *  2. cache-hit latency (the same request again);
- *  3. throughput (renders per second) at concurrency 1, 2 and 4, ours and naive;
+ *  3. throughput (renders per second) at concurrency 1, 2 and 4, ours and naive, in three
+ *     alternating repetitions (medians), with the peak RSS of each side's processes at concurrency 4
+ *     (the render service and its Chromium; the naive script's Chromium);
  *  4. memory: PSS of the render service and every Chromium process under it, after warm-up and
- *     after 200 more renders (screenshots and PDFs of the simple, lazy and 200,000 px pages).
+ *     after 200 more renders (screenshots and PDFs of the simple, lazy and 200,000 px pages);
+ *  5. the default screenshot (no option) before and after issue 23's options, p50 of alternating
+ *     renders: "before" is a second stack whose render service is built from the commit before the
+ *     options (scripts/bench/render-before.sh; BENCH_RENDER_BEFORE names a built entry, or off).
  * The naive pipeline: a new context and page per render, goto with networkidle0 (500 ms without requests), a
  * scroll through the page with a 100 ms pause per screen, a fixed 500 ms settle, then capture.
  * BENCH_POOL_SIZING=1 adds a run per pool shape (browsers x pages per browser) at concurrency 4.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import sharp from 'sharp';
 import { addRenderPages, LAZY_COLOUR, LAZY_IMAGE } from '../src/fixture-pages.js';
@@ -25,6 +32,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LAZY_IMAGES = 12;
 const THROUGHPUT_RENDERS = 16;
+const THROUGHPUT_REPS = 3;
 const MEMORY_RENDERS = 200;
 
 type Kind = 'screenshot' | 'pdf';
@@ -122,8 +130,7 @@ async function throughput(
   return (total / (performance.now() - started)) * 1000;
 }
 
-/** Proportional set size (MB) of a process and all its descendants: shared pages counted once. */
-function treePssMb(root: number): { mb: number; processes: number } {
+function childrenByParent(): Map<number, number[]> {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -135,6 +142,42 @@ function treePssMb(root: number): { mb: number; processes: number } {
       // the process ended meanwhile
     }
   }
+  return children;
+}
+
+/** Resident set size (MB) of a process and all its descendants (shared pages counted in each). */
+function treeRssMb(root: number): number {
+  const children = childrenByParent();
+  let pages = 0;
+  const visit = (pid: number) => {
+    try {
+      pages += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+    } catch {
+      // the process ended meanwhile
+    }
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return (pages * 4096) / 2 ** 20;
+}
+
+/** The highest treeRssMb(root) sampled every 50 ms while `work` runs. */
+async function peakRssMb(root: number, work: () => Promise<number>): Promise<{ rate: number; peakMb: number }> {
+  let peakMb = treeRssMb(root);
+  const timer = setInterval(() => {
+    peakMb = Math.max(peakMb, treeRssMb(root));
+  }, 50);
+  try {
+    const rate = await work();
+    return { rate, peakMb: Math.max(peakMb, treeRssMb(root)) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Proportional set size (MB) of a process and all its descendants: shared pages counted once. */
+function treePssMb(root: number): { mb: number; processes: number } {
+  const children = childrenByParent();
   let kb = 0;
   let processes = 0;
   const visit = (pid: number) => {
@@ -151,9 +194,21 @@ function treePssMb(root: number): { mb: number; processes: number } {
   return { mb: kb / 1024, processes };
 }
 
-async function startStack(env: Record<string, string> = {}) {
-  return startTestStack({ allowTargets: '127.0.0.1/32', env: { LOG_LEVEL: 'warn' }, envFor: { render: env } });
+async function startStack(env: Record<string, string> = {}, renderEntry?: string) {
+  return startTestStack({
+    allowTargets: '127.0.0.1/32',
+    env: { LOG_LEVEL: 'warn' },
+    envFor: { render: env },
+    ...(renderEntry ? { processFor: { render: { entry: renderEntry } } } : {}),
+  });
 }
+
+const load = () =>
+  `load average ${os
+    .loadavg()
+    .map((l) => fmt(l, 2))
+    .join(' / ')} (1 / 5 / 15 min)`;
+console.log(`render bench: ${load()}; ${os.cpus().length} cores, other work on the machine moves the figures`);
 
 const browser = await puppeteer.launch({
   executablePath: CHROMIUM,
@@ -213,16 +268,45 @@ try {
   for (let i = 0; i < ROUNDS * 3; i++) hits.push((await ours(stack, 'screenshot', cached)).ms);
   console.log(`cache hit: p50 ${fmt(quantile(hits, 0.5))} ms, p95 ${fmt(quantile(hits, 0.95))} ms`);
 
-  // 3. Throughput.
-  console.log(`throughput, simple page screenshots (${THROUGHPUT_RENDERS} per level, renders/s)`);
+  // 3. Throughput, in alternating repetitions: the machine's load moves between them.
+  console.log(
+    `throughput, simple page screenshots (${THROUGHPUT_RENDERS} per level, renders/s, ` +
+      `median of ${THROUGHPUT_REPS} alternating repetitions)`,
+  );
+  const renderPid = stack.pid('render') ?? 0;
+  const naivePid = browser.process()?.pid ?? 0;
   for (const concurrency of [1, 2, 4]) {
-    const mineRate = await throughput((url) => ours(stack, 'screenshot', url), concurrency, THROUGHPUT_RENDERS);
-    const theirRate = await throughput((url) => naive(browser, 'screenshot', url), concurrency, THROUGHPUT_RENDERS);
+    const mineRuns: { rate: number; peakMb: number }[] = [];
+    const theirRuns: { rate: number; peakMb: number }[] = [];
+    for (let rep = 0; rep < THROUGHPUT_REPS; rep++) {
+      mineRuns.push(
+        await peakRssMb(renderPid, () =>
+          throughput((url) => ours(stack, 'screenshot', url), concurrency, THROUGHPUT_RENDERS),
+        ),
+      );
+      theirRuns.push(
+        await peakRssMb(naivePid, () =>
+          throughput((url) => naive(browser, 'screenshot', url), concurrency, THROUGHPUT_RENDERS),
+        ),
+      );
+    }
+    const mineRate = quantile(
+      mineRuns.map((r) => r.rate),
+      0.5,
+    );
+    const theirRate = quantile(
+      theirRuns.map((r) => r.rate),
+      0.5,
+    );
+    const ratios = mineRuns.map((r, i) => fmt(r.rate / (theirRuns[i]?.rate ?? Number.NaN), 2)).join(' / ');
     console.log(
       `  concurrency ${concurrency}: ours ${fmt(mineRate, 2)}  naive ${fmt(theirRate, 2)}  ` +
-        `ours/naive ${fmt(mineRate / theirRate, 2)}x`,
+        `ours/naive ${fmt(mineRate / theirRate, 2)}x (repetitions ${ratios}); peak RSS ` +
+        `ours ${fmt(Math.max(...mineRuns.map((r) => r.peakMb)), 0)} MB (render service + Chromium), ` +
+        `naive ${fmt(Math.max(...theirRuns.map((r) => r.peakMb)), 0)} MB (Chromium)`,
     );
   }
+  console.log(`  ${load()}`);
 
   // 4. Memory after 200 renders.
   const pid = stack.pid('render');
@@ -249,6 +333,33 @@ try {
   );
 } finally {
   await stack.stop();
+}
+
+// 5. The default screenshot before and after issue 23's options, each stack warmed, in alternation.
+const beforeEntry =
+  process.env.BENCH_RENDER_BEFORE ??
+  execFileSync('bash', [new URL('render-before.sh', import.meta.url).pathname], { encoding: 'utf8' }).trim();
+if (beforeEntry !== 'off') {
+  const [after, before] = [await startStack(), await startStack({}, beforeEntry)];
+  try {
+    for (const side of [after, before]) for (let i = 0; i < 3; i++) await ours(side, 'screenshot', fresh(pages.simple));
+    const times: Record<'before' | 'after', number[]> = { before: [], after: [] };
+    for (let i = 0; i < ROUNDS * 2; i++) {
+      // Each pair in the other order half the time, so neither side always runs second.
+      const order = i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
+      for (const side of order) {
+        times[side].push((await ours(side === 'before' ? before : after, 'screenshot', fresh(pages.simple))).ms);
+      }
+    }
+    const [b50, a50] = [quantile(times.before, 0.5), quantile(times.after, 0.5)];
+    console.log(
+      `default screenshot, simple page, ${ROUNDS * 2} alternating renders each: p50 before the options ` +
+        `${fmt(b50, 0)} ms, after ${fmt(a50, 0)} ms: after/before ${fmt(a50 / b50, 2)}x ` +
+        `(p95 ${fmt(quantile(times.before, 0.95), 0)} / ${fmt(quantile(times.after, 0.95), 0)} ms); ${load()}`,
+    );
+  } finally {
+    await Promise.all([after.stop(), before.stop()]);
+  }
 }
 
 if (process.env.BENCH_POOL_SIZING === '1') {

@@ -54,6 +54,11 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Per-process extra environment. */
   envFor?: Record<string, Record<string, string>>;
+  /**
+   * Per-process start-up: Node flags (--cpu-prof, which NODE_OPTIONS refuses) and another build's
+   * dist/main.js (a benchmark's "before"). Default: this checkout's entry, no flags.
+   */
+  processFor?: Record<string, { entry?: string; nodeArgs?: string[] }>;
   /** Where prefixed log lines go; defaults to stdout. */
   onLog?: (name: string, line: string) => void;
   /** Milliseconds to wait for each health check. */
@@ -78,6 +83,7 @@ export interface Stack {
 interface Proc {
   name: string;
   entry: string;
+  nodeArgs?: string[];
   port: number;
   env: Record<string, string>;
   child?: ChildProcess;
@@ -184,7 +190,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ports[`${service.name}-connect`] = connectPort;
     procs.push({
       name: service.name,
-      entry: path.join(REPO_ROOT, service.dir, 'dist/main.js'),
+      entry: options.processFor?.[service.name]?.entry ?? path.join(REPO_ROOT, service.dir, 'dist/main.js'),
+      nodeArgs: options.processFor?.[service.name]?.nodeArgs,
       port,
       env: {
         ...common,
@@ -202,7 +209,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const addresses = Object.fromEntries(SERVICES.map((s) => [s.addressEnv, `127.0.0.1:${ports[s.name]}`]));
   const edge: Proc = {
     name: 'edge',
-    entry: path.join(REPO_ROOT, 'edge/dist/main.js'),
+    entry: options.processFor?.edge?.entry ?? path.join(REPO_ROOT, 'edge/dist/main.js'),
+    nodeArgs: options.processFor?.edge?.nodeArgs,
     port: edgePort,
     env: { ...common, ...addresses, ...options.envFor?.edge, PORT: String(edgePort) },
     health: httpReady(edgePort),
@@ -234,7 +242,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
 
   const launch = async (proc: Proc) => {
-    const child = spawn(process.execPath, ['--enable-source-maps', proc.entry], {
+    const child = spawn(process.execPath, ['--enable-source-maps', ...(proc.nodeArgs ?? []), proc.entry], {
       env: proc.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -55,6 +55,7 @@ export interface TestStackOptions {
   allowTargets?: string;
   env?: Record<string, string>;
   envFor?: StackOptions['envFor'];
+  processFor?: StackOptions['processFor'];
   /** Give billing a clock tests can move (day and cycle rollovers, expiries). */
   clock?: boolean;
   /** Restart processes that die, as `npm start` does (local-stack.ts); unset: a dead process stays down. */
@@ -126,6 +127,7 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
     env: { LOG_LEVEL: echo ? 'debug' : 'info', WEBUTIL_ALLOW_TARGETS: options.allowTargets ?? '', ...options.env },
     envFor: { ...options.envFor, billing: { ...options.envFor?.billing, ...clockEnv } },
     supervise: options.supervise,
+    processFor: options.processFor,
     onLog: (name, line) => {
       logs.push(`[${name}] ${line}`);
       if (logs.length > 5000) logs.splice(0, 1000);

@@ -53,6 +53,20 @@ export function chromiumSandbox(setting: 'auto' | 'on' | 'off', uid = process.ge
 }
 
 /**
+ * Features whose renderer processes no render uses: headless Chromium is the whole browser, with a
+ * window per context that preloads the omnibox's pop-up as a WebUI page in a renderer of its own,
+ * and it starts a spare renderer for the next navigation, which a context closed after one page
+ * never makes. Each render would start three renderers, two of them wasted: most of a render's
+ * CPU (docs/decisions/0193-render-cpu-per-render.md). Unknown names are ignored by Chromium.
+ */
+export const UNUSED_RENDERER_FEATURES = [
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'WebUIOmniboxFullPopup',
+  'SpareRendererForSitePerProcess',
+];
+
+/**
  * Chromium's flags. No debugging port (puppeteer talks over a pipe), so no page can reach the
  * browser's own control endpoint; the default context's proxy is a closed port, so only contexts
  * created with the render's egress proxy can fetch anything; WebRTC may not send UDP around it.
@@ -63,7 +77,7 @@ export function chromiumArgs(sandbox: boolean): string[] {
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-dev-shm-usage',
-    '--disable-features=Translate,MediaRouter,OptimizationHints',
+    `--disable-features=${['Translate', 'MediaRouter', 'OptimizationHints', ...UNUSED_RENDERER_FEATURES].join(',')}`,
     '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
     '--proxy-server=http://127.0.0.1:9',
     '--proxy-bypass-list=<-loopback>',
