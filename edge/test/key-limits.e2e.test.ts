@@ -100,7 +100,7 @@ describe('API keys with their own limits', function () {
     expect(await listed()).to.be.an('object');
   });
 
-  it('a key past its credit limit gets 402 key_credit_limit with creditsRequired; nothing spent or fetched', async () => {
+  it('a key past its credit limit gets 402 key_credit_limit, creditsRequired; nothing spent or fetched', async () => {
     const { apiKey, listed } = await keyWith({ creditLimit: 3 });
     // A failed call spends nothing, of the account or of the key.
     await expectFailure(await stack.api(metaScan('/status/404'), { apiKey }), 500, 'target_http_error');

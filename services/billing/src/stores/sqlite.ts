@@ -264,7 +264,8 @@ export class SqliteStore implements BillingStore {
          RETURNING value`,
       ),
       insertReservation: db.prepare(
-        `INSERT INTO reservations (id, account_id, allowance_key, cycle_end, from_cycle, from_top_up, expires_at, key_id)
+        `INSERT INTO reservations
+           (id, account_id, allowance_key, cycle_end, from_cycle, from_top_up, expires_at, key_id)
          VALUES (@id, @accountId, @allowanceKey, @cycleEnd, @fromCycle, @fromTopUp, @expiresAt, @keyId)`,
       ),
       reservationById: db.prepare<[string], ReservationRow>('SELECT * FROM reservations WHERE id = ?'),
