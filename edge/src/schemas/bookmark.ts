@@ -25,6 +25,10 @@ export const xbelDecryptInput = z.object({
     .string({ error: 'key is required' })
     .min(1, 'key is required')
     .meta({ description: 'The passphrase the file was encrypted with; required even for a plain file.' }),
+  salt: z.string({ error: 'salt must be a string' }).max(4096, 'salt is too long').optional().meta({
+    description:
+      'For a Floccus file of an older release whose JSON has no salt (it was derived from the file name): the salt.',
+  }),
 });
 
 /** The same three fields answer both routes (ConvertXbelToHtmlResponse has them too). */

@@ -16,6 +16,7 @@ interface JobDoc {
   url: string;
   caller?: string;
   checkFragments?: boolean;
+  input?: Buffer;
   status: string;
   progress: CrawlProgress;
   result?: Buffer;
@@ -34,6 +35,7 @@ const schema = new mongoose.Schema<JobDoc>(
     url: { type: String, required: true },
     caller: String,
     checkFragments: Boolean,
+    input: Buffer,
     status: { type: String, required: true },
     progress: { type: mongoose.Schema.Types.Mixed, required: true },
     result: Buffer,
@@ -81,12 +83,13 @@ export class MongoJobStore implements JobStore {
    * once may both be refused; they can never both pass.
    */
   async create(job: NewJob, perCaller?: number): Promise<boolean> {
-    const { id, caller, checkFragments, ...rest } = job;
+    const { id, caller, checkFragments, input, ...rest } = job;
     await this.jobs.collection.insertOne({
       _id: id,
       ...rest,
       ...(caller === undefined ? {} : { caller }),
       ...(checkFragments ? { checkFragments } : {}),
+      ...(input ? { input } : {}),
       status: 'crawling',
       attempt: 0,
       seq: 0,
@@ -151,6 +154,7 @@ function toJob(doc: JobDoc): CrawlJob {
     url: doc.url,
     caller: doc.caller,
     checkFragments: doc.checkFragments || undefined,
+    input: doc.input ? Buffer.from(asBytes(doc.input)) : undefined,
     status: doc.status as JobStatus,
     progress: doc.progress,
     result: doc.result ? unpackResult(asPacked(asBytes(doc.result))) : undefined,

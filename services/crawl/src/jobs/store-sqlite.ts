@@ -16,6 +16,7 @@ interface Row {
   url: string;
   caller: string | null;
   check_fragments: number | null;
+  input: Buffer | null;
   status: string;
   progress: string;
   result: Buffer | null;
@@ -62,19 +63,22 @@ export class SqliteJobStore implements JobStore {
     // And before jobs had options.
     if (!columns.some((c) => c.name === 'check_fragments'))
       this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN check_fragments INTEGER');
+    // And before jobs of a list (bookmark checks).
+    if (!columns.some((c) => c.name === 'input')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN input BLOB');
     this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
     this.statements = {
       insert: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
-           expires_at)
-         VALUES (@id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, input, status, progress, created_at,
+           updated_at, expires_at)
+         VALUES (@id, @kind, @url, @caller, @checkFragments, @input, 'crawling', @progress, @createdAt, @createdAt,
            @expiresAt)`,
       ),
       // One statement, so no other start (of any process on the file) comes between count and insert.
       insertWithin: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, status, progress, created_at, updated_at,
-           expires_at)
-         SELECT @id, @kind, @url, @caller, @checkFragments, 'crawling', @progress, @createdAt, @createdAt, @expiresAt
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, input, status, progress, created_at,
+           updated_at, expires_at)
+         SELECT @id, @kind, @url, @caller, @checkFragments, @input, 'crawling', @progress, @createdAt, @createdAt,
+           @expiresAt
          WHERE (SELECT count(*) FROM crawl_jobs
                 WHERE caller = @caller AND status = 'crawling' AND expires_at > @createdAt) < @perCaller`,
       ),
@@ -103,6 +107,7 @@ export class SqliteJobStore implements JobStore {
       ...job,
       caller: job.caller ?? null,
       checkFragments: job.checkFragments ? 1 : null,
+      input: job.input ?? null,
       progress: JSON.stringify(job.progress),
       createdAt: job.createdAt.getTime(),
       expiresAt: job.expiresAt.getTime(),
@@ -167,6 +172,7 @@ function toJob(row: Row): CrawlJob {
     url: row.url,
     caller: row.caller ?? undefined,
     checkFragments: row.check_fragments ? true : undefined,
+    input: row.input ?? undefined,
     status: row.status as JobStatus,
     progress: JSON.parse(row.progress) as CrawlProgress,
     result: row.result ? unpackResult(asPacked(row.result)) : undefined,

@@ -14,6 +14,8 @@ export interface CrawlJob extends CrawlJobView {
   caller?: string;
   /** A broken-link crawl's checkFragments option (absent: false). */
   checkFragments?: boolean;
+  /** What a job of a list (a bookmark check) works on, packed (gzip'd JSON); absent for a site crawl. */
+  input?: Buffer;
   /** Which try of the job the stored progress belongs to, and its event number within it. */
   attempt: number;
   seq: number;
@@ -25,7 +27,7 @@ export interface CrawlJob extends CrawlJobView {
 
 export type NewJob = Pick<
   CrawlJob,
-  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'progress' | 'createdAt' | 'expiresAt'
+  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'input' | 'progress' | 'createdAt' | 'expiresAt'
 >;
 
 /** A worker's report; stale ones (an older attempt, or an earlier event) are ignored. */

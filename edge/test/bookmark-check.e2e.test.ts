@@ -1,0 +1,221 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
+import { floccusEncrypt, nestedFolders, xbelOf } from '@webutil/scripts/xbel-fixtures';
+import { expect } from 'chai';
+import { type Envelope, expectFailure, json, quota } from './billing-helpers.js';
+
+/**
+ * Bookmark health through the REST edge: a file's bookmarks checked against a fixture site on
+ * 127.0.0.1 with live, dead, redirected and slow pages, and cleaned copies of the file.
+ */
+
+/** The fixture site: each path answers as its name says. */
+function startSite(): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/live' || path === '/live2' || path === '/') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>live page</body></html>');
+    } else if (path === '/moved') {
+      res.writeHead(301, { location: '/live2' }).end();
+    } else if (path === '/temp') {
+      res.writeHead(302, { location: '/live' }).end();
+    } else if (path === '/slow') {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>slow</html>'), 1_200);
+    } else res.writeHead(404, { 'content-type': 'text/html' }).end('<html>not found</html>');
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+function upload(stack: TestStack, file: string | Buffer, name: string, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  form.set('file', new Blob([file], { type: 'application/octet-stream' }), name);
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  return stack.api('/v1/bookmarks/check', { method: 'POST', body: form });
+}
+
+async function started(res: Response): Promise<string> {
+  const body = await json(res);
+  expect(res.status, JSON.stringify(body)).to.equal(202);
+  return body.data.jobId as string;
+}
+
+async function poll(stack: TestStack, jobId: string): Promise<any> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await stack.api(`/v1/bookmarks/check/${jobId}`);
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body)).to.equal(200);
+    if (body.data.status !== 'crawling') return body.data;
+    if (Date.now() > deadline) throw new Error(`still checking: ${JSON.stringify(body.data.progress)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+describe('Bookmark health (POST /v1/bookmarks/check)', function () {
+  this.timeout(120_000);
+  let stack: TestStack;
+  let site: http.Server;
+  let base: string;
+
+  before(async () => {
+    site = await startSite();
+    base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: { LINK_TIMEOUT_MS: '3000' } });
+  });
+  after(async () => {
+    await stack?.stop();
+    site?.close();
+  });
+
+  /** XBEL with what a cleaned copy must keep: metadata, separators, aliases, dates, a comment. */
+  const xbel = () =>
+    [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      '<xbel version="1.0">',
+      '  <title>Mine</title>',
+      '  <info><metadata owner="http://example.org/x" keep="yes"/></info>',
+      `  <bookmark href="${base}/live" id="b1" added="2020-01-02T03:04:05Z"><title>Live — ok</title></bookmark>`,
+      '  <folder id="f1" added="2019-05-05T00:00:00Z">',
+      '    <title>Work</title>',
+      `    <bookmark href="${base}/dead" id="b2"><title>Dead</title><desc>gone</desc></bookmark>`,
+      `    <bookmark href="${base}/moved" id="b3"><title>Moved</title></bookmark>`,
+      '    <separator/>',
+      `    <bookmark href="${base}/temp"><title>Temp</title></bookmark>`,
+      '    <alias ref="b2"/>',
+      '    <alias ref="b1"/>',
+      '  </folder>',
+      '  <!-- a comment stays -->',
+      `  <bookmark href="${base}/live"><title>Live again</title></bookmark>`,
+      `  <bookmark href="${base}/slow"><title>Slow</title></bookmark>`,
+      '  <bookmark href="javascript:alert(1)"><title>Bookmarklet</title></bookmark>',
+      '</xbel>',
+      '',
+    ].join('\n');
+
+  it('checks every bookmark once, grades each, and summarises by folder; 2 credits', async () => {
+    const before = (await quota(stack)).remaining;
+    const job = await poll(stack, await started(await upload(stack, xbel(), 'mine.xbel')));
+    expect(job.status, JSON.stringify(job)).to.equal('done');
+    expect(before - (await quota(stack)).remaining).to.equal(2);
+    const r = job.result;
+    expect(r.sourceFormat).to.equal('xbel');
+    expect(r.totalBookmarks).to.equal(7);
+    expect(r.checkedBookmarks).to.equal(7);
+    expect(r.uniqueUrls).to.equal(5);
+    expect(r.truncated).to.equal(false);
+    const [live, dead, moved, temp, again, slow, js] = r.bookmarks;
+    expect(live).to.include({ index: 0, title: 'Live — ok', severity: 'ok', statusCode: 200 });
+    expect(live.addedAt).to.equal('2020-01-02T03:04:05Z');
+    expect(live.folderPath).to.deep.equal([]);
+    expect(dead).to.include({ severity: 'broken', statusCode: 404 });
+    expect(dead.folderPath).to.deep.equal(['Work']);
+    expect(moved).to.include({ finalUrl: `${base}/live2`, permanentRedirect: true, statusCode: 200 });
+    expect(temp).to.include({ finalUrl: `${base}/live`, permanentRedirect: false });
+    expect(again).to.include({ duplicateOf: 0, severity: 'ok' });
+    expect(slow).to.include({ severity: 'ok', statusCode: 200 });
+    expect(js).to.include({ severity: 'info', statusCode: null });
+    expect(r.summary).to.include({ ok: 3, redirected: 2, broken: 1, unchecked: 1, duplicates: 1 });
+    const work = r.summary.byFolder.find((f: any) => f.folderPath[0] === 'Work');
+    expect(work).to.include({ total: 3, broken: 1, redirected: 2 });
+    expect(r.healthScore).to.be.below(100);
+    expect(r.grade).to.be.a('string');
+  });
+
+  it('hands back the file unchanged, or cleaned with only the edited bookmarks touched', async () => {
+    const source = xbel();
+    const jobId = await started(await upload(stack, source, 'mine.xbel'));
+    expect((await poll(stack, jobId)).status).to.equal('done');
+    const same = await stack.api(`/v1/bookmarks/check/${jobId}/download`);
+    expect(same.status).to.equal(200);
+    expect(same.headers.get('content-disposition')).to.match(/^attachment; filename="mine-cleaned\.xbel"/);
+    expect(await same.text()).to.equal(source);
+
+    const cleaned = await stack.api(`/v1/bookmarks/check/${jobId}/download?drop=broken,duplicates&update=redirects`);
+    expect(cleaned.status).to.equal(200);
+    const expected = source
+      .split('\n')
+      .filter((line) => !line.includes('/dead"') && !line.includes('Live again') && !line.includes('ref="b2"'))
+      .join('\n')
+      .replace(`href="${base}/moved"`, `href="${base}/live2"`);
+    expect(await cleaned.text()).to.equal(expected);
+
+    const asHtml = await stack.api(`/v1/bookmarks/check/${jobId}/download?format=html&drop=broken`);
+    expect(asHtml.status).to.equal(200);
+    expect(asHtml.headers.get('content-type')).to.match(/^text\/html/);
+    const html = await asHtml.text();
+    expect(html).to.include('<!DOCTYPE NETSCAPE-Bookmark-file-1>');
+    expect(html).not.to.include('/dead');
+    expect(html).to.include(`${base}/moved`);
+  });
+
+  it('reads a browser’s bookmark HTML and cleans it in place', async () => {
+    const source = [
+      '<!DOCTYPE NETSCAPE-Bookmark-file-1>',
+      '<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">',
+      '<TITLE>Bookmarks</TITLE>',
+      '<H1>Bookmarks</H1>',
+      '<DL><p>',
+      '    <DT><H3 ADD_DATE="1600000000">Bar</H3>',
+      '    <DL><p>',
+      `        <DT><A HREF="${base}/live" ADD_DATE="1600000001" ICON="data:x">Live</A>`,
+      `        <DT><A HREF="${base}/dead" ADD_DATE="1600000002">Dead</A>`,
+      '        <DD>a description',
+      '        <HR>',
+      `        <DT><A HREF="${base}/moved">Moved</A>`,
+      '    </DL><p>',
+      `    <DT><A HREF="${base}/live">Live twice</A>`,
+      '</DL><p>',
+      '',
+    ].join('\n');
+    const jobId = await started(await upload(stack, source, 'bookmarks.html'));
+    const job = await poll(stack, jobId);
+    expect(job.result.sourceFormat).to.equal('html');
+    expect(job.result.bookmarks.map((b: any) => b.folderPath)).to.deep.equal([['Bar'], ['Bar'], ['Bar'], []]);
+    expect(job.result.bookmarks[0].addedAt).to.equal('2020-09-13T12:26:41.000Z');
+    const res = await stack.api(`/v1/bookmarks/check/${jobId}/download?drop=broken,duplicates&update=redirects`);
+    const expected = source
+      .split('\n')
+      .filter((line) => !line.includes('/dead"') && !line.includes('a description') && !line.includes('Live twice'))
+      .join('\n')
+      .replace(`HREF="${base}/moved"`, `HREF="${base}/live2"`);
+    expect(await res.text()).to.equal(expected);
+    const asXbel = await stack.api(`/v1/bookmarks/check/${jobId}/download?format=xbel`);
+    const text = await asXbel.text();
+    expect(text).to.include('<xbel version="1.0">');
+    expect(text).to.include('<title>Bar</title>');
+    expect(text).to.include('added="2020-09-13T12:26:41.000Z"');
+  });
+
+  it('decrypts a Floccus file with its key; a wrong key or a cut file spends nothing', async () => {
+    const plain = xbelOf([{ kind: 'bookmark', href: `${base}/live`, title: 'L' }]);
+    const encrypted = await floccusEncrypt(plain, 'pw');
+    const job = await poll(stack, await started(await upload(stack, encrypted, 'enc.xbel', { key: 'pw' })));
+    expect(job.result.bookmarks[0]).to.include({ severity: 'ok' });
+    const before = (await quota(stack)).remaining;
+    await expectFailure(await upload(stack, encrypted, 'enc.xbel', { key: 'nope' }), 400, 'wrong_password');
+    const { ciphertext, salt } = JSON.parse(encrypted);
+    const cut = JSON.stringify({ ciphertext: ciphertext.slice(0, -24), salt });
+    await expectFailure(await upload(stack, cut, 'enc.xbel', { key: 'pw' }), 400, 'corrupted_file');
+    await expectFailure(await upload(stack, encrypted, 'enc.xbel'), 400, 'key_required');
+    expect((await quota(stack)).remaining).to.equal(before);
+  });
+
+  it('refuses what is not a bookmark file, bombs and deep nesting, spending nothing', async () => {
+    const before = (await quota(stack)).remaining;
+    const form = new FormData();
+    await expectFailure(await stack.api('/v1/bookmarks/check', { method: 'POST', body: form }), 400, 'invalid_request');
+    await expectFailure(await upload(stack, 'just some text', 'notes.html'), 400, 'invalid_file');
+    const laughs =
+      '<?xml version="1.0"?><!DOCTYPE xbel [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>' +
+      '<xbel><bookmark href="&b;"/></xbel>';
+    await expectFailure(await upload(stack, laughs, 'bomb.xbel'), 400, 'invalid_file');
+    await expectFailure(await upload(stack, xbelOf([nestedFolders(150)]), 'deep.xbel'), 400, 'nesting_too_deep');
+    await expectFailure(await upload(stack, xbelOf([]), 'empty.xbel'), 400, 'no_bookmarks');
+    expect((await quota(stack)).remaining).to.equal(before);
+    const missing = await stack.api('/v1/bookmarks/check/00000000-0000-4000-8000-000000000000');
+    expect(missing.status).to.equal(404);
+    const body = (await json(missing)) as Envelope;
+    expect(body.error?.code).to.equal('job_not_found');
+  });
+});
