@@ -49,7 +49,9 @@ describe('Floccus decryption', () => {
   it('takes the salt from the caller for a file without one (older Floccus releases)', async () => {
     const file = await encrypted(XBEL, 'k');
     const { salt, ciphertext } = file;
-    expect(() => encryptedFileOf({ ciphertext })).to.throw().with.property('reason', 'INVALID_FILE');
+    expect(() => encryptedFileOf({ ciphertext }))
+      .to.throw()
+      .with.property('reason', 'INVALID_FILE');
     const plain = await decryptFloccus(encryptedFileOf({ ciphertext }, salt), 'k', deriveKey);
     expect(plain.toString('utf8')).to.equal(XBEL);
   });
