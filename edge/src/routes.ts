@@ -40,7 +40,14 @@ import {
   solutionInput,
   UsageList,
 } from './schemas/billing.js';
-import { XBEL_UPLOAD, XbelResult, xbelDecryptInput, xbelToHtmlInput } from './schemas/bookmark.js';
+import {
+  HTML_UPLOAD,
+  htmlToXbelInput,
+  XBEL_UPLOAD,
+  XbelResult,
+  xbelDecryptInput,
+  xbelToHtmlInput,
+} from './schemas/bookmark.js';
 import {
   BOOKMARK_UPLOAD,
   BookmarkCheckJob,
@@ -118,6 +125,7 @@ const RENDER_TIMEOUT_MS = 60_000;
 /** Where the bookmark routes' outputs are downloaded: the answer's downloadUrl and the download row share it. */
 const XBEL_DECRYPT_DOWNLOAD = '/xbel-decrypt/download';
 const XBEL_TO_HTML_DOWNLOAD = '/xbel-to-html/download';
+const HTML_TO_XBEL_DOWNLOAD = '/html-to-xbel/download';
 
 /**
  * A bookmark check is two services' work (docs/decisions/0241): the bookmark service reads the
@@ -419,6 +427,24 @@ const table: RouteSpec[] = [
     present: withDownloadUrl(XBEL_TO_HTML_DOWNLOAD),
   }),
 
+  route({
+    method: 'POST',
+    path: '/html-to-xbel',
+    operation: 'html-to-xbel',
+    summary: 'Converts a browser’s bookmark HTML export (Netscape format) to XBEL.',
+    credits: 1,
+    input: htmlToXbelInput,
+    upload: HTML_UPLOAD,
+    output: XbelResult,
+    envelope: 'top-level',
+    // A new route: a file it cannot use is the caller's to fix (400), unlike the spec's XBEL routes.
+    errors: { ...XBEL_FILE_ERRORS, invalid_html: 400, nesting_too_deep: 400 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.convertHtmlToXbel({ fileName: input.file.name, file: input.file.bytes }, options),
+    present: withDownloadUrl(HTML_TO_XBEL_DOWNLOAD),
+  }),
+
   // Quota, the bot challenge, sessions and API keys: free, rate-limited like every route.
   route({
     method: 'GET',
@@ -709,5 +735,21 @@ export const downloads: DownloadSpec[] = [
     timeoutMs: 60_000,
     call: (c, input, options) =>
       c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_HTML, storedName: input.stored_name }, options),
+  }),
+  download({
+    paths: versioned(`${HTML_TO_XBEL_DOWNLOAD}/:stored_name`),
+    operation: 'html-to-xbel-download',
+    summary: 'An XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
+    input: z.object({ stored_name: required('stored_name') }),
+    nameParam: 'stored_name',
+    disposition: 'attachment',
+    contentTypes: ['application/xml'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.readDownload(
+        { kind: DownloadKind.DOWNLOAD_KIND_XBEL_FROM_HTML, storedName: input.stored_name },
+        options,
+      ),
   }),
 ];

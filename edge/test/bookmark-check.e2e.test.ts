@@ -218,4 +218,59 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
     const body = (await json(missing)) as Envelope;
     expect(body.error?.code).to.equal('job_not_found');
   });
+
+  describe('conversions beside it', () => {
+    const post = (route: string, file: string, name: string, fields: Record<string, string> = {}) => {
+      const form = new FormData();
+      form.set('file', new Blob([file], { type: 'application/octet-stream' }), name);
+      for (const [k, v] of Object.entries(fields)) form.set(k, v);
+      return stack.api(`/v1/${route}`, { method: 'POST', body: form });
+    };
+
+    it('POST /v1/html-to-xbel converts a browser export to XBEL for 1 credit; its file is its own', async () => {
+      const html = [
+        '<!DOCTYPE NETSCAPE-Bookmark-file-1>',
+        '<TITLE>Bookmarks</TITLE><H1>Bookmarks</H1>',
+        '<DL><p>',
+        '  <DT><H3 ADD_DATE="1600000000">Tools &amp; more</H3>',
+        '  <DL><p>',
+        '    <DT><A HREF="https://example.org/?a=1&amp;b=2" ADD_DATE="1600000001">Ex</A>',
+        '    <DD>desc',
+        '    <HR>',
+        '  </DL><p>',
+        '</DL><p>',
+      ].join('\n');
+      const before = (await quota(stack)).remaining;
+      const res = await post('html-to-xbel', html, 'export.html');
+      const body = (await json(res)) as Envelope & { downloadUrl: string; fileName: string };
+      expect(res.status, JSON.stringify(body)).to.equal(200);
+      expect(body.fileName).to.equal('export.xbel');
+      expect(before - (await quota(stack)).remaining).to.equal(1);
+      const path = new URL(body.downloadUrl).pathname;
+      expect(path).to.match(/^\/v1\/html-to-xbel\/download\//);
+      const file = await stack.api(path, { anonymous: true });
+      expect(file.status).to.equal(200);
+      const xml = await file.text();
+      expect(xml).to.include('<folder added="2020-09-13T12:26:40.000Z">');
+      expect(xml).to.include('<title>Tools &amp; more</title>');
+      expect(xml).to.include('href="https://example.org/?a=1&amp;b=2"');
+      expect(xml).to.include('<desc>desc</desc>');
+      expect(xml).to.include('<separator/>');
+      const name = path.split('/').pop();
+      expect((await stack.api(`/v1/xbel-decrypt/download/${name}`, { anonymous: true })).status).to.equal(404);
+      await expectFailure(await post('html-to-xbel', '<html><p>hi</p></html>', 'x.html'), 400, 'invalid_html');
+    });
+
+    it('xbel-decrypt takes the salt of a Floccus file that carries none', async () => {
+      const plain = xbelOf([{ kind: 'bookmark', href: 'https://example.org/', title: 'E' }]);
+      const { ciphertext } = JSON.parse(await floccusEncrypt(plain, 'pw', 'bookmarks.xbel-salt'));
+      const saltless = JSON.stringify({ ciphertext });
+      await expectFailure(await post('xbel-decrypt', saltless, 'old.xbel', { key: 'pw' }), 500, 'invalid_file');
+      const res = await post('xbel-decrypt', saltless, 'old.xbel', { key: 'pw', salt: 'bookmarks.xbel-salt' });
+      const body = (await json(res)) as Envelope & { downloadUrl: string };
+      expect(res.status, JSON.stringify(body)).to.equal(200);
+      const file = await stack.api(new URL(body.downloadUrl).pathname, { anonymous: true });
+      expect(await file.text()).to.equal(plain);
+    });
+  });
 });
