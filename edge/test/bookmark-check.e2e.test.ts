@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { floccusEncrypt, nestedFolders, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
@@ -272,5 +273,68 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
       const file = await stack.api(new URL(body.downloadUrl).pathname, { anonymous: true });
       expect(await file.text()).to.equal(plain);
     });
+  });
+});
+
+describe('Bookmark health over NATS: 5,000 bookmarks to one slow host', function () {
+  this.timeout(180_000);
+  let stack: TestStack;
+  let site: http.Server;
+  let base: string;
+  const prefix = uniquePrefix();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let requests = 0;
+
+  before(async () => {
+    site = http.createServer((req, res) => {
+      requests++;
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        // Each page its own text, and a real 404 elsewhere: no soft 404s.
+        if (req.url?.startsWith('/p/'))
+          res.writeHead(200, { 'content-type': 'text/html' }).end(`<p>slow but fine: ${req.url}</p>`);
+        else res.writeHead(404, { 'content-type': 'text/html' }).end('<p>no such page</p>');
+      }, 300);
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      env: {
+        NATS_URL: SHARED_NATS_URL,
+        CRAWL_NATS_PREFIX: prefix,
+        CRAWL_TIME_BUDGET_MS: '5000',
+        HOST_CONCURRENCY_MAX: '4',
+      },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    site?.close();
+    await removeStreams(SHARED_NATS_URL, prefix);
+  });
+
+  it('holds the host to its per-host bound and ends at the time budget with what it checked', async () => {
+    const xbel = xbelOf(
+      Array.from({ length: 5_000 }, (_, i) => ({ kind: 'bookmark' as const, href: `${base}/p/${i}`, title: `P${i}` })),
+    );
+    const begun = Date.now();
+    const job = await poll(stack, await started(await upload(stack, xbel, 'many.xbel')));
+    expect(job.status, JSON.stringify(job.error)).to.equal('done');
+    const r = job.result;
+    expect(r.checkedBookmarks).to.equal(5_000);
+    expect(r.truncated).to.equal(true);
+    expect(r.summary.ok).to.be.above(0);
+    expect(r.summary.unchecked).to.be.above(0);
+    expect(r.summary.ok + r.summary.unchecked).to.equal(5_000);
+    const unchecked = r.bookmarks.find((b: any) => b.severity === 'info');
+    expect(unchecked.reason).to.match(/time budget/);
+    expect(maxInFlight).to.be.at.most(5);
+    expect(requests).to.be.below(5_000);
+    // The budget, not the list, ended it (generous bound for a loaded machine).
+    expect(Date.now() - begun).to.be.below(60_000);
   });
 });

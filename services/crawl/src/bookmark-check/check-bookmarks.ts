@@ -127,20 +127,19 @@ export async function checkBookmarks(
   setMaxListeners(0, scan); // every request in flight listens to it
   const checker = new LinkChecker(deps, scan, Date.now() + budgetMs);
   const outcomes = new Map<string, { graded: Graded; outcome?: CheckOutcome }>();
-  await Promise.all(
-    [...urls.values()].map(async (link) => {
-      try {
-        const outcome = await checker.check(link.url);
-        outcomes.set(link.url, { graded: gradeLink(link, outcome), outcome });
-      } catch (err) {
-        if (signal.aborted || !scan.aborted) throw err;
-        // Out of time: not checked.
-      } finally {
-        checked++;
-        report('checking', `Checked ${checked} of ${total} distinct URLs`);
-      }
-    }),
-  );
+  const checkOne = async (link: FoundLink) => {
+    try {
+      const outcome = await checker.check(link.url);
+      outcomes.set(link.url, { graded: gradeLink(link, outcome), outcome });
+    } catch (err) {
+      if (signal.aborted || !scan.aborted) throw err;
+      // Out of time: not checked.
+    } finally {
+      checked++;
+      report('checking', `Checked ${checked} of ${total} distinct URLs`);
+    }
+  };
+  await byHost([...urls.values()], (host) => deps.throttle.limitOf(host), checkOne);
   if (signal.aborted) throw signal.reason;
 
   const records: CheckedBookmark[] = bookmarks.map((b, index) => {
@@ -193,6 +192,47 @@ export async function checkBookmarks(
     statusBreakdown: card.statusBreakdown,
     bookmarks: records,
   };
+}
+
+/**
+ * Runs `check` over links host by host: a host's first link alone (its answer may need the host's
+ * not-found page, fetched once), then at most twice the host's current throttle limit at a time.
+ * Queued all at once, 5,000 links to one host would stand in the throttle's queue for that host
+ * ahead of the not-found probe of the first answer, and no check could end before the budget.
+ */
+export function byHost(
+  links: readonly FoundLink[],
+  limitOf: (host: string) => number,
+  check: (link: FoundLink) => Promise<void>,
+): Promise<void> {
+  const queues = new Map<string, FoundLink[]>();
+  for (const link of links) {
+    const host = new URL(link.url).host;
+    const queue = queues.get(host);
+    if (queue) queue.push(link);
+    else queues.set(host, [link]);
+  }
+  return new Promise<void>((resolve, reject) => {
+    let pending = links.length;
+    if (pending === 0) return resolve();
+    const running = new Map<string, number>();
+    const answered = new Set<string>();
+    const pump = (host: string) => {
+      const queue = queues.get(host) as FoundLink[];
+      const window = answered.has(host) ? Math.max(2, 2 * limitOf(host)) : 1;
+      while (queue.length > 0 && (running.get(host) ?? 0) < window) {
+        const link = queue.shift() as FoundLink;
+        running.set(host, (running.get(host) ?? 0) + 1);
+        check(link).then(() => {
+          running.set(host, (running.get(host) ?? 1) - 1);
+          answered.add(host);
+          if (--pending === 0) resolve();
+          else pump(host);
+        }, reject);
+      }
+    };
+    for (const host of queues.keys()) pump(host);
+  });
 }
 
 type Tally = Omit<FolderSummary, 'folderPath'> & { duplicates: number };
