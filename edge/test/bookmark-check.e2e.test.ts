@@ -88,7 +88,7 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
       '  </folder>',
       '  <!-- a comment stays -->',
       `  <bookmark href="${base}/live"><title>Live again</title></bookmark>`,
-      `  <bookmark href="${base}/slow"><title>Slow</title></bookmark>`,
+      `  <bookmark href="${base}/slow" added="yesterday"><title>Slow</title></bookmark>`,
       '  <bookmark href="javascript:alert(1)"><title>Bookmarklet</title></bookmark>',
       '</xbel>',
       '',
@@ -107,7 +107,7 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
     expect(r.truncated).to.equal(false);
     const [live, dead, moved, temp, again, slow, js] = r.bookmarks;
     expect(live).to.include({ index: 0, title: 'Live — ok', severity: 'ok', statusCode: 200 });
-    expect(live.addedAt).to.equal('2020-01-02T03:04:05Z');
+    expect(live.addedAt).to.equal('2020-01-02T03:04:05.000Z');
     expect(live.folderPath).to.deep.equal([]);
     expect(dead).to.include({ severity: 'broken', statusCode: 404 });
     expect(dead.folderPath).to.deep.equal(['Work']);
@@ -115,6 +115,7 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
     expect(temp).to.include({ finalUrl: `${base}/live`, permanentRedirect: false });
     expect(again).to.include({ duplicateOf: 0, severity: 'ok' });
     expect(slow).to.include({ severity: 'ok', statusCode: 200 });
+    expect(slow).not.to.have.property('addedAt'); // not an ISO 8601 date
     expect(js).to.include({ severity: 'info', statusCode: null });
     expect(r.summary).to.include({ ok: 3, redirected: 2, broken: 1, unchecked: 1, duplicates: 1 });
     const work = r.summary.byFolder.find((f: any) => f.folderPath[0] === 'Work');

@@ -8,6 +8,7 @@ import { type BookmarkFilesDeps, checkUpload } from './bookmark-files.js';
 import { MAX_FOLDER_DEPTH } from './convert-xbel-to-html.js';
 import { cleanUploadName } from './file-names.js';
 import { decryptFloccus, encryptedFileOf } from './floccus-crypto.js';
+import { unixSeconds } from './netscape-html.js';
 import { looksLikeNetscape, readNetscape } from './netscape-read.js';
 import { readXbel, type XbelItem } from './xbel.js';
 
@@ -130,13 +131,19 @@ async function listXbel(
           title: cut(item.title?.trim() ?? '', MAX_TITLE_CHARS),
           url: cut(item.href, MAX_URL_CHARS),
           folderPath: pathOf(folders),
-          addedAt: item.added,
+          addedAt: isoDate(item.added),
         });
       }
     }
   };
   walk(doc.children);
   return { total: doc.counts.bookmark, bookmarks };
+}
+
+/** An XBEL date as one ISO 8601 form (UTC, milliseconds); undefined for what is not ISO 8601. */
+function isoDate(value: string | undefined): string | undefined {
+  const seconds = value === undefined ? undefined : unixSeconds(value);
+  return seconds === undefined ? undefined : new Date(seconds * 1000).toISOString();
 }
 
 /** Unix seconds (as browsers write ADD_DATE; some write microseconds) to ISO 8601. */
