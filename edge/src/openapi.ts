@@ -250,6 +250,12 @@ const downloadFacts = (spec: DownloadSpec): FailureFacts => ({ ...spec, method: 
 
 function downloadOperation(spec: DownloadSpec, path: string): RouteConfig {
   const openApiPath = path.replace(/:(\w+)/g, '{$1}');
+  // Path parameters in the path; any other input (a cleaned copy's options) is the query's.
+  const pathNames = [...path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '');
+  const shape = spec.input.shape as Record<string, z.ZodType>;
+  const pick = (inPath: boolean) =>
+    z.object(Object.fromEntries(Object.entries(shape).filter(([name]) => pathNames.includes(name) === inPath)));
+  const query = pick(false);
   return {
     method: 'get',
     path: openApiPath,
@@ -257,7 +263,7 @@ function downloadOperation(spec: DownloadSpec, path: string): RouteConfig {
     summary: spec.summary,
     security: spec.callers === 'ip' ? [] : [{ apiKey: [] }, { session: [] }, {}],
     'x-credits': 0,
-    request: { params: spec.input },
+    request: { params: pick(true), ...(Object.keys(query.shape).length ? { query } : {}) },
     responses: {
       200: {
         description: `The file (Content-Disposition: ${spec.disposition}, with its name). Free.`,

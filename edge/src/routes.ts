@@ -41,8 +41,21 @@ import {
   solutionInput,
   UsageList,
 } from './schemas/billing.js';
-import { XBEL_UPLOAD, XbelResult, xbelDecryptInput, xbelToHtmlInput } from './schemas/bookmark.js';
-import { jobInput, noInput, required } from './schemas/common.js';
+import {
+  HTML_UPLOAD,
+  htmlToXbelInput,
+  XBEL_UPLOAD,
+  XbelResult,
+  xbelDecryptInput,
+  xbelToHtmlInput,
+} from './schemas/bookmark.js';
+import {
+  BOOKMARK_UPLOAD,
+  BookmarkCheckJob,
+  bookmarkCheckInput,
+  bookmarkDownloadInput,
+} from './schemas/bookmark-check.js';
+import { jobInput, noInput, required, urlInput } from './schemas/common.js';
 import {
   BrokenLinkCrawlJob,
   BrokenLinksCrawlInput,
@@ -119,6 +132,23 @@ const RENDER_TIMEOUT_MS = 60_000;
 /** Where the bookmark routes' outputs are downloaded: the answer's downloadUrl and the download row share it. */
 const XBEL_DECRYPT_DOWNLOAD = '/xbel-decrypt/download';
 const XBEL_TO_HTML_DOWNLOAD = '/xbel-to-html/download';
+const HTML_TO_XBEL_DOWNLOAD = '/html-to-xbel/download';
+
+/**
+ * A bookmark check is two services' work (docs/decisions/0241): the bookmark service reads the
+ * file (and keeps it for cleaned copies), the crawl service checks its URLs as a job. The edge
+ * hands one's answer to the other unchanged.
+ */
+const BOOKMARK_FILE_ERRORS = {
+  ...XBEL_FILE_ERRORS,
+  key_required: 400,
+  invalid_file: 400,
+  invalid_xbel: 400,
+  nesting_too_deep: 400,
+  corrupted_file: 400,
+  wrong_password: 400,
+  no_bookmarks: 400,
+};
 
 /**
  * The operations a key may be limited to (`allowedOperations`): the credit-spending routes; free
@@ -136,6 +166,8 @@ export const KEY_OPERATIONS = [
   'link-extract-crawl',
   'xbel-decrypt',
   'xbel-to-html',
+  'html-to-xbel',
+  'bookmarks-check',
 ] as const;
 
 /** What sign-up and sign-in send billing: the credentials, the client and any solved challenge. */
@@ -358,6 +390,45 @@ const table: RouteSpec[] = [
     headers: noStore,
   }),
 
+  // Bookmark health: a file's bookmarks checked as a job; polls are free, as are cleaned copies.
+  route({
+    method: 'POST',
+    path: '/bookmarks/check',
+    operation: 'bookmarks-check',
+    summary:
+      'Checks every bookmark of an XBEL (plain or Floccus-encrypted) or browser bookmark HTML file (the first ' +
+      '5,000, each URL once, within 6 minutes); poll its job, then download a cleaned copy.',
+    credits: 2,
+    input: bookmarkCheckInput,
+    upload: BOOKMARK_UPLOAD,
+    output: JobStarted,
+    status: 202,
+    errors: { ...BOOKMARK_FILE_ERRORS, ...CRAWL_START_ERRORS },
+    timeoutMs: 60_000,
+    call: async (c, input, options, caller) => {
+      const parsed = await c.bookmark.parseBookmarks(
+        { fileName: input.file.name, file: input.file.bytes, key: input.key, salt: input.salt },
+        options,
+      );
+      return c.crawl.startBookmarkCheck({ ...parsed, caller: crawlCaller(caller) }, options);
+    },
+    withdraw: withdrawCrawlStart,
+  }),
+  route({
+    method: 'GET',
+    path: '/bookmarks/check/:job_id',
+    operation: 'bookmarks-check-status',
+    freeRead: 'job-poll',
+    summary: 'A bookmark check’s progress, and its result once done.',
+    credits: 0,
+    input: jobInput,
+    output: BookmarkCheckJob,
+    errors: JOB_ERRORS,
+    timeoutMs: 15_000,
+    call: (c, input, options) => c.crawl.getBookmarkCheck({ jobId: input.job_id }, options),
+    headers: noStore,
+  }),
+
   // Bookmark files: an upload in, a link to the output (kept 30 minutes) out.
   route({
     method: 'POST',
@@ -369,10 +440,13 @@ const table: RouteSpec[] = [
     upload: XBEL_UPLOAD,
     output: XbelResult,
     envelope: 'top-level',
-    errors: { ...XBEL_FILE_ERRORS, wrong_password: 500, invalid_file: 500 },
+    errors: { ...XBEL_FILE_ERRORS, wrong_password: 500, invalid_file: 500, corrupted_file: 500 },
     timeoutMs: 60_000,
     call: (c, input, options) =>
-      c.bookmark.decryptXbel({ fileName: input.file.name, file: input.file.bytes, key: input.key }, options),
+      c.bookmark.decryptXbel(
+        { fileName: input.file.name, file: input.file.bytes, key: input.key, salt: input.salt },
+        options,
+      ),
     present: withDownloadUrl(XBEL_DECRYPT_DOWNLOAD),
   }),
   route({
@@ -390,6 +464,24 @@ const table: RouteSpec[] = [
     call: (c, input, options) =>
       c.bookmark.convertXbelToHtml({ fileName: input.file.name, file: input.file.bytes }, options),
     present: withDownloadUrl(XBEL_TO_HTML_DOWNLOAD),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/html-to-xbel',
+    operation: 'html-to-xbel',
+    summary: 'Converts a browser’s bookmark HTML export (Netscape format) to XBEL.',
+    credits: 1,
+    input: htmlToXbelInput,
+    upload: HTML_UPLOAD,
+    output: XbelResult,
+    envelope: 'top-level',
+    // A new route: a file it cannot use is the caller's to fix (400), unlike the spec's XBEL routes.
+    errors: { ...XBEL_FILE_ERRORS, invalid_html: 400, nesting_too_deep: 400 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.convertHtmlToXbel({ fileName: input.file.name, file: input.file.bytes }, options),
+    present: withDownloadUrl(HTML_TO_XBEL_DOWNLOAD),
   }),
 
   // Quota, the bot challenge, sessions and API keys: free, rate-limited like every route.
@@ -645,6 +737,34 @@ export const downloads: DownloadSpec[] = [
     call: (c, input, options) => c.render.readArtifact({ filename: input.filename }, options),
   }),
   download({
+    paths: versioned('/bookmarks/check/:job_id/download'),
+    operation: 'bookmarks-check-download',
+    summary:
+      'A cleaned copy of a checked file: broken bookmarks and/or duplicates left out, permanent redirects ' +
+      'rewritten, nothing else changed; as long as the check’s job lives (30 minutes).',
+    input: bookmarkDownloadInput,
+    nameParam: 'job_id',
+    disposition: 'attachment',
+    contentTypes: ['application/xml', 'text/html'],
+    errors: { job_not_found: 404, file_not_found: 404, job_not_done: 409, output_too_large: 422 },
+    timeoutMs: 60_000,
+    call: async function* (c, input, options) {
+      const edits = await c.crawl.getBookmarkCheckEdits(
+        {
+          jobId: input.job_id,
+          dropBroken: input.drop.has('broken'),
+          dropDuplicates: input.drop.has('duplicates'),
+          updateRedirects: input.update === 'redirects',
+        },
+        options,
+      );
+      yield* c.bookmark.readCleanedBookmarks(
+        { fileId: edits.fileId, format: input.format ?? '', drop: edits.drop, rewrites: edits.rewrites, baseName: '' },
+        options,
+      );
+    },
+  }),
+  download({
     paths: versioned(`${XBEL_DECRYPT_DOWNLOAD}/:stored_name`),
     operation: 'xbel-decrypt-download',
     summary: 'A decrypted XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
@@ -669,5 +789,21 @@ export const downloads: DownloadSpec[] = [
     timeoutMs: 60_000,
     call: (c, input, options) =>
       c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_HTML, storedName: input.stored_name }, options),
+  }),
+  download({
+    paths: versioned(`${HTML_TO_XBEL_DOWNLOAD}/:stored_name`),
+    operation: 'html-to-xbel-download',
+    summary: 'An XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
+    input: z.object({ stored_name: required('stored_name') }),
+    nameParam: 'stored_name',
+    disposition: 'attachment',
+    contentTypes: ['application/xml'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) =>
+      c.bookmark.readDownload(
+        { kind: DownloadKind.DOWNLOAD_KIND_XBEL_FROM_HTML, storedName: input.stored_name },
+        options,
+      ),
   }),
 ];

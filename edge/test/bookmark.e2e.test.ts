@@ -196,7 +196,7 @@ describe('XBEL routes through the edge', function () {
       const cutBody = await expectFailure(
         await upload(stack, 'xbel-decrypt', cut, { key: 'k' }),
         500,
-        'wrong_password',
+        'corrupted_file',
       );
       expect(cutBody.error?.message).to.match(/cut short/);
       const stub = JSON.stringify({ ciphertext: ciphertext?.slice(0, 24), salt });

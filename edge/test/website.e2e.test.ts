@@ -868,6 +868,40 @@ describe('website: pages in a real browser', function () {
     }
   });
 
+  it('a bookmark health check shows its result by folder, filters it, and links the cleaned file', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'website-bookmarks-'));
+    const file = path.join(dir, 'mine.xbel');
+    writeFileSync(
+      file,
+      xbelOf([
+        folder('Work', [bookmark(site.url('/ok'), 'Fine'), bookmark(site.url('/missing-page'), 'Gone')]),
+        bookmark(site.url('/ok'), 'Fine again'),
+      ]),
+    );
+    const page = await visitor();
+    try {
+      await open(page, '/play/bookmarks-check');
+      const input = await page.$('#field-file');
+      await input!.uploadFile(file);
+      await page.click('form.play button[type=submit]');
+      await page.waitForSelector('.result .downloads a.button, .result [role=alert]', { timeout: 60_000 });
+      expect(await alerts(page)).to.deep.equal([]);
+      const folders = await page.$$eval('.result details.folder summary', (els) => els.map((e) => e.textContent));
+      expect(folders).to.deep.equal(['Work (2)', 'Top level (1)']);
+      await page.select('#bookmark-filter', 'broken');
+      const broken = await page.$$eval('.result details.folder li.bookmark a', (els) => els.map((e) => e.textContent));
+      expect(broken).to.deep.equal(['Gone']);
+      const href = await page.$eval('.result .downloads a.button', (a) => (a as { href: string }).href);
+      expect(href).to.match(/\/api\/v1\/bookmarks\/check\/[^/]+\/download\?format=xbel&drop=broken%2Cduplicates/);
+      const cleaned = await (await fetch(href)).text();
+      expect(cleaned).to.include(site.url('/ok')).and.not.include('missing-page').and.not.include('Fine again');
+      expect(await seriousViolations(page), 'axe on the bookmark health result').to.deep.equal([]);
+      await snap(page, 'result-bookmarks-check');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the API docs list every OpenAPI route, each with its request, response and a curl example', async () => {
     const contract = (await (await fetch(`${stack.edgeUrl}/v1/openapi.json`)).json()) as {
       paths: Record<string, Record<string, unknown>>;
@@ -920,7 +954,9 @@ describe('website: pages in a real browser', function () {
     await page.type('#docs-search', 'xbel');
     const visible = await page.$$eval('section.route', (els) => els.filter((el) => !el.hidden).map((el) => el.id));
     expect(visible).to.not.be.empty;
-    expect(visible.every((id) => id.startsWith('xbel'))).to.equal(true);
+    // The XBEL routes, html-to-xbel, and the bookmark check (which reads XBEL).
+    expect(visible).to.include.members(['xbel-decrypt', 'xbel-to-html', 'html-to-xbel']);
+    expect(visible.every((id) => id.includes('xbel') || id.startsWith('bookmarks-check'))).to.equal(true);
     expect(await seriousViolations(page), 'axe on the docs').to.deep.equal([]);
     const sslSchema = await section('schema-SslScanResult');
     expect(sslSchema).to.include('securityGrade (required): one of "A+"').and.include('chain (required): array of');

@@ -18,6 +18,21 @@ const xbelFile = uploadedFile(
 
 export const xbelToHtmlInput = z.object({ file: xbelFile });
 
+/** html-to-xbel: a browser's bookmark HTML export, at most 10 MB. */
+export const HTML_UPLOAD: UploadRules = {
+  field: 'file',
+  maxBytes: 10 * 1024 * 1024,
+  extensions: ['.html', '.htm'],
+  contentTypes: ['application/octet-stream', 'text/html'],
+};
+
+export const htmlToXbelInput = z.object({
+  file: uploadedFile(
+    'A bookmark HTML export (Netscape format) from any browser, at most 10 MB, with the .html or .htm ' +
+      'extension or sent as text/html or application/octet-stream.',
+  ),
+});
+
 export const xbelDecryptInput = z.object({
   file: xbelFile,
   // A password is taken as typed: no trimming.
@@ -25,6 +40,10 @@ export const xbelDecryptInput = z.object({
     .string({ error: 'key is required' })
     .min(1, 'key is required')
     .meta({ description: 'The passphrase the file was encrypted with; required even for a plain file.' }),
+  salt: z.string({ error: 'salt must be a string' }).max(4096, 'salt is too long').optional().meta({
+    description:
+      'For a Floccus file of an older release whose JSON has no salt (it was derived from the file name): the salt.',
+  }),
 });
 
 /** The same three fields answer both routes (ConvertXbelToHtmlResponse has them too). */

@@ -69,6 +69,12 @@ export const TOOLS: readonly Tool[] = [
     example: 'A4 portrait, 6 pages, 1.2 MB',
   },
   {
+    id: 'bookmarks-check',
+    title: 'Bookmark health',
+    pitch: 'Checks every bookmark of an XBEL, Floccus or browser HTML file and gives back the file without dead links.',
+    example: '1,204 bookmarks · 87 broken · 41 moved · 12 duplicates',
+  },
+  {
     id: 'xbel-decrypt',
     title: 'XBEL decrypt',
     pitch: 'Decrypts a bookmark file encrypted by Floccus.',
@@ -79,6 +85,12 @@ export const TOOLS: readonly Tool[] = [
     title: 'XBEL to HTML',
     pitch: 'Turns an XBEL bookmark file into the HTML every browser imports.',
     example: 'bookmarks.html, ready to download',
+  },
+  {
+    id: 'html-to-xbel',
+    title: 'HTML to XBEL',
+    pitch: 'Turns a browser’s bookmark export (HTML) into an XBEL file, folders and dates kept.',
+    example: 'bookmarks.xbel, ready to download',
   },
 ];
 

@@ -289,7 +289,8 @@ export async function playground(main: HTMLElement, operationId: string): Promis
   );
   // A crawl's job id in the address: reload or share resumes its view.
   const job = new URLSearchParams(location.search).get('job');
-  if (job && op.path.endsWith('/crawl')) void followJob(result, operationId, job);
+  if (job && (op.path.endsWith('/crawl') || op.path.endsWith('/bookmarks/check')))
+    void followJob(result, operationId, job);
 }
 
 /** A failure with the API's message and code; a missing or stopped service as a notice, not an error. */

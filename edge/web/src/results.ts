@@ -1,5 +1,6 @@
 /** Result views made for each tool, with the raw reply one click away. */
 import { API, ApiError, call } from './api.js';
+import { bookmarkHealthView, showBookmarkProgress } from './bookmark-health.js';
 import { RENDER_FILE_MINUTES } from './catalog.js';
 import { h, show } from './dom.js';
 import { type Column, grid, type Row } from './grid.js';
@@ -29,11 +30,11 @@ function facts(row: Row, labels: Record<string, string> = {}): HTMLElement {
 }
 
 /** A letter grade in its colour. */
-const gradeBadge = (grade: string, what: string) =>
+export const gradeBadge = (grade: string, what: string) =>
   h('p', { class: `grade grade-${grade.replace('+', 'plus')}`, 'aria-label': `${what} grade ${grade}` }, grade);
 
 /** A 0-100 score as a bar. */
-function scoreBar(label: string, score: number): HTMLElement {
+export function scoreBar(label: string, score: number): HTMLElement {
   const id = `meter-${label.replace(/\W/g, '')}`;
   return h(
     'div',
@@ -44,7 +45,7 @@ function scoreBar(label: string, score: number): HTMLElement {
 }
 
 /** Counts as a small bar chart: each count a bar relative to the largest. */
-function countChart(label: string, counts: [string, number, string][]): HTMLElement {
+export function countChart(label: string, counts: [string, number, string][]): HTMLElement {
   const max = Math.max(1, ...counts.map(([, n]) => n));
   return h(
     'figure',
@@ -685,6 +686,8 @@ function viewOf(operationId: string, reply: Row, request: Record<string, unknown
       return metaView(reply);
     case 'down-check':
       return downCheckView(reply);
+    case 'bookmarks-check':
+      return bookmarkHealthView(reply, str(request.jobId));
     case 'screenshot':
     case 'url-to-pdf':
       return typeof reply.filename === 'string' ? fileView(reply, operationId, request) : generic(reply);
@@ -720,7 +723,12 @@ function downloads(path: string, jobId: string): HTMLElement {
 }
 
 export async function followJob(container: Element, operationId: string, jobId: string): Promise<void> {
-  const path = operationId === 'broken-links-crawl' ? '/broken-links/crawl' : '/link-extract/crawl';
+  const path =
+    operationId === 'broken-links-crawl'
+      ? '/broken-links/crawl'
+      : operationId === 'bookmarks-check'
+        ? '/bookmarks/check'
+        : '/link-extract/crawl';
   const url = new URL(location.href);
   if (url.searchParams.get('job') !== jobId) {
     url.searchParams.set('job', jobId);
@@ -762,13 +770,32 @@ export async function followJob(container: Element, operationId: string, jobId: 
       return;
     }
     const p = job.progress;
+    if (operationId === 'bookmarks-check') showBookmarkProgress(progress, job.status, p);
+    else showCrawlProgress(progress, job.status, p);
+    if (job.status === 'done' && job.result) {
+      container.append(h('h2', {}, 'Result'), ...viewOf(operationId, job.result, { jobId }));
+      if (operationId === 'broken-links-crawl') container.append(downloads(path, jobId));
+      container.append(raw(job.result));
+      return;
+    }
+    if (job.status === 'failed') {
+      container.append(h('p', { class: 'error', role: 'alert' }, job.error?.message ?? 'the crawl failed'));
+      return;
+    }
+    await sleep(wait);
+    wait = Math.min(LAST_POLL_MS, Math.round(wait * 1.5));
+  }
+}
+
+function showCrawlProgress(progress: Element, status: string, p: Row): void {
+  {
     const done = num(p.pagesCrawled ?? p.pagesScanned);
     const cap = Math.max(1, num(p.pagesCap) || num(p.pagesDiscovered));
     show(
       progress,
       h('p', { class: 'phase' }, `Phase: ${str(p.phase)}`),
       h('label', { for: 'crawl-bar' }, `${done} of ${num(p.pagesDiscovered)} pages found (cap ${num(p.pagesCap)})`),
-      h('progress', { id: 'crawl-bar', max: cap, value: job.status === 'done' ? cap : Math.min(done, cap) }),
+      h('progress', { id: 'crawl-bar', max: cap, value: status === 'done' ? cap : Math.min(done, cap) }),
       h(
         'p',
         { class: 'muted' },
@@ -781,18 +808,6 @@ export async function followJob(container: Element, operationId: string, jobId: 
           .join(' · '),
       ),
     );
-    if (job.status === 'done' && job.result) {
-      container.append(h('h2', {}, 'Result'), ...viewOf(operationId, job.result, {}));
-      if (operationId === 'broken-links-crawl') container.append(downloads(path, jobId));
-      container.append(raw(job.result));
-      return;
-    }
-    if (job.status === 'failed') {
-      container.append(h('p', { class: 'error', role: 'alert' }, job.error?.message ?? 'the crawl failed'));
-      return;
-    }
-    await sleep(wait);
-    wait = Math.min(LAST_POLL_MS, Math.round(wait * 1.5));
   }
 }
 

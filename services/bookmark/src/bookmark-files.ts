@@ -24,6 +24,8 @@ export const MAX_OUTPUT_BYTES = 5 * MAX_FILE_BYTES;
 export const OUTPUTS = {
   xbel: { extension: 'xbel', contentType: 'application/xml' },
   html: { extension: 'html', contentType: 'text/html; charset=utf-8' },
+  /** html-to-xbel's: its own extension, so the decrypt route never serves it (decision 0057). */
+  xbelFromHtml: { extension: 'hxbel', contentType: 'application/xml' },
 } as const;
 
 export function checkUpload(file: Uint8Array): void {

@@ -20,7 +20,7 @@ export async function decryptXbel(
   if (request.key === '') throw invalidArgument('KEY_REQUIRED', 'key is required');
   const upload = cleanUploadName(request.fileName);
   const fileName = decryptedName(upload);
-  const plaintext = await decryptOrPass(request.file, request.key, deps.deriveKey, signal);
+  const plaintext = await decryptOrPass(request.file, request.key, request.salt, deps.deriveKey, signal);
   const stored = await storeOutput(deps, 'xbel', plaintext.bytes, fileName);
   const what = plaintext.wasEncrypted ? 'Decrypted' : 'The file was not encrypted; returned unchanged:';
   return {
@@ -34,6 +34,7 @@ export async function decryptXbel(
 async function decryptOrPass(
   file: Uint8Array,
   key: string,
+  salt: string | undefined,
   deriveKey: DeriveKey,
   signal: AbortSignal,
 ): Promise<{ bytes: Uint8Array; wasEncrypted: boolean }> {
@@ -44,9 +45,12 @@ async function decryptOrPass(
     try {
       json = JSON.parse(bytes.toString('utf8'));
     } catch {
-      throw invalidArgument('INVALID_FILE', `${NEITHER}: it starts like JSON but does not parse`);
+      throw invalidArgument(
+        'CORRUPTED_FILE',
+        'the file starts like an encrypted Floccus file (JSON) but does not parse: it is cut short or damaged',
+      );
     }
-    return { bytes: await decryptFloccus(encryptedFileOf(json), key, deriveKey, signal), wasEncrypted: true };
+    return { bytes: await decryptFloccus(encryptedFileOf(json, salt), key, deriveKey, signal), wasEncrypted: true };
   }
   try {
     await readXbel(file, { maxFolderDepth: Number.POSITIVE_INFINITY }, signal);

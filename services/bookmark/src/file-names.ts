@@ -32,3 +32,8 @@ function split(upload: string): { stem: string; extension: string } {
   const [stem, extension] = dot >= 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
   return { stem: stem.trim() || DEFAULT_STEM, extension };
 }
+
+/** `bookmarks.html` -> `bookmarks.xbel`. */
+export function xbelName(upload: string): string {
+  return `${split(upload).stem}.xbel`;
+}

@@ -49,11 +49,16 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 const invalidFile = (message: string) => invalidArgument('INVALID_FILE', message);
 
-/** The parsed JSON when it has Floccus's shape; an error naming what is wrong otherwise. */
-export function encryptedFileOf(json: unknown): EncryptedFile {
+/**
+ * The parsed JSON when it has Floccus's shape; an error naming what is wrong otherwise. `salt`
+ * stands in for a file without one: releases of Floccus that derived it from the file name wrote
+ * none, and the caller has to say what it was.
+ */
+export function encryptedFileOf(json: unknown, saltGiven?: string): EncryptedFile {
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw invalidFile('the file is JSON but not an object holding ciphertext and salt');
-  const { ciphertext, salt } = json as Record<string, unknown>;
+  const { ciphertext } = json as Record<string, unknown>;
+  const salt = saltGiven || (json as Record<string, unknown>).salt;
   if (typeof ciphertext !== 'string' || typeof salt !== 'string')
     throw invalidFile('the file is JSON but lacks the string fields ciphertext and salt of an encrypted Floccus file');
   return { ciphertext, salt };
@@ -92,10 +97,25 @@ export async function decryptFloccus(
   try {
     parts.push(decipher.final());
   } catch {
+    // GCM's cipher is a counter mode: with the right key the bytes decipher right even when the
+    // tag fails, so an XBEL start means the key is right and the file was cut short or altered.
+    if (looksLikeXml(parts)) {
+      throw invalidArgument(
+        'CORRUPTED_FILE',
+        'the key is right but the file is damaged: its ciphertext was cut short or altered, so it cannot be ' +
+          'trusted; export it again',
+      );
+    }
     throw invalidArgument(
       'WRONG_PASSWORD',
-      'the key does not decrypt this file: the password is wrong, or the ciphertext was altered or cut short',
+      'the key does not decrypt this file: the password is wrong (or, for a file of an older Floccus release, ' +
+        'its salt: send it as `salt`)',
     );
   }
   return Buffer.concat(parts);
+}
+
+function looksLikeXml(parts: Buffer[]): boolean {
+  const head = Buffer.concat(parts.slice(0, 1)).subarray(0, 256).toString('utf8');
+  return /^\uFEFF?\s*<(\?xml|!DOCTYPE\s+xbel|xbel[\s>])/.test(head);
 }

@@ -9,6 +9,7 @@ import { type BookmarkFilesDeps, lifetime, OUTPUTS } from './bookmark-files.js';
 const EXTENSION_BY_KIND: Partial<Record<DownloadKind, string>> = {
   [DownloadKind.DOWNLOAD_KIND_DECRYPTED]: OUTPUTS.xbel.extension,
   [DownloadKind.DOWNLOAD_KIND_HTML]: OUTPUTS.html.extension,
+  [DownloadKind.DOWNLOAD_KIND_XBEL_FROM_HTML]: OUTPUTS.xbelFromHtml.extension,
 };
 
 /**

@@ -25,11 +25,16 @@ describe('Floccus decryption', () => {
     expect(err.message).to.match(/^the key does not decrypt this file: the password is wrong/);
   });
 
-  it('treats ciphertext cut short as undecryptable, and too short for IV and tag as the wrong shape', async () => {
+  it('names ciphertext cut short as damaged (not a wrong password), too short for IV and tag as the wrong shape', async () => {
     const file = await encrypted(XBEL, 'k');
     const cut = await failure(decryptFloccus({ ...file, ciphertext: file.ciphertext.slice(0, -24) }, 'k', deriveKey));
-    expect(cut.reason).to.equal('WRONG_PASSWORD');
+    expect(cut.reason).to.equal('CORRUPTED_FILE');
     expect(cut.message).to.match(/cut short/);
+    // The same cut file with the wrong key is a wrong password: nothing deciphers to XML.
+    const wrong = await failure(
+      decryptFloccus({ ...file, ciphertext: file.ciphertext.slice(0, -24) }, 'other', deriveKey),
+    );
+    expect(wrong.reason).to.equal('WRONG_PASSWORD');
     const stub = await failure(decryptFloccus({ ...file, ciphertext: file.ciphertext.slice(0, 40) }, 'k', deriveKey));
     expect(stub.reason).to.equal('INVALID_FILE');
     expect(stub.message).to.equal('ciphertext is 30 bytes, too short for a 16-byte IV and a 16-byte tag');
@@ -39,6 +44,16 @@ describe('Floccus decryption', () => {
     const err = await failure(decryptFloccus({ ciphertext: 'not base64!', salt: 's' }, 'k', deriveKey));
     expect(err.reason).to.equal('INVALID_FILE');
     expect(err.message).to.equal('ciphertext is not base64');
+  });
+
+  it('takes the salt from the caller for a file without one (older Floccus releases)', async () => {
+    const file = await encrypted(XBEL, 'k');
+    const { salt, ciphertext } = file;
+    expect(() => encryptedFileOf({ ciphertext }))
+      .to.throw()
+      .with.property('reason', 'INVALID_FILE');
+    const plain = await decryptFloccus(encryptedFileOf({ ciphertext }, salt), 'k', deriveKey);
+    expect(plain.toString('utf8')).to.equal(XBEL);
   });
 
   it('names JSON of the wrong shape', () => {

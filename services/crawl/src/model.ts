@@ -69,7 +69,8 @@ export interface PageCheck extends Omit<proto.CheckLinksResponse, keyof ScoreCar
   links: CheckedLink[];
 }
 
-export type CrawlKind = 'broken-links' | 'link-extract';
+/** `bookmarks`: a bookmark check (bookmark-check/), a list of URLs rather than a site. */
+export type CrawlKind = 'broken-links' | 'link-extract' | 'bookmarks';
 
 /** A crawl's options; an extract crawl has no checkFragments and its resources default to false. */
 export interface CrawlOptions {
@@ -100,7 +101,17 @@ export interface LinkExtractCrawlResult extends Omit<PageLinks, 'links'> {
 
 export type CrawlResult =
   | { kind: 'broken-links'; result: BrokenLinkCrawlResult }
-  | { kind: 'link-extract'; result: LinkExtractCrawlResult };
+  | { kind: 'link-extract'; result: LinkExtractCrawlResult }
+  | { kind: 'bookmarks'; result: BookmarkCheckResult };
+
+/** A bookmark check's result (crawl.proto's message, severities narrowed). */
+export interface CheckedBookmark extends Omit<proto.CheckedBookmark, 'severity'> {
+  severity: Severity;
+}
+export interface BookmarkCheckResult extends Omit<proto.BookmarkCheckResult, 'bookmarks' | 'statusBreakdown'> {
+  statusBreakdown: BreakdownRow[];
+  bookmarks: CheckedBookmark[];
+}
 
 export type JobStatus = 'crawling' | 'done' | 'failed';
 

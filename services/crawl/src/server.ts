@@ -1,5 +1,6 @@
 import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { BookmarkChecks } from './bookmark-check/jobs.js';
 import { checkLinks, type PageCheckDeps } from './check-links.js';
 import { extractLinks } from './extract-links.js';
 import type { CrawlReader } from './jobs/read.js';
@@ -15,6 +16,7 @@ export interface CrawlServiceDeps {
 
 /** Each RPC bound to its handler; jobs are run by the workers main.ts wires to the transport. */
 export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBinding {
+  const bookmarks = new BookmarkChecks(deps.starts, deps.reader);
   return bind(
     CrawlServiceService,
     {
@@ -47,6 +49,11 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
       }),
       getLinkExtractCrawl: async (request) => toLinkExtractJob(await deps.reader.get('link-extract', request.jobId)),
       withdrawStart: async (request) => ({ found: deps.starts.withdraw(request.requestId) }),
+      startBookmarkCheck: async (request, ctx) => ({
+        jobId: await bookmarks.start(request, ctx.requestId, ctx.signal),
+      }),
+      getBookmarkCheck: (request) => bookmarks.get(request.jobId),
+      getBookmarkCheckEdits: (request) => bookmarks.edits(request),
     },
     log,
   );

@@ -37,7 +37,8 @@ export async function warmUp(settings: Pick<CrawlConfig, 'fetch' | 'crawl'>, log
     for (const kind of KINDS) {
       const signal = new AbortController().signal;
       const result = await crawlSite(kind, new URL(`${origins[0]}/`), deps, () => undefined, signal);
-      links.push(unpackResult(packResult(result)).result.links.length);
+      const read = unpackResult(packResult(result)).result;
+      links.push('links' in read ? read.links.length : 0);
     }
     log.info({ ms: Math.round(performance.now() - started), links }, 'crawl code warmed up');
     return links;

@@ -102,6 +102,18 @@ for (const adapter of [sqlite(), mongo()]) {
       expect((await store.crawling()).find((c) => c.id === j.id)?.scan).to.deep.equal(scan);
     });
 
+    it('keeps a list job’s input (a bookmark check) byte for byte; a site crawl has none', async () => {
+      const input = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+      const j = job({ kind: 'bookmarks', url: 'bookmarks:', input });
+      await store.create(j);
+      const got = await store.get(j.id);
+      expect(got?.kind).to.equal('bookmarks');
+      expect(got?.input?.equals(input)).to.equal(true);
+      const site = job();
+      await store.create(site);
+      expect((await store.get(site.id))?.input).to.equal(undefined);
+    });
+
     it('refuses a second job with the same id', async () => {
       const j = job();
       await store.create(j);

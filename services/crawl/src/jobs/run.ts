@@ -1,4 +1,5 @@
 import { gauge, type Logger } from '@webutil/kit';
+import { checkBookmarkList } from '../bookmark-check/check-bookmarks.js';
 import type { JobSettings } from '../config.js';
 import { type CrawlDeps, CrawlFailure, crawlSite } from '../site-crawl/crawler.js';
 import { type Ending, EventPublisher } from './events.js';
@@ -56,14 +57,17 @@ export class CrawlRunner {
     activeCrawls.inc();
     try {
       const restarted = lease.attempt > 1 ? ` (restarted after an interruption, try ${lease.attempt})` : '';
-      const crawl = crawlSite(
-        ticket.kind,
-        new URL(ticket.url),
-        this.deps.crawl,
-        (p) => events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p),
-        lease.signal,
-        { checkFragments: ticket.checkFragments ?? false, scan: ticket.scan },
-      );
+      const crawl =
+        ticket.kind === 'bookmarks'
+          ? checkBookmarkList(job, this.deps.crawl, (p) => events.progress(p), lease.signal)
+          : crawlSite(
+              ticket.kind,
+              new URL(ticket.url),
+              this.deps.crawl,
+              (p) => events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p),
+              lease.signal,
+              { checkFragments: ticket.checkFragments ?? false, scan: ticket.scan },
+            );
       const outcome: Ending = await crawl.then(
         (result) => ({ type: 'done' as const, result: packResult(result) }),
         (err: unknown) => {

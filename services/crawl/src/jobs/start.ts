@@ -10,7 +10,7 @@ import {
   targetFailure,
   unavailable,
 } from '@webutil/kit';
-import type { CrawlKind, CrawlOptions } from '../model.js';
+import type { CrawlKind, CrawlOptions, CrawlProgress } from '../model.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import type { ScanOptions } from '../scan-options.js';
 import { failedProgress, initialProgress } from './events.js';
@@ -95,6 +95,28 @@ export class CrawlStarts {
     }
   }
 
+  /**
+   * A bookmark check (bookmark-check/): as `start`, for a list of URLs packed as the job's input
+   * instead of a site (no entry host to resolve: each URL is checked, or refused, on its own).
+   */
+  async startList(
+    kind: 'bookmarks',
+    input: Buffer,
+    progress: CrawlProgress,
+    requestId: string,
+    callSignal: AbortSignal,
+    caller?: StartCaller,
+  ): Promise<string> {
+    const withdrawal = new AbortController();
+    this.starting.set(requestId, withdrawal);
+    try {
+      const signal = AbortSignal.any([callSignal, withdrawal.signal]);
+      return await this.create(kind, `${kind}:`, caller, { checkFragments: false }, signal, { input, progress });
+    } finally {
+      if (this.starting.get(requestId) === withdrawal) this.starting.delete(requestId);
+    }
+  }
+
   /** Withdraws the start of this request id if it is under way here (see `start`). */
   withdraw(requestId: string): boolean {
     const withdrawal = this.starting.get(requestId);
@@ -108,14 +130,19 @@ export class CrawlStarts {
     caller: StartCaller | undefined,
     options: CrawlOptions,
     signal: AbortSignal,
+    list?: { input: Buffer; progress: CrawlProgress },
   ): Promise<string> {
-    const url = parseTargetUrl(rawUrl);
-    await this.preflight(url, signal);
+    let entry = rawUrl;
+    if (!list) {
+      const url = parseTargetUrl(rawUrl);
+      await this.preflight(url, signal);
+      entry = normalizePageUrl(url);
+    }
     if (signal.aborted) throw signal.reason;
     const id = randomUUID();
     const now = new Date();
-    const progress = initialProgress(Math.min(this.deps.pagesCap, options.scan?.maxPages ?? this.deps.pagesCap));
-    const entry = normalizePageUrl(url);
+    const progress =
+      list?.progress ?? initialProgress(Math.min(this.deps.pagesCap, options.scan?.maxPages ?? this.deps.pagesCap));
     const bound = caller && crawlsPerCaller(caller.plan);
     const created = await this.deps.store.create(
       {
@@ -125,6 +152,7 @@ export class CrawlStarts {
         caller: caller?.key,
         checkFragments: options.checkFragments || undefined,
         scan: nonEmpty(options.scan),
+        input: list?.input,
         progress,
         createdAt: now,
         expiresAt: new Date(now.getTime() + this.deps.retentionMs),

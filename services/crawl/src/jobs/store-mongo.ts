@@ -18,6 +18,7 @@ interface JobDoc {
   caller?: string;
   checkFragments?: boolean;
   scan?: ScanOptions;
+  input?: Buffer;
   status: string;
   progress: CrawlProgress;
   result?: Buffer;
@@ -37,6 +38,7 @@ const schema = new mongoose.Schema<JobDoc>(
     caller: String,
     checkFragments: Boolean,
     scan: { type: mongoose.Schema.Types.Mixed },
+    input: Buffer,
     status: { type: String, required: true },
     progress: { type: mongoose.Schema.Types.Mixed, required: true },
     result: Buffer,
@@ -84,13 +86,14 @@ export class MongoJobStore implements JobStore {
    * once may both be refused; they can never both pass.
    */
   async create(job: NewJob, perCaller?: number): Promise<boolean> {
-    const { id, caller, checkFragments, scan, ...rest } = job;
+    const { id, caller, checkFragments, scan, input, ...rest } = job;
     await this.jobs.collection.insertOne({
       _id: id,
       ...rest,
       ...(caller === undefined ? {} : { caller }),
       ...(checkFragments ? { checkFragments } : {}),
       ...(scan ? { scan } : {}),
+      ...(input ? { input } : {}),
       status: 'crawling',
       attempt: 0,
       seq: 0,
@@ -156,6 +159,7 @@ function toJob(doc: JobDoc): CrawlJob {
     caller: doc.caller,
     checkFragments: doc.checkFragments || undefined,
     scan: doc.scan ?? undefined,
+    input: doc.input ? Buffer.from(asBytes(doc.input)) : undefined,
     status: doc.status as JobStatus,
     progress: doc.progress,
     result: doc.result ? unpackResult(asPacked(asBytes(doc.result))) : undefined,

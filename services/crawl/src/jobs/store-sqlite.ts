@@ -18,6 +18,7 @@ interface Row {
   caller: string | null;
   check_fragments: number | null;
   options: string | null;
+  input: Buffer | null;
   status: string;
   progress: string;
   result: Buffer | null;
@@ -65,19 +66,23 @@ export class SqliteJobStore implements JobStore {
     if (!columns.some((c) => c.name === 'check_fragments'))
       this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN check_fragments INTEGER');
     if (!columns.some((c) => c.name === 'options')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN options TEXT');
+    // And before jobs of a list (bookmark checks).
+    if (!columns.some((c) => c.name === 'input')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN input BLOB');
     this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
     this.statements = {
       insert: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, status, progress, created_at,
-           updated_at, expires_at)
-         VALUES (@id, @kind, @url, @caller, @checkFragments, @options, 'crawling', @progress, @createdAt, @createdAt,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, input, status, progress,
+           created_at, updated_at, expires_at)
+         VALUES (@id, @kind, @url, @caller, @checkFragments, @options, @input, 'crawling', @progress, @createdAt,
+           @createdAt,
            @expiresAt)`,
       ),
       // One statement, so no other start (of any process on the file) comes between count and insert.
       insertWithin: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, status, progress, created_at,
-           updated_at, expires_at)
-         SELECT @id, @kind, @url, @caller, @checkFragments, @options, 'crawling', @progress, @createdAt, @createdAt,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, input, status, progress,
+           created_at, updated_at, expires_at)
+         SELECT @id, @kind, @url, @caller, @checkFragments, @options, @input, 'crawling', @progress, @createdAt,
+           @createdAt,
            @expiresAt
          WHERE (SELECT count(*) FROM crawl_jobs
                 WHERE caller = @caller AND status = 'crawling' AND expires_at > @createdAt) < @perCaller`,
@@ -108,6 +113,7 @@ export class SqliteJobStore implements JobStore {
       caller: job.caller ?? null,
       checkFragments: job.checkFragments ? 1 : null,
       options: job.scan ? JSON.stringify(job.scan) : null,
+      input: job.input ?? null,
       progress: JSON.stringify(job.progress),
       createdAt: job.createdAt.getTime(),
       expiresAt: job.expiresAt.getTime(),
@@ -173,6 +179,7 @@ function toJob(row: Row): CrawlJob {
     caller: row.caller ?? undefined,
     checkFragments: row.check_fragments ? true : undefined,
     scan: row.options ? (JSON.parse(row.options) as ScanOptions) : undefined,
+    input: row.input ?? undefined,
     status: row.status as JobStatus,
     progress: JSON.parse(row.progress) as CrawlProgress,
     result: row.result ? unpackResult(asPacked(row.result)) : undefined,

@@ -17,6 +17,8 @@ export interface CrawlJob extends CrawlJobView {
   checkFragments?: boolean;
   /** The start's LinkOptions (absent: none); never shown by a poll. */
   scan?: ScanOptions;
+  /** What a job of a list (a bookmark check) works on, packed (gzip'd JSON); absent for a site crawl. */
+  input?: Buffer;
   /** Which try of the job the stored progress belongs to, and its event number within it. */
   attempt: number;
   seq: number;
@@ -28,7 +30,7 @@ export interface CrawlJob extends CrawlJobView {
 
 export type NewJob = Pick<
   CrawlJob,
-  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'scan' | 'progress' | 'createdAt' | 'expiresAt'
+  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'scan' | 'input' | 'progress' | 'createdAt' | 'expiresAt'
 >;
 
 /** A worker's report; stale ones (an older attempt, or an earlier event) are ignored. */
