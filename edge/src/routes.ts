@@ -55,7 +55,7 @@ import {
   bookmarkCheckInput,
   bookmarkDownloadInput,
 } from './schemas/bookmark-check.js';
-import { jobInput, noInput, required, urlInput } from './schemas/common.js';
+import { jobInput, noInput, required } from './schemas/common.js';
 import {
   BrokenLinkCrawlJob,
   BrokenLinksCrawlInput,
