@@ -70,7 +70,7 @@ describe('a crawl start while the queue is down', function () {
     }, 30_000);
     await eventually(async () => {
       const res = await stack.api(`/v1/link-extract/crawl/${jobId}`, { apiKey });
-      const body = await res.json();
+      const body = (await res.json()) as { data?: { status: string } };
       expect(body.data?.status, JSON.stringify(body)).to.equal('done');
     }, 60_000);
     await eventually(async () => expect((await quota(stack, { apiKey })).remaining).to.equal(before - 1));
