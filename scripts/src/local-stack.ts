@@ -219,9 +219,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   // One replica: host:port, as before; several: grpc-js's static list, balanced round robin.
   const addressOf = (list: number[]) =>
     list.length === 1 ? `127.0.0.1:${list[0]}` : `ipv4:${list.map((p) => `127.0.0.1:${p}`).join(',')}`;
-  const addresses = Object.fromEntries(
-    SERVICES.map((s) => [s.addressEnv, addressOf(replicaPorts[s.name] ?? [])]),
-  );
+  const addresses = Object.fromEntries(SERVICES.map((s) => [s.addressEnv, addressOf(replicaPorts[s.name] ?? [])]));
   const edges: Proc[] = [];
   for (let i = 1; i <= (options.edges ?? 1); i++) {
     const name = i === 1 ? 'edge' : `edge-${i}`;
