@@ -117,14 +117,15 @@ export class Gate {
     payer: Payer,
     request: AuthorizeRequest,
   ): Promise<ReserveResult & { lease?: { credits: number } }> {
-    const { leaseHoldMs } = request;
+    const { leaseHoldMs, reservationId: name } = request;
     if (leaseHoldMs && caller.kind === 'apikey') {
       const credits = leaseCredits((await this.deps.ledger.balance(payer)).remaining, request.credits);
-      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs) : undefined;
-      // Short: spent meanwhile elsewhere; the call is held on its own.
-      if (lease && 'reservationId' in lease) return { ...lease, lease: { credits } };
+      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs, name) : undefined;
+      // Short: spent meanwhile elsewhere; the call is held on its own. A retry's lease is what its
+      // first try held.
+      if (lease && 'reservationId' in lease) return { ...lease, lease: { credits: lease.held } };
     }
-    return this.deps.ledger.reserve(payer, request.credits, request.holdMs);
+    return this.deps.ledger.reserve(payer, request.credits, request.holdMs, name);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
-import { creditsSpent } from './credit-metrics.js';
+import { creditsSpent, expiredHoldCredits, expiredHolds } from './credit-metrics.js';
 import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
 import type { Account, BillingStore, Reservation, UsageRecord } from './stores/store.js';
 
@@ -21,7 +21,17 @@ export interface SpentCall {
   target?: string;
 }
 
-export type ReserveResult = { reservationId: string; balance: Balance } | { short: Balance };
+/** `held`: the credits the hold took (a retried authorization finds the hold its first try took). */
+export type ReserveResult = { reservationId: string; held: number; balance: Balance } | { short: Balance };
+
+/** A hold name the edge may choose (AuthorizeRequest.reservation_id); any other is replaced by a UUID. */
+const HOLD_NAME = /^[A-Za-z0-9_-]{8,64}$/;
+
+/** Holds the expiry sweep refunded: how many, and their credits. */
+export interface ExpiredRefunds {
+  holds: number;
+  credits: number;
+}
 
 export interface LedgerOptions {
   anonymous: AnonymousAllowance;
@@ -67,8 +77,9 @@ export class Ledger {
     return { limit, remaining: Math.max(0, limit - used) };
   }
 
-  async reserve(payer: Payer, credits: number, holdMs: number): Promise<ReserveResult> {
-    const hold = { id: randomUUID(), expiresAt: this.clock() + holdMs + this.options.reservationGraceMs };
+  async reserve(payer: Payer, credits: number, holdMs: number, name?: string): Promise<ReserveResult> {
+    const id = name && HOLD_NAME.test(name) ? name : randomUUID();
+    const hold = { id, expiresAt: this.clock() + holdMs + this.options.reservationGraceMs };
     let reservation: Reservation | undefined;
     if (payer.kind === 'account') {
       const account = await this.current(payer.account);
@@ -84,7 +95,9 @@ export class Ledger {
       );
     }
     const balance = await this.balance(payer);
-    return reservation ? { reservationId: reservation.id, balance } : { short: balance };
+    return reservation
+      ? { reservationId: reservation.id, held: reservation.fromCycle + reservation.fromTopUp, balance }
+      : { short: balance };
   }
 
   /**
@@ -123,16 +136,27 @@ export class Ledger {
     return this.store.recentUsage(account.id, limit);
   }
 
-  /** Refunds holds whose time ran out; returns how many. */
-  async expireHolds(batch = 100): Promise<number> {
-    let refunded = 0;
+  /**
+   * Refunds holds whose time ran out (counted in webutil_billing_expired_holds_total and its
+   * credits): each is a call whose edge never settled it (an edge that died, or a grant that never
+   * reached it and was never released).
+   */
+  async expireHolds(batch = 100): Promise<ExpiredRefunds> {
+    const refunded = { holds: 0, credits: 0 };
     for (;;) {
       const expired = await this.store.expiredReservations(this.clock(), batch);
       for (const reservation of expired) {
-        if (await this.store.settle(reservation.id, 0)) refunded++;
+        if (!(await this.store.settle(reservation.id, 0))) continue;
+        refunded.holds++;
+        refunded.credits += reservation.fromCycle + reservation.fromTopUp;
       }
-      if (expired.length < batch) return refunded;
+      if (expired.length < batch) break;
     }
+    if (refunded.holds > 0) {
+      expiredHolds.inc(refunded.holds);
+      expiredHoldCredits.inc(refunded.credits);
+    }
+    return refunded;
   }
 
   /** Today's (UTC) allowance counter of an anonymous subject; it outlives the day by a day. */
