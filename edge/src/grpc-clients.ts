@@ -24,12 +24,13 @@ export type ServiceClient<D extends AnyDefinition> = {
 
 /**
  * RPCs a second try could do twice: a crawl start queues a job and is billed, a sign-up or a
- * creation makes an account or a key, a claim, a challenge solution or a sign-in counts once. They
+ * creation makes an account or a key, a webhook delivery reserved or a secret rotated is one more,
+ * a claim, a challenge solution or a sign-in counts once. They
  * are tried once; a caller told 503 may retry. Everything else is a read, or idempotent by an id the
  * edge sends (a hold's reservation id, a settlement), and is retried on UNAVAILABLE
  * (docs/decisions/0251-queue-outages-answered-at-once.md).
  */
-const TRIED_ONCE = /^(Start|Create|Claim|Solve|Count)[A-Z]|^Sign(Up|In)$/;
+const TRIED_ONCE = /^(Start|Create|Claim|Reserve|Rotate|Solve|Count)[A-Z]|^Sign(Up|In)$/;
 
 export function isRetried(methodName: string): boolean {
   return !TRIED_ONCE.test(methodName);

@@ -3,7 +3,7 @@ import { isRetried } from '../src/grpc-clients.js';
 
 /** Issue 29, item 3: the edge retries UNAVAILABLE only for RPCs a second try cannot do twice. */
 describe('which RPCs the edge retries', () => {
-  it('tries starts, creations, claims, challenge solutions, counts, sign-ups and sign-ins once', () => {
+  it('tries starts, creations, reservations, rotations, claims, solutions, counts, sign-ups and sign-ins once', () => {
     for (const name of [
       'StartBrokenLinkCrawl',
       'StartLinkExtractCrawl',
@@ -11,6 +11,9 @@ describe('which RPCs the edge retries', () => {
       'ClaimIdempotencyKey',
       'SolveChallenge',
       'CountRequests',
+      'ReserveWebhookDelivery',
+      'RotateWebhookSecret',
+      'ClaimWebhookDeliveries',
       'SignUp',
       'SignIn',
     ]) {
@@ -29,6 +32,7 @@ describe('which RPCs the edge retries', () => {
       'Screenshot',
       'ListApiKeys',
       'SignOut',
+      'UpdateWebhookDelivery',
       'Started', // not a start: the rule reads words, not prefixes of words
     ]) {
       expect(isRetried(name), name).to.equal(true);
