@@ -234,7 +234,9 @@ describe('Helm chart helm/webutil', function () {
       for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'NetworkPolicy']) {
         expect(named(rendered, kind, 'echo'), kind).to.not.equal(undefined);
       }
-      expect(of(rendered, 'ConfigMap')[0]?.data.ECHO_ADDR).to.equal('rel-webutil-echo:50057');
+      expect(of(rendered, 'ConfigMap')[0]?.data.ECHO_ADDR).to.equal('dns:///rel-webutil-echo-headless:50057');
+      // Every edge reaches every replica: a headless Service, balanced round robin by grpc-js.
+      expect(named(rendered, 'Service', 'echo-headless')?.spec.clusterIP).to.equal('None');
       const echo = { pod: podOf('echo', '10.244.2.9'), ip: '10.244.2.9', port: 50057 };
       expect(connects(policies(rendered), NAMESPACE, podOf('edge'), echo), 'edge calls it').to.equal(true);
       expect(connects(policies(rendered), NAMESPACE, podOf('billing'), echo), 'nothing else does').to.equal(false);

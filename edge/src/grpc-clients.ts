@@ -22,34 +22,62 @@ export type ServiceClient<D extends AnyDefinition> = {
     : (request: RequestOf<D[K]>, options: CallOptions) => Promise<ResponseOf<D[K]>>;
 } & { close(): void };
 
-const CHANNEL_OPTIONS: grpc.ChannelOptions = {
-  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  // A restarted service should be reachable again within a second or two, not after
-  // grpc-js's default back-off of up to two minutes.
-  'grpc.initial_reconnect_backoff_ms': 100,
-  'grpc.max_reconnect_backoff_ms': 1000,
-  'grpc.keepalive_time_ms': 30_000,
-  // Calls fail fast while a channel is between reconnect attempts; a few spaced retries of
-  // UNAVAILABLE bridge a service restart instead of answering 503 for the next second.
-  'grpc.service_config': JSON.stringify({
-    methodConfig: [
-      {
-        name: [{}],
-        retryPolicy: {
-          maxAttempts: 4,
-          initialBackoff: '0.2s',
-          maxBackoff: '1s',
-          backoffMultiplier: 2,
-          retryableStatusCodes: ['UNAVAILABLE'],
+/**
+ * RPCs a second try could do twice: a crawl start queues a job and is billed, a sign-up or a
+ * creation makes an account or a key, a webhook delivery reserved or a secret rotated is one more,
+ * a claim, a challenge solution or a sign-in counts once. They
+ * are tried once; a caller told 503 may retry. Everything else is a read, or idempotent by an id the
+ * edge sends (a hold's reservation id, a settlement), and is retried on UNAVAILABLE
+ * (docs/decisions/0251-queue-outages-answered-at-once.md).
+ */
+const TRIED_ONCE = /^(Start|Create|Claim|Reserve|Rotate|Solve|Count)[A-Z]|^Sign(Up|In)$/;
+
+export function isRetried(methodName: string): boolean {
+  return !TRIED_ONCE.test(methodName);
+}
+
+/** Channel options for a service: its non-idempotent methods get no retry policy. */
+function channelOptions(definition: AnyDefinition): grpc.ChannelOptions {
+  const once = Object.values(definition)
+    .map((method) => method.path.split('/').filter(Boolean) as [string, string])
+    .filter(([, method]) => !isRetried(method))
+    .map(([service, method]) => ({ service, method }));
+  return {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    // A restarted service should be reachable again within a second or two, not after
+    // grpc-js's default back-off of up to two minutes.
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 1000,
+    'grpc.keepalive_time_ms': 30_000,
+    // A name that resolves to several replicas (a headless Service, an `ipv4:` list) is re-read at
+    // most this often when a connection fails: a replaced pod is found within seconds.
+    'grpc.dns_min_time_between_resolutions_ms': 2_000,
+    'grpc.service_config': JSON.stringify({
+      // Every address the name resolves to gets a connection and its share of calls; a dead
+      // replica's connection leaves the rotation, so no edge is pinned to it (decision 0254).
+      loadBalancingConfig: [{ round_robin: {} }],
+      // Calls fail fast while a channel is between reconnect attempts; a few spaced retries of
+      // UNAVAILABLE bridge a service restart (or reach another replica) instead of answering 503.
+      methodConfig: [
+        {
+          name: [{}],
+          retryPolicy: {
+            maxAttempts: 4,
+            initialBackoff: '0.2s',
+            maxBackoff: '1s',
+            backoffMultiplier: 2,
+            retryableStatusCodes: ['UNAVAILABLE'],
+          },
         },
-      },
-    ],
-  }),
-};
+        ...(once.length > 0 ? [{ name: once }] : []),
+      ],
+    }),
+  };
+}
 
 export function connect<D extends AnyDefinition>(definition: D, address: string): ServiceClient<D> {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const client = new grpc.Client(address, grpc.credentials.createInsecure(), channelOptions(definition));
   const api: Record<string, unknown> = { close: () => client.close() };
   for (const [name, method] of Object.entries(definition)) {
     if (method.responseStream) {

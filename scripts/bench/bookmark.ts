@@ -186,7 +186,8 @@ async function filesBench(): Promise<void> {
     const growth = peak - before;
     const floorGrowth = floor.peakMb - floor.beforeMb;
     const lines = [
-      `\n== bookmark benchmark (issue 11): ${fmt(mb, 2)} MB XBEL, ${file.bookmarks} bookmarks in ${file.folders} folders`,
+      `\n== bookmark benchmark (issue 11): ${fmt(mb, 2)} MB XBEL, ` +
+        `${file.bookmarks} bookmarks in ${file.folders} folders`,
       `floor, htmlparser2 xmlMode parse: ${fmt(floor.ms, 0)} ms, ${rate(floor.ms)}, ` +
         `peak RSS ${fmt(floor.peakMb)} MB (+${fmt(floorGrowth)} MB over the loaded file)`,
       `POST /v1/xbel-to-html: ${fmt(htmlMs, 0)} ms round trip (${rate(htmlMs)}), ` +
@@ -200,7 +201,8 @@ async function filesBench(): Promise<void> {
       `GET /v1/quota p99 at ${QUOTA_CONNECTIONS} connections: ${fmt(idle.p99)} ms alone (${fmt(idle.rps, 0)} req/s), ` +
         `${fmt(busy.p99)} ms while ${DECRYPTS} decrypts run (${fmt(busy.rps, 0)} req/s; ${decrypts} decrypts done): ` +
         `${fmt(busy.p99 / idle.p99, 2)}x`,
-      `edge during ${BURST_UPLOADS} concurrent ${fmt(BURST_BYTES / (1024 * 1024), 0)} MB uploads without a credential ` +
+      `edge during ${BURST_UPLOADS} concurrent ${fmt(BURST_BYTES / (1024 * 1024), 0)} MB uploads ` +
+        'without a credential ' +
         `(${statusCounts}): peak RSS ${fmt(edgePeak)} MB (+${fmt(edgePeak - edgeIdle)} MB), ` +
         `${fmt(edgePeak / edgeIdle, 2)}x its idle ${fmt(edgeIdle)} MB`,
     ];

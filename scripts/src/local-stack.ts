@@ -65,10 +65,20 @@ export interface StackOptions {
   readyTimeoutMs?: number;
   /** Restart processes that exit on their own, with this back-off; unset: a process that exits stays down. */
   supervise?: RestartBackoff;
+  /**
+   * Processes per service (default 1), e.g. `{ billing: 2, crawl: 2 }`: the second is named
+   * `billing-2`, and every edge reaches all of them through one `ipv4:` address list that grpc-js
+   * balances round robin (docs/decisions/0254-every-edge-reaches-every-replica.md).
+   */
+  replicas?: Record<string, number>;
+  /** Edges (default 1): `edge`, `edge-2`, ... all with the same service addresses. */
+  edges?: number;
 }
 
 export interface Stack {
   edgeUrl: string;
+  /** Every edge's URL (the first is `edgeUrl`). */
+  edgeUrls: string[];
   /** By process name; `<service>-connect` is a service's Connect (HTTP/1.1) port. */
   ports: Record<string, number>;
   /** Kills one process (SIGKILL), as a crash would; a supervised stack leaves it down until start(). */
@@ -182,40 +192,56 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const common = { ...process.env, DATA_DIR: options.dataDir, ...options.env } as Record<string, string>;
   const ports: Record<string, number> = {};
   const procs: Proc[] = [];
+  const replicaPorts: Record<string, number[]> = {};
   for (const service of SERVICES) {
-    const port = options.basePort === 0 ? await freePort() : options.basePort + service.portOffset;
-    // The Connect protocol for internal tools: the gRPC port + 1000 in the fixed layout.
-    const connectPort = options.basePort === 0 ? await freePort() : port + 1000;
-    ports[service.name] = port;
-    ports[`${service.name}-connect`] = connectPort;
-    procs.push({
-      name: service.name,
-      entry: options.processFor?.[service.name]?.entry ?? path.join(REPO_ROOT, service.dir, 'dist/main.js'),
-      nodeArgs: options.processFor?.[service.name]?.nodeArgs,
-      port,
-      env: {
-        ...common,
-        ...options.envFor?.[service.name],
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        CONNECT_PORT: String(connectPort),
-      },
-      health: grpcReady(port),
+    const count = options.replicas?.[service.name] ?? 1;
+    if (count > 1 && options.basePort !== 0) throw new Error('replicas need free ports (basePort 0)');
+    replicaPorts[service.name] = [];
+    for (let i = 1; i <= count; i++) {
+      const name = i === 1 ? service.name : `${service.name}-${i}`;
+      const port = options.basePort === 0 ? await freePort() : options.basePort + service.portOffset;
+      // The Connect protocol for internal tools: the gRPC port + 1000 in the fixed layout.
+      const connectPort = options.basePort === 0 ? await freePort() : port + 1000;
+      ports[name] = port;
+      ports[`${name}-connect`] = connectPort;
+      replicaPorts[service.name]?.push(port);
+      procs.push({
+        name,
+        entry: options.processFor?.[service.name]?.entry ?? path.join(REPO_ROOT, service.dir, 'dist/main.js'),
+        nodeArgs: options.processFor?.[service.name]?.nodeArgs,
+        port,
+        env: {
+          ...common,
+          ...options.envFor?.[service.name],
+          ...options.envFor?.[name],
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          CONNECT_PORT: String(connectPort),
+        },
+        health: grpcReady(port),
+        restarts: 0,
+      });
+    }
+  }
+  // One replica: host:port, as before; several: grpc-js's static list, balanced round robin.
+  const addressOf = (list: number[]) =>
+    list.length === 1 ? `127.0.0.1:${list[0]}` : `ipv4:${list.map((p) => `127.0.0.1:${p}`).join(',')}`;
+  const addresses = Object.fromEntries(SERVICES.map((s) => [s.addressEnv, addressOf(replicaPorts[s.name] ?? [])]));
+  const edges: Proc[] = [];
+  for (let i = 1; i <= (options.edges ?? 1); i++) {
+    const name = i === 1 ? 'edge' : `edge-${i}`;
+    const edgePort = options.edgePort === 0 || i > 1 ? await freePort() : options.edgePort;
+    ports[name] = edgePort;
+    edges.push({
+      name,
+      entry: options.processFor?.edge?.entry ?? path.join(REPO_ROOT, 'edge/dist/main.js'),
+      nodeArgs: options.processFor?.edge?.nodeArgs,
+      port: edgePort,
+      env: { ...common, ...addresses, ...options.envFor?.edge, ...options.envFor?.[name], PORT: String(edgePort) },
+      health: httpReady(edgePort),
       restarts: 0,
     });
   }
-  const edgePort = options.edgePort === 0 ? await freePort() : options.edgePort;
-  ports.edge = edgePort;
-  const addresses = Object.fromEntries(SERVICES.map((s) => [s.addressEnv, `127.0.0.1:${ports[s.name]}`]));
-  const edge: Proc = {
-    name: 'edge',
-    entry: options.processFor?.edge?.entry ?? path.join(REPO_ROOT, 'edge/dist/main.js'),
-    nodeArgs: options.processFor?.edge?.nodeArgs,
-    port: edgePort,
-    env: { ...common, ...addresses, ...options.envFor?.edge, PORT: String(edgePort) },
-    health: httpReady(edgePort),
-    restarts: 0,
-  };
   // A liveness bound, not a speed check: on a shared, loaded machine a cold start has taken 35 s.
   const readyTimeout = options.readyTimeoutMs ?? 90_000;
 
@@ -284,10 +310,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     clearTimeout(timer);
   };
 
-  const all = [...procs, edge];
+  const all = [...procs, ...edges];
   try {
     await Promise.all(procs.map(launch));
-    await launch(edge);
+    await Promise.all(edges.map(launch));
   } catch (err) {
     stopping = true;
     await Promise.all(all.map((p) => terminate(p, 'SIGKILL')));
@@ -299,7 +325,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     return proc;
   };
   return {
-    edgeUrl: `http://127.0.0.1:${edgePort}`,
+    edgeUrl: `http://127.0.0.1:${ports.edge}`,
+    edgeUrls: edges.map((e) => `http://127.0.0.1:${e.port}`),
     ports,
     kill: (name) => terminate(byName(name), 'SIGKILL'),
     start: (name) => {
@@ -312,7 +339,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // The edge first, so no new calls reach services that are draining.
     stop: async () => {
       stopping = true;
-      await terminate(edge, 'SIGTERM');
+      await Promise.all(edges.map((e) => terminate(e, 'SIGTERM')));
       await Promise.all(procs.map((p) => terminate(p, 'SIGTERM')));
     },
   };

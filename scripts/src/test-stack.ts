@@ -13,6 +13,8 @@ export interface ApiInit extends RequestInit {
   anonymous?: boolean;
   /** Send this API key instead of the stack's. */
   apiKey?: string;
+  /** Which edge to ask (an index into `edgeUrls`; default the first). */
+  edge?: number;
 }
 
 /** What the admin CLI prints with --json: the account, and a new key when one was minted. */
@@ -60,6 +62,9 @@ export interface TestStackOptions {
   clock?: boolean;
   /** Restart processes that die, as `npm start` does (local-stack.ts); unset: a dead process stays down. */
   supervise?: StackOptions['supervise'];
+  /** Processes per service and edges (local-stack.ts), for failover tests. */
+  replicas?: StackOptions['replicas'];
+  edges?: StackOptions['edges'];
 }
 
 const run = promisify(execFile);
@@ -128,6 +133,8 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
     envFor: { ...options.envFor, billing: { ...options.envFor?.billing, ...clockEnv } },
     supervise: options.supervise,
     processFor: options.processFor,
+    replicas: options.replicas,
+    edges: options.edges,
     onLog: (name, line) => {
       logs.push(`[${name}] ${line}`);
       if (logs.length > 5000) logs.splice(0, 1000);
@@ -145,10 +152,12 @@ async function startIn(dataDir: string, options: TestStackOptions): Promise<Test
     account,
     apiKey,
     contract,
-    api: async (pathAndQuery, { anonymous, apiKey: key, ...init } = {}) => {
+    api: async (pathAndQuery, { anonymous, apiKey: key, edge = 0, ...init } = {}) => {
       const headers = new Headers(init.headers);
       if (!anonymous && !headers.has('authorization')) headers.set('authorization', `Bearer ${key ?? apiKey}`);
-      return contract.fetch(`${stack.edgeUrl}${pathAndQuery}`, { ...init, headers });
+      const edgeUrl = stack.edgeUrls[edge];
+      if (!edgeUrl) throw new Error(`the stack has no edge ${edge}`);
+      return contract.fetch(`${edgeUrl}${pathAndQuery}`, { ...init, headers });
     },
     admin,
     advanceClock: (ms) => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CallerSlots, clientNetwork, type Logger, readGrpcError } from '@webutil/kit';
 import {
   type AuthorizeResponse,
@@ -185,6 +186,9 @@ export class Meter {
     let outcome: AuthorizeResponse['outcome'];
     let returnedMeanwhile = 0;
     const answered = this.views.asks(key);
+    // The edge names the hold: a retry of this authorization (another billing replica, after one
+    // died mid-call) finds the same hold, and a hold whose grant never came back is released now.
+    const name = spec.credits > 0 ? randomUUID() : undefined;
     try {
       ({ outcome } = await this.authorizations.authorize(
         {
@@ -196,11 +200,18 @@ export class Meter {
           stateChanging: !SAFE_METHODS.has(ctx.method),
           holdMs: spec.timeoutMs,
           leaseHoldMs: offer ? rules.leaseHoldMs(this.leaseMs) : undefined,
+          reservationId: name,
         },
         requestId,
       ));
     } catch (err) {
       if (offer) this.leaseAnswered(key, UNANSWERED);
+      // Billing may have taken the hold and died (or timed out) before answering: release it by
+      // its name rather than leave the credits held until it expires (decision 0253).
+      if (name) {
+        const holdMs = offer ? rules.leaseHoldMs(this.leaseMs) : spec.timeoutMs;
+        this.settlements.add(name, [], Date.now() + holdMs + rules.HOLD_GRACE_MS, key);
+      }
       this.log.warn({ requestId, operation: spec.operation, err: readGrpcError(err) }, 'billing authorize failed');
       throw httpErrorFromCall(err, spec);
     } finally {

@@ -303,6 +303,27 @@ spec:
     - name: metrics
       port: {{ $root.Values.metrics.port }}
       targetPort: {{ $root.Values.metrics.port }}
+{{- if not $svc.http }}
+---
+# Every ready pod's address, for the edge's gRPC clients (dns:///...-headless, round robin): a
+# ClusterIP pins each HTTP/2 connection to one pod; this lets each edge reach all of them.
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $full }}-headless
+  labels:
+    {{- include "webutil.labels" $root | nindent 4 }}
+    {{- include "webutil.selector" . | nindent 4 }}
+spec:
+  clusterIP: None
+  selector:
+    {{- include "webutil.selector" . | nindent 4 }}
+  ports:
+    - name: grpc
+      port: {{ $svc.port }}
+      targetPort: {{ $svc.port }}
+      appProtocol: grpc
+{{- end }}
 {{- if $svc.autoscaling.enabled }}
 ---
 apiVersion: autoscaling/v2

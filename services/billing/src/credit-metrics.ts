@@ -9,3 +9,15 @@ export const creditsRefused = counter({
   help: 'Credits asked for by metered calls that billing refused, by reason',
   labelNames: ['reason'],
 });
+
+/** Holds nobody settled before they expired, refunded by the sweep (Prometheus). */
+export const expiredHolds = counter({
+  name: 'webutil_billing_expired_holds_total',
+  help: 'Holds refunded by the expiry sweep because no edge settled them',
+});
+
+/** Their credits. */
+export const expiredHoldCredits = counter({
+  name: 'webutil_billing_expired_hold_credits_total',
+  help: 'Credits returned by the expiry sweep from holds no edge settled',
+});

@@ -144,18 +144,19 @@ export class Gate {
     payer: Payer,
     request: AuthorizeRequest,
   ): Promise<ReserveResult & { lease?: { credits: number } }> {
-    const { leaseHoldMs } = request;
+    const { leaseHoldMs, reservationId: name } = request;
     // An API key's holds count toward its spend this cycle, and toward its own limit if it has one.
     const key: KeyBudget | undefined =
       caller.kind === 'apikey' ? { id: caller.key.id, limit: caller.key.creditLimit } : undefined;
     // A key with limits of its own gets no lease: each of its calls is decided here.
     if (leaseHoldMs && caller.kind === 'apikey' && !keyRestricted(caller.key)) {
       const credits = leaseCredits((await this.deps.ledger.balance(payer)).remaining, request.credits);
-      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs, key) : undefined;
-      // Short: spent meanwhile elsewhere; the call is held on its own.
-      if (lease && 'reservationId' in lease) return { ...lease, lease: { credits } };
+      const lease = credits > 0 ? await this.deps.ledger.reserve(payer, credits, leaseHoldMs, key, name) : undefined;
+      // Short: spent meanwhile elsewhere; the call is held on its own. A retry's lease is what its
+      // first try held.
+      if (lease && 'reservationId' in lease) return { ...lease, lease: { credits: lease.held } };
     }
-    return this.deps.ledger.reserve(payer, request.credits, request.holdMs, key);
+    return this.deps.ledger.reserve(payer, request.credits, request.holdMs, key, name);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
-import { creditsSpent } from './credit-metrics.js';
+import { creditsSpent, expiredHoldCredits, expiredHolds } from './credit-metrics.js';
 import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
 import type { Account, BillingStore, KeyBudget, Reservation, UsageRecord } from './stores/store.js';
 
@@ -21,11 +21,21 @@ export interface SpentCall {
   target?: string;
 }
 
+/** `held`: the credits the hold took (a retried authorization finds the hold its first try took). */
 export type ReserveResult =
-  | { reservationId: string; balance: Balance }
+  | { reservationId: string; held: number; balance: Balance }
   | { short: Balance }
   /** The API key's own limit for the cycle would be passed: `spent` so far, of `limit`. */
   | { keyShort: { spent: number; limit: number }; balance: Balance };
+
+/** A hold name the edge may choose (AuthorizeRequest.reservation_id); any other is replaced by a UUID. */
+const HOLD_NAME = /^[A-Za-z0-9_-]{8,64}$/;
+
+/** Holds the expiry sweep refunded: how many, and their credits. */
+export interface ExpiredRefunds {
+  holds: number;
+  credits: number;
+}
 
 export interface LedgerOptions {
   anonymous: AnonymousAllowance;
@@ -71,9 +81,13 @@ export class Ledger {
     return { limit, remaining: Math.max(0, limit - used) };
   }
 
-  /** `key`: an API key's call, counted toward its spend this cycle and held to its limit. */
-  async reserve(payer: Payer, credits: number, holdMs: number, key?: KeyBudget): Promise<ReserveResult> {
-    const hold = { id: randomUUID(), expiresAt: this.clock() + holdMs + this.options.reservationGraceMs };
+  /**
+   * `key`: an API key's call, counted toward its spend this cycle and held to its limit. `name`:
+   * the edge's name for the hold, so a retry finds it.
+   */
+  async reserve(payer: Payer, credits: number, holdMs: number, key?: KeyBudget, name?: string): Promise<ReserveResult> {
+    const id = name && HOLD_NAME.test(name) ? name : randomUUID();
+    const hold = { id, expiresAt: this.clock() + holdMs + this.options.reservationGraceMs };
     let reservation: Reservation | undefined;
     if (payer.kind === 'account') {
       const account = await this.current(payer.account);
@@ -94,7 +108,9 @@ export class Ledger {
       );
     }
     const balance = await this.balance(payer);
-    return reservation ? { reservationId: reservation.id, balance } : { short: balance };
+    return reservation
+      ? { reservationId: reservation.id, held: reservation.fromCycle + reservation.fromTopUp, balance }
+      : { short: balance };
   }
 
   /**
@@ -139,16 +155,27 @@ export class Ledger {
     return this.store.recentUsage(account.id, limit);
   }
 
-  /** Refunds holds whose time ran out; returns how many. */
-  async expireHolds(batch = 100): Promise<number> {
-    let refunded = 0;
+  /**
+   * Refunds holds whose time ran out (counted in webutil_billing_expired_holds_total and its
+   * credits): each is a call whose edge never settled it (an edge that died, or a grant that never
+   * reached it and was never released).
+   */
+  async expireHolds(batch = 100): Promise<ExpiredRefunds> {
+    const refunded = { holds: 0, credits: 0 };
     for (;;) {
       const expired = await this.store.expiredReservations(this.clock(), batch);
       for (const reservation of expired) {
-        if (await this.store.settle(reservation.id, 0)) refunded++;
+        if (!(await this.store.settle(reservation.id, 0))) continue;
+        refunded.holds++;
+        refunded.credits += reservation.fromCycle + reservation.fromTopUp;
       }
-      if (expired.length < batch) return refunded;
+      if (expired.length < batch) break;
     }
+    if (refunded.holds > 0) {
+      expiredHolds.inc(refunded.holds);
+      expiredHoldCredits.inc(refunded.credits);
+    }
+    return refunded;
   }
 
   /** Today's (UTC) allowance counter of an anonymous subject; it outlives the day by a day. */

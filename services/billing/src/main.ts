@@ -71,7 +71,14 @@ const webhooks = new Webhooks(webhookStore, clock);
 const every = (ms: number, task: () => Promise<unknown>, what: string) =>
   setInterval(() => void task().catch((err: unknown) => log.error({ err }, `${what} failed`)), ms).unref();
 const timers = [
-  every(config.RESERVATION_SWEEP_MS, () => ledger.expireHolds(), 'reservation expiry'),
+  every(
+    config.RESERVATION_SWEEP_MS,
+    async () => {
+      const refunded = await ledger.expireHolds();
+      if (refunded.holds > 0) log.warn(refunded, 'refunded holds that expired unsettled');
+    },
+    'reservation expiry',
+  ),
   every(60_000, () => store.sweep(clock()), 'store sweep'),
   every(60_000, () => webhookStore.sweep(clock()), 'webhook store sweep'),
 ];

@@ -87,9 +87,9 @@ describe('credit leases: how many credits billing grants', () => {
       expect(grant?.lease).to.deep.equal({ credits: 100 });
       expect(grant?.quota?.remaining).to.equal(4_900);
       now += 120_000 + GRACE_MS - 1;
-      expect(await ledger.expireHolds(), 'the lease outlives the call’s own deadline').to.equal(0);
+      expect((await ledger.expireHolds()).holds, 'the lease outlives the call’s own deadline').to.equal(0);
       now += 2;
-      expect(await ledger.expireHolds()).to.equal(1);
+      expect((await ledger.expireHolds()).holds).to.equal(1);
     });
 
     it('holds the call alone when none is offered, the balance is small, or the caller is not an API key', async () => {

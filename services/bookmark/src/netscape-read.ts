@@ -104,7 +104,8 @@ export function readNetscape(text: string): NetscapeDocument {
             if (lists.length > MAX_HTML_FOLDER_DEPTH)
               throw invalidArgument(
                 'NESTING_TOO_DEEP',
-                `folders are nested deeper than ${MAX_HTML_FOLDER_DEPTH} levels; at most ${MAX_HTML_FOLDER_DEPTH} are supported`,
+                `folders are nested deeper than ${MAX_HTML_FOLDER_DEPTH} levels; ` +
+                  `at most ${MAX_HTML_FOLDER_DEPTH} are supported`,
               );
             lists.push(pendingFolder ? { folder: pendingFolder, items: pendingFolder.children } : { items: items() });
             pendingFolder = undefined;

@@ -25,7 +25,7 @@ describe('Floccus decryption', () => {
     expect(err.message).to.match(/^the key does not decrypt this file: the password is wrong/);
   });
 
-  it('names ciphertext cut short as damaged (not a wrong password), too short for IV and tag as the wrong shape', async () => {
+  it('names ciphertext cut short as damaged (not a wrong password), too short for IV and tag as wrong', async () => {
     const file = await encrypted(XBEL, 'k');
     const cut = await failure(decryptFloccus({ ...file, ciphertext: file.ciphertext.slice(0, -24) }, 'k', deriveKey));
     expect(cut.reason).to.equal('CORRUPTED_FILE');

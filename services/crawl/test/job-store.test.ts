@@ -160,6 +160,19 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(got?.error).to.equal(undefined);
     });
 
+    it('discards a job no worker reported on (a start never queued); one reported on stays', async () => {
+      const never = job();
+      const started = job();
+      await store.create(never);
+      await store.create(started);
+      await store.recordProgress(started.id, { attempt: 1, seq: 1, progress: progress(1) });
+      expect(await store.discard(never.id)).to.equal(true);
+      expect(await store.get(never.id)).to.equal(undefined);
+      expect(await store.discard(never.id)).to.equal(false);
+      expect(await store.discard(started.id)).to.equal(false);
+      expect((await store.get(started.id))?.status).to.equal('crawling');
+    });
+
     it('fails a crawling job with an error, with or without a last progress', async () => {
       const a = job();
       const b = job();

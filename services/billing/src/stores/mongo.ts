@@ -199,6 +199,9 @@ interface HoldPlace {
 const reservationId = ({ in: where, docId, holdId }: HoldPlace) =>
   `${where}.${Buffer.from(docId).toString('base64url')}.${holdId}`;
 
+/** A hold's own name (the edge's, or billing's UUID): safe as a field name. */
+const HOLD_NAME = /^[A-Za-z0-9_-]{8,64}$/;
+
 function holdPlace(reservation: string): HoldPlace | undefined {
   const [where, docId, holdId, ...rest] = reservation.split('.');
   if ((where !== 'a' && where !== 'c') || !docId || !holdId || rest.length > 0) return undefined;
@@ -324,8 +327,10 @@ export class MongoStore implements BillingStore {
     // better told to retry than kept here.
     for (let attempt = 0; attempt < MAX_HOLD_ATTEMPTS; attempt++) {
       const account = await this.accounts.findById(accountId).lean<AccountDoc>();
+      // A retried authorization: the hold its first try took.
+      const existing = account?.holds?.[hold.id];
+      if (existing) return toReservation({ in: 'a', docId: accountId, holdId: hold.id }, existing);
       if (!account || account.cycleCredits + account.topUpCredits < credits) return undefined;
-      if (account.holds?.[hold.id]) throw new Error(`hold ${hold.id} already exists`);
       const fromCycle = Math.min(account.cycleCredits, credits);
       const record: HoldDoc = {
         fromCycle,
@@ -381,7 +386,21 @@ export class MongoStore implements BillingStore {
         $setOnInsert: { expiresAt: new Date(allowanceExpiresAt) },
       },
     );
-    return taken ? toReservation({ in: 'c', docId: allowanceKey, holdId: hold.id }, record) : undefined;
+    if (taken) return toReservation({ in: 'c', docId: allowanceKey, holdId: hold.id }, record);
+    // Refused: short of allowance, or a retried authorization whose hold is already there.
+    const doc = await this.counters.findOne({ _id: allowanceKey, [path]: { $exists: true } }).lean<CounterDoc>();
+    const existing = doc?.holds?.[hold.id];
+    return existing ? toReservation({ in: 'c', docId: allowanceKey, holdId: hold.id }, existing) : undefined;
+  }
+
+  /** Where a hold named by the edge lies: only documents holding anything are read (openHolds). */
+  private async placeOfName(holdId: string): Promise<HoldPlace | undefined> {
+    if (!HOLD_NAME.test(holdId)) return undefined;
+    const filter = { openHolds: { $gt: 0 }, [`holds.${holdId}`]: { $exists: true } };
+    const account = await this.accounts.findOne(filter, { _id: 1 }).lean<{ _id: string }>();
+    if (account) return { in: 'a', docId: account._id, holdId };
+    const counter = await this.counters.findOne(filter, { _id: 1 }).lean<{ _id: string }>();
+    return counter ? { in: 'c', docId: counter._id, holdId } : undefined;
   }
 
   /**
@@ -410,7 +429,7 @@ export class MongoStore implements BillingStore {
    * against (cycle credits return only to the cycle they came from).
    */
   async settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined> {
-    const place = holdPlace(reservationId);
+    const place = holdPlace(reservationId) ?? (await this.placeOfName(reservationId));
     if (!place) return undefined;
     const path = `holds.${place.holdId}`;
     if (place.in === 'c') {

@@ -357,6 +357,9 @@ export class SqliteStore implements BillingStore {
       }),
       reserveCredits: db.transaction(
         (accountId: string, credits: number, hold: Hold, key?: KeyBudget): Reservation | KeyLimited | undefined => {
+          // A retried authorization: the hold its first try took.
+          const existing = q.reservationById.get(hold.id);
+          if (existing) return toReservation(existing);
           const row = q.accountById.get(accountId);
           if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
           let keySpent = 0;
@@ -385,6 +388,8 @@ export class SqliteStore implements BillingStore {
       ),
       reserveAllowance: db.transaction(
         (key: string, credits: number, max: number, expiresAt: number, hold: Hold): Reservation | undefined => {
+          const existing = q.reservationById.get(hold.id);
+          if (existing) return toReservation(existing);
           const taken = q.takeAllowance.get({ key, credits, max, expiresAt });
           if (!taken) return undefined;
           const reservation: Reservation = {

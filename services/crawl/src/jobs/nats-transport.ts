@@ -5,6 +5,7 @@ import {
   type ConsumerMessages,
   connect,
   DeliverPolicy,
+  Events,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
@@ -63,6 +64,13 @@ const ENVELOPE_BYTES = 64 * 1024;
 const RETRY_PAUSE_MS = 1_000;
 
 /**
+ * How long a start waits for JetStream to take its job: a healthy server acks in milliseconds, and
+ * the caller of a start that cannot be queued is answered 503 at once rather than after the
+ * client's default 5 s (docs/decisions/0251-queue-outages-answered-at-once.md).
+ */
+export const ENQUEUE_TIMEOUT_MS = 1_000;
+
+/**
  * Jobs on a JetStream work queue with one durable pull consumer shared by every crawl replica:
  * a job whose worker stops sending keep-alives is delivered again after the ack wait, so a crawl
  * started on a replica that died is picked up by another. Events go on a second work-queue stream
@@ -75,6 +83,8 @@ export class NatsTransport implements CrawlTransport {
   /** Jobs this process runs, with their latest delivery (a redelivery replaces it). */
   private readonly running = new Map<string, { msg: JsMsg }>();
   private recorderMessages: ConsumerMessages | undefined;
+  /** False from a disconnect until the client is connected again: a start then fails at once. */
+  private connected = true;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -83,6 +93,14 @@ export class NatsTransport implements CrawlTransport {
     private readonly options: NatsTransportOptions,
   ) {
     this.names = natsResourceNames(options.prefix);
+    void this.watchConnection();
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === Events.Disconnect) this.connected = false;
+      else if (s.type === Events.Reconnect) this.connected = true;
+    }
   }
 
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
@@ -129,8 +147,10 @@ export class NatsTransport implements CrawlTransport {
   }
 
   async enqueue(ticket: JobTicket): Promise<void> {
+    if (!this.connected || this.nc.isClosed()) throw new Error('NATS is not connected');
     await this.js.publish(`${this.options.prefix}.crawl-jobs.${ticket.kind}`, JSON.stringify(ticket), {
       msgID: ticket.id,
+      timeout: ENQUEUE_TIMEOUT_MS,
     });
   }
 

@@ -54,6 +54,7 @@ export class CrawlRunner {
       events.refresh();
     }, this.deps.options.heartbeatMs);
     const started = Date.now();
+    log.info('crawl started');
     activeCrawls.inc();
     try {
       const restarted = lease.attempt > 1 ? ` (restarted after an interruption, try ${lease.attempt})` : '';

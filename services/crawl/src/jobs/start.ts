@@ -181,9 +181,12 @@ export class CrawlStarts {
         scan: nonEmpty(options.scan),
       });
     } catch (err) {
-      this.deps.log.error({ err, jobId: id }, 'could not queue a crawl');
-      const error = { code: 'queue_unavailable', message: 'the crawl could not be queued' };
-      await this.deps.store.fail(id, error, { attempt: 0, seq: 0, progress: failedProgress(progress, error) });
+      // Never queued: the job goes (nothing for the caller to poll, nothing counted against its
+      // bound). Should the queue have taken it after all, the worker finds no job and drops it.
+      this.deps.log.error({ err, jobId: id }, 'could not queue a crawl; its job is discarded');
+      await this.deps.store.discard(id).catch((discardErr: unknown) => {
+        this.deps.log.error({ err: discardErr, jobId: id }, 'could not discard a crawl job never queued');
+      });
       throw unavailable('QUEUE_UNAVAILABLE', 'crawls cannot be started right now; try again shortly');
     }
     return id;

@@ -136,6 +136,11 @@ export class MongoJobStore implements JobStore {
     return res.modifiedCount > 0;
   }
 
+  async discard(id: string): Promise<boolean> {
+    const res = await this.jobs.deleteOne({ _id: id, status: 'crawling', attempt: 0 });
+    return res.deletedCount > 0;
+  }
+
   async crawling(now = new Date()): Promise<CrawlJob[]> {
     const docs = await this.jobs.find({ status: 'crawling', expiresAt: { $gt: now } }).lean<JobDoc[]>();
     return docs.map(toJob);

@@ -104,6 +104,7 @@ export class SqliteJobStore implements JobStore {
       ),
       crawling: this.db.prepare<[number], Row>(`SELECT * FROM crawl_jobs WHERE status = 'crawling' AND expires_at > ?`),
       sweep: this.db.prepare('DELETE FROM crawl_jobs WHERE expires_at <= ?'),
+      discard: this.db.prepare<[string]>("DELETE FROM crawl_jobs WHERE id = ? AND status = 'crawling' AND attempt = 0"),
     };
   }
 
@@ -156,6 +157,10 @@ export class SqliteJobStore implements JobStore {
       now: Date.now(),
     };
     return this.statements.fail.run(row).changes > 0;
+  }
+
+  async discard(id: string): Promise<boolean> {
+    return this.statements.discard.run(id).changes > 0;
   }
 
   async crawling(now = new Date()): Promise<CrawlJob[]> {

@@ -58,6 +58,11 @@ export interface JobStore {
   finish(id: string, update: JobUpdate & { result: PackedResult }): Promise<boolean>;
   /** crawling -> failed; false when the job is not crawling. */
   fail(id: string, error: JobError, update?: JobUpdate): Promise<boolean>;
+  /**
+   * Deletes a job no worker has reported on (still crawling, attempt 0): a start that could not be
+   * queued leaves nothing behind. False when it is gone or a worker already reported.
+   */
+  discard(id: string): Promise<boolean>;
   /** Jobs still crawling and not expired (to hand back to workers after a restart). */
   crawling(now?: Date): Promise<CrawlJob[]>;
   /** Deletes expired jobs; returns how many. */

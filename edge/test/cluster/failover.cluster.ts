@@ -1,0 +1,166 @@
+import { type CrawlSite, startCrawlSite } from '@webutil/scripts/fixture-crawl-site';
+import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
+import { type OwnNats, startOwnNats } from '@webutil/scripts/nats-under-test';
+import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
+import { expect } from 'chai';
+import { eventually, quota } from '../billing-helpers.js';
+
+/** Calls per burst, and the credits the burst's account has (a down-check costs 1). */
+const CALLS = 200;
+const CREDITS = 100;
+/** Calls a client keeps in flight. */
+const IN_FLIGHT = 16;
+
+/**
+ * Issue 29, item 6: the multi-replica topology on one machine — two edges, two billing, two crawl
+ * replicas, the other services once, a private NATS JetStream and jongodb (MONGO_URL) as the
+ * cluster's store — with replicas SIGKILLed under load, and the ledger compared with what the
+ * clients observed. `npm run test:cluster` (run by .ci/run after `npm test`).
+ */
+describe('failover in a cluster (two edges, two billing, two crawl, NATS, jongodb)', function () {
+  this.timeout(600_000);
+  let nats: OwnNats;
+  let mongo: MongoUnderTest;
+  let stack: TestStack;
+  let site: FixtureSite;
+  let slow: CrawlSite;
+
+  before(async () => {
+    [nats, mongo, site, slow] = await Promise.all([
+      startOwnNats(),
+      startMongo(),
+      startFixtureSite(),
+      startCrawlSite({ pages: 120, latencyMs: 100, silentHost: false, rateLimited: false }),
+    ]);
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      env: { NATS_URL: nats.url, MONGO_URL: mongo.url },
+      // Holds nobody settles come back within seconds, so the test can read the final ledger.
+      envFor: { billing: { RESERVATION_GRACE_MS: '3000', RESERVATION_SWEEP_MS: '500' } },
+      replicas: { billing: 2, crawl: 2 },
+      edges: 2,
+    });
+    process.stdout.write(`      store: ${mongo.label}\n`);
+  });
+  after(async () => {
+    await stack?.stop();
+    await Promise.all([site?.close(), slow?.close(), nats?.dispose(), mongo?.stop()]);
+  });
+
+  /** A fresh Starter account with exactly CREDITS credits and a key. */
+  const freshKey = async (name: string) => {
+    const created = await stack.admin(
+      'create-account',
+      '--email',
+      `cluster-${name}-${Date.now()}@example.test`,
+      '--plan',
+      'STARTER',
+      '--credits',
+      String(CREDITS),
+      '--rate-limit',
+      '1000000',
+      '--mint-key',
+      name,
+    );
+    return created.apiKey as string;
+  };
+
+  /**
+   * CALLS paid down-checks over both edges, IN_FLIGHT at a time; `fault` runs once after `faultAt`
+   * answers. What the clients observed: statuses by count.
+   */
+  const burst = async (apiKey: string, faultAt: number, fault: () => Promise<void>) => {
+    const statuses: number[] = [];
+    let next = 0;
+    let faulted: Promise<void> | undefined;
+    const client = async () => {
+      while (next < CALLS) {
+        const i = next++;
+        const edge = i % 2;
+        const status = await fetch(`${stack.edgeUrls[edge]}/v1/down-check?url=${site.url(`/ok?i=${i}`)}`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        }).then(
+          async (res) => {
+            await res.arrayBuffer();
+            return res.status;
+          },
+          () => 0, // no answer (the edge died with the call)
+        );
+        statuses.push(status);
+        if (statuses.length === faultAt) faulted = fault();
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, client));
+    await faulted;
+    const counts: Record<string, number> = {};
+    for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+    return { successes: counts['200'] ?? 0, counts };
+  };
+
+  it('a billing replica SIGKILLed under load: spent equals the successes, at once, never more', async () => {
+    const apiKey = await freshKey('billing-kill');
+    const { successes, counts } = await burst(apiKey, 40, () => stack.kill('billing'));
+    process.stdout.write(`      billing killed: ${JSON.stringify(counts)}\n`);
+    expect(successes).to.be.at.most(CREDITS);
+    // Well before any hold could expire (30 s + grace): a hold billing took and never answered
+    // was found by the retry or released by its name.
+    await eventually(async () => {
+      expect((await quota(stack, { apiKey, edge: 1 })).remaining).to.equal(CREDITS - successes);
+    }, 20_000);
+    await stack.start('billing');
+  });
+
+  it('an edge SIGKILLed under load: never more spent than the successes clients got', async () => {
+    const apiKey = await freshKey('edge-kill');
+    const { successes, counts } = await burst(apiKey, 40, () => stack.kill('edge-2'));
+    expect(successes).to.be.at.most(CREDITS);
+    // Holds of calls the dead edge never answered return when they expire; settlements it never
+    // sent leave those calls free (issue 29, item 1: not yet durable). Measured, not asserted exact.
+    const final = await eventually(async () => {
+      const { remaining } = await quota(stack, { apiKey });
+      expect(remaining).to.be.at.least(CREDITS - successes);
+      return remaining;
+    }, 120_000);
+    process.stdout.write(
+      `      edge killed: ${JSON.stringify(counts)}; uncharged successes: ${final - (CREDITS - successes)}\n`,
+    );
+    await stack.start('edge-2');
+  });
+
+  it('a crawl replica SIGKILLed mid-crawl: another resumes it, it ends done once, charged once', async () => {
+    const apiKey = await freshKey('crawl-kill');
+    const res = await fetch(`${stack.edgeUrl}/v1/link-extract/crawl`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: slow.entryUrl }),
+    });
+    expect(res.status).to.equal(202);
+    const { jobId } = ((await res.json()) as { data: { jobId: string } }).data;
+    const startedOn = await eventually(async () => {
+      const line = stack.logs.find((l) => l.includes(jobId) && l.includes('crawl started'));
+      expect(line).to.be.a('string');
+      return (line as string).startsWith('[crawl-2]') ? 'crawl-2' : 'crawl';
+    }, 30_000);
+    const killedAt = Date.now();
+    await stack.kill(startedOn);
+    await eventually(async () => {
+      const resumed = stack.logs.find(
+        (l) => l.includes(jobId) && l.includes('crawl started') && !l.startsWith(`[${startedOn}]`),
+      );
+      expect(resumed).to.be.a('string');
+    }, 30_000);
+    process.stdout.write(`      crawl resumed ${Date.now() - killedAt} ms after the SIGKILL\n`);
+    const job = await eventually(async () => {
+      const poll = await fetch(`${stack.edgeUrls[1]}/v1/link-extract/crawl/${jobId}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      const { data } = (await poll.json()) as { data: { status: string } };
+      expect(data.status).to.not.equal('crawling');
+      return data;
+    }, 120_000);
+    expect(job.status).to.equal('done');
+    expect(stack.logs.filter((l) => l.includes(jobId) && l.includes('crawl ended'))).to.have.length(1);
+    expect((await quota(stack, { apiKey })).remaining).to.equal(CREDITS - 1);
+  });
+});
