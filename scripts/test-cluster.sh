@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm run test:cluster`: the multi-replica failover test (two edges, two billing, two crawl, NATS
-# JetStream, jongodb), SIGKILLs under load. Separate from `npm test` for its size; .ci/run runs both.
+# JetStream, jongodb), SIGKILLs under load. `npm test` runs it last; this runs it alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
