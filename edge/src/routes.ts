@@ -722,6 +722,28 @@ export const routes: RouteSpec[] = table.map((spec) => {
   return poll ? withWebhook(spec, poll) : spec;
 });
 
+/** A bookmark conversion's output, by the downloadUrl its conversion returned (kept 30 minutes). */
+function bookmarkFile(
+  prefix: string,
+  operation: string,
+  what: string,
+  contentType: string,
+  { kind }: { kind: DownloadKind },
+): DownloadSpec {
+  return download({
+    paths: versioned(`${prefix}/:stored_name`),
+    operation,
+    summary: `${what} by the downloadUrl its conversion returned; kept 30 minutes.`,
+    input: z.object({ stored_name: required('stored_name') }),
+    nameParam: 'stored_name',
+    disposition: 'attachment',
+    contentTypes: [contentType],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) => c.bookmark.readDownload({ kind, storedName: input.stored_name }, options),
+  });
+}
+
 /** Result files, streamed from the service that stored them: free, no credential needed. */
 export const downloads: DownloadSpec[] = [
   download({
@@ -764,46 +786,13 @@ export const downloads: DownloadSpec[] = [
       );
     },
   }),
-  download({
-    paths: versioned(`${XBEL_DECRYPT_DOWNLOAD}/:stored_name`),
-    operation: 'xbel-decrypt-download',
-    summary: 'A decrypted XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
-    input: z.object({ stored_name: required('stored_name') }),
-    nameParam: 'stored_name',
-    disposition: 'attachment',
-    contentTypes: ['application/xml'],
-    errors: { file_not_found: 404 },
-    timeoutMs: 60_000,
-    call: (c, input, options) =>
-      c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_DECRYPTED, storedName: input.stored_name }, options),
+  bookmarkFile(XBEL_DECRYPT_DOWNLOAD, 'xbel-decrypt-download', 'A decrypted XBEL file', 'application/xml', {
+    kind: DownloadKind.DOWNLOAD_KIND_DECRYPTED,
   }),
-  download({
-    paths: versioned(`${XBEL_TO_HTML_DOWNLOAD}/:stored_name`),
-    operation: 'xbel-to-html-download',
-    summary: 'A bookmark HTML file by the downloadUrl its conversion returned; kept 30 minutes.',
-    input: z.object({ stored_name: required('stored_name') }),
-    nameParam: 'stored_name',
-    disposition: 'attachment',
-    contentTypes: ['text/html'],
-    errors: { file_not_found: 404 },
-    timeoutMs: 60_000,
-    call: (c, input, options) =>
-      c.bookmark.readDownload({ kind: DownloadKind.DOWNLOAD_KIND_HTML, storedName: input.stored_name }, options),
+  bookmarkFile(XBEL_TO_HTML_DOWNLOAD, 'xbel-to-html-download', 'A bookmark HTML file', 'text/html', {
+    kind: DownloadKind.DOWNLOAD_KIND_HTML,
   }),
-  download({
-    paths: versioned(`${HTML_TO_XBEL_DOWNLOAD}/:stored_name`),
-    operation: 'html-to-xbel-download',
-    summary: 'An XBEL file by the downloadUrl its conversion returned; kept 30 minutes.',
-    input: z.object({ stored_name: required('stored_name') }),
-    nameParam: 'stored_name',
-    disposition: 'attachment',
-    contentTypes: ['application/xml'],
-    errors: { file_not_found: 404 },
-    timeoutMs: 60_000,
-    call: (c, input, options) =>
-      c.bookmark.readDownload(
-        { kind: DownloadKind.DOWNLOAD_KIND_XBEL_FROM_HTML, storedName: input.stored_name },
-        options,
-      ),
+  bookmarkFile(HTML_TO_XBEL_DOWNLOAD, 'html-to-xbel-download', 'An XBEL file', 'application/xml', {
+    kind: DownloadKind.DOWNLOAD_KIND_XBEL_FROM_HTML,
   }),
 ];
