@@ -84,6 +84,48 @@ describe('site crawl (against a real local site)', function () {
     });
   });
 
+  it('verifies every fragment a crawled page is linked with, from any page (checkFragments)', async () => {
+    site.route('/', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(links(['/doc#there', '/a'])));
+    });
+    site.route('/a', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(links(['/doc#nowhere', '/'])));
+    });
+    site.route('/doc', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(`<h2 id="there">There</h2>${links(['/a#x'])}`));
+    });
+    const result = await crawlSite(
+      'broken-links',
+      new URL(site.url('/')),
+      {
+        http,
+        throttle: new HostThrottle({
+          globalLimit: 64,
+          initialPerHost: 16,
+          maxPerHost: 32,
+          slowMs: 10_000,
+          timeoutsToGiveUp: 3,
+          downForMs: 60_000,
+        }),
+        ...settings.fetch,
+        limits: settings.crawl,
+      },
+      () => undefined,
+      new AbortController().signal,
+      { checkFragments: true },
+    );
+    if (result.kind !== 'broken-links') throw new Error('not a broken-link crawl');
+    const doc = result.result.links.find((l) => new URL(l.url).pathname === '/doc');
+    expect(doc?.fragments).to.deep.equal([
+      { fragment: 'there', found: true },
+      { fragment: 'nowhere', found: false },
+    ]);
+    const a = result.result.links.find((l) => new URL(l.url).pathname === '/a');
+    expect(a?.fragments).to.deep.equal([{ fragment: 'x', found: false }]);
+    expect(doc?.severity).to.equal('warning');
+    expect(doc?.reason).to.include('nowhere');
+  });
+
   it('crawls exactly the page cap, the breadth-first pages first', async () => {
     // Five pages at depth 1, 25 at depth 2, 125 at depth 3.
     site.route('*', (_req, res, url) => {

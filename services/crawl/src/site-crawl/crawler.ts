@@ -444,6 +444,8 @@ class SiteCrawl {
     const known = this.links.get(key);
     if (known) {
       for (const fragment of link.fragments ?? []) addFragment(known.link, fragment);
+      // First linked without a fragment, now with one: it is verified at the end too.
+      if (link.fragments?.length && this.options.checkFragments && this.checking) known.firstPage ??= visit;
       known.sourceCount++;
       if (known.sources.length < this.limits.sources && this.spend(Buffer.byteLength(source)))
         known.sources.push(source);
