@@ -126,7 +126,10 @@ describe('website: pages in a real browser', function () {
     site = await startFixtureSite();
     site.route('/links', (_req, res) => {
       res.setHeader('content-type', 'text/html');
-      res.end('<a href="/ok">fine</a> <a href="/missing-page">gone</a> <a href="/links">self</a>');
+      res.end(
+        '<a href="/ok">fine</a> <a href="/missing-page">gone</a> <a href="/links">self</a> ' +
+          '<img src="/image.png" alt=""> <img src="/missing-image.png" alt="">',
+      );
     });
     site.route('/many', (_req, res) => {
       res.setHeader('content-type', 'text/html');
@@ -692,6 +695,16 @@ describe('website: pages in a real browser', function () {
       const csv = await fetch(exports[0]!);
       expect(csv.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
       expect(csv.headers.get('content-disposition')).to.match(/^attachment; filename="broken-links-.+\.csv"$/);
+      // Anchors and images: the grid filters by element (decision 0214).
+      const elements = await crawl.$$eval('.result select[data-filter="element"] option', (os) =>
+        os.map((o) => o.value),
+      );
+      expect(elements).to.deep.equal(['', 'a', 'img']);
+      await crawl.select('.result select[data-filter="element"]', 'img');
+      const shownUrls = await crawl.$eval('.result table tbody', (el) => el.textContent ?? '');
+      expect(shownUrls).to.include('/missing-image.png').and.include('/image.png');
+      expect(shownUrls).to.not.include('/missing-page');
+      await crawl.select('.result select[data-filter="element"]', '');
       expect(await alerts(crawl)).to.deep.equal([]);
       expect(await seriousViolations(crawl), 'axe on the crawl result').to.deep.equal([]);
       await snap(crawl, 'result-broken-links-crawl');
@@ -956,7 +969,13 @@ describe('website: pages in a real browser', function () {
     expect(visible).to.not.be.empty;
     // The XBEL routes, html-to-xbel, and the bookmark check (which reads XBEL).
     expect(visible).to.include.members(['xbel-decrypt', 'xbel-to-html', 'html-to-xbel']);
-    expect(visible.every((id) => id.includes('xbel') || id.startsWith('bookmarks-check'))).to.equal(true);
+    // Every other shown section names XBEL somewhere (the keys' allowedOperations list its routes);
+    // the rest are hidden.
+    const shownText = await page.$$eval('section.route', (els) =>
+      els.filter((el) => !el.hidden).map((el) => el.textContent?.toLowerCase() ?? ''),
+    );
+    expect(shownText.every((text) => text.includes('xbel'))).to.equal(true);
+    expect(visible).to.not.include('ssl-scan');
     expect(await seriousViolations(page), 'axe on the docs').to.deep.equal([]);
     const sslSchema = await section('schema-SslScanResult');
     expect(sslSchema).to.include('securityGrade (required): one of "A+"').and.include('chain (required): array of');
