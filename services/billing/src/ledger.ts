@@ -19,7 +19,25 @@ export interface SpentCall {
   operation: string;
   credits: number;
   target?: string;
+  /** A call paid from a lease: the hold spends it once, however often it is settled. */
+  callId?: string;
 }
+
+/**
+ * A settlement's answer: `spent`, its calls are spent (now, or by an earlier settlement of the same
+ * calls); `expired`, it listed calls but the hold is gone unspent (expired, refunded, unknown);
+ * `nothing`, it listed no calls. `ended`: this settlement ended the hold.
+ */
+export interface Settled {
+  outcome: 'spent' | 'expired' | 'nothing';
+  ended: boolean;
+}
+
+/**
+ * How long a settled hold is remembered: longer than an edge retries a settlement (seconds), so a
+ * retry whose first try landed is told its calls are spent rather than that the hold is gone.
+ */
+export const SETTLED_REMEMBERED_MS = 60_000;
 
 /** `held`: the credits the hold took (a retried authorization finds the hold its first try took). */
 export type ReserveResult =
@@ -115,25 +133,37 @@ export class Ledger {
 
   /**
    * Ends a hold: the credits of the calls it paid for (none for a failed call; every call served,
-   * for a lease) are spent, the rest go back. False when it was already settled or had expired.
-   * A sum larger than the hold spends only the hold. The balance is not read again: the hold
-   * already took the credits, and the edge knows what it left unspent. An account's spent calls are
-   * recorded for its recent usage.
+   * for a lease) are spent, the rest go back; with `keepOpen` (a lease's partial settlement) the
+   * calls are spent and the rest stays held. A named call the hold spent before is not spent
+   * again. A sum larger than the hold spends only the hold. The balance is not read again: the
+   * hold already took the credits, and the edge knows what it left unspent. An account's spent
+   * calls are recorded for its recent usage.
    */
-  async settle(reservationId: string, spent: readonly SpentCall[]): Promise<boolean> {
+  async settle(reservationId: string, spent: readonly SpentCall[], keepOpen = false): Promise<Settled> {
     const calls = spent.filter((call) => call.credits > 0);
-    const asked = calls.reduce((sum, call) => sum + call.credits, 0);
-    const reservation = await this.store.settle(reservationId, asked);
-    if (!reservation) return false;
+    const listed = calls.length > 0;
+    const result = await this.store.settleCalls(reservationId, {
+      calls: calls.map(({ credits, callId }) => (callId === undefined ? { credits } : { credits, callId })),
+      keepOpen,
+      rememberUntil: this.clock() + SETTLED_REMEMBERED_MS,
+    });
+    if (!result) return { outcome: listed ? 'expired' : 'nothing', ended: false };
+    if ('settledBefore' in result) {
+      const spentBefore = result.settledBefore.spentCredits > 0;
+      return { outcome: !listed ? 'nothing' : spentBefore ? 'spent' : 'expired', ended: false };
+    }
+    const { settled: reservation, fresh } = result;
+    const charged = calls.filter((_, i) => fresh[i]);
+    const asked = charged.reduce((sum, call) => sum + call.credits, 0);
     const total = Math.min(asked, reservation.fromCycle + reservation.fromTopUp);
     if (total > 0) creditsSpent.inc(total);
     const { accountId } = reservation;
-    if (accountId) {
+    if (accountId && total > 0) {
       const at = this.clock();
       const records: UsageRecord[] = [];
       // Calls past the hold were not paid for; the one it ran out on shows what it did pay.
       let unrecorded = total;
-      for (const { operation, credits, target } of calls) {
+      for (const { operation, credits, target } of charged) {
         if (unrecorded === 0) break;
         const paid = Math.min(credits, unrecorded);
         records.push({ accountId, operation, credits: paid, at, ...(target ? { target } : {}) });
@@ -141,7 +171,7 @@ export class Ledger {
       }
       await this.store.addUsage(records);
     }
-    return true;
+    return { outcome: listed ? 'spent' : 'nothing', ended: !keepOpen };
   }
 
   /** Credits each of the account's keys has spent (and holds) this cycle. */

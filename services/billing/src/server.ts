@@ -54,11 +54,14 @@ export function billingService(
         return {};
       },
       settle: async ({ settlements }) => {
-        const settled: string[] = [];
-        for (const { reservationId, spent } of settlements) {
-          if (await ledger.settle(reservationId, spent)) settled.push(reservationId);
+        const answer = { settled: [] as string[], spent: [] as string[], expired: [] as string[] };
+        for (const { reservationId, spent, keepOpen } of settlements) {
+          const { outcome, ended } = await ledger.settle(reservationId, spent, keepOpen);
+          if (ended) answer.settled.push(reservationId);
+          if (outcome === 'spent') answer.spent.push(reservationId);
+          else if (outcome === 'expired') answer.expired.push(reservationId);
         }
-        return { settled };
+        return answer;
       },
       getQuota: (request) => gate.quota(request.credential ?? { clientIp: '' }, request.refused),
       createChallenge: () => challenges.create(),

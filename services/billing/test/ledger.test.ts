@@ -14,6 +14,7 @@ const DAY = 86_400_000;
 /** The credits-spent counter's value (process-wide, so tests compare before and after). */
 const spentTotal = async () => (await creditsSpent.get()).values[0]?.value ?? 0;
 
+const SPENT = { outcome: 'spent', ended: true };
 describe('billing domain (embedded store, injected clock)', () => {
   let dir: string;
   let store: SqliteStore;
@@ -97,9 +98,9 @@ describe('billing domain (embedded store, injected clock)', () => {
       const spent = await ledger.reserve(payer, 2, 5_000);
       const lost = await ledger.reserve(payer, 3, 5_000);
       if (!('reservationId' in spent) || !('reservationId' in lost)) throw new Error('holds refused');
-      expect(await ledger.settle(spent.reservationId, [{ operation: 'render-page', credits: 2 }])).to.equal(true);
+      expect(await ledger.settle(spent.reservationId, [{ operation: 'render-page', credits: 2 }])).to.deep.equal(SPENT);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2995 });
-      expect(await ledger.settle(spent.reservationId, [])).to.equal(false);
+      expect(await ledger.settle(spent.reservationId, [])).to.deep.equal({ outcome: 'nothing', ended: false });
       now += 5_999;
       expect(await ledger.expireHolds()).to.deep.equal({ holds: 0, credits: 0 });
       now += 2;
@@ -107,7 +108,10 @@ describe('billing domain (embedded store, injected clock)', () => {
       expect(await ledger.expireHolds()).to.deep.equal({ holds: 1, credits: 3 });
       expect(((await expiredHolds.get()).values[0]?.value ?? 0) - expiredBefore, 'counted').to.equal(1);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2998 });
-      expect(await ledger.settle(lost.reservationId, [{ operation: 'render-page', credits: 3 }])).to.equal(false);
+      expect(await ledger.settle(lost.reservationId, [{ operation: 'render-page', credits: 3 }])).to.deep.equal({
+        outcome: 'expired',
+        ended: false,
+      });
     });
 
     it('a lease settles once for every call it served: their sum is spent, each is recorded', async () => {
@@ -122,7 +126,7 @@ describe('billing domain (embedded store, injected clock)', () => {
         { operation: 'free', credits: 0 },
         { operation: 'check-links', credits: 4 },
       ];
-      expect(await ledger.settle(lease.reservationId, calls)).to.equal(true);
+      expect(await ledger.settle(lease.reservationId, calls)).to.deep.equal(SPENT);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2990 });
       expect((await spentTotal()) - spentBefore).to.equal(10);
       expect(await ledger.recentUsage(account)).to.deep.equal([
@@ -130,7 +134,9 @@ describe('billing domain (embedded store, injected clock)', () => {
         { accountId: account.id, operation: 'scan-meta', credits: 1, at: now },
         { accountId: account.id, operation: 'render-page', credits: 5, at: now, target: 'https://example.test/page' },
       ]);
-      expect(await ledger.settle(lease.reservationId, calls)).to.equal(false);
+      // A retry of the same settlement is told its calls are spent, and spends nothing again.
+      expect(await ledger.settle(lease.reservationId, calls)).to.deep.equal({ outcome: 'spent', ended: false });
+      expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2990 });
       expect(await ledger.recentUsage(account)).to.have.length(3);
     });
 
@@ -141,7 +147,7 @@ describe('billing domain (embedded store, injected clock)', () => {
       if (!('reservationId' in lease)) throw new Error('lease refused');
       const spentBefore = await spentTotal();
       const calls = ['a', 'b', 'c'].map((operation) => ({ operation, credits: 4 }));
-      expect(await ledger.settle(lease.reservationId, calls)).to.equal(true);
+      expect(await ledger.settle(lease.reservationId, calls)).to.deep.equal(SPENT);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3000, remaining: 2994 });
       expect((await spentTotal()) - spentBefore).to.equal(6);
       expect((await ledger.recentUsage(account)).map(({ operation, credits }) => [operation, credits])).to.deep.equal([
@@ -154,7 +160,7 @@ describe('billing domain (embedded store, injected clock)', () => {
       const payer = { kind: 'anonymous' as const, subject: '203.0.113.9' };
       const lease = await ledger.reserve(payer, 3, 5_000);
       if (!('reservationId' in lease)) throw new Error('lease refused');
-      expect(await ledger.settle(lease.reservationId, [{ operation: 'render-page', credits: 1 }])).to.equal(true);
+      expect(await ledger.settle(lease.reservationId, [{ operation: 'render-page', credits: 1 }])).to.deep.equal(SPENT);
       expect(await ledger.balance(payer)).to.deep.equal({ limit: 3, remaining: 2 });
     });
   });

@@ -358,6 +358,98 @@ for (const harness of harnesses) {
         expect(await store.expiredReservations(Number.MAX_SAFE_INTEGER, 10)).to.have.length(0);
       });
 
+      it('a settled hold is remembered: a retry is told what it spent, and the sweep forgets it', async () => {
+        const a = account({ cycleCredits: 10 });
+        await store.insertAccount(a);
+        const r = (await store.reserveCredits(a.id, 3, hold(T0 + 5_000)))!;
+        const spend = { calls: [{ credits: 3 }], rememberUntil: T0 + 60_000 };
+        expect(await store.settleCalls(r.id, spend)).to.deep.equal({ settled: r, fresh: [true] });
+        expect(await store.settleCalls(r.id, spend)).to.deep.equal({ settledBefore: { spentCredits: 3 } });
+        expect(await store.settleCalls(r.id, { calls: [] })).to.deep.equal({ settledBefore: { spentCredits: 3 } });
+        expect(await store.settle(r.id, 0), 'settled already').to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 7, topUp: 0 });
+        // Past the hold's own expiry it is no refund: the expiry sweep never lists a settled hold.
+        expect(await store.expiredReservations(T0 + 10_000, 10)).to.have.length(0);
+        const refunded = (await store.reserveCredits(a.id, 2, hold()))!;
+        const noSpend = { calls: [], rememberUntil: T0 + 60_000 };
+        expect(await store.settleCalls(refunded.id, noSpend)).to.deep.include({ settled: refunded });
+        expect(await store.settleCalls(refunded.id, spend)).to.deep.equal({ settledBefore: { spentCredits: 0 } });
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 7, topUp: 0 });
+        await store.sweep(T0 + 59_999);
+        expect(await store.settleCalls(r.id, spend)).to.deep.equal({ settledBefore: { spentCredits: 3 } });
+        await store.sweep(T0 + 60_000);
+        expect(await store.settleCalls(r.id, spend)).to.equal(undefined);
+        expect(await store.settleCalls(refunded.id, spend)).to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 7, topUp: 0 });
+      });
+
+      it('a hold gone (expired and refunded) settles nothing: undefined', async () => {
+        const a = account({ cycleCredits: 10 });
+        await store.insertAccount(a);
+        const r = (await store.reserveCredits(a.id, 3, hold(T0 + 1_000)))!;
+        const [expired] = await store.expiredReservations(T0 + 1_000, 10);
+        expect(expired?.id).to.equal(r.id);
+        expect(await store.settle(r.id, 0)).to.deep.equal(r);
+        const spend = { calls: [{ credits: 3 }], rememberUntil: T0 + 60_000 };
+        expect(await store.settleCalls(r.id, spend)).to.equal(undefined);
+        expect(await store.settleCalls(r.id, { ...spend, keepOpen: true })).to.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 10, topUp: 0 });
+      });
+
+      it('a partial settle spends named calls once and keeps the rest held', async () => {
+        const a = account({ cycleCredits: 6, topUpCredits: 14 });
+        await store.insertAccount(a);
+        const lease = (await store.reserveCredits(a.id, 10, hold(T0 + 5_000)))!;
+        expect(lease).to.include({ fromCycle: 6, fromTopUp: 4 });
+        const first = { calls: [{ credits: 2, callId: 'call-1' }], keepOpen: true };
+        expect(await store.settleCalls(lease.id, first)).to.deep.equal({ settled: lease, fresh: [true] });
+        // A retry of the same partial settlement spends nothing again.
+        const again = await store.settleCalls(lease.id, first);
+        expect(again && 'settled' in again && again.fresh).to.deep.equal([false]);
+        const both = {
+          calls: [
+            { credits: 2, callId: 'call-1' },
+            { credits: 3, callId: 'call-2' },
+          ],
+          keepOpen: true,
+        };
+        const second = await store.settleCalls(lease.id, both);
+        expect(second && 'settled' in second && second.fresh).to.deep.equal([false, true]);
+        // Nothing returns while the hold stays open.
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 10 });
+        // The final settlement lists every call: only those not yet spent are, and the rest goes back.
+        const final = {
+          calls: [
+            { credits: 2, callId: 'call-1' },
+            { credits: 3, callId: 'call-2' },
+            { credits: 1, callId: 'call-3' },
+          ],
+          rememberUntil: T0 + 60_000,
+        };
+        const ended = await store.settleCalls(lease.id, final);
+        expect(ended && 'settled' in ended && ended.fresh).to.deep.equal([false, false, true]);
+        // 6 spent of 10: the 4 unused go back to top-ups first.
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 14 });
+        expect(await store.settleCalls(lease.id, final)).to.deep.equal({ settledBefore: { spentCredits: 6 } });
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 0, topUp: 14 });
+      });
+
+      it('a lease spent in part and then expired returns only what it did not spend', async () => {
+        const a = account({ cycleCredits: 10 });
+        await store.insertAccount(a);
+        const lease = (await store.reserveCredits(a.id, 8, hold(T0 + 1_000)))!;
+        await store.settleCalls(lease.id, { calls: [{ credits: 3, callId: 'c1' }], keepOpen: true });
+        const key = `allowance|9|${randomUUID()}`;
+        const anonymous = (await store.reserveAllowance(key, 5, 10, T0 + 86_400_000, hold(T0 + 1_000)))!;
+        await store.settleCalls(anonymous.id, { calls: [{ credits: 2, callId: 'c1' }], keepOpen: true });
+        await store.settleCalls(anonymous.id, { calls: [{ credits: 2, callId: 'c1' }], keepOpen: true });
+        const expired = await store.expiredReservations(T0 + 1_000, 10);
+        expect(expired.map((r) => r.id).sort()).to.deep.equal([lease.id, anonymous.id].sort());
+        for (const r of expired) expect(await store.settle(r.id, 0)).to.not.equal(undefined);
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 7, topUp: 0 });
+        expect(await store.counter(key)).to.equal(2);
+      });
+
       it('spends at most the hold, and a negative spend is none', async () => {
         const a = account({ cycleCredits: 2, topUpCredits: 5 });
         await store.insertAccount(a);

@@ -6,16 +6,21 @@ import {
   type ApiKeyRecord,
   type BillingStore,
   EmailTakenError,
+  freshCalls,
   type Hold,
+  type HoldSpend,
   type IdempotencyClaim,
   type IdempotencyRecord,
   type IdempotentAnswer,
   type KeyBudget,
   type KeyLimited,
   type KeyLimitedIf,
+  keptOpen,
   type PlanChange,
   type Reservation,
   type SessionRecord,
+  type SettleResult,
+  settleCredits,
   type UsageRecord,
   unusedCredits,
 } from './store.js';
@@ -40,6 +45,12 @@ interface HoldDoc {
   expiresAt: number;
   /** An API key's hold: the key whose spend it counts toward (absent on holds made before keys had one). */
   keyId?: string | null;
+  /** The named calls a lease's hold has spent. */
+  spentCalls?: string[];
+  /** What its partial settlements spent. */
+  partlySpent?: number;
+  /** A settled hold remembered (until expiresAt): what it spent. Absent while it holds credits. */
+  settledSpent?: number;
 }
 /** An API key's spend in one cycle of its account; a new cycle starts it again. */
 interface KeySpendDoc {
@@ -424,50 +435,89 @@ export class MongoStore implements BillingStore {
   }
 
   /**
-   * One update removes the hold and returns its unused credits, guarded on the hold still being
-   * there (so exactly one settlement wins) and, for an account, on the cycle the return was judged
-   * against (cycle credits return only to the cycle they came from).
+   * One update ends the hold and returns its unused credits, guarded on the hold still being
+   * unsettled as read (so exactly one settlement wins) and, for an account, on the cycle the return
+   * was judged against (cycle credits return only to the cycle they came from). A remembered hold
+   * stays in place as a settled record (counted in openHolds until the sweep removes it); a partial
+   * settlement rewrites the hold smaller, guarded on what it held as read.
    */
   async settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined> {
+    return settleCredits(this, reservationId, spentCredits);
+  }
+
+  async settleCalls(reservationId: string, spend: HoldSpend): Promise<SettleResult | undefined> {
     const place = holdPlace(reservationId) ?? (await this.placeOfName(reservationId));
     if (!place) return undefined;
     const path = `holds.${place.holdId}`;
-    if (place.in === 'c') {
-      const doc = await this.counters.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<CounterDoc>();
-      const hold = doc?.holds?.[place.holdId];
-      if (!hold) return undefined;
-      const { toCycle } = unusedCredits(hold, spentCredits);
-      const settled = await this.counters.updateOne(
-        { _id: place.docId, [path]: { $exists: true } },
-        { $unset: { [path]: '' }, $inc: increments({ openHolds: -1, value: -toCycle }) },
-      );
-      return settled.modifiedCount === 1 ? toReservation(place, hold) : undefined;
-    }
+    // The two documents hold holds alike; one model type serves both.
+    const model = (place.in === 'a' ? this.accounts : this.counters) as unknown as DocModel<AccountDoc>;
     for (;;) {
-      const doc = await this.accounts.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<AccountDoc>();
+      const doc = await model.findOne({ _id: place.docId, [path]: { $exists: true } }).lean<AccountDoc | CounterDoc>();
       const hold = doc?.holds?.[place.holdId];
       if (!doc || !hold) return undefined;
-      const { toCycle, toTopUp } = unusedCredits(hold, spentCredits);
-      const sameCycle = hold.cycleEnd === doc.cycleEnd;
-      // The key's spend was set in this hold's cycle; once the account has moved on, it is left alone.
-      const keyRefund =
-        hold.keyId && sameCycle && doc.keySpend?.[hold.keyId]
-          ? { [`keySpend.${hold.keyId}.credits`]: -(toCycle + toTopUp) }
-          : {};
-      const settled = await this.accounts.updateOne(
-        { _id: place.docId, [path]: { $exists: true }, cycleEnd: doc.cycleEnd },
-        {
-          $unset: { [path]: '' },
-          $inc: increments({
-            openHolds: -1,
-            cycleCredits: sameCycle ? toCycle : 0,
-            topUpCredits: toTopUp,
-            ...keyRefund,
-          }),
-        },
-      );
-      if (settled.modifiedCount === 1) return toReservation(place, hold);
-      // Settled meanwhile (the next read finds no hold), or the cycle renewed (judge again).
+      if (hold.settledSpent !== undefined) return { settledBefore: { spentCredits: hold.settledSpent } };
+      const { fresh, credits: spentCredits } = freshCalls(spend, hold.spentCalls ?? []);
+      const asRead = {
+        _id: place.docId,
+        [`${path}.fromCycle`]: hold.fromCycle,
+        [`${path}.fromTopUp`]: hold.fromTopUp,
+        [`${path}.settledSpent`]: { $exists: false },
+      };
+      let update: mongoose.UpdateQuery<AccountDoc>;
+      let guard: Record<string, unknown> = asRead;
+      if (spend.keepOpen) {
+        const named = spend.calls.flatMap(({ callId }, i) => (fresh[i] && callId !== undefined ? [callId] : []));
+        const left = keptOpen(hold, spentCredits);
+        // Nothing new to spend (a retry): an update that changes nothing would match no change.
+        if (named.length === 0 && spentCredits === 0) return { settled: toReservation(place, hold), fresh };
+        const spentCalls = [...(hold.spentCalls ?? []), ...named];
+        update = {
+          $set: {
+            [`${path}.fromCycle`]: left.fromCycle,
+            [`${path}.fromTopUp`]: left.fromTopUp,
+            [`${path}.spentCalls`]: spentCalls,
+            [`${path}.partlySpent`]:
+              (hold.partlySpent ?? 0) + hold.fromCycle + hold.fromTopUp - left.fromCycle - left.fromTopUp,
+          },
+        };
+      } else {
+        const { toCycle, toTopUp } = unusedCredits(hold, spentCredits);
+        const spent = hold.fromCycle + hold.fromTopUp - toCycle - toTopUp;
+        const ended =
+          spend.rememberUntil === undefined
+            ? { $unset: { [path]: '' } }
+            : {
+                $set: {
+                  [path]: { ...hold, settledSpent: spent + (hold.partlySpent ?? 0), expiresAt: spend.rememberUntil },
+                },
+              };
+        // A forgotten hold leaves openHolds; a remembered one when the sweep removes it.
+        const holds = spend.rememberUntil === undefined ? -1 : 0;
+        if (place.in === 'c') {
+          update = { ...ended, $inc: increments({ openHolds: holds, value: -toCycle }) };
+        } else {
+          const account = doc as AccountDoc;
+          const sameCycle = hold.cycleEnd === account.cycleEnd;
+          // The key's spend was set in this hold's cycle; once the account has moved on, it is left alone.
+          const keyRefund =
+            hold.keyId && sameCycle && account.keySpend?.[hold.keyId]
+              ? { [`keySpend.${hold.keyId}.credits`]: -(toCycle + toTopUp) }
+              : {};
+          update = {
+            ...ended,
+            $inc: increments({
+              openHolds: holds,
+              cycleCredits: sameCycle ? toCycle : 0,
+              topUpCredits: toTopUp,
+              ...keyRefund,
+            }),
+          };
+          guard = { ...asRead, cycleEnd: account.cycleEnd };
+        }
+      }
+      const settled = await model.updateOne(guard, update);
+      if (settled.modifiedCount === 1) return { settled: toReservation(place, hold), fresh };
+      // Settled or spent from meanwhile, or the cycle renewed: read again and judge again.
     }
   }
 
@@ -485,7 +535,8 @@ export class MongoStore implements BillingStore {
     ] as const) {
       for (const doc of docs) {
         for (const [holdId, hold] of Object.entries(doc.holds ?? {})) {
-          if (hold.expiresAt <= now) expired.push(toReservation({ in: where, docId: doc._id, holdId }, hold));
+          if (hold.expiresAt <= now && hold.settledSpent === undefined)
+            expired.push(toReservation({ in: where, docId: doc._id, holdId }, hold));
         }
       }
     }
@@ -635,7 +686,22 @@ export class MongoStore implements BillingStore {
   }
 
   /** Expired counters and sessions go by their TTL indexes. */
-  async sweep(): Promise<void> {}
+  /** Removes settled holds remembered past their time (the rest expires by TTL indexes). */
+  async sweep(now: number): Promise<void> {
+    const holding = { openHolds: { $gt: 0 } };
+    for (const model of [this.accounts, this.counters] as unknown as DocModel<AccountDoc>[]) {
+      for (const doc of await model.find(holding, { holds: 1 }).lean<HoldingDoc[]>()) {
+        for (const [holdId, hold] of Object.entries(doc.holds ?? {})) {
+          if (hold.settledSpent === undefined || hold.expiresAt > now) continue;
+          const path = `holds.${holdId}`;
+          await model.updateOne(
+            { _id: doc._id, [`${path}.settledSpent`]: { $exists: true } },
+            { $unset: { [path]: '' }, $inc: { openHolds: -1 } },
+          );
+        }
+      }
+    }
+  }
 
   async close(): Promise<void> {
     await this.connection.close();

@@ -5,16 +5,21 @@ import {
   type ApiKeyRecord,
   type BillingStore,
   EmailTakenError,
+  freshCalls,
   type Hold,
+  type HoldSpend,
   type IdempotencyClaim,
   type IdempotencyRecord,
   type IdempotentAnswer,
   type KeyBudget,
   type KeyLimited,
   type KeyLimitedIf,
+  keptOpen,
   type PlanChange,
   type Reservation,
   type SessionRecord,
+  type SettleResult,
+  settleCredits,
   type UsageRecord,
   unusedCredits,
 } from './store.js';
@@ -110,6 +115,9 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] 
   { table: 'api_keys', column: 'expires_at', type: 'INTEGER' },
   { table: 'api_keys', column: 'allowed_operations', type: 'TEXT' },
   { table: 'reservations', column: 'key_id', type: 'TEXT' },
+  { table: 'reservations', column: 'spent_calls', type: 'TEXT' },
+  { table: 'reservations', column: 'partly_spent', type: 'INTEGER' },
+  { table: 'reservations', column: 'settled_spent', type: 'INTEGER' },
 ];
 
 function addMissingColumns(db: Database.Database): void {
@@ -174,6 +182,12 @@ interface ReservationRow {
   from_top_up: number;
   expires_at: number;
   key_id: string | null;
+  /** The named calls a lease's hold has spent (JSON array). */
+  spent_calls: string | null;
+  /** What its partial settlements spent. */
+  partly_spent: number | null;
+  /** A settled hold remembered (until expires_at): what it spent. Null while it holds credits. */
+  settled_spent: number | null;
 }
 
 const toAccount = (r: AccountRow): Account => ({
@@ -269,7 +283,16 @@ export class SqliteStore implements BillingStore {
          VALUES (@id, @accountId, @allowanceKey, @cycleEnd, @fromCycle, @fromTopUp, @expiresAt, @keyId)`,
       ),
       reservationById: db.prepare<[string], ReservationRow>('SELECT * FROM reservations WHERE id = ?'),
-      deleteReservation: db.prepare('DELETE FROM reservations WHERE id = ?'),
+      deleteReservation: db.prepare('DELETE FROM reservations WHERE id = ? AND settled_spent IS NULL'),
+      rememberSettled: db.prepare(
+        `UPDATE reservations SET settled_spent = @spent, expires_at = @until
+         WHERE id = @id AND settled_spent IS NULL`,
+      ),
+      spendKeptOpen: db.prepare(
+        `UPDATE reservations SET from_cycle = @fromCycle, from_top_up = @fromTopUp, spent_calls = @spentCalls,
+           partly_spent = coalesce(partly_spent, 0) + @spent
+         WHERE id = @id AND settled_spent IS NULL`,
+      ),
       refundAccount: db.prepare(
         `UPDATE accounts SET cycle_credits = cycle_credits + CASE WHEN cycle_end = @cycleEnd THEN @toCycle ELSE 0 END,
            top_up_credits = top_up_credits + @toTopUp WHERE id = @id`,
@@ -289,7 +312,7 @@ export class SqliteStore implements BillingStore {
         'SELECT key_id, credits FROM key_spend WHERE account_id = ? AND cycle_end = ?',
       ),
       expiredReservations: db.prepare<[number, number], ReservationRow>(
-        'SELECT * FROM reservations WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+        'SELECT * FROM reservations WHERE expires_at <= ? AND settled_spent IS NULL ORDER BY expires_at LIMIT ?',
       ),
       increment: db.prepare<{ key: string; by: number; expiresAt: number }, { value: number }>(
         `INSERT INTO counters (key, value, expires_at) VALUES (@key, max(@by, 0), @expiresAt)
@@ -343,6 +366,7 @@ export class SqliteStore implements BillingStore {
       sweepIdempotency: db.prepare('DELETE FROM idempotency WHERE expires_at <= ?'),
       sweepCounters: db.prepare('DELETE FROM counters WHERE expires_at <= ?'),
       sweepSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
+      sweepSettled: db.prepare('DELETE FROM reservations WHERE settled_spent IS NOT NULL AND expires_at <= ?'),
     };
     const q = this.q;
     this.tx = {
@@ -409,10 +433,31 @@ export class SqliteStore implements BillingStore {
       addUsage: db.transaction((records: readonly UsageRecord[]) => {
         for (const record of records) q.insertUsage.run({ ...record, target: record.target ?? null });
       }),
-      settle: db.transaction((reservationId: string, spentCredits: number): Reservation | undefined => {
+      settle: db.transaction((reservationId: string, spend: HoldSpend): SettleResult | undefined => {
         const row = q.reservationById.get(reservationId);
-        if (!row || q.deleteReservation.run(reservationId).changes !== 1) return undefined;
+        if (!row) return undefined;
+        if (row.settled_spent !== null) return { settledBefore: { spentCredits: row.settled_spent } };
         const reservation = toReservation(row);
+        const spentBefore = row.spent_calls === null ? [] : (JSON.parse(row.spent_calls) as string[]);
+        const { fresh, credits: spentCredits } = freshCalls(spend, spentBefore);
+        if (spend.keepOpen) {
+          const named = spend.calls.flatMap(({ callId }, i) => (fresh[i] && callId !== undefined ? [callId] : []));
+          const spentCalls = JSON.stringify([...spentBefore, ...named]);
+          const left = keptOpen(reservation, spentCredits);
+          const spent = reservation.fromCycle + reservation.fromTopUp - left.fromCycle - left.fromTopUp;
+          q.spendKeptOpen.run({ id: reservationId, ...left, spentCalls, spent });
+          return { settled: reservation, fresh };
+        }
+        const spent = Math.min(spentCredits, reservation.fromCycle + reservation.fromTopUp);
+        const ended =
+          spend.rememberUntil === undefined
+            ? q.deleteReservation.run(reservationId)
+            : q.rememberSettled.run({
+                id: reservationId,
+                spent: spent + (row.partly_spent ?? 0),
+                until: spend.rememberUntil,
+              });
+        if (ended.changes !== 1) return undefined;
         const { toCycle, toTopUp } = unusedCredits(reservation, spentCredits);
         if (toCycle + toTopUp > 0) {
           if (reservation.accountId) {
@@ -428,7 +473,7 @@ export class SqliteStore implements BillingStore {
             q.refundAllowance.run(toCycle, reservation.allowanceKey);
           }
         }
-        return reservation;
+        return { settled: reservation, fresh };
       }),
     };
   }
@@ -496,7 +541,11 @@ export class SqliteStore implements BillingStore {
   }
 
   async settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined> {
-    return this.tx.settle.immediate(reservationId, spentCredits);
+    return settleCredits(this, reservationId, spentCredits);
+  }
+
+  async settleCalls(reservationId: string, spend: HoldSpend): Promise<SettleResult | undefined> {
+    return this.tx.settle.immediate(reservationId, spend);
   }
 
   async expiredReservations(now: number, limit: number): Promise<Reservation[]> {
@@ -600,6 +649,7 @@ export class SqliteStore implements BillingStore {
   async sweep(now: number): Promise<void> {
     this.q.sweepCounters.run(now);
     this.q.sweepSessions.run(now);
+    this.q.sweepSettled.run(now);
     this.q.sweepIdempotency.run(now);
   }
 

@@ -38,14 +38,23 @@ export interface BillingStore {
     hold: Hold,
   ): Promise<Reservation | undefined>;
   /**
-   * Ends a hold exactly once: keeps `spentCredits` of it (clamped to 0..held) and gives the rest
+   * Ends a hold exactly once: keeps what `spend.calls` cost (clamped to 0..held) and gives the rest
    * back, as unusedCredits() splits it: to top-ups first, then to cycle credits (only while the
-   * account is still in the cycle they came from); an allowance counter goes down by it. 0 spent
+   * account is still in the cycle they came from); an allowance counter goes down by it. No calls
    * is a refund, the whole hold a spend. A key's hold gives the unused credits back to the key's
-   * spend too, while the account is in the same cycle. Undefined when already settled.
+   * spend too, while the account is in the same cycle. A named call (`callId`) the hold spent
+   * before is not spent again. With `keepOpen` the calls are spent and the rest stays held (a
+   * lease's partial settlement). With `rememberUntil` the settled hold is remembered until then, so
+   * a retried settlement is told what it spent; else it is forgotten at once.
+   * Undefined when there is no such hold (never was, expired, or settled and forgotten).
+   */
+  settleCalls(reservationId: string, spend: HoldSpend): Promise<SettleResult | undefined>;
+  /**
+   * Ends a hold spending `spentCredits` of it (clamped to 0..held), as settleCalls() with one
+   * call; the hold as it was, or undefined when there is none or it was settled already.
    */
   settle(reservationId: string, spentCredits: number): Promise<Reservation | undefined>;
-  /** Holds whose time ran out, oldest first; the caller refunds each with settle(id, 0). */
+  /** Live holds whose time ran out, oldest first; the caller refunds each with settle(id, 0). */
   expiredReservations(now: number, limit: number): Promise<Reservation[]>;
 
   /** Adds `by` to a named counter (created at 0, deleted after `expiresAt`); returns the new value. */
@@ -169,6 +178,63 @@ export interface Reservation {
   fromCycle: number;
   fromTopUp: number;
   expiresAt: number;
+}
+
+/** A call a settlement spends: its credits, and its name when it was paid from a lease. */
+export interface CallSpend {
+  credits: number;
+  callId?: string;
+}
+
+/** What a settlement does to a hold; see BillingStore.settle. */
+export interface HoldSpend {
+  calls: readonly CallSpend[];
+  keepOpen?: boolean;
+  rememberUntil?: number;
+}
+
+/**
+ * A settlement's effect: `settled`, the hold as it was before this settlement changed it, and
+ * `fresh[i]`, whether `calls[i]` was spent now (a named call spent before is not); or
+ * `settledBefore`, the hold had been settled already, spending `spentCredits`.
+ */
+export type SettleResult = { settled: Reservation; fresh: boolean[] } | { settledBefore: { spentCredits: number } };
+
+/** The calls of `spend` the hold has not spent before, and what they cost. */
+export function freshCalls(spend: HoldSpend, spentBefore: readonly string[]): { fresh: boolean[]; credits: number } {
+  const seen = new Set(spentBefore);
+  let credits = 0;
+  const fresh = spend.calls.map(({ credits: cost, callId }) => {
+    if (callId !== undefined) {
+      if (seen.has(callId)) return false;
+      seen.add(callId);
+    }
+    credits += Math.max(0, cost);
+    return true;
+  });
+  return { fresh, credits };
+}
+
+/** settle(id, credits) through settleCalls(). */
+export async function settleCredits(
+  store: BillingStore,
+  id: string,
+  credits: number,
+): Promise<Reservation | undefined> {
+  const result = await store.settleCalls(id, { calls: credits > 0 ? [{ credits }] : [] });
+  return result && 'settled' in result ? result.settled : undefined;
+}
+
+/**
+ * What is left of a hold once `spentCredits` of it are spent and it stays open: the spent part
+ * counts as cycle credits first, as unusedCredits() does.
+ */
+export function keptOpen(
+  hold: Pick<Reservation, 'fromCycle' | 'fromTopUp'>,
+  spentCredits: number,
+): { fromCycle: number; fromTopUp: number } {
+  const { toCycle, toTopUp } = unusedCredits(hold, spentCredits);
+  return { fromCycle: toCycle, fromTopUp: toTopUp };
 }
 
 /**
