@@ -114,9 +114,9 @@ const clientClosed = () => new HttpError(499, 'client_closed_request', 'the clie
 /**
  * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> [read the upload]
  * -> [claim the Idempotency-Key: a retry of a call that succeeded gets its answer, nothing spent]
- * -> the one RPC -> present -> commit on success (even if the client left once the service had
- * done the work), release on any failure (a refused upload body, service error, service down,
- * deadline, a client gone before the work was done).
+ * -> the one RPC -> present -> commit on success, before answering (even if the client left once
+ * the service had done the work), release on any failure (a refused upload body, service error,
+ * service down, deadline, a client gone before the work was done).
  */
 export function handler(spec: RouteSpec, clients: Clients, metering: Metering, log: Logger): Middleware {
   const present = presenter(spec.output);
@@ -195,10 +195,19 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     }
     // The service did the work (a job created, a file written): it is billed even when the
     // client has left meanwhile. A client that left earlier had its call cancelled (or its work
-    // withdrawn) instead.
-    hold.settle(target);
+    // withdrawn) instead. Billed before the answer goes out (decision 0255): a success billing
+    // did not record is a 503, its credits returned and its work withdrawn.
+    try {
+      await hold.settle(target);
+    } catch (err) {
+      claim?.free();
+      void file?.opened.rest.return?.().catch(() => undefined);
+      if (withdraw) void withdraw(clients, options.requestId).catch(() => undefined);
+      throw err;
+    }
     if (claim) {
-      // Kept before the answer goes out, so a retry that follows it is replayed, never run again.
+      // Kept once charged and before the answer goes out, so a retry that follows it is replayed,
+      // never run again, and never replays a call that was not charged.
       await claim
         .keep(spec.status ?? 200, body, headers)
         .catch((err: unknown) =>

@@ -8,16 +8,17 @@ import {
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { account, creditsHeader, eventually, quota } from './billing-helpers.js';
+import { account, creditsHeader, eventually, expectFailure, quota } from './billing-helpers.js';
 
 /**
- * Issue 13, item 1: a metered call makes one blocking billing call (Authorize); its settlement
- * follows the response, batched, and keeps the guarantees: settling is idempotent, a settlement
- * that cannot be sent yet is retried until billing is back, and one that never arrives (the edge
- * died) ends as the hold's expiry decides, so no credit is lost and none spent twice.
+ * Issue 13, item 1, and issue 29, item 1: a metered call makes one blocking billing call
+ * (Authorize) before its work; a success's settlement, batched, is recorded by billing before the
+ * success is answered (decision 0255). Settling is idempotent; a success billing does not record
+ * (the hold is gone, or billing cannot be reached within the bound) is a 503 with its credits
+ * returned; so whatever is SIGKILLed, an answered success is spent and nothing else is.
  */
-describe('settlements after the response', function () {
-  this.timeout(90_000);
+describe('settlements before the answer', function () {
+  this.timeout(120_000);
   let site: FixtureSite;
   let stack: TestStack;
   const slowDownCheck = (tag: string) => `/v1/down-check?url=${encodeURIComponent(site.url(`/slow?ms=1500&${tag}`))}`;
@@ -35,19 +36,22 @@ describe('settlements after the response', function () {
     await site?.close();
   });
 
-  /** Waits until the slow page was requested (the call holds its credits), then kills billing. */
-  async function killBillingDuring(call: Promise<Response>, tag: string): Promise<Response> {
-    await eventually(async () => expect(site.requests.some((r) => r.path.includes(tag))).to.equal(true));
-    await stack.kill('billing');
-    return call;
+  /** Waits until the slow page was requested (the call holds its credits). */
+  const requested = (tag: string) =>
+    eventually(async () => expect(site.requests.some((r) => r.path.includes(tag))).to.equal(true));
+
+  /** Past every hold's expiry (30 s + 60 s grace) at billing, once its expiry sweep has run. */
+  async function pastHoldExpiry(): Promise<void> {
+    stack.advanceClock(100_000);
+    await new Promise((r) => setTimeout(r, 1_000)); // several expiry sweeps run
   }
 
-  it('settles a hold once, however often its settlement is sent', async () => {
+  it('settles a hold once, however often its settlement is sent, and says whether it is spent', async () => {
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
     const client = new BillingServiceClient(`127.0.0.1:${stack.ports.billing}`, grpc.credentials.createInsecure());
     const unary = <T>(call: (done: (err: grpc.ServiceError | null, res: T) => void) => void) =>
       new Promise<T>((resolve, reject) => call((err, res) => (err ? reject(err) : resolve(res))));
-    try {
+    const hold = async (holdMs: number) => {
       const authorized = await unary<AuthorizeResponse>((done) =>
         client.authorize(
           {
@@ -57,60 +61,83 @@ describe('settlements after the response', function () {
             challenge: false,
             callers: CallerPolicy.CALLER_POLICY_ANY,
             stateChanging: true,
-            holdMs: 30_000,
+            holdMs,
           },
           done,
         ),
       );
-      const grant = authorized.outcome?.$case === 'grant' ? authorized.outcome.grant : undefined;
+      return authorized.outcome?.$case === 'grant' ? authorized.outcome.grant : undefined;
+    };
+    try {
+      const grant = await hold(30_000);
       expect(grant?.quota?.remaining, 'the hold took the credits').to.equal(8);
       const reservationId = grant?.reservationId ?? '';
-      const spend = { reservationId, spent: [{ operation: 'broken-links', credits: 2 }] };
+      const spend = { reservationId, spent: [{ operation: 'broken-links', credits: 2 }], keepOpen: false };
       const first = await unary<SettleResponse>((done) => client.settle({ settlements: [spend, spend] }, done));
-      expect(first.settled).to.deep.equal([reservationId]);
+      expect(first).to.deep.equal({ settled: [reservationId], spent: [reservationId, reservationId], expired: [] });
+      // A retry is told its call is spent (billing remembers the settled hold); a refund of it changes nothing.
       const again = await unary<SettleResponse>((done) =>
-        client.settle(
-          {
-            settlements: [spend, { reservationId, spent: [] }],
-          },
-          done,
-        ),
+        client.settle({ settlements: [spend, { reservationId, spent: [], keepOpen: false }] }, done),
       );
-      expect(again.settled).to.deep.equal([]);
+      expect(again).to.deep.equal({ settled: [], spent: [reservationId], expired: [] });
+      expect(await quota(stack, { apiKey })).to.include({ remaining: 8 });
+      // A hold that expired (its credits returned) is no spend: billing says so.
+      const lost = (await hold(1_000))?.reservationId ?? '';
+      await pastHoldExpiry();
+      await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 8 }));
+      const late = await unary<SettleResponse>((done) =>
+        client.settle({ settlements: [{ ...spend, reservationId: lost }] }, done),
+      );
+      expect(late).to.deep.equal({ settled: [], spent: [], expired: [lost] });
       expect(await quota(stack, { apiKey })).to.include({ remaining: 8 });
     } finally {
       client.close();
     }
   });
 
-  it('retries a settlement billing could not take until billing is back, and spends it once', async () => {
+  it('an edge SIGKILLed right after answering a success: the success stays spent', async () => {
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
-    const logged = stack.logs.length;
-    const settled = () =>
-      stack.logs.slice(logged).filter((l) => l.startsWith('[billing]') && l.includes('"rpc":"Settle","ms"')).length;
-    const res = await killBillingDuring(stack.api(slowDownCheck('retried'), { apiKey }), 'retried');
+    const call = stack.api(slowDownCheck('edge-killed'), { apiKey });
+    await requested('edge-killed');
+    // Billing is away when the work ends, and back within the bound: the success waits for it.
+    await stack.kill('billing');
+    const restarted = stack.start('billing');
+    const res = await call;
+    await stack.kill('edge');
+    await restarted;
     expect(res.status).to.equal(200);
-    expect(creditsHeader(res), 'known from the hold, without a second billing call').to.equal(9);
-    await stack.start('billing');
-    // The restarted billing took the retried batch (its log says so; the balance alone cannot tell a
-    // spent credit from a held one).
-    await eventually(async () => expect(settled()).to.be.greaterThan(0));
-    expect(await quota(stack, { apiKey })).to.include({ remaining: 9 });
-    // Spent, not merely held: past the hold's expiry (30 s + 60 s grace) the credit stays spent.
-    stack.advanceClock(100_000);
-    await new Promise((r) => setTimeout(r, 1_000)); // several expiry sweeps run
-    expect(await quota(stack, { apiKey })).to.include({ remaining: 9 });
+    expect(creditsHeader(res)).to.equal(9);
+    await stack.start('edge');
+    await pastHoldExpiry();
+    expect(await quota(stack, { apiKey }), 'spent, not merely held').to.include({ remaining: 9 });
   });
 
-  it('loses no credit when the edge dies with settlements unsent: the holds expire and return them', async () => {
+  it('billing out of reach past the bound: the success is a 503 and costs nothing, whatever dies next', async () => {
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
-    const res = await killBillingDuring(stack.api(slowDownCheck('lost'), { apiKey }), 'lost');
-    expect(res.status).to.equal(200);
+    const call = stack.api(slowDownCheck('billing-away'), { apiKey });
+    await requested('billing-away');
+    await stack.kill('billing');
+    const res = await call;
+    const body = await expectFailure(res, 503, 'service_unavailable');
+    expect(body.error?.message).to.match(/billing/);
+    expect(res.headers.get('retry-after')).to.match(/^\d+$/);
     await stack.kill('edge');
     await stack.start('billing');
     await stack.start('edge');
-    expect(await quota(stack, { apiKey }), 'still held').to.include({ remaining: 9 });
+    await pastHoldExpiry();
+    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 10 }));
+  });
+
+  it('a hold billing let expire during the call: the success is a 503, its credits back', async () => {
+    const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
+    const call = stack.api(slowDownCheck('expired'), { apiKey });
+    await requested('expired');
+    // Billing's clock passes the hold's expiry while the page is slow: the sweep returns its credits.
     stack.advanceClock(100_000);
     await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 10 }));
+    const res = await call;
+    await expectFailure(res, 503, 'service_unavailable');
+    expect(creditsHeader(res)).to.equal(10);
+    expect(await quota(stack, { apiKey })).to.include({ remaining: 10 });
   });
 });

@@ -8,7 +8,7 @@
  * the credits are held is the folder's business: one billing call per call (meter.ts), batched
  * (authorize-queue.ts), a free read answered from the edge's short-lived view of the caller
  * (caller-views.ts), or a busy API-key caller's call paid from a lease billing granted
- * (lease-rules.ts); holds are settled after the response, batched (settlements.ts).
+ * (lease-rules.ts); a success's hold is settled before its answer, batched (settlements.ts).
  */
 import type { Logger } from '@webutil/kit';
 import type { Context } from 'koa';
@@ -21,10 +21,12 @@ export interface Hold {
   /** Who called, and its quota once this call's credits are held. */
   readonly caller: Caller;
   /**
-   * The call succeeded: its credits are spent (and X-Credits-Remaining stays as it is). `target`,
-   * what it worked on (a url or domain), is recorded with it in the account's usage.
+   * The call succeeded: its credits are spent (and X-Credits-Remaining stays as it is), at billing,
+   * before the success is answered. `target`, what it worked on (a url or domain), is recorded with
+   * it in the account's usage. Rejects with a 503 (its credits returned) when billing says the hold
+   * is gone or cannot be reached in time: the success must not be answered then.
    */
-  settle(target?: string): void;
+  settle(target?: string): Promise<void>;
   /** The call failed or did not run: its credits go back (and X-Credits-Remaining says so). */
   release(): void;
 }

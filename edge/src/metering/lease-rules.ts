@@ -1,11 +1,13 @@
 /**
  * Credit leases, the quota allocation of Google's ESP applied to credits: a busy API-key caller's
  * authorization may hold a block of its credits (a lease) instead of one call's, and this edge
- * then pays that caller's calls from it without a billing round trip, for at most `ttlMs`. When
- * the lease ends (its time is up, a newer lease replaces it, its caller's view went stale) and its
- * calls have finished, one settlement spends what its successful calls cost and returns the rest.
- * A lease whose settlement never arrives (the edge crashed) ends as its expiry decides at billing
- * (every credit returns), and settling twice changes nothing.
+ * then pays that caller's calls from it without an authorization of their own, for at most
+ * `ttlMs`. Each successful call is spent from the lease at billing before it is answered (a partial
+ * settlement, naming the call, that keeps the rest held: decision 0255). When the lease ends (its
+ * time is up, a newer lease replaces it, its caller's view went stale) and its calls have
+ * finished, one settlement lists what its successful calls cost (billing spends those not spent
+ * yet) and returns the rest. A lease whose final settlement never arrives (the edge crashed) ends
+ * as its expiry decides at billing (what was not spent returns), and settling twice changes nothing.
  *
  * Billing decides whether a lease is granted and how many credits it holds; these rules decide
  * when this edge offers to carry one and how it pays calls from it. They are a state machine, one
@@ -164,6 +166,26 @@ export function finish(state: CallerLeases, reservationId: string, call: SpentCa
   const others = state.ended.filter((lease) => lease !== ended);
   if (finished.inFlight > 0) return { state: { ...state, ended: [...others, finished] }, settle: NOTHING };
   return { state: { ...state, ended: others }, settle: [settlement(finished)] };
+}
+
+/**
+ * A call paid from lease `reservationId` succeeded: the partial settlement that spends it from the
+ * lease at billing before it is answered, the rest staying held. Undefined when the lease is
+ * unknown (lost, or settled already).
+ */
+export function spending(state: CallerLeases, reservationId: string, call: SpentCall): LeaseSettlement | undefined {
+  const lease = [state.open, ...state.ended].find((held) => held?.reservationId === reservationId);
+  return lease && { reservationId, spent: [call], expiresAt: lease.expiresAt, returned: 0 };
+}
+
+/**
+ * Billing says lease `reservationId` is gone (it expired there, its unspent credits returned): it
+ * pays for nothing more, and nothing of it is settled.
+ */
+export function lost(state: CallerLeases, reservationId: string): Step {
+  const open = state.open?.reservationId === reservationId ? undefined : state.open;
+  const ended = state.ended.filter((lease) => lease.reservationId !== reservationId);
+  return { state: { ...state, open, ended }, settle: NOTHING };
 }
 
 /**

@@ -11,7 +11,7 @@ import {
 } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
-import { httpErrorFromCall, httpErrorFromDenial } from '../call-errors.js';
+import { httpErrorFromCall, httpErrorFromDenial, UNAVAILABLE_RETRY_AFTER_S } from '../call-errors.js';
 import { CLEARANCE_COOKIE, callerKey, cookie, credentialOf, renderCaller, SESSION_COOKIE } from '../caller.js';
 import { HttpError, setCredits, setRateLimit } from '../envelope.js';
 import type { Caller, FreeReadKind, Metered } from '../route-spec.js';
@@ -20,7 +20,7 @@ import { CallerViews } from './caller-views.js';
 import { FreeReadBounds, freeReadKind } from './free-read-bounds.js';
 import type { Hold } from './index.js';
 import * as rules from './lease-rules.js';
-import { SettlementQueue } from './settlements.js';
+import { type SettleAnswer, SettlementQueue } from './settlements.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** A refused render's Retry-After: a render takes seconds, and a slot frees when one ends. */
@@ -40,8 +40,8 @@ const DECLINED: rules.LeaseAnswer = { declined: true };
 const UNANSWERED: rules.LeaseAnswer = { declined: false };
 
 /**
- * The edge's side of the credit ledger: authorizations (batched), settlements (after the
- * response, batched), the short-lived view of each caller that answers free reads, and the leases
+ * The edge's side of the credit ledger: authorizations (batched), settlements (a success's before
+ * its answer, batched), the short-lived view of each caller that answers free reads, and the leases
  * that pay a busy API-key caller's calls. `authorize` reads top to bottom: paid from the caller's
  * lease; else answered from its view; else billing decides (and may grant a lease).
  */
@@ -258,7 +258,8 @@ export class Meter {
     const quota: Quota = { ...caller.quota, remaining: caller.quota.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
     if (caller.rate) setRateLimit(ctx, caller.rate);
-    return new PaidHold(this, ctx, { ...caller, quota }, key, reservationId, call);
+    // Named, so that billing spends it once however often it is settled (its lease's final settlement too).
+    return new PaidHold(this, ctx, { ...caller, quota }, key, reservationId, { ...call, callId: randomUUID() });
   }
 
   /**
@@ -364,19 +365,47 @@ export class Meter {
 
   /**
    * A paid call's hold ends: its credits spent (`spent`), or back to the caller (or to its lease,
-   * which the lease rules settle when it ends).
+   * which the lease rules settle when it ends). A success is spent at billing before it is
+   * answered, from its own hold or from its lease's (a partial settlement); when billing says the
+   * hold is gone, or cannot be reached in time, its credits go back and the call is a 503.
    */
-  endHold(ctx: Context, { key, reservationId, call, caller, expiresAt }: PaidHold, spent: boolean): void {
+  async endHold(ctx: Context, hold: PaidHold, spent: boolean): Promise<void> {
+    const { key, reservationId, call, expiresAt } = hold;
+    if (!spent) return this.giveBack(ctx, hold);
+    let answer: SettleAnswer;
     if (expiresAt === undefined) {
-      this.carryOut(key, rules.finish(this.leaseState(key), reservationId, call, spent));
-    } else if (spent) {
-      // The hold already took the credits: a success leaves the balance as it is.
-      this.settlements.add(reservationId, [call], expiresAt);
+      const partial = rules.spending(this.leaseState(key), reservationId, call);
+      answer = partial
+        ? await this.settlements.spend(reservationId, partial.spent, partial.expiresAt, true)
+        : 'expired';
+      if (answer === 'spent') return this.carryOut(key, rules.finish(this.leaseState(key), reservationId, call, true));
+      // The lease is gone at billing (it expired): nothing is paid from it any more.
+      if (answer === 'expired') this.carryOut(key, rules.lost(this.leaseState(key), reservationId));
+    } else {
+      // The hold already took the credits: a spent success leaves the balance as it is.
+      answer = await this.settlements.spend(reservationId, [call], expiresAt);
+      if (answer === 'spent') return;
+    }
+    this.giveBack(ctx, hold);
+    this.log.warn({ reservationId, operation: call.operation, answer }, 'a success was not charged: answered 503');
+    throw new HttpError(
+      503,
+      'service_unavailable',
+      'billing could not record this call; its credits were returned; try again shortly',
+      undefined,
+      { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) },
+    );
+  }
+
+  /** A call's credits go back: to billing (its own hold) or to its lease. */
+  private giveBack(ctx: Context, { key, reservationId, call, caller, expiresAt }: PaidHold): void {
+    if (expiresAt === undefined) {
+      this.carryOut(key, rules.finish(this.leaseState(key), reservationId, call, false));
     } else {
       this.settlements.add(reservationId, [], expiresAt, key);
       this.views.refund(key, call.credits);
     }
-    if (!spent) setCredits(ctx, caller.quota.remaining + call.credits);
+    setCredits(ctx, caller.quota.remaining + call.credits);
   }
 
   /** Offers a lease with this call unless one is being offered already (lease-rules.ts decides). */
@@ -439,7 +468,7 @@ export type MeteredHold = FreeHold | PaidHold;
 /** A call that holds nothing (a free route). */
 class FreeHold {
   constructor(readonly caller: Caller) {}
-  settle(_target?: string): void {}
+  async settle(_target?: string): Promise<void> {}
   release(): void {}
 }
 
@@ -452,9 +481,9 @@ class SlotHold {
   get caller(): Caller {
     return this.hold.caller;
   }
-  settle(target?: string): void {
+  settle(target?: string): Promise<void> {
     this.free();
-    this.hold.settle(target);
+    return this.hold.settle(target);
   }
   release(): void {
     this.free();
@@ -478,17 +507,17 @@ class PaidHold {
      */
     readonly expiresAt?: number,
   ) {}
-  settle(target?: string): void {
+  async settle(target?: string): Promise<void> {
     if (target) this.call.target = target.slice(0, MAX_TARGET_CHARS);
-    this.end(true);
+    await this.end(true);
   }
   release(): void {
-    this.end(false);
+    void this.end(false);
   }
-  private end(spent: boolean): void {
+  private async end(spent: boolean): Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    this.meter.endHold(this.ctx, this, spent);
+    await this.meter.endHold(this.ctx, this, spent);
   }
 }
 

@@ -2,14 +2,25 @@ import { type Logger, readGrpcError } from '@webutil/kit';
 import type { SpentCall } from '@webutil/proto/webutil/billing/v1/billing';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 
+/**
+ * Billing's word on a success's settlement: its calls are `spent`; the hold is gone unspent
+ * (`expired`); or billing could not be reached within the bound (`unanswered`).
+ */
+export type SettleAnswer = 'spent' | 'expired' | 'unanswered';
+
 interface Queued {
   reservationId: string;
   /** The calls the hold paid for; the rest of it goes back. */
   spent: SpentCall[];
+  /** A lease's partial settlement: these calls are spent, the rest stays held. */
+  keepOpen?: boolean;
   /** After this, billing has returned the hold's credits by itself: retrying is pointless. */
   expiresAt: number;
   /** Credits going back to a caller: marks them sent (or given up), for its next authorization (see `refunded`). */
   sent?: () => void;
+  /** A success waiting for billing's word before it is answered, until `waitUntil`. */
+  answered?: (answer: SettleAnswer) => void;
+  waitUntil?: number;
 }
 
 export interface SettlementOptions {
@@ -19,22 +30,36 @@ export interface SettlementOptions {
   retryMs: number;
   /** Deadline of one Settle call. */
   timeoutMs: number;
+  /** Longest a success waits for billing's word on its settlement, retries to other replicas included. */
+  waitMs: number;
 }
 
 /** Longest a caller's authorization waits for its own refund to land. */
 const REFUND_WAIT_MS = 2_000;
 
-const DEFAULTS: SettlementOptions = { maxBatch: 256, retryMs: 250, timeoutMs: BILLING_TIMEOUT_MS };
+/**
+ * One Settle call's deadline is short: a success waits for it, and a replica that does not answer
+ * soon is better left for the next (the client round-robins over replicas, decision 0254).
+ */
+const DEFAULTS: SettlementOptions = {
+  maxBatch: 256,
+  retryMs: 250,
+  timeoutMs: Math.min(BILLING_TIMEOUT_MS, 3_000),
+  waitMs: 8_000,
+};
 
 /**
- * A metered call's hold, or a lease's, is settled (what its calls cost spent, the rest returned)
- * after the response and off the call's path, batched with others, as Google's ESP aggregates
- * reports to Service Control. Group commit: a settlement goes out at once when no batch is in
- * flight, else it joins the next batch, sent when the one in flight returns, so batches grow with
- * the load and add no delay when idle.
- * A batch billing did not answer is retried whole until its holds expire: settling is idempotent,
- * so nothing is spent twice, and a settlement that never arrives (the edge crashed) ends as the
- * hold's expiry decides (its credits return).
+ * A metered call's hold, or a lease's, is settled (what its calls cost spent, the rest returned),
+ * batched with others, as Google's ESP aggregates reports to Service Control. A success's
+ * settlement is waited for before the success is answered (`spend`), so an answered success is
+ * charged whatever crashes next (decision 0255); a refund or a lease's final settlement is not
+ * waited for (`add`). Group commit: a settlement goes out at once when no batch is in flight, else
+ * it joins the next batch, sent when the one in flight returns, so batches grow with the load and
+ * add no delay when idle.
+ * A batch billing did not answer is retried whole until its holds expire: settling is idempotent
+ * (billing remembers a settled hold, and the calls a lease spent by name), so nothing is spent
+ * twice, and a settlement that never arrives (the edge crashed) ends as the hold's expiry decides
+ * (its credits return). A success not answered within `waitMs` is given up: it leaves the batch.
  */
 export class SettlementQueue {
   private readonly pending: Queued[] = [];
@@ -74,6 +99,31 @@ export class SettlementQueue {
   }
 
   /**
+   * Spends a success's calls from its hold (with `keepOpen`, a lease's: the rest stays held) and
+   * resolves with billing's word; given up after `waitMs` (`unanswered`), when its settlement
+   * leaves the queue, so the caller can return the hold instead.
+   */
+  spend(reservationId: string, spent: SpentCall[], expiresAt: number, keepOpen = false): Promise<SettleAnswer> {
+    return new Promise<SettleAnswer>((resolve) => {
+      const waitUntil = Math.min(expiresAt, Date.now() + this.options.waitMs);
+      // Still queued behind a batch billing does not answer when its time is up: it leaves the queue.
+      const timer = setTimeout(() => {
+        const at = this.pending.indexOf(queued);
+        if (at < 0) return;
+        this.pending.splice(at, 1);
+        resolve('unanswered');
+      }, waitUntil - Date.now());
+      const answered = (answer: SettleAnswer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      };
+      const queued: Queued = { reservationId, spent, expiresAt, keepOpen, answered, waitUntil };
+      this.pending.push(queued);
+      this.sendNext();
+    });
+  }
+
+  /**
    * Settles once the caller's refunds still queued or in flight have reached billing (or been
    * given up), so a caller retrying right after a failure sees its credits back; at once otherwise.
    */
@@ -107,19 +157,42 @@ export class SettlementQueue {
   }
 
   private async send(batch: Queued[]): Promise<void> {
+    let live = batch;
     for (let attempt = 1; ; attempt++) {
-      const live = batch.filter((s) => s.expiresAt > Date.now());
+      const now = Date.now();
+      live = live.filter((s) => {
+        const expired = s.expiresAt <= now;
+        if (expired) s.answered?.('expired');
+        const givenUp = s.waitUntil !== undefined && s.waitUntil <= now;
+        if (givenUp && !expired) s.answered?.('unanswered');
+        return !expired && !givenUp;
+      });
       if (live.length === 0) return;
       try {
-        await this.billing.settle(
-          { settlements: live.map(({ reservationId, spent }) => ({ reservationId, spent })) },
-          { ...billingCall(`settle-${live[0]?.reservationId}`), timeoutMs: this.options.timeoutMs },
+        const answer = await this.billing.settle(
+          {
+            settlements: live.map(({ reservationId, spent, keepOpen }) => ({
+              reservationId,
+              spent,
+              keepOpen: keepOpen ?? false,
+            })),
+          },
+          { ...billingCall(`settle-${live[0]?.reservationId}`), timeoutMs: this.attemptMs(live) },
         );
+        const spent = new Set(answer.spent);
+        for (const s of live) s.answered?.(spent.has(s.reservationId) ? 'spent' : 'expired');
         return;
       } catch (err) {
         this.log.warn({ settlements: live.length, attempt, err: readGrpcError(err) }, 'settling failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, this.options.retryMs));
       }
     }
+  }
+
+  /** One attempt's deadline: no later than the first success waiting in it gives up. */
+  private attemptMs(live: Queued[]): number {
+    let ms = this.options.timeoutMs;
+    for (const { waitUntil } of live) if (waitUntil !== undefined) ms = Math.min(ms, waitUntil - Date.now());
+    return Math.max(1, ms);
   }
 }
