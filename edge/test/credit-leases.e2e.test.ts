@@ -8,8 +8,10 @@ const LEASE_MS = 4_000;
 
 /**
  * Issue 13: a busy API-key caller's calls are paid from a lease (one hold for many calls) without
- * a billing round trip; its settlement spends what they cost and returns the rest, with the
- * guarantees of a single hold: no credit lost, none spent twice, a lease nobody settles expires.
+ * an authorization of their own; its settlement spends what they cost and returns the rest, with
+ * the guarantees of a single hold: no credit lost, none spent twice, a lease nobody settles
+ * expires. Issue 29: each success is spent from the lease at billing before it is answered (a
+ * partial settlement naming the call), so an answered success stays spent whatever dies.
  */
 describe('credit leases through the edge', function () {
   this.timeout(120_000);
@@ -50,17 +52,23 @@ describe('credit leases through the edge', function () {
     return created.email;
   }
 
-  it('pays calls without billing while it lasts, and spends exactly what they cost once billing is back', async () => {
+  it('answers a leased call once billing has its spend, and spends exactly what the calls cost', async () => {
     await becomeBusy();
     // Its unused credits are held at billing but still the caller's: the quota read counts them.
     expect(await quota(stack, { apiKey })).to.include({ remaining: 4990 });
     await stack.kill('billing');
-    for (let i = 11; i <= 15; i++) {
+    // Paid from the lease, its work done while billing is away: answered once billing is back.
+    const waiting = downCheck();
+    await new Promise((r) => setTimeout(r, 500));
+    await stack.start('billing');
+    const res = await waiting;
+    expect(res.status, 'paid from the lease').to.equal(200);
+    expect(creditsHeader(res)).to.equal(4989);
+    for (let i = 12; i <= 15; i++) {
       const res = await downCheck();
       expect(res.status, 'paid from the lease').to.equal(200);
       expect(creditsHeader(res)).to.equal(5000 - i);
     }
-    await stack.start('billing');
     // Past the lease and the edge's view, billing answers: the held lease would show as 4892 (8
     // single calls spent, 100 held); settled, it shows the 15 calls and nothing else.
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
@@ -87,14 +95,15 @@ describe('credit leases through the edge', function () {
   });
 
   // Last: it moves billing's clock, which the edge's rate windows (its own clock) no longer match.
-  it('loses no credit when the edge dies holding one: the hold expires and returns all it held', async () => {
+  it('an edge SIGKILLed holding a lease: its answered calls stay spent, the rest returns at expiry', async () => {
     await becomeBusy();
-    await new Promise((r) => setTimeout(r, 500)); // the single calls' settlements have landed
     await stack.kill('edge');
     await stack.start('edge');
-    // Eight single calls spent, and the lease's 100 credits held (the two calls it paid included).
+    // Eight single calls spent, the two the lease paid spent from it, its other 98 credits held.
     expect(await quota(stack, { apiKey })).to.include({ remaining: 4892 });
     stack.advanceClock(200_000);
-    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 4992 }), 30_000);
+    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 4990 }), 30_000);
+    await new Promise((r) => setTimeout(r, 1_000)); // more expiry sweeps: nothing else returns
+    expect(await quota(stack, { apiKey }), 'the ten answered calls, exactly').to.include({ remaining: 4990 });
   });
 });

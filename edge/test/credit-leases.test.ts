@@ -152,6 +152,49 @@ describe('credit lease rules (a busy caller’s calls paid from one hold; pure, 
     expect(caller.unused).to.equal(15);
   });
 
+  it('spends each success from its lease before it is answered (a partial settlement), open or ended', () => {
+    const named = (callId: string) => ({ ...check, callId });
+    caller.granted('r1', 20, 1);
+    const expiresAt = T0 + TTL_MS + 60_000 + 60_000;
+    expect(rules.spending(caller.state, 'r1', named('c1'))).to.deep.equal({
+      reservationId: 'r1',
+      spent: [named('c1')],
+      expiresAt,
+      returned: 0,
+    });
+    caller.finish('r1', named('c1'), true);
+    caller.take(1);
+    caller.end();
+    expect(
+      rules.spending(caller.state, 'r1', named('c2'))?.spent,
+      'an ended lease with a call in flight',
+    ).to.deep.equal([named('c2')]);
+    caller.finish('r1', named('c2'), true);
+    // The final settlement names every success: billing spends only those not spent yet.
+    expect(caller.settled).to.deep.equal([
+      { reservationId: 'r1', spent: [named('c1'), named('c2')], expiresAt, returned: 18 },
+    ]);
+    expect(rules.spending(caller.state, 'r1', named('c3')), 'a settled lease').to.equal(undefined);
+  });
+
+  it('a lease billing says is gone pays nothing more, counts nothing, and is never settled', () => {
+    caller.granted('r1', 20, 1);
+    caller.granted('r2', 16, 1);
+    expect(caller.unused).to.equal(34);
+    const step = rules.lost(caller.state, 'r1');
+    expect(step.settle).to.deep.equal([]);
+    caller.state = step.state;
+    expect(caller.unused, 'only the open lease').to.equal(15);
+    caller.finish('r1', check, true);
+    expect(caller.settled).to.deep.equal([]);
+    caller.state = rules.lost(caller.state, 'r2').state;
+    expect(caller.take(1)).to.equal(undefined);
+    expect(caller.unused).to.equal(0);
+    caller.finish('r2', check, true);
+    caller.end();
+    expect(caller.settled).to.deep.equal([]);
+  });
+
   it('returns the state it was given when nothing changes, and never changes a state it was given', () => {
     caller.granted('r1', 3, 2);
     const before = caller.state;
