@@ -1,5 +1,5 @@
 import { type Logger, readGrpcError } from '@webutil/kit';
-import type { SpentCall } from '@webutil/proto/webutil/billing/v1/billing';
+import type { Settlement, SpentCall } from '@webutil/proto/webutil/billing/v1/billing';
 import { BILLING_TIMEOUT_MS, type BillingClient, billingCall } from '../billing-client.js';
 
 /**
@@ -170,13 +170,7 @@ export class SettlementQueue {
       if (live.length === 0) return;
       try {
         const answer = await this.billing.settle(
-          {
-            settlements: live.map(({ reservationId, spent, keepOpen }) => ({
-              reservationId,
-              spent,
-              keepOpen: keepOpen ?? false,
-            })),
-          },
+          { settlements: merged(live) },
           { ...billingCall(`settle-${live[0]?.reservationId}`), timeoutMs: this.attemptMs(live) },
         );
         const spent = new Set(answer.spent);
@@ -195,4 +189,24 @@ export class SettlementQueue {
     for (const { waitUntil } of live) if (waitUntil !== undefined) ms = Math.min(ms, waitUntil - Date.now());
     return Math.max(1, ms);
   }
+}
+
+/**
+ * The batch as settlements, a lease's partial ones merged into one per lease: billing spends a
+ * busy caller's calls of one batch in one change of its hold, not one each.
+ */
+function merged(batch: readonly Queued[]): Settlement[] {
+  const settlements: Settlement[] = [];
+  const partial = new Map<string, Settlement>();
+  for (const { reservationId, spent, keepOpen } of batch) {
+    const same = keepOpen ? partial.get(reservationId) : undefined;
+    if (same) {
+      same.spent.push(...spent);
+      continue;
+    }
+    const settlement = { reservationId, spent: keepOpen ? [...spent] : spent, keepOpen: keepOpen ?? false };
+    if (keepOpen) partial.set(reservationId, settlement);
+    settlements.push(settlement);
+  }
+  return settlements;
 }
