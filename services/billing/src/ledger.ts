@@ -137,9 +137,15 @@ export class Ledger {
    * calls are spent and the rest stays held. A named call the hold spent before is not spent
    * again. A sum larger than the hold spends only the hold. The balance is not read again: the
    * hold already took the credits, and the edge knows what it left unspent. An account's spent
-   * calls are recorded for its recent usage.
+   * calls are recorded for its recent usage: at once, or into `usage` for the caller to record
+   * together with other settlements' (recordUsage).
    */
-  async settle(reservationId: string, spent: readonly SpentCall[], keepOpen = false): Promise<Settled> {
+  async settle(
+    reservationId: string,
+    spent: readonly SpentCall[],
+    keepOpen = false,
+    usage?: UsageRecord[],
+  ): Promise<Settled> {
     const calls = spent.filter((call) => call.credits > 0);
     const listed = calls.length > 0;
     const result = await this.store.settleCalls(reservationId, {
@@ -169,9 +175,15 @@ export class Ledger {
         records.push({ accountId, operation, credits: paid, at, ...(target ? { target } : {}) });
         unrecorded -= paid;
       }
-      await this.store.addUsage(records);
+      if (usage) usage.push(...records);
+      else await this.store.addUsage(records);
     }
     return { outcome: listed ? 'spent' : 'nothing', ended: !keepOpen };
+  }
+
+  /** Records the spent calls settle() collected (one write for a batch of settlements). */
+  async recordUsage(usage: readonly UsageRecord[]): Promise<void> {
+    if (usage.length > 0) await this.store.addUsage(usage);
   }
 
   /** Credits each of the account's keys has spent (and holds) this cycle. */

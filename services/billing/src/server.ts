@@ -15,6 +15,7 @@ import type { Ledger } from './ledger.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { RevocationNotices } from './revocation-notices.js';
 import { accountMessage, type Sessions } from './sessions.js';
+import type { UsageRecord } from './stores/store.js';
 
 export interface BillingDeps {
   gate: Gate;
@@ -55,12 +56,15 @@ export function billingService(
       },
       settle: async ({ settlements }) => {
         const answer = { settled: [] as string[], spent: [] as string[], expired: [] as string[] };
+        // The batch's spent calls are recorded in one write, before the answer says they are spent.
+        const usage: UsageRecord[] = [];
         for (const { reservationId, spent, keepOpen } of settlements) {
-          const { outcome, ended } = await ledger.settle(reservationId, spent, keepOpen);
+          const { outcome, ended } = await ledger.settle(reservationId, spent, keepOpen, usage);
           if (ended) answer.settled.push(reservationId);
           if (outcome === 'spent') answer.spent.push(reservationId);
           else if (outcome === 'expired') answer.expired.push(reservationId);
         }
+        await ledger.recordUsage(usage);
         return answer;
       },
       getQuota: (request) => gate.quota(request.credential ?? { clientIp: '' }, request.refused),
