@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import {
   type AuthorizeResponse,
@@ -139,5 +140,30 @@ describe('settlements before the answer', function () {
     await expectFailure(res, 503, 'service_unavailable');
     expect(creditsHeader(res)).to.equal(10);
     expect(await quota(stack, { apiKey })).to.include({ remaining: 10 });
+  });
+
+  it('an Idempotency-Key whose call was not charged is freed: the retry runs again, charged once', async () => {
+    const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
+    const key = randomUUID();
+    const brokenLinks = () =>
+      stack.api('/v1/broken-links', {
+        apiKey,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'Idempotency-Key': key },
+        body: JSON.stringify({ url: site.url('/slow?ms=1500&idempotent') }),
+      });
+    const first = brokenLinks();
+    await requested('idempotent');
+    stack.advanceClock(200_000);
+    await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 10 }));
+    await expectFailure(await first, 503, 'service_unavailable');
+    // Not replayed (that success was never charged), not 409 (its key was freed): run again.
+    const retried = await brokenLinks();
+    expect(retried.status).to.equal(200);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    expect(await quota(stack, { apiKey })).to.include({ remaining: 8 });
+    const replayed = await brokenLinks();
+    expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
+    expect(await quota(stack, { apiKey })).to.include({ remaining: 8 });
   });
 });
