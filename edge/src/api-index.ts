@@ -31,13 +31,13 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   the same key and body within 24 h gets the first success (\`Idempotent-Replayed: true\`) and
   spends nothing; another body is 422 \`idempotency_key_mismatch\`; a retry while the first call
   runs is 409 \`idempotency_key_in_use\`. A failed call frees its key.
-- Job starts (both crawl starts) take an optional \`webhookUrl\`: when the job ends, its envelope, as
-  the poll answers it, is POSTed there, signed per Standard Webhooks (\`webhook-id\`,
-  \`webhook-timestamp\`, \`webhook-signature\`: \`v1,\` and the base64 HMAC-SHA256 of
-  \`id.timestamp.body\` with the account's \`whsec_\` secret from \`POST /v1/webhooks/secret\`), and
-  \`X-Webutil-Job-Id\`; retried on network errors, 408, 429 and 5xx with back-off (5 s doubling, at
-  most 10 minutes apart) for 30 minutes; a redirect is not followed. \`GET /v1/webhooks/deliveries\`
-  lists each attempt, newest first.
+- Job starts (both crawl starts, and the bookmark check as a form field) take an optional
+  \`webhookUrl\`: when the job ends, its envelope, as the poll answers it, is POSTed there, signed
+  per Standard Webhooks (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`: \`v1,\` and
+  the base64 HMAC-SHA256 of \`id.timestamp.body\` with the account's \`whsec_\` secret from
+  \`POST /v1/webhooks/secret\`), and \`X-Webutil-Job-Id\`; retried on network errors, 408, 429 and
+  5xx with back-off (5 s doubling, at most 10 minutes apart) for 30 minutes; a redirect is not
+  followed. \`GET /v1/webhooks/deliveries\` lists each attempt, newest first.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422

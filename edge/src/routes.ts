@@ -185,6 +185,7 @@ const signInput = (input: z.output<typeof credentialsInput>, caller: Caller) => 
 const WEBHOOK_POLLS: Readonly<Record<string, string>> = {
   'broken-links-crawl': 'broken-links-crawl-status',
   'link-extract-crawl': 'link-extract-crawl-status',
+  'bookmarks-check': 'bookmarks-check-status',
 };
 
 const table: RouteSpec[] = [

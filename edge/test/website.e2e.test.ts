@@ -894,6 +894,9 @@ describe('website: pages in a real browser', function () {
     const page = await visitor();
     try {
       await open(page, '/play/bookmarks-check');
+      // As on the crawl forms, the webhook URL waits under Advanced; left empty, it is not sent.
+      expect(await page.$('details.advanced #field-webhookUrl')).to.not.equal(null);
+      expect(await page.$('details.advanced #field-file')).to.equal(null);
       const input = await page.$('#field-file');
       await input!.uploadFile(file);
       await page.click('form.play button[type=submit]');
