@@ -1,3 +1,4 @@
+import { type AddedColumn, setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import type { PlanName } from '../plans.js';
 import {
@@ -104,20 +105,13 @@ CREATE TABLE IF NOT EXISTS secrets (
 `;
 
 /** Columns added after a table was first created: a store file of an earlier release gains them. */
-const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+const ADDED_COLUMNS: readonly AddedColumn[] = [
   { table: 'usage', column: 'target', type: 'TEXT' },
   { table: 'api_keys', column: 'credit_limit', type: 'INTEGER' },
   { table: 'api_keys', column: 'expires_at', type: 'INTEGER' },
   { table: 'api_keys', column: 'allowed_operations', type: 'TEXT' },
   { table: 'reservations', column: 'key_id', type: 'TEXT' },
 ];
-
-function addMissingColumns(db: Database.Database): void {
-  for (const { table, column, type } of ADDED_COLUMNS) {
-    const columns = db.pragma(`table_info(${table})`) as { name: string }[];
-    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
-  }
-}
 
 interface AccountRow {
   id: string;
@@ -226,12 +220,7 @@ export class SqliteStore implements BillingStore {
   private readonly tx;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
-    addMissingColumns(this.db);
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA, addedColumns: ADDED_COLUMNS });
     const db = this.db;
     this.q = {
       insertAccount: db.prepare(
