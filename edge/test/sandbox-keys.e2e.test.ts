@@ -5,7 +5,8 @@ import { KEY_OPERATIONS, routes } from '../src/routes.js';
 import { account, Browser, creditsHeader, expectFailure, json } from './billing-helpers.js';
 
 const PASSWORD = 'a long enough password';
-const XBEL = '<?xml version="1.0"?><xbel version="1.0"><bookmark href="https://example.com/"><title>E</title></bookmark></xbel>';
+const XBEL =
+  '<?xml version="1.0"?><xbel version="1.0"><bookmark href="https://example.com/"><title>E</title></bookmark></xbel>';
 const HTML = '<!DOCTYPE NETSCAPE-Bookmark-file-1><DL><p><DT><A HREF="https://example.com/">E</A></DL>';
 /** The services a sandbox call never reaches; billing stays up (it knows the key). */
 const SERVICES = ['crawl', 'render', 'meta-scan', 'tls-scan', 'bookmark'];
@@ -137,7 +138,10 @@ describe('sandbox (test) keys', function () {
 
   before(async () => {
     site = await startFixtureSite();
-    stack = await startTestStack({ allowTargets: '127.0.0.0/8', envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } } });
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } },
+    });
     const owner = await account(stack, 'STARTER', '--password', PASSWORD, '--credits', '100', '--rate-limit', '100000');
     liveKey = owner.apiKey;
     browser = new Browser(stack, '192.0.2.70');

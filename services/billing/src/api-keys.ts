@@ -155,9 +155,7 @@ export function keyMessage(key: ApiKeyRecord, creditsSpentThisCycle = 0): ApiKey
  * lease. A live key without limits costs nothing extra.
  */
 export function keyRestricted(key: ApiKeyRecord): boolean {
-  return (
-    key.creditLimit !== null || key.expiresAt !== null || key.allowedOperations !== null || key.mode === 'test'
-  );
+  return key.creditLimit !== null || key.expiresAt !== null || key.allowedOperations !== null || key.mode === 'test';
 }
 
 /** Keys need Starter or higher; a key whose account fell back to Free stops working. */
