@@ -19,8 +19,8 @@ export interface SampleFile {
 
 /** A 32×20 checkerboard in the website's blue. */
 const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAACAAAAAUCAIAAABj86gYAAAAMElEQVR42mPQztkARy8+/IIjaokzjFpA0AJaGIosPmoBYQtGk+loPhi1YDQfDAILAIX' +
-    'OH4yYPyh2AAAAAElFTkSuQmCC',
+  'iVBORw0KGgoAAAANSUhEUgAAACAAAAAUCAIAAABj86gYAAAAMElEQVR42mPQztkARy8+/IIjaokzjFpA0AJa' +
+    'GIosPmoBYQtGk+loPhi1YDQfDAILAIXOH4yYPyh2AAAAAElFTkSuQmCC',
   'base64',
 );
 
@@ -48,7 +48,8 @@ function samplePdf(): Buffer {
 }
 
 const XBEL = `<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE xbel PUBLIC "+//IDN python.org//DTD XML Bookmark Exchange Language 1.0//EN//XML" "http://pyxml.sourceforge.net/topics/dtds/xbel.dtd">
+<!DOCTYPE xbel PUBLIC "+//IDN python.org//DTD XML Bookmark Exchange Language 1.0//EN//XML"
+  "http://pyxml.sourceforge.net/topics/dtds/xbel.dtd">
 <xbel version="1.0">
   <folder>
     <title>Sandbox sample</title>
