@@ -7,7 +7,7 @@ import { HttpError } from './envelope.js';
 import type { Metering } from './metering/index.js';
 import { callOptions, parseInput } from './pipeline.js';
 import type { DownloadSpec, FilePart } from './route-spec.js';
-import { answersFromSamples, sandboxClients } from './sandbox/clients.js';
+import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 
 /**
  * validate -> authorize (free: identify and rate-count) -> the streaming RPC -> the file. The first
@@ -24,7 +24,7 @@ export function downloadHandler(spec: DownloadSpec, clients: Clients, metering: 
     let file: OpenedFile;
     try {
       // A sample's name is answered with the sandbox's fixed bytes (decision 0207).
-      const called = answersFromSamples(metered, undefined, ctx.params) ? sandboxClients : clients;
+      const called = answersFromSamples(metered, undefined, ctx.params) ? sandboxClientsFor(clients) : clients;
       file = await openFile(spec.call(called, input, options));
     } catch (err) {
       throw err instanceof HttpError ? err : httpErrorFromCall(err, spec);

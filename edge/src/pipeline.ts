@@ -19,7 +19,7 @@ import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { ExportAnswer, RouteSpec } from './route-spec.js';
-import { answersFromSamples, sandboxClients } from './sandbox/clients.js';
+import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 import { issueCode } from './schemas/common.js';
 
 /** Parses the route's input; every failure is a 4xx in the envelope, before anything is held. */
@@ -123,6 +123,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
   const present = presenter(spec.output);
   const envelope = spec.envelope ?? 'data';
   const idempotent = takesIdempotencyKey(spec);
+  const sampled = sandboxClientsFor(clients);
   return async (ctx) => {
     // Validation comes first, so a malformed request never holds credits. An upload is judged by
     // its headers here; its body is read only once the caller may pay for it.
@@ -135,7 +136,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(called, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
     const sandbox = answersFromSamples(spec, hold.caller, ctx.params);
-    if (sandbox) called = sandboxClients;
+    if (sandbox) called = sampled;
     let body: object;
     let file: { opened: OpenedFile; name: string } | undefined;
     let exported: ReturnType<ExportAnswer['render']> | undefined;

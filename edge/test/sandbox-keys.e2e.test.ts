@@ -1,8 +1,9 @@
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
 import { KEY_OPERATIONS, routes } from '../src/routes.js';
-import { account, Browser, creditsHeader, expectFailure, json } from './billing-helpers.js';
+import { account, Browser, creditsHeader, eventually, expectFailure, json } from './billing-helpers.js';
 
 const PASSWORD = 'a long enough password';
 const XBEL =
@@ -42,6 +43,11 @@ describe('sandbox (test) keys', function () {
   let browser: Browser;
   let liveKey: string;
   let testKey: string;
+  /** The account's webhook signing secret, and the deliveries the fixture site's /hook received. */
+  let secret: string;
+  const hooks: { body: string; headers: Record<string, string> }[] = [];
+  /** What the fixture site was asked for, webhook deliveries aside: a fetch of a target. */
+  const fetched = () => site.requests.filter((r) => r.path !== '/hook');
   const target = () => site.url('/ok');
   const enc = encodeURIComponent;
 
@@ -138,9 +144,20 @@ describe('sandbox (test) keys', function () {
 
   before(async () => {
     site = await startFixtureSite();
+    site.route('/hook', (req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        hooks.push({ body, headers: req.headers as Record<string, string> });
+        res.writeHead(204).end();
+      });
+    });
     stack = await startTestStack({
       allowTargets: '127.0.0.0/8',
-      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } },
+      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32', WEBHOOK_POLL_MS: '200', WEBHOOK_TICK_MS: '100' } },
     });
     const owner = await account(stack, 'STARTER', '--password', PASSWORD, '--credits', '100', '--rate-limit', '100000');
     liveKey = owner.apiKey;
@@ -150,6 +167,8 @@ describe('sandbox (test) keys', function () {
     const created = await json(res);
     expect(res.status, JSON.stringify(created)).to.equal(201);
     testKey = created.data.key;
+    const rotated = await json(await stack.api('/v1/webhooks/secret', { ...post({}), apiKey: liveKey }));
+    secret = rotated.data.secret;
   });
   after(async () => {
     await stack?.stop();
@@ -174,7 +193,7 @@ describe('sandbox (test) keys', function () {
 
   it('answer every credit-spending route with its sample, spending nothing and fetching nothing', async () => {
     await callEverySpendingRoute();
-    expect(site.requests, JSON.stringify(site.requests)).to.deep.equal([]);
+    expect(fetched(), JSON.stringify(site.requests)).to.deep.equal([]);
     const usage = await json(await browser.fetch('/v1/account/usage'));
     expect(usage.data.usage).to.deep.equal([]);
     const listed = (await json(await browser.fetch('/v1/keys'))).data.keys as Record<string, unknown>[];
@@ -212,6 +231,18 @@ describe('sandbox (test) keys', function () {
     for (const name of SERVICES) await stack.kill(name);
     await expectFailure(await stack.api(callOf('down-check').path, { apiKey: liveKey }), 503, 'service_unavailable');
     await callEverySpendingRoute();
-    expect(site.requests).to.deep.equal([]);
+    expect(fetched()).to.deep.equal([]);
+  });
+
+  it('deliver a sandbox start’s webhook: the sample job’s envelope, signed as a live one', async () => {
+    const delivered = await eventually(async () => {
+      expect(hooks).to.have.length.of.at.least(1);
+      return hooks[0]!;
+    });
+    const verified = new Webhook(secret).verify(delivered.body, delivered.headers);
+    const jobId = delivered.headers['x-webutil-job-id'];
+    expect(jobId).to.match(/^sandbox-/);
+    const polled = await json(await stack.api(`/v1/broken-links/crawl/${jobId}`, { apiKey: testKey }));
+    expect(verified).to.deep.equal(polled);
   });
 });

@@ -1,12 +1,13 @@
 import { Contract } from '@webutil/scripts/contract';
 import { expect } from 'chai';
 import type { Context } from 'koa';
+import type { Clients } from '../src/clients.js';
 import { successBody } from '../src/envelope.js';
 import { openApiJson } from '../src/openapi.js';
 import { presenter } from '../src/presenters/message.js';
 import type { RouteSpec } from '../src/route-spec.js';
 import { downloads, routes } from '../src/routes.js';
-import { answersFromSamples, sandboxClients } from '../src/sandbox/clients.js';
+import { answersFromSamples, sandboxClientsFor } from '../src/sandbox/clients.js';
 import { SAMPLE_FILES } from '../src/sandbox/files.js';
 import { SAMPLE_JOBS } from '../src/sandbox/samples.js';
 
@@ -27,6 +28,8 @@ const POLLED: Record<string, string> = {
   'bookmarks-check-status': SAMPLE_JOBS.bookmarksCheck,
 };
 
+/** No real client is reached: the webhook books are the only real part, and no start here has a webhookUrl. */
+const sandboxClients = sandboxClientsFor({} as Clients);
 const ctx = { publicBaseUrl: 'https://api.example.test' } as Context;
 const options = { requestId: 'r1', timeoutMs: 1_000, signal: new AbortController().signal };
 

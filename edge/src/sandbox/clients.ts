@@ -1,5 +1,5 @@
 /**
- * Service clients that answer from the sandbox's samples (samples.ts) and call nothing: the pipeline
+ * Service clients that answer from the sandbox's samples (samples.ts) and call no service: the pipeline
  * hands them to a route's `call` in place of the real ones for a sandbox caller's credit-spending
  * call, and for a job poll or download of a sample id (docs/decisions/0207-sandbox-keys.md). An RPC
  * without a sample is a 500 naming it, which the sandbox test meets for a new route at once.
@@ -78,12 +78,6 @@ const bookmark: Sampled<Clients['bookmark']> = {
   },
 };
 
-/** A sandbox start's webhookUrl is checked as a live one's, but no delivery is made (decision 0207). */
-const webhooks: Sampled<Clients['webhooks']> = {
-  reserveWebhookDelivery: async () => ({ deliveryId: `msg_${samples.SAMPLE_JOBS.brokenLinksCrawl}` }),
-  attachWebhookDelivery: async () => ({}),
-};
-
 /** The client of `service`: its sampled RPCs; any other is a 500 naming it. */
 function sampledClient<C>(service: string, rpcs: Sampled<C>): C {
   return new Proxy(rpcs, {
@@ -98,15 +92,29 @@ function sampledClient<C>(service: string, rpcs: Sampled<C>): C {
   }) as C;
 }
 
-export const sandboxClients: Clients = {
+const sampled = {
   billing: sampledClient<Clients['billing']>('billing', {}),
-  webhooks: sampledClient('webhooks', webhooks),
   metaScan: sampledClient('metaScan', metaScan),
   crawl: sampledClient('crawl', crawl),
   render: sampledClient('render', render),
   bookmark: sampledClient('bookmark', bookmark),
   tlsScan: sampledClient('tlsScan', tlsScan),
 };
+const made = new WeakMap<Clients, Clients>();
+
+/**
+ * The sandbox's clients beside the real ones: the services' RPCs answered from samples, billing's
+ * webhook books kept real, so a sandbox start's webhook is reserved, and then delivered with the
+ * sample job's envelope, as a live start's is (decision 0207).
+ */
+export function sandboxClientsFor(real: Clients): Clients {
+  let clients = made.get(real);
+  if (!clients) {
+    clients = { ...sampled, webhooks: real.webhooks };
+    made.set(real, clients);
+  }
+  return clients;
+}
 
 /**
  * The call is answered from samples: a sandbox caller's credit-spending call, or any caller's job
