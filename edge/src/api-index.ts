@@ -35,8 +35,8 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   \`sandbox-…\` job id whose poll is a finished sample job (exports work); renders and bookmark
   conversions answer \`sandbox-…\` files that download (to anyone: they are fixed public bytes). A
   sandbox start's \`webhookUrl\` is delivered the sample job's envelope, signed, as a live one's; an
-  \`Idempotency-Key\` is accepted and nothing is kept (every sandbox answer is the same). Service-side refusals (an unreachable or
-  blocked target, a wrong password) do not happen in the sandbox.
+  \`Idempotency-Key\` is accepted and nothing is kept (every sandbox answer is the same). Service-side
+  refusals (an unreachable or blocked target, a wrong password) do not happen in the sandbox.
 - Credit-spending POSTs take an \`Idempotency-Key\` (at most 255 printable characters): a retry with
   the same key and body within 24 h gets the first success (\`Idempotent-Replayed: true\`) and
   spends nothing; another body is 422 \`idempotency_key_mismatch\`; a retry while the first call
