@@ -200,7 +200,7 @@ describe('sandbox (test) keys', function () {
     expect(listed.find((k) => k.mode === 'test')).to.include({ creditsSpentThisCycle: 0 });
   });
 
-  it('validate input as live keys do, keep their allowed operations, and replay nothing', async () => {
+  it('validate input as live keys do, keep their allowed operations and expiry, and replay nothing', async () => {
     const refusals = async (apiKey: string) => {
       const missing = await json(await stack.api('/v1/down-check', { apiKey }));
       const bad = await json(await stack.api('/v1/screenshot', { ...post({ url: 'not a url' }), apiKey }));
@@ -215,6 +215,13 @@ describe('sandbox (test) keys', function () {
     const apiKey = narrow.data.key as string;
     expect((await stack.api(callOf('down-check').path, { apiKey })).status).to.equal(200);
     await expectFailure(await stack.api(callOf('meta-scan').path, { apiKey }), 403, 'operation_not_allowed');
+    // An expiry holds too.
+    const expires = Date.now() + 5_000;
+    const expiresAt = new Date(expires).toISOString();
+    const brief = await json(await browser.post('/v1/keys', { name: 'brief', mode: 'test', expiresAt }));
+    expect((await stack.api(callOf('down-check').path, { apiKey: brief.data.key })).status).to.equal(200);
+    await new Promise((resolve) => setTimeout(resolve, expires + 500 - Date.now()));
+    await expectFailure(await stack.api(callOf('down-check').path, { apiKey: brief.data.key }), 401, 'key_expired');
     // Every sandbox answer is the same: an Idempotency-Key is taken, and nothing is kept to replay.
     for (let i = 0; i < 2; i++) {
       const res = await stack.api('/v1/broken-links', {
