@@ -55,4 +55,24 @@ describe('an SQLite store file of an earlier release', () => {
       await store.close();
     }
   });
+
+  it('gains the API keys’ limit and mode columns: a key made before them is a live key without limits', async () => {
+    const file = path.join(dir, 'keys.sqlite');
+    const old = new Database(file);
+    old.exec(
+      'CREATE TABLE api_keys (id TEXT PRIMARY KEY, account_id TEXT NOT NULL, name TEXT NOT NULL, ' +
+        'prefix TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, last_used_at INTEGER, ' +
+        'revoked_at INTEGER)',
+    );
+    old
+      .prepare('INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)')
+      .run('k1', 'a1', 'ci', 'wu_live_Ab', 'h1', 1);
+    old.close();
+    const store = new SqliteStore(file);
+    try {
+      expect(await store.apiKeyByHash('h1')).to.include({ mode: 'live', creditLimit: null, allowedOperations: null });
+    } finally {
+      await store.close();
+    }
+  });
 });

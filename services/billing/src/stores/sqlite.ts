@@ -13,6 +13,7 @@ import {
   type KeyBudget,
   type KeyLimited,
   type KeyLimitedIf,
+  type KeyMode,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -45,7 +46,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
   revoked_at INTEGER,
   credit_limit INTEGER,
   expires_at INTEGER,
-  allowed_operations TEXT
+  allowed_operations TEXT,
+  mode TEXT NOT NULL DEFAULT 'live'
 );
 CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id);
 CREATE TABLE IF NOT EXISTS sessions (
@@ -110,6 +112,7 @@ const ADDED_COLUMNS: readonly AddedColumn[] = [
   { table: 'api_keys', column: 'credit_limit', type: 'INTEGER' },
   { table: 'api_keys', column: 'expires_at', type: 'INTEGER' },
   { table: 'api_keys', column: 'allowed_operations', type: 'TEXT' },
+  { table: 'api_keys', column: 'mode', type: "TEXT NOT NULL DEFAULT 'live'" },
   { table: 'reservations', column: 'key_id', type: 'TEXT' },
 ];
 
@@ -140,6 +143,7 @@ interface ApiKeyRow {
   expires_at: number | null;
   /** JSON array, or null. */
   allowed_operations: string | null;
+  mode: KeyMode;
 }
 
 interface IdempotencyRow {
@@ -196,6 +200,7 @@ const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
   creditLimit: r.credit_limit,
   expiresAt: r.expires_at,
   allowedOperations: r.allowed_operations === null ? null : (JSON.parse(r.allowed_operations) as string[]),
+  mode: r.mode,
 });
 
 const toReservation = (r: ReservationRow): Reservation => ({
@@ -287,9 +292,9 @@ export class SqliteStore implements BillingStore {
       counter: db.prepare<[string], { value: number }>('SELECT value FROM counters WHERE key = ?'),
       insertApiKey: db.prepare(
         `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at,
-           credit_limit, expires_at, allowed_operations)
+           credit_limit, expires_at, allowed_operations, mode)
          VALUES (@id, @accountId, @name, @prefix, @hash, @createdAt, @lastUsedAt, @revokedAt,
-           @creditLimit, @expiresAt, @allowedOperations)`,
+           @creditLimit, @expiresAt, @allowedOperations, @mode)`,
       ),
       apiKeyByHash: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
       apiKeysOf: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),
