@@ -27,17 +27,27 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   \`creditLimit\` for the cycle a call is 402 \`key_credit_limit\` (with \`creditsRequired\`), past its
   \`expiresAt\` 401 \`key_expired\`, an operation outside its \`allowedOperations\` 403
   \`operation_not_allowed\`; none of them spends anything.
+- Sandbox keys: a key created with \`"mode": "test"\` (\`wu_test_…\`; \`GET /v1/keys\` shows each key's
+  \`mode\`) gets every credit-spending route's answer from a fixed sample in the route's real shape,
+  spends no credits (\`X-Credits-Remaining\`: the account's balance, untouched) and fetches nothing.
+  Input is validated as for live keys; rate limits, \`allowedOperations\` and \`expiresAt\` apply; it
+  takes no \`creditLimit\` (400 \`invalid_credit_limit\`). Its crawl and bookmark-check starts answer a
+  \`sandbox-…\` job id whose poll is a finished sample job (exports work); renders and bookmark
+  conversions answer \`sandbox-…\` files that download (to anyone: they are fixed public bytes). A
+  sandbox start's \`webhookUrl\` is delivered the sample job's envelope, signed, as a live one's; an
+  \`Idempotency-Key\` is accepted and nothing is kept (every sandbox answer is the same). Service-side
+  refusals (an unreachable or blocked target, a wrong password) do not happen in the sandbox.
 - Credit-spending POSTs take an \`Idempotency-Key\` (at most 255 printable characters): a retry with
   the same key and body within 24 h gets the first success (\`Idempotent-Replayed: true\`) and
   spends nothing; another body is 422 \`idempotency_key_mismatch\`; a retry while the first call
   runs is 409 \`idempotency_key_in_use\`. A failed call frees its key.
-- Job starts (both crawl starts) take an optional \`webhookUrl\`: when the job ends, its envelope, as
-  the poll answers it, is POSTed there, signed per Standard Webhooks (\`webhook-id\`,
-  \`webhook-timestamp\`, \`webhook-signature\`: \`v1,\` and the base64 HMAC-SHA256 of
-  \`id.timestamp.body\` with the account's \`whsec_\` secret from \`POST /v1/webhooks/secret\`), and
-  \`X-Webutil-Job-Id\`; retried on network errors, 408, 429 and 5xx with back-off (5 s doubling, at
-  most 10 minutes apart) for 30 minutes; a redirect is not followed. \`GET /v1/webhooks/deliveries\`
-  lists each attempt, newest first.
+- Job starts (both crawl starts, and the bookmark check as a form field) take an optional
+  \`webhookUrl\`: when the job ends, its envelope, as the poll answers it, is POSTed there, signed
+  per Standard Webhooks (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`: \`v1,\` and
+  the base64 HMAC-SHA256 of \`id.timestamp.body\` with the account's \`whsec_\` secret from
+  \`POST /v1/webhooks/secret\`), and \`X-Webutil-Job-Id\`; retried on network errors, 408, 429 and
+  5xx with back-off (5 s doubling, at most 10 minutes apart) for 30 minutes; a redirect is not
+  followed. \`GET /v1/webhooks/deliveries\` lists each attempt, newest first.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422

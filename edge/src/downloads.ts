@@ -7,6 +7,7 @@ import { HttpError } from './envelope.js';
 import type { Metering } from './metering/index.js';
 import { callOptions, parseInput } from './pipeline.js';
 import type { DownloadSpec, FilePart } from './route-spec.js';
+import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 
 /**
  * validate -> authorize (free: identify and rate-count) -> the streaming RPC -> the file. The first
@@ -22,7 +23,9 @@ export function downloadHandler(spec: DownloadSpec, clients: Clients, metering: 
     await metering.authorize(metered, ctx, options.requestId);
     let file: OpenedFile;
     try {
-      file = await openFile(spec.call(clients, input, options));
+      // A sample's name is answered with the sandbox's fixed bytes (decision 0207).
+      const called = answersFromSamples(metered, undefined, ctx.params) ? sandboxClientsFor(clients) : clients;
+      file = await openFile(spec.call(called, input, options));
     } catch (err) {
       throw err instanceof HttpError ? err : httpErrorFromCall(err, spec);
     }

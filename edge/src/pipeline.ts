@@ -19,6 +19,7 @@ import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { type Presentable, presenter } from './presenters/message.js';
 import type { ExportAnswer, RouteSpec } from './route-spec.js';
+import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 import { issueCode } from './schemas/common.js';
 
 /** Parses the route's input; every failure is a 4xx in the envelope, before anything is held. */
@@ -122,6 +123,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
   const present = presenter(spec.output);
   const envelope = spec.envelope ?? 'data';
   const idempotent = takesIdempotencyKey(spec);
+  const sampled = sandboxClientsFor(clients);
   return async (ctx) => {
     // Validation comes first, so a malformed request never holds credits. An upload is judged by
     // its headers here; its body is read only once the caller may pay for it.
@@ -129,8 +131,12 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     const format = spec.exports && exportFormat(ctx, spec.exports);
     const idempotencyKey = idempotent ? idempotencyKeyOf(ctx) : undefined;
     const { withdraw } = spec;
-    const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(clients, id)));
+    // The clients the call is made with: the services', or the sandbox's samples (decision 0207).
+    let called = clients;
+    const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(called, id)));
     const hold = await metering.authorize(spec, ctx, options.requestId);
+    const sandbox = answersFromSamples(spec, hold.caller, ctx.params);
+    if (sandbox) called = sampled;
     let body: object;
     let file: { opened: OpenedFile; name: string } | undefined;
     let exported: ReturnType<ExportAnswer['render']> | undefined;
@@ -140,7 +146,8 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     try {
       const parsed = input ?? (await parseInput(spec, ctx));
       target = usageTarget(parsed);
-      if (idempotencyKey !== undefined) {
+      // A sandbox answer is the same on every call: a retry needs nothing kept to be answered alike.
+      if (idempotencyKey !== undefined && !sandbox) {
         // Claimed once the caller is known (its keys are its own) and its request read whole.
         const fingerprint = requestFingerprint(spec.operation, parsed);
         const outcome = await claimIdempotencyKey(
@@ -168,7 +175,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
         }
         claim = outcome.claim;
       }
-      const reply = await spec.call(clients, parsed, options, hold.caller);
+      const reply = await spec.call(called, parsed, options, hold.caller);
       headers = spec.headers?.(reply, ctx);
       // Presented even when the answer is the file: an idempotent retry replays this JSON answer.
       const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);
@@ -177,7 +184,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
       if (format && spec.exports) exported = spec.exports.render(format, fields, parsed);
       if (spec.file && acceptsExactly(ctx, spec.file.contentType(reply))) {
         // The file is opened before the render is billed: a caller who gets no file pays nothing.
-        file = { opened: await openFile(spec.file.read(clients, reply, options)), name: spec.file.name(reply) };
+        file = { opened: await openFile(spec.file.read(called, reply, options)), name: spec.file.name(reply) };
         headers = { ...headers, ...spec.file.headers(reply) };
       }
     } catch (err) {

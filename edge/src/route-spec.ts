@@ -25,6 +25,8 @@ export interface Caller {
   subject: string;
   /** The caller's rate window as billing last counted it: whose it is, and the caller's bounds. */
   rate?: RateWindow;
+  /** A sandbox (test) key: its credit-spending calls are answered from samples (sandbox/). */
+  sandbox?: boolean;
 }
 
 /**

@@ -185,6 +185,7 @@ const signInput = (input: z.output<typeof credentialsInput>, caller: Caller) => 
 const WEBHOOK_POLLS: Readonly<Record<string, string>> = {
   'broken-links-crawl': 'broken-links-crawl-status',
   'link-extract-crawl': 'link-extract-crawl-status',
+  'bookmarks-check': 'bookmarks-check-status',
 };
 
 const table: RouteSpec[] = [
@@ -672,7 +673,9 @@ const table: RouteSpec[] = [
     method: 'POST',
     path: '/keys',
     operation: 'create-key',
-    summary: 'Creates an API key (Starter plan or higher); the full key is shown this once.',
+    summary:
+      'Creates an API key (Starter plan or higher); the full key is shown this once. With mode test, a sandbox ' +
+      'key: its calls answer fixed samples and spend nothing.',
     credits: 0,
     callers: 'session',
     input: newKeyInput(KEY_OPERATIONS),
@@ -683,6 +686,7 @@ const table: RouteSpec[] = [
       invalid_credit_limit: 400,
       invalid_expires_at: 400,
       invalid_allowed_operations: 400,
+      invalid_mode: 400,
       plan_required: 403,
     },
     timeoutMs: BILLING_TIMEOUT_MS,
@@ -694,6 +698,7 @@ const table: RouteSpec[] = [
           creditLimit: input.creditLimit,
           expiresAt: input.expiresAt,
           allowedOperations: input.allowedOperations ?? [],
+          mode: input.mode,
         },
         options,
       ),

@@ -137,6 +137,7 @@ describe('per-route presenters', () => {
       expiresAt: undefined,
       allowedOperations: [],
       creditsSpentThisCycle: 0,
+      mode: 'live',
     };
     const shown = presenter(NewApiKey)(presentNewKey({ key, secret: 'wu_live_AbCd.secret' }));
     expect(shown).to.deep.equal({
@@ -161,6 +162,7 @@ describe('per-route presenters', () => {
       expiresAt: '2025-03-01T00:00:00.000Z',
       allowedOperations: ['screenshot'],
       creditsSpentThisCycle: 12,
+      mode: 'live',
     };
     const shown = presenter(NewApiKey)(presentNewKey({ key, secret: 'wu_live_EfGh.secret' }));
     expect(shown).to.deep.equal({ ...key, revokedAt: null, key: 'wu_live_EfGh.secret' });

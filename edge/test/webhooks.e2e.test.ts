@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
+import { bookmark, folder, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { eventually, expectFailure, json, quota } from './billing-helpers.js';
@@ -54,6 +55,14 @@ async function startReceiver() {
       server.close();
     },
   };
+}
+
+/** POST /v1/bookmarks/check: an XBEL file and the form's text fields, as multipart/form-data. */
+function checkBookmarks(stack: TestStack, xbel: string, fields: Record<string, string>) {
+  const form = new FormData();
+  form.set('file', new Blob([xbel], { type: 'application/octet-stream' }), 'mine.xbel');
+  for (const [name, value] of Object.entries(fields)) form.set(name, value);
+  return stack.api('/v1/bookmarks/check', { method: 'POST', body: form });
 }
 
 /**
@@ -242,5 +251,50 @@ describe('webhooks for finished jobs', function () {
     expect(attempt.error).to.match(/redirect/);
     expect(receiver.at('/redirect')).to.have.length(1);
     expect(receiver.at('/sink')).to.have.length(0);
+  });
+
+  describe('on the bookmark-health start (a multipart form field)', () => {
+    const file = () =>
+      xbelOf([
+        bookmark(site.url('/hooked/a'), 'A'),
+        folder('Work', [bookmark(site.url('/hooked/b'), 'B'), bookmark(site.url('/hooked/gone'), 'Gone')]),
+      ]);
+
+    it('refuses a bad webhookUrl with a 400 naming the field: no job, nothing spent', async () => {
+      const before = (await quota(stack)).remaining;
+      const checked = () => site.requests.filter((r) => r.path === '/hooked/gone');
+      for (const webhookUrl of ['', 'ftp://example.com/hook', `https://example.com/${'x'.repeat(2100)}`]) {
+        const res = await checkBookmarks(stack, file(), { webhookUrl });
+        expect((await expectFailure(res, 400, 'invalid_webhook_url')).error?.message).to.contain('webhookUrl');
+      }
+      // The account has a signing secret by now: the address rules alone refuse this one.
+      const res = await checkBookmarks(stack, file(), { webhookUrl: 'http://10.1.2.3/h' });
+      expect((await expectFailure(res, 400, 'invalid_webhook_url')).error?.message).to.match(/webhookUrl.*private/);
+      expect((await quota(stack)).remaining).to.equal(before);
+      expect(checked()).to.have.length(0);
+    });
+
+    it('delivers the finished check’s envelope, signed, exactly as its poll answers it', async () => {
+      const before = (await quota(stack)).remaining;
+      const res = await checkBookmarks(stack, file(), { webhookUrl: receiver.url('/bookmarks') });
+      const started = await json(res);
+      expect(res.status, JSON.stringify(started)).to.equal(202);
+      const jobId = started.data.jobId as string;
+      const [hit] = await eventually(async () => {
+        const hits = receiver.at('/bookmarks');
+        expect(hits).to.have.length(1);
+        return hits as [Received];
+      }, 60_000);
+      expect(hit.headers['x-webutil-job-id']).to.equal(jobId);
+      const verified = new Webhook(secretNow).verify(hit.body, hit.headers) as any;
+      const polled = await json(await stack.api(`/v1/bookmarks/check/${jobId}`));
+      expect(verified).to.deep.equal(polled);
+      expect(JSON.parse(hit.body)).to.deep.equal(polled);
+      expect(polled.data.status).to.equal('done');
+      expect(polled.data.result.summary).to.include({ ok: 2, broken: 1 });
+      expect(before - (await quota(stack)).remaining).to.equal(2);
+      const [attempt] = (await attemptsOf(hit.headers['webhook-id'] as string)) as [any];
+      expect(attempt).to.include({ jobId, outcome: 'delivered', statusCode: 204, url: receiver.url('/bookmarks') });
+    });
   });
 });

@@ -480,14 +480,25 @@ describe('website: pages in a real browser', function () {
       const [row] = await page.$$eval('#keys tbody tr', (rows) =>
         rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
       );
-      const [name, prefix, , lastUsed, spent, limits, status] = row!;
+      const [name, mode, prefix, , lastUsed, spent, limits, status] = row!;
       expect(name).to.equal('from the browser');
+      expect(mode).to.equal('live');
       expect(spent).to.equal('2 of 100');
       expect(limits).to.equal('only down-check');
       expect(key.startsWith(prefix!.replace(/…$/, ''))).to.equal(true);
       expect(prefix!.length).to.be.below(key.length);
       expect(lastUsed).to.not.equal('never');
       expect(status).to.equal('Revoke');
+      // A sandbox key from the same form: wu_test_, listed with its mode; a credit limit is off for it.
+      await page.type('#key-name', 'sandbox');
+      await page.select('#key-mode', 'test');
+      expect(await page.$eval('#key-credit-limit', (el) => el.disabled)).to.equal(true);
+      await page.click('form.inline-form button[type=submit]');
+      await page.waitForSelector('#new-key');
+      expect(await page.$eval('#new-key', (el) => el.value)).to.match(/^wu_test_/);
+      await page.waitForFunction(() =>
+        document.querySelector('#keys tbody tr:nth-child(2)')?.textContent?.includes('test (sandbox)'),
+      );
 
       // Revoking asks first, naming the key; dismissed, the key stays active.
       await page.click('#keys button.danger');
@@ -894,6 +905,9 @@ describe('website: pages in a real browser', function () {
     const page = await visitor();
     try {
       await open(page, '/play/bookmarks-check');
+      // As on the crawl forms, the webhook URL waits under Advanced; left empty, it is not sent.
+      expect(await page.$('details.advanced #field-webhookUrl')).to.not.equal(null);
+      expect(await page.$('details.advanced #field-file')).to.equal(null);
       const input = await page.$('#field-file');
       await input!.uploadFile(file);
       await page.click('form.play button[type=submit]');

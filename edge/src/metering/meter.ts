@@ -245,7 +245,11 @@ export class Meter {
     const quota = { ...known, remaining: known.remaining + this.unused(key) };
     setCredits(ctx, quota.remaining);
     if (rate) setRateLimit(ctx, rate);
-    if (!reservationId) return new FreeHold(this.caller(key, credential, quota, rate));
+    if (!reservationId) {
+      // A sandbox key's call holds nothing: the pipeline answers it from samples.
+      const sandbox = outcome.grant.sandbox || undefined;
+      return new FreeHold({ ...this.caller(key, credential, quota, rate), sandbox });
+    }
     const expiresAt = Date.now() + spec.timeoutMs + rules.HOLD_GRACE_MS;
     return new PaidHold(this, ctx, this.caller(key, credential, quota, rate), key, reservationId, call, expiresAt);
   }

@@ -5,6 +5,8 @@ import { count, required, timestamp } from './common.js';
 import { reshaped, restObject } from './from-proto.js';
 
 const plan = z.enum(['FREE', 'STARTER', 'GROWTH', 'SCALE', 'ENTERPRISE']);
+/** A key's mode: live, or test (a sandbox key, docs/decisions/0207-sandbox-keys.md). */
+const KEY_MODE = z.enum(['live', 'test'], { error: 'mode must be live or test' });
 
 export const Quota = restObject(billing.Quota, {
   id: 'Quota',
@@ -84,7 +86,7 @@ export const SignedOut = restObject(billing.SignOutResponse, {
 export const ApiKey = restObject(billing.ApiKey, {
   id: 'ApiKey',
   fields: {
-    prefix: { description: 'The key’s first characters, e.g. wu_live_AbCd.' },
+    prefix: { description: 'The key’s first characters, e.g. wu_live_AbCd (wu_test_ for a test key).' },
     createdAt: { value: timestamp },
     lastUsedAt: { value: timestamp, nullable: true, description: 'Recorded at most once a minute.' },
     revokedAt: { value: timestamp, nullable: true },
@@ -101,6 +103,11 @@ export const ApiKey = restObject(billing.ApiKey, {
     creditsSpentThisCycle: {
       value: count,
       description: 'Credits this key spent in the account’s current cycle, calls in flight included.',
+    },
+    mode: {
+      value: KEY_MODE,
+      description:
+        'live, or test: a sandbox key (wu_test_) whose calls are answered from fixed samples, spending nothing.',
     },
   },
 });
@@ -133,6 +140,11 @@ export const newKeyInput = (operations: readonly [string, ...string[]]) =>
           'The credit-spending operations this key may call; others answer 403 operation_not_allowed. ' +
           'Free reads (quota, job polls, downloads) stay open.',
       }),
+    mode: KEY_MODE.optional().meta({
+      description:
+        'live (default), or test: a sandbox key (wu_test_) whose credit-spending calls answer fixed sample results ' +
+        'in the real shapes, spend nothing and fetch nothing. A test key takes no creditLimit.',
+    }),
   });
 export const NewApiKey = restObject(billing.CreateApiKeyResponse, {
   id: 'NewApiKey',

@@ -16,6 +16,8 @@ import { successBody } from '../envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from '../grpc-clients.js';
 import { type Presentable, presenter } from '../presenters/message.js';
 import type { Caller, RouteSpec } from '../route-spec.js';
+import { sandboxClientsFor } from '../sandbox/clients.js';
+import { isSample } from '../sandbox/files.js';
 import { nextAttemptAt, retryAfterMs, retryableStatus } from './retry.js';
 
 const gzip = promisify(zlib.gzip);
@@ -160,8 +162,10 @@ export class WebhookDelivery {
     if (!poll) return `no route ${delivery.source} to read the job with`;
     let reply: unknown;
     try {
+      // A sandbox start's job is a sample: its envelope is the sample's (decision 0207).
+      const { clients } = this.options;
       reply = await poll.spec.call(
-        this.options.clients,
+        isSample(delivery.jobId) ? sandboxClientsFor(clients) : clients,
         { job_id: delivery.jobId },
         { requestId: `webhook-${delivery.id}`, timeoutMs: poll.spec.timeoutMs, signal: NEVER_CANCELLED },
         WORKER,

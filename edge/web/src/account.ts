@@ -87,6 +87,8 @@ interface ApiKey {
   expiresAt: string | null;
   allowedOperations: string[];
   creditsSpentThisCycle: number;
+  /** test: a sandbox key, answered from samples, spending nothing. */
+  mode: 'live' | 'test';
 }
 
 /** A key's own limits in words; none: the account's credits, every operation, no expiry. */
@@ -106,6 +108,7 @@ async function keyList(container: HTMLElement, status: HTMLElement): Promise<voi
       'tr',
       {},
       h('td', {}, key.name),
+      h('td', {}, key.mode === 'test' ? 'test (sandbox)' : 'live'),
       h('td', {}, h('code', {}, `${key.prefix}…`)),
       h('td', {}, when(key.createdAt)),
       h('td', {}, when(key.lastUsedAt)),
@@ -160,7 +163,7 @@ async function keyList(container: HTMLElement, status: HTMLElement): Promise<voi
               h(
                 'tr',
                 {},
-                ['Name', 'Prefix', 'Created', 'Last used', 'Credits this cycle', 'Limits', 'Status'].map((c) =>
+                ['Name', 'Mode', 'Prefix', 'Created', 'Last used', 'Credits this cycle', 'Limits', 'Status'].map((c) =>
                   h('th', { scope: 'col' }, c),
                 ),
               ),
@@ -286,6 +289,20 @@ export async function dashboard(
     'aria-describedby': 'key-credit-limit-hint',
   });
   const expires = h('input', { id: 'key-expires', name: 'expiresOn', type: 'date' });
+  // A test key answers fixed samples and spends nothing, so a credit limit means nothing for it.
+  const mode = h(
+    'select',
+    {
+      id: 'key-mode',
+      name: 'mode',
+      'aria-describedby': 'key-mode-hint',
+      onchange: () => {
+        creditLimit.disabled = mode.value === 'test';
+      },
+    },
+    h('option', { value: 'live' }, 'Live'),
+    h('option', { value: 'test' }, 'Test (sandbox)'),
+  );
   const operations = TOOLS.map((tool) =>
     h(
       'label',
@@ -298,6 +315,13 @@ export async function dashboard(
     'form',
     { class: 'inline-form' },
     h('div', { class: 'field' }, h('label', { for: 'key-name' }, 'Key name'), name),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'key-mode' }, 'Mode'),
+      mode,
+      h('small', { id: 'key-mode-hint' }, 'A test key (wu_test_) gets sample results and spends no credits.'),
+    ),
     h(
       'details',
       { id: 'key-limits', class: 'advanced' },
@@ -325,7 +349,8 @@ export async function dashboard(
       const allowed = new FormData(form).getAll('allowedOperations').map(String);
       const key = await call<ApiKey & { key: string }>('POST', '/keys', {
         name: name.value,
-        ...(creditLimit.value ? { creditLimit: Number(creditLimit.value) } : {}),
+        ...(mode.value === 'test' ? { mode: 'test' } : {}),
+        ...(creditLimit.value && !creditLimit.disabled ? { creditLimit: Number(creditLimit.value) } : {}),
         // The start of the chosen day, the browser's time zone.
         ...(expires.value ? { expiresAt: new Date(`${expires.value}T00:00:00`).toISOString() } : {}),
         ...(allowed.length ? { allowedOperations: allowed } : {}),
@@ -357,6 +382,7 @@ export async function dashboard(
         ),
       );
       form.reset();
+      creditLimit.disabled = false;
       await keyList(keys, status);
     } catch (err) {
       showError(status, err);

@@ -42,9 +42,11 @@ const BASIC_FIELDS: Record<string, readonly string[]> = {
   screenshot: ['url', 'format', 'device', 'colorScheme'],
   'url-to-pdf': ['url', 'deviceType', 'pageFormat', 'orientation', 'theme'],
   'broken-links': ['url', 'checkResources', 'checkFragments'],
-  // A webhook URL is for integrations, and the link options for the cases that need them; the page itself polls.
+  // A webhook URL is for integrations (here and on the bookmark check), and the link options for the cases that
+  // need them; the page itself polls.
   'broken-links-crawl': ['url', 'checkResources', 'checkFragments'],
   'link-extract-crawl': ['url', 'includeResources'],
+  'bookmarks-check': ['file', 'key', 'salt'],
 };
 
 function control(leaf: Leaf, optionalChoice: boolean): HTMLElement {

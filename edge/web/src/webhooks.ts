@@ -28,7 +28,11 @@ const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : '')
 
 function attemptTable(attempts: Attempt[]): HTMLElement {
   if (!attempts.length)
-    return h('p', {}, 'No deliveries yet. Start a crawl with a webhook URL (under Advanced) to get one.');
+    return h(
+      'p',
+      {},
+      'No deliveries yet. Start a crawl or a bookmark check with a webhook URL (under Advanced) to get one.',
+    );
   return h(
     'div',
     { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Webhook deliveries' },
@@ -77,7 +81,7 @@ export function webhooksSection(): { element: HTMLElement; load: () => Promise<v
       const deliveries = await call<Deliveries>('GET', '/webhooks/deliveries');
       facts.textContent = deliveries.secretCreatedAt
         ? `Signing secret made ${when(deliveries.secretCreatedAt)}.`
-        : 'No signing secret yet: a crawl with a webhook URL needs one.';
+        : 'No signing secret yet: a crawl or bookmark check with a webhook URL needs one.';
       rotate.textContent = deliveries.secretCreatedAt ? 'Rotate signing secret' : 'Create signing secret';
       show(list, attemptTable(deliveries.attempts));
     } catch (err) {
@@ -135,7 +139,7 @@ export function webhooksSection(): { element: HTMLElement; load: () => Promise<v
     h(
       'p',
       {},
-      'A crawl started with a webhook URL POSTs its result there when it ends, signed per ',
+      'A crawl or bookmark check started with a webhook URL POSTs its result there when it ends, signed per ',
       h('a', { href: 'https://www.standardwebhooks.com/' }, 'Standard Webhooks'),
       ' with this secret (headers webhook-id, webhook-timestamp, webhook-signature); failed deliveries are ',
       'retried for 30 minutes.',

@@ -4,13 +4,16 @@ import { invalidArgument, notFound, ServiceError } from '@webutil/kit';
 import type { ApiKey } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Clock } from './clock.js';
 import { PLANS } from './plans.js';
-import type { Account, ApiKeyRecord, BillingStore } from './stores/store.js';
+import type { Account, ApiKeyRecord, BillingStore, KeyMode } from './stores/store.js';
 
 /** The fixed live-key prefix; 24 random bytes (192 bits) follow, base64url. */
 export const KEY_PREFIX = 'wu_live_';
-const KEY_SHAPE = /^wu_live_[A-Za-z0-9_-]{32}$/;
-/** Characters of the key kept for listings: the live prefix and four random characters. */
-const SHOWN_CHARS = KEY_PREFIX.length + 4;
+/** A sandbox key's prefix (decision 0207); the same entropy follows. */
+export const TEST_KEY_PREFIX = 'wu_test_';
+const KEY_SHAPE = /^wu_(live|test)_[A-Za-z0-9_-]{32}$/;
+/** Random characters of the key kept for listings, after its prefix. */
+const SHOWN_RANDOM_CHARS = 4;
+const KEY_MODES: readonly KeyMode[] = ['live', 'test'];
 /** last_used_at is written at most once a minute per key, not on every request. */
 const TOUCH_EVERY_MS = 60_000;
 const MAX_NAME_LENGTH = 100;
@@ -25,6 +28,8 @@ export interface KeyLimits {
   /** ISO 8601. */
   expiresAt?: string;
   allowedOperations?: readonly string[];
+  /** live (default) or test: a sandbox key, which spends nothing, so it takes no creditLimit. */
+  mode?: string;
 }
 
 /** Keys are high-entropy, so a fast hash is enough (a KDF protects guessable passwords). */
@@ -48,18 +53,21 @@ export class ApiKeys {
     if (!label) throw invalidArgument('INVALID_NAME', 'name is required');
     if (label.length > MAX_NAME_LENGTH)
       throw invalidArgument('INVALID_NAME', `name must have at most ${MAX_NAME_LENGTH} characters`);
+    const mode = modeOf(limits);
     const own = this.limitsOf(limits);
-    const secret = KEY_PREFIX + randomBytes(24).toString('base64url');
+    const prefix = mode === 'test' ? TEST_KEY_PREFIX : KEY_PREFIX;
+    const secret = prefix + randomBytes(24).toString('base64url');
     const key: ApiKeyRecord = {
       id: randomUUID(),
       accountId: account.id,
       name: label,
-      prefix: secret.slice(0, SHOWN_CHARS),
+      prefix: secret.slice(0, prefix.length + SHOWN_RANDOM_CHARS),
       hash: hashKey(secret),
       createdAt: this.clock(),
       lastUsedAt: null,
       revokedAt: null,
       ...own,
+      mode,
     };
     await this.store.insertApiKey(key);
     return { key, secret };
@@ -115,6 +123,15 @@ export class ApiKeys {
   }
 }
 
+/** The new key's mode, or the INVALID_ARGUMENT saying why it cannot be had. */
+function modeOf({ mode, creditLimit }: KeyLimits): KeyMode {
+  const chosen = mode === undefined || mode === '' ? 'live' : KEY_MODES.find((known) => known === mode);
+  if (!chosen) throw invalidArgument('INVALID_MODE', 'mode must be live or test');
+  if (chosen === 'test' && creditLimit !== undefined)
+    throw invalidArgument('INVALID_CREDIT_LIMIT', 'a test key spends no credits, so it takes no creditLimit');
+  return chosen;
+}
+
 /** A stored key as the key routes show it: never the hash, never the secret. */
 export function keyMessage(key: ApiKeyRecord, creditsSpentThisCycle = 0): ApiKey {
   return {
@@ -128,15 +145,17 @@ export function keyMessage(key: ApiKeyRecord, creditsSpentThisCycle = 0): ApiKey
     expiresAt: key.expiresAt === null ? undefined : new Date(key.expiresAt).toISOString(),
     allowedOperations: key.allowedOperations ?? [],
     creditsSpentThisCycle,
+    mode: key.mode,
   };
 }
 
 /**
- * The key has limits of its own: billing decides each of its calls (no view, no lease at the
- * edge), so the limits hold on every call. A key without any costs nothing extra.
+ * The key has limits of its own, or is a sandbox key: billing decides each of its calls (no view,
+ * no lease at the edge), so the limits hold on every call and a sandbox call is never paid from a
+ * lease. A live key without limits costs nothing extra.
  */
 export function keyRestricted(key: ApiKeyRecord): boolean {
-  return key.creditLimit !== null || key.expiresAt !== null || key.allowedOperations !== null;
+  return key.creditLimit !== null || key.expiresAt !== null || key.allowedOperations !== null || key.mode === 'test';
 }
 
 /** Keys need Starter or higher; a key whose account fell back to Free stops working. */

@@ -79,10 +79,14 @@ export class Gate {
     }
 
     const keyRestrictedCaller = caller.kind === 'apikey' && keyRestricted(caller.key);
+    const sandbox = caller.kind === 'apikey' && caller.key.mode === 'test';
     if (request.credits <= 0) {
       const quota = this.quotaOf(caller, await this.deps.ledger.balance(payer));
       return {
-        outcome: { $case: 'grant', grant: { quota, rate: counted.window, keyRestricted: keyRestrictedCaller } },
+        outcome: {
+          $case: 'grant',
+          grant: { quota, rate: counted.window, keyRestricted: keyRestrictedCaller, sandbox },
+        },
       };
     }
     // A key limited to some operations may call only those that spend credits; free reads stay open.
@@ -94,6 +98,13 @@ export class Gate {
           `this API key may not call ${request.operation}; it may call ${allowed.join(', ')}`,
         ),
       );
+    }
+    // A sandbox key's call is answered from samples at the edge: nothing is held, the balance is untouched.
+    if (sandbox) {
+      const quota = this.quotaOf(caller, await this.deps.ledger.balance(payer));
+      return {
+        outcome: { $case: 'grant', grant: { quota, rate: counted.window, keyRestricted: true, sandbox } },
+      };
     }
     const held = await this.hold(caller, payer, request);
     if ('keyShort' in held) {
@@ -129,6 +140,7 @@ export class Gate {
           rate: counted.window,
           lease: held.lease,
           keyRestricted: keyRestrictedCaller,
+          sandbox: false,
         },
       },
     };

@@ -86,6 +86,7 @@ export function billingService(
           creditLimit: request.creditLimit,
           expiresAt: request.expiresAt,
           allowedOperations: request.allowedOperations,
+          mode: request.mode,
         });
         return { key: keyMessage(key), secret };
       },

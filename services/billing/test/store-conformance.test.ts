@@ -600,6 +600,7 @@ for (const harness of harnesses) {
         creditLimit: null,
         expiresAt: null,
         allowedOperations: null,
+        mode: 'live',
         ...overrides,
       });
 
@@ -634,6 +635,18 @@ for (const harness of harnesses) {
         await store.close();
         store = await reopen();
         expect(await store.apiKeysOf('acct')).to.deep.equal([limited]);
+      });
+
+      it('keeps a key’s mode (a sandbox key is test), across a restart', async () => {
+        const live = key('modes', { createdAt: T0 });
+        const sandbox = key('modes', { createdAt: T0 + 1, prefix: 'wu_test_abcd', mode: 'test' });
+        await store.insertApiKey(live);
+        await store.insertApiKey(sandbox);
+        expect((await store.apiKeyByHash(sandbox.hash))?.mode).to.equal('test');
+        await store.close();
+        store = await reopen();
+        expect((await store.apiKeysOf('modes')).map((k) => k.mode)).to.deep.equal(['live', 'test']);
+        expect(await store.apiKeyByHash(sandbox.hash)).to.deep.equal(sandbox);
       });
 
       it('counts a key’s holds toward its cycle spend, refuses past its limit, gives refunds back', async () => {

@@ -281,8 +281,8 @@ for (const adapter of [sqlite(), mongo()]) {
   });
 }
 
-describe('job store on SQLite: a file written before jobs had callers', () => {
-  it('gains the caller column; its jobs stay readable and count for no caller', async () => {
+describe('job store on SQLite: a file of the first release', () => {
+  it('gains the columns added since (callers, options, list inputs); its jobs stay readable', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'crawl-jobs-'));
     const file = path.join(dir, 'jobs.sqlite');
     const old = new Database(file);
@@ -303,10 +303,39 @@ describe('job store on SQLite: a file written before jobs had callers', () => {
         earlier.expiresAt.getTime(),
       );
     old.close();
-    const store = new SqliteJobStore(file);
+    const columns = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db
+          .prepare<[], { name: string }>('PRAGMA table_info(crawl_jobs)')
+          .all()
+          .map((c) => c.name);
+      } finally {
+        db.close();
+      }
+    };
+    expect(columns()).to.not.include.members(['caller']);
+    let store = new SqliteJobStore(file);
     try {
-      expect((await store.get(earlier.id))?.caller).to.equal(undefined);
+      expect(columns()).to.include.members(['caller', 'check_fragments', 'options', 'input']);
+      // The earlier job counts for no caller and has no options.
+      const read = await store.get(earlier.id);
+      expect(read?.id).to.equal(earlier.id);
+      expect(read?.caller).to.equal(undefined);
+      expect(read?.scan).to.equal(undefined);
       expect(await store.create(job({ caller: 'ip:192.0.2.1' }), 1)).to.equal(true);
+      expect(await store.create(job({ caller: 'ip:192.0.2.1' }), 1)).to.equal(false);
+      const scan = { resources: false, exclude: ['**/private/**'], acceptStatus: [], maxPages: 3, maxDepth: 1 };
+      const withOptions = job({ checkFragments: true, scan });
+      await store.create(withOptions);
+      const input = Buffer.from([0, 1, 2, 255]);
+      const list = job({ kind: 'bookmarks', url: 'bookmarks:', input });
+      await store.create(list);
+      await store.close();
+      // Opened again, the upgraded file is left as it is.
+      store = new SqliteJobStore(file);
+      expect(await store.get(withOptions.id)).to.deep.include({ checkFragments: true, scan });
+      expect((await store.get(list.id))?.input?.equals(input)).to.equal(true);
       expect(await store.create(job({ caller: 'ip:192.0.2.1' }), 1)).to.equal(false);
     } finally {
       await store.close();

@@ -47,5 +47,6 @@ export {
   SafeHttp,
   type SafeResponse,
 } from './safe-http.js';
+export { type AddedColumn, type SqliteDatabase, setUpSqlite } from './sqlite.js';
 export { parseTargetHost, type TargetHost } from './target-host.js';
 export { parseTargetUrl } from './target-url.js';

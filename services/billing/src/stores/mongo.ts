@@ -132,6 +132,7 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
     creditLimit: { type: Number, default: null },
     expiresAt: { type: Number, default: null },
     allowedOperations: { type: [String], default: null },
+    mode: { type: String, default: 'live' },
   },
   OPTIONS,
 );
@@ -190,9 +191,11 @@ const toAccount = (doc: AccountDoc): Account => ({
   topUpCredits: doc.topUpCredits,
   createdAt: doc.createdAt,
 });
-const toApiKey = ({ _id, creditLimit, expiresAt, allowedOperations, ...rest }: ApiKeyDoc): ApiKeyRecord => ({
+const toApiKey = ({ _id, creditLimit, expiresAt, allowedOperations, mode, ...rest }: ApiKeyDoc): ApiKeyRecord => ({
   id: _id,
   ...rest,
+  // A key stored before sandbox keys is a live key.
+  mode: mode ?? 'live',
   // A key stored before keys had limits has none.
   creditLimit: creditLimit ?? null,
   expiresAt: expiresAt ?? null,

@@ -1,3 +1,4 @@
+import { type AddedColumn, setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import type { PlanName } from '../plans.js';
 import {
@@ -15,6 +16,7 @@ import {
   type KeyLimited,
   type KeyLimitedIf,
   keptOpen,
+  type KeyMode,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -49,7 +51,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
   revoked_at INTEGER,
   credit_limit INTEGER,
   expires_at INTEGER,
-  allowed_operations TEXT
+  allowed_operations TEXT,
+  mode TEXT NOT NULL DEFAULT 'live'
 );
 CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id);
 CREATE TABLE IF NOT EXISTS sessions (
@@ -109,23 +112,17 @@ CREATE TABLE IF NOT EXISTS secrets (
 `;
 
 /** Columns added after a table was first created: a store file of an earlier release gains them. */
-const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+const ADDED_COLUMNS: readonly AddedColumn[] = [
   { table: 'usage', column: 'target', type: 'TEXT' },
   { table: 'api_keys', column: 'credit_limit', type: 'INTEGER' },
   { table: 'api_keys', column: 'expires_at', type: 'INTEGER' },
   { table: 'api_keys', column: 'allowed_operations', type: 'TEXT' },
+  { table: 'api_keys', column: 'mode', type: "TEXT NOT NULL DEFAULT 'live'" },
   { table: 'reservations', column: 'key_id', type: 'TEXT' },
   { table: 'reservations', column: 'spent_calls', type: 'TEXT' },
   { table: 'reservations', column: 'partly_spent', type: 'INTEGER' },
   { table: 'reservations', column: 'settled_spent', type: 'INTEGER' },
 ];
-
-function addMissingColumns(db: Database.Database): void {
-  for (const { table, column, type } of ADDED_COLUMNS) {
-    const columns = db.pragma(`table_info(${table})`) as { name: string }[];
-    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
-  }
-}
 
 interface AccountRow {
   id: string;
@@ -154,6 +151,7 @@ interface ApiKeyRow {
   expires_at: number | null;
   /** JSON array, or null. */
   allowed_operations: string | null;
+  mode: KeyMode;
 }
 
 interface IdempotencyRow {
@@ -216,6 +214,7 @@ const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
   creditLimit: r.credit_limit,
   expiresAt: r.expires_at,
   allowedOperations: r.allowed_operations === null ? null : (JSON.parse(r.allowed_operations) as string[]),
+  mode: r.mode,
 });
 
 const toReservation = (r: ReservationRow): Reservation => ({
@@ -240,12 +239,7 @@ export class SqliteStore implements BillingStore {
   private readonly tx;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
-    addMissingColumns(this.db);
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA, addedColumns: ADDED_COLUMNS });
     const db = this.db;
     this.q = {
       insertAccount: db.prepare(
@@ -321,9 +315,9 @@ export class SqliteStore implements BillingStore {
       counter: db.prepare<[string], { value: number }>('SELECT value FROM counters WHERE key = ?'),
       insertApiKey: db.prepare(
         `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at,
-           credit_limit, expires_at, allowed_operations)
+           credit_limit, expires_at, allowed_operations, mode)
          VALUES (@id, @accountId, @name, @prefix, @hash, @createdAt, @lastUsedAt, @revokedAt,
-           @creditLimit, @expiresAt, @allowedOperations)`,
+           @creditLimit, @expiresAt, @allowedOperations, @mode)`,
       ),
       apiKeyByHash: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
       apiKeysOf: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id'),

@@ -267,7 +267,11 @@ export interface ApiKeyRecord {
   creditLimit: number | null;
   expiresAt: number | null;
   allowedOperations: string[] | null;
+  /** live, or test: a sandbox key, answered from samples and spending nothing (decision 0207). */
+  mode: KeyMode;
 }
+
+export type KeyMode = 'live' | 'test';
 
 export interface SessionRecord {
   /** SHA-256 of the cookie token; the token itself is never stored. */

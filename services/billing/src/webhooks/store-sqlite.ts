@@ -1,3 +1,4 @@
+import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import type {
   AttemptOutcome,
@@ -94,11 +95,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly updateTx;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
     const db = this.db;
     this.q = {
       secretOf: db.prepare<[string], { secret: string; created_at: number }>(

@@ -1,3 +1,4 @@
+import { type AddedColumn, setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
 import type { ScanOptions } from '../scan-options.js';
@@ -33,41 +34,47 @@ interface Row {
 /** "(attempt, seq) is newer than the stored pair", as SQL. */
 const NEWER = '(attempt < @attempt OR (attempt = @attempt AND seq < @seq))';
 
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS crawl_jobs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  url TEXT NOT NULL,
+  caller TEXT,
+  check_fragments INTEGER,
+  options TEXT,
+  input BLOB,
+  status TEXT NOT NULL,
+  progress TEXT NOT NULL,
+  result BLOB,
+  error TEXT,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  seq INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS crawl_jobs_expires_at ON crawl_jobs (expires_at);
+`;
+
+/**
+ * Columns added after the table was first created: jobs' callers (a file's earlier jobs count for
+ * no caller), their options, and a list job's input (bookmark checks).
+ */
+const ADDED_COLUMNS: readonly AddedColumn[] = [
+  { table: 'crawl_jobs', column: 'caller', type: 'TEXT' },
+  { table: 'crawl_jobs', column: 'check_fragments', type: 'INTEGER' },
+  { table: 'crawl_jobs', column: 'options', type: 'TEXT' },
+  { table: 'crawl_jobs', column: 'input', type: 'BLOB' },
+];
+
 /** The embedded job store: one SQLite file under DATA_DIR (WAL, so polls never wait on writes). */
 export class SqliteJobStore implements JobStore {
   private readonly db: Database.Database;
   private readonly statements;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS crawl_jobs (
-        id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        url TEXT NOT NULL,
-        status TEXT NOT NULL,
-        progress TEXT NOT NULL,
-        result BLOB,
-        error TEXT,
-        attempt INTEGER NOT NULL DEFAULT 0,
-        seq INTEGER NOT NULL DEFAULT 0,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        expires_at INTEGER NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS crawl_jobs_expires_at ON crawl_jobs (expires_at);
-    `);
-    // A file written before jobs had callers gets the column; its jobs count for no caller.
-    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(crawl_jobs)').all();
-    if (!columns.some((c) => c.name === 'caller')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN caller TEXT');
-    // And before jobs had options.
-    if (!columns.some((c) => c.name === 'check_fragments'))
-      this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN check_fragments INTEGER');
-    if (!columns.some((c) => c.name === 'options')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN options TEXT');
-    // And before jobs of a list (bookmark checks).
-    if (!columns.some((c) => c.name === 'input')) this.db.exec('ALTER TABLE crawl_jobs ADD COLUMN input BLOB');
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA, addedColumns: ADDED_COLUMNS });
+    // An index on an added column: made once a file of an earlier release has the column.
     this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
     this.statements = {
       insert: this.db.prepare(

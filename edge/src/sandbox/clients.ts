@@ -1,0 +1,130 @@
+/**
+ * Service clients that answer from the sandbox's samples (samples.ts) and call no service: the pipeline
+ * hands them to a route's `call` in place of the real ones for a sandbox caller's credit-spending
+ * call, and for a job poll or download of a sample id (docs/decisions/0207-sandbox-keys.md). An RPC
+ * without a sample is a 500 naming it, which the sandbox test meets for a new route at once.
+ */
+import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
+import type { Clients } from '../clients.js';
+import { HttpError } from '../envelope.js';
+import type { Caller, RouteSpec } from '../route-spec.js';
+import { isSample, SAMPLE_FILES, type SampleFile, sampleFileParts } from './files.js';
+import * as samples from './samples.js';
+
+/** Some of a client's RPCs, each typed as the real one. */
+type Sampled<C> = Partial<Omit<C, 'close'>>;
+
+const sampleJob = <R>(id: string, reply: R) => {
+  return async ({ jobId }: { jobId: string }): Promise<R> => {
+    if (jobId !== id) throw new HttpError(404, 'job_not_found', 'no sandbox sample job has that id');
+    return reply;
+  };
+};
+
+const metaScan: Sampled<Clients['metaScan']> = {
+  downCheck: async () => samples.downCheck,
+  metaScan: async () => samples.metaScan,
+};
+
+const tlsScan: Sampled<Clients['tlsScan']> = {
+  sslScan: async () => samples.sslScan,
+};
+
+const render: Sampled<Clients['render']> = {
+  screenshot: async () => samples.screenshot,
+  urlToPdf: async () => samples.urlToPdf,
+  readArtifact: ({ filename }) => {
+    if (filename !== SAMPLE_FILES.screenshot.name && filename !== SAMPLE_FILES.pdf.name)
+      throw new HttpError(404, 'file_not_found', 'no sandbox sample file has that name');
+    return sampleFileParts(filename);
+  },
+};
+
+const crawl: Sampled<Clients['crawl']> = {
+  extractLinks: async () => samples.extractLinks,
+  checkLinks: async () => samples.checkLinks,
+  startBrokenLinkCrawl: async () => ({ jobId: samples.SAMPLE_JOBS.brokenLinksCrawl }),
+  getBrokenLinkCrawl: sampleJob(samples.SAMPLE_JOBS.brokenLinksCrawl, samples.brokenLinkCrawl),
+  startLinkExtractCrawl: async () => ({ jobId: samples.SAMPLE_JOBS.linkExtractCrawl }),
+  getLinkExtractCrawl: sampleJob(samples.SAMPLE_JOBS.linkExtractCrawl, samples.linkExtractCrawl),
+  startBookmarkCheck: async () => ({ jobId: samples.SAMPLE_JOBS.bookmarksCheck }),
+  getBookmarkCheck: sampleJob(samples.SAMPLE_JOBS.bookmarksCheck, samples.bookmarkCheck),
+  getBookmarkCheckEdits: sampleJob(samples.SAMPLE_JOBS.bookmarksCheck, samples.bookmarkCheckEdits),
+  // Nothing was started, so nothing is withdrawn.
+  withdrawStart: async () => ({ found: false }),
+};
+
+/** Each bookmark download kind's sample file. */
+const DOWNLOADS: Partial<Record<DownloadKind, SampleFile>> = {
+  [DownloadKind.DOWNLOAD_KIND_DECRYPTED]: SAMPLE_FILES.xbel,
+  [DownloadKind.DOWNLOAD_KIND_HTML]: SAMPLE_FILES.html,
+  [DownloadKind.DOWNLOAD_KIND_XBEL_FROM_HTML]: SAMPLE_FILES.xbel,
+};
+
+const bookmark: Sampled<Clients['bookmark']> = {
+  decryptXbel: async () => samples.converted(SAMPLE_FILES.xbel, 'Sandbox sample: the file was not read.'),
+  convertXbelToHtml: async () => samples.converted(SAMPLE_FILES.html, 'Sandbox sample: the file was not read.'),
+  convertHtmlToXbel: async () => samples.converted(SAMPLE_FILES.xbel, 'Sandbox sample: the file was not read.'),
+  readDownload: ({ kind, storedName }) => {
+    const file = DOWNLOADS[kind];
+    if (file?.name !== storedName) throw new HttpError(404, 'file_not_found', 'no sandbox sample file has that name');
+    return sampleFileParts(storedName);
+  },
+  parseBookmarks: async () => samples.parsedBookmarks,
+  readCleanedBookmarks: ({ fileId, format }) => {
+    if (fileId !== samples.parsedBookmarks.fileId)
+      throw new HttpError(404, 'file_not_found', 'no sandbox sample file has that id');
+    return sampleFileParts(format === 'html' ? SAMPLE_FILES.html.name : SAMPLE_FILES.xbel.name);
+  },
+};
+
+/** The client of `service`: its sampled RPCs; any other is a 500 naming it. */
+function sampledClient<C>(service: string, rpcs: Sampled<C>): C {
+  return new Proxy(rpcs, {
+    get: (target, rpc: string) => {
+      if (rpc === 'close') return () => undefined;
+      const sampled = (target as Record<string, unknown>)[rpc];
+      if (sampled) return sampled;
+      return () => {
+        throw new HttpError(500, 'internal_error', `the sandbox has no sample for ${service}.${rpc}`);
+      };
+    },
+  }) as C;
+}
+
+const sampled = {
+  billing: sampledClient<Clients['billing']>('billing', {}),
+  metaScan: sampledClient('metaScan', metaScan),
+  crawl: sampledClient('crawl', crawl),
+  render: sampledClient('render', render),
+  bookmark: sampledClient('bookmark', bookmark),
+  tlsScan: sampledClient('tlsScan', tlsScan),
+};
+const made = new WeakMap<Clients, Clients>();
+
+/**
+ * The sandbox's clients beside the real ones: the services' RPCs answered from samples, billing's
+ * webhook books kept real, so a sandbox start's webhook is reserved, and then delivered with the
+ * sample job's envelope, as a live start's is (decision 0207).
+ */
+export function sandboxClientsFor(real: Clients): Clients {
+  let clients = made.get(real);
+  if (!clients) {
+    clients = { ...sampled, webhooks: real.webhooks };
+    made.set(real, clients);
+  }
+  return clients;
+}
+
+/**
+ * The call is answered from samples: a sandbox caller's credit-spending call, or any caller's job
+ * poll or download of a sample id (sample files and jobs are fixed public bytes, the same for all).
+ */
+export function answersFromSamples(
+  spec: Pick<RouteSpec, 'credits'>,
+  caller: Pick<Caller, 'sandbox'> | undefined,
+  params: Record<string, unknown> | undefined,
+): boolean {
+  if (caller?.sandbox && spec.credits > 0) return true;
+  return Object.values(params ?? {}).some(isSample);
+}
