@@ -7,6 +7,7 @@
  * id, RateLimit): the edge's cost beyond the bytes it sends. Prints req/s, p99, each round's
  * ratios, and each server's CPU per 1,000 requests (user and kernel: the socket writes).
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -34,6 +35,8 @@ const CONNECTIONS = 64;
 /** Seconds of measured load per side, split over the rounds. */
 const SECONDS = Number(process.env.BENCH_DURATION_MS ?? 12_000) / 1000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_PIN=1: the load generator on the first CPU, every server process on the second. */
+const PIN = process.env.BENCH_PIN === '1' && os.availableParallelism() >= 2;
 const TICK = 100; // clock ticks per second (USER_HZ)
 
 /** CPU seconds so far of processes, in user space and in the kernel. */
@@ -113,6 +116,13 @@ const before = BEFORE
     ])
   : undefined;
 const sides = before ? [bare, bareHeaders, before, edge] : [bare, bareHeaders, edge];
+if (PIN) {
+  // Each side gets the same CPU of its own, away from the load generator, rather than wherever
+  // the scheduler puts it (less noise between identical servers on the shared machine).
+  const pin = (cpu: number, pid: number) => execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)]);
+  pin(0, process.pid);
+  for (const pid of new Set(sides.flatMap((s) => s.pids))) pin(1, pid);
+}
 try {
   for (const s of sides) await autocannon({ url: s.url, connections: CONNECTIONS, duration: 2, headers: auth });
   for (let round = 0; round < ROUNDS; round++)
@@ -121,7 +131,10 @@ try {
     `\n== quota benchmark (issues 3, 26, 29): GET /v1/quota with an API key, ${CONNECTIONS} connections, ` +
       `${ROUNDS} alternating rounds of ${Math.max(1, Math.round(SECONDS / ROUNDS))} s ==`,
   );
-  console.log(`load average:${os.loadavg().map((l) => ` ${fmt(l, 2)}`)} (1/5/15 min)`);
+  console.log(
+    `load average:${os.loadavg().map((l) => ` ${fmt(l, 2)}`)} (1/5/15 min); ` +
+      (PIN ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'),
+  );
   for (const s of sides) {
     const cpu = (seconds: number) => fmt((seconds / s.requests) * 1e6, 1);
     console.log(
