@@ -73,10 +73,13 @@ export function credentialOf(ctx: Context): Credential {
     }
     credential.apiKey = bearer[1];
   }
-  const session = ctx.cookies.get(SESSION_COOKIE);
-  if (session) credential.sessionToken = session;
-  const clearance = ctx.cookies.get(CLEARANCE_COOKIE);
-  if (clearance) credential.clearance = clearance;
+  // Koa makes its cookie jar on first use: a request without cookies (an API client's) needs none.
+  if (ctx.req.headers.cookie) {
+    const session = ctx.cookies.get(SESSION_COOKIE);
+    if (session) credential.sessionToken = session;
+    const clearance = ctx.cookies.get(CLEARANCE_COOKIE);
+    if (clearance) credential.clearance = clearance;
+  }
   const csrf = ctx.get(CSRF_HEADER);
   if (csrf) credential.csrfToken = csrf;
   return credential;

@@ -1,8 +1,28 @@
+import type { ServerResponse } from 'node:http';
+
+/** Where a response's headers are set: a Koa context (or anything holding Node's response). */
+export interface HasResponse {
+  res: ServerResponse;
+}
+
+/**
+ * Sets response headers as Koa's ctx.set does for string values (nothing once they are sent), on
+ * Node's response itself: Koa's set allocates arrays on every call, and these run on every request.
+ */
+export function setHeaders(ctx: HasResponse, headers: Readonly<Record<string, string>>): void {
+  if (ctx.res.headersSent) return;
+  for (const name in headers) ctx.res.setHeader(name, headers[name] as string);
+}
+
+function setHeader(ctx: HasResponse, name: string, value: string): void {
+  if (!ctx.res.headersSent) ctx.res.setHeader(name, value);
+}
+
 /** Every response carries the caller's credits left (0 when the caller is unknown). */
 export const CREDITS_HEADER = 'X-Credits-Remaining';
 
-export function setCredits(response: { set(field: string, value: string): void }, remaining: number): void {
-  response.set(CREDITS_HEADER, String(remaining));
+export function setCredits(ctx: HasResponse, remaining: number): void {
+  setHeader(ctx, CREDITS_HEADER, String(remaining));
 }
 
 /** The caller's request-rate window, as draft-ietf-httpapi-ratelimit-headers (structured fields) names them. */
@@ -27,11 +47,7 @@ export interface RateWindowFigures {
  * `RateLimit-Policy: "default";q=60;w=60` and `RateLimit: "default";r=12;t=34`: the caller's
  * quota per window, the requests left in it and the seconds until it resets.
  */
-export function setRateLimit(
-  response: { set(field: string, value: string): void },
-  rate: RateWindowFigures,
-  now = Date.now(),
-): void {
+export function setRateLimit(ctx: HasResponse, rate: RateWindowFigures, now = Date.now()): void {
   let policy = policyValues.get(rate.perMinute);
   if (policy === undefined) {
     policy = `"${RATE_POLICY}";q=${rate.perMinute};w=${WINDOW_SECONDS}`;
@@ -43,8 +59,8 @@ export function setRateLimit(
     WINDOW_SECONDS,
     Math.max(0, Math.ceil(((Number(rate.minute) + 1) * WINDOW_SECONDS * 1000 - now) / 1000)),
   );
-  response.set(RATE_LIMIT_POLICY_HEADER, policy);
-  response.set(RATE_LIMIT_HEADER, `"${RATE_POLICY}";r=${remaining};t=${reset}`);
+  setHeader(ctx, RATE_LIMIT_POLICY_HEADER, policy);
+  setHeader(ctx, RATE_LIMIT_HEADER, `"${RATE_POLICY}";r=${remaining};t=${reset}`);
 }
 
 /** The spec's envelopes. A failure is raised anywhere in the edge and rendered by one middleware. */

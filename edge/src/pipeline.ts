@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
 import { type OpenedFile, openFile, sendFile } from './downloads.js';
-import { HttpError, successBody } from './envelope.js';
+import { HttpError, setHeaders, successBody } from './envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import {
   claimIdempotencyKey,
@@ -22,19 +22,27 @@ import type { ExportAnswer, RouteSpec } from './route-spec.js';
 import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 import { issueCode } from './schemas/common.js';
 
-/** Parses the route's input; every failure is a 4xx in the envelope, before anything is held. */
-export async function parseInput<In extends z.ZodObject>(
+/**
+ * Parses the route's input; every failure is a 4xx in the envelope, before anything is held. An
+ * upload's comes once its body is read; any other input is parsed at once (thrown, not rejected),
+ * without a promise of its own on every request.
+ */
+export function parseInput<In extends z.ZodObject>(
   spec: Pick<RouteSpec<In>, 'method' | 'input' | 'upload'>,
   ctx: Context & { params?: Record<string, string> },
-): Promise<z.output<In>> {
-  if (spec.method === 'POST' && !spec.upload && ctx.request.is('application/json', '+json') === false) {
+): z.output<In> | Promise<z.output<In>> {
+  if (spec.upload) return readUpload(ctx, spec.upload).then((source) => validInput(spec, ctx, source));
+  if (spec.method === 'POST' && ctx.request.is('application/json', '+json') === false) {
     throw new HttpError(415, 'unsupported_media_type', 'send the body as JSON, with Content-Type: application/json');
   }
-  const source = spec.upload
-    ? await readUpload(ctx, spec.upload)
-    : spec.method === 'GET'
-      ? ctx.query
-      : ctx.request.body;
+  return validInput(spec, ctx, spec.method === 'GET' ? ctx.query : ctx.request.body);
+}
+
+function validInput<In extends z.ZodObject>(
+  spec: Pick<RouteSpec<In>, 'input'>,
+  ctx: Context & { params?: Record<string, string> },
+  source: unknown,
+): z.output<In> {
   if (source !== undefined && (typeof source !== 'object' || source === null || Array.isArray(source))) {
     throw new HttpError(400, 'invalid_request', 'the JSON body must be an object');
   }
@@ -223,7 +231,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     }
     if (clientLeft(ctx)) throw clientClosed();
     ctx.status = spec.status ?? 200;
-    if (headers) ctx.set(headers);
+    if (headers) setHeaders(ctx, headers);
     if (file) sendFile(ctx, file.opened, file.name, 'inline', log);
     else if (exported) sendExport(ctx, exported);
     else ctx.body = body;

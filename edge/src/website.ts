@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 
 /** Where Cloudflare's Turnstile widget loads from (its script and its frame). */
 export const TURNSTILE_ORIGIN = 'https://challenges.cloudflare.com';
@@ -109,16 +109,18 @@ const API_PATH = /^\/(v1|api)(\/|$)|^\/healthz$|^\/assets\//;
  * Unknown pages: the shell with status 404 (its router shows "Page not found"), for GET and HEAD
  * outside the API. Runs inside the error envelope, which would make any 404 JSON.
  */
-export const notFoundPage =
-  (shell: Asset, csp: string): Middleware =>
-  async (ctx, next) => {
+export const notFoundPage = (shell: Asset, csp: string): Middleware => {
+  const page = async (ctx: Context, next: Next) => {
     await next();
-    if (ctx.status !== 404 || ctx.body != null || !['GET', 'HEAD'].includes(ctx.method) || API_PATH.test(ctx.path))
-      return;
+    if (ctx.status !== 404 || ctx.body != null) return;
     ctx.set('Content-Security-Policy', csp);
     await send(shell, 'no-cache')(ctx, async () => undefined);
     ctx.status = 404;
   };
+  // The API's requests (and any other method) never get the page: they pass without waiting here.
+  return (ctx, next) =>
+    (ctx.method === 'GET' || ctx.method === 'HEAD') && !API_PATH.test(ctx.path) ? page(ctx, next) : next();
+};
 
 /**
  * What the API's own answers (JSON, downloads, 404s) may do if a browser renders them: nothing

@@ -234,8 +234,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ports[name] = edgePort;
     edges.push({
       name,
-      entry: options.processFor?.edge?.entry ?? path.join(REPO_ROOT, 'edge/dist/main.js'),
-      nodeArgs: options.processFor?.edge?.nodeArgs,
+      // `edge-2` may run another build than `edge` (a benchmark's "before"); unnamed, each runs edge's.
+      entry:
+        (options.processFor?.[name] ?? options.processFor?.edge)?.entry ?? path.join(REPO_ROOT, 'edge/dist/main.js'),
+      nodeArgs: (options.processFor?.[name] ?? options.processFor?.edge)?.nodeArgs,
       port: edgePort,
       env: { ...common, ...addresses, ...options.envFor?.edge, ...options.envFor?.[name], PORT: String(edgePort) },
       health: httpReady(edgePort),

@@ -79,9 +79,10 @@ export class Meter {
     if (leaseMs > 0) this.timer = setInterval(() => this.sweep(), Math.min(250, leaseMs)).unref();
   }
 
-  async authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
-    const hold = await this.hold(spec, ctx, requestId);
-    return spec.render ? this.withRenderSlot(hold) : hold;
+  authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold> {
+    // Not an async function: most calls (reads answered from the caller's view) skip a promise.
+    const hold = this.hold(spec, ctx, requestId);
+    return spec.render ? hold.then((held) => this.withRenderSlot(held)) : hold;
   }
 
   /**

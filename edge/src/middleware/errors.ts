@@ -32,16 +32,18 @@ export const errorEnvelope =
       if (httpError.status === 401 && !ctx.response.get('WWW-Authenticate'))
         ctx.set('WWW-Authenticate', 'Bearer realm="webutil"');
     } finally {
-      log.info(
-        {
-          requestId: ctx.state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
+      // The record is built only when it is written (a quieter LOG_LEVEL skips it on every request).
+      if (log.isLevelEnabled('info'))
+        log.info(
+          {
+            requestId: ctx.state.requestId,
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round(performance.now() - started),
+          },
+          'request',
+        );
     }
   };
 

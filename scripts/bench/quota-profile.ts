@@ -1,0 +1,131 @@
+/**
+ * Where the edge's CPU goes on `GET /v1/quota` (issues 26 and 29; not in `npm run bench`; run
+ * alone): CPU per thousand requests of the bare Koa handler, of the edge and billing, and of the
+ * load generator (this process), each side at 64 connections for BENCH_DURATION_MS; then the
+ * edge's own CPU profile (node --cpu-prof, written when the stack stops), its functions by self
+ * time, grouped by where they live.
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestStack } from '../src/test-stack.js';
+import { fixedHeaders, startBareKoa } from './bare-koa.js';
+import { fmt } from './load.js';
+
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers?: Record<string, string>;
+}) => Promise<{ requests: { total: number; average: number }; non2xx: number }>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const CONNECTIONS = 64;
+const SECONDS = Number(process.env.BENCH_DURATION_MS ?? 10_000) / 1000;
+const TICK = 100; // clock ticks per second (USER_HZ)
+
+/** CPU seconds so far of a process, in user space and in the kernel (system calls: the socket writes). */
+function cpuSeconds(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) / TICK, system: Number(fields[12]) / TICK };
+}
+
+async function measure(title: string, url: string, headers: Record<string, string>, pids: Record<string, number>) {
+  await autocannon({ url, connections: CONNECTIONS, duration: 2, headers });
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
+  const perThousand = Object.entries(pids).map(([name, pid]) => {
+    const after = cpuSeconds(pid);
+    const ms = (seconds: number) => fmt((seconds / result.requests.total) * 1e6, 1);
+    const user = after.user - (before[name]?.user ?? 0);
+    const system = after.system - (before[name]?.system ?? 0);
+    return `${name} ${ms(user + system)} ms (user ${ms(user)}, system ${ms(system)})`;
+  });
+  console.log(
+    `${title}: ${fmt(result.requests.average, 0)} req/s (${result.non2xx} non-2xx); ` +
+      `CPU per 1,000 requests:\n  ${perThousand.join('\n  ')}`,
+  );
+}
+
+const profileDir = mkdtempSync(path.join(os.tmpdir(), 'quota-prof-'));
+const stack = await startTestStack({
+  env: { LOG_LEVEL: 'warn' },
+  processFor: { edge: { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } },
+});
+const auth = { authorization: `Bearer ${stack.apiKey}` };
+const sample = await stack.api('/v1/quota');
+const bareDir = mkdtempSync(path.join(os.tmpdir(), 'quota-prof-bare-'));
+// The baseline with the edge's headers: what differs is the edge's work, not the bytes sent.
+const bare = await startBareKoa({
+  body: await sample.text(),
+  headers: fixedHeaders(sample),
+  requestId: true,
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${bareDir}`],
+});
+console.log(`uptime:${os.loadavg().map((l) => ` ${fmt(l, 2)}`)} (load average 1/5/15 min)`);
+try {
+  const load = { 'load generator': process.pid };
+  await measure('bare Koa, same JSON and headers', bare.url, auth, { server: bare.pid, ...load });
+  const edgePids = { edge: stack.pid('edge') ?? 0, billing: stack.pid('billing') ?? 0, ...load };
+  await measure('edge', `${stack.edgeUrl}/v1/quota`, auth, edgePids);
+} finally {
+  await bare.stop();
+  await stack.stop();
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/** A profile's busy time (idle left out) by function and by where the code lives, as shares. */
+function printProfile(title: string, dir: string): void {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no CPU profile in ${dir}`);
+  const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const selfMs = new Map<number, number>();
+  profile.samples.forEach((id, i) => {
+    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  const byFunction = new Map<string, number>();
+  const byPlace = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const ms = selfMs.get(node.id) ?? 0;
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (functionName === '(idle)') continue;
+    const where = url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, 'npm:');
+    const fn = `${functionName || '(anonymous)'} ${path.basename(where)}:${lineNumber + 1}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+    const place = !url
+      ? functionName
+      : url.startsWith('node:')
+        ? 'node core'
+        : where.startsWith('npm:')
+          ? where
+              .split('/')
+              .slice(0, where.startsWith('npm:@') ? 2 : 1)
+              .join('/')
+          : path.basename(where);
+    byPlace.set(place, (byPlace.get(place) ?? 0) + ms);
+  }
+  const busy = [...byPlace.values()].reduce((a, b) => a + b, 0);
+  const top = (m: Map<string, number>, n: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, ms]) => `  ${fmt((ms / busy) * 100, 1).padStart(5)}%  ${name}`)
+      .join('\n');
+  console.log(`\n${title} profile, ${fmt(busy / 1000, 1)} s busy (whole run), by place\n${top(byPlace, 20)}`);
+  console.log(`by function\n${top(byFunction, 40)}`);
+  console.log(`profile: ${path.join(dir, file)}`);
+}
+
+printProfile('bare Koa', bareDir);
+printProfile('edge', profileDir);
