@@ -5,12 +5,13 @@
  * edge's own CPU profile (node --cpu-prof, written when the stack stops), its functions by self
  * time, grouped by where they live.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestStack } from '../src/test-stack.js';
 import { fixedHeaders, startBareKoa } from './bare-koa.js';
+import { largest, readSelfTimes } from './cpu-profile.js';
 import { fmt } from './load.js';
 
 type Autocannon = (options: {
@@ -75,56 +76,16 @@ try {
   await stack.stop();
 }
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-/** A profile's busy time (idle left out) by function and by where the code lives, as shares. */
+/** A profile's busy time by where the code lives and by function, as shares. */
 function printProfile(title: string, dir: string): void {
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error(`no CPU profile in ${dir}`);
-  const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as {
-    nodes: ProfileNode[];
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const selfMs = new Map<number, number>();
-  profile.samples.forEach((id, i) => {
-    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
-  });
-  const byFunction = new Map<string, number>();
-  const byPlace = new Map<string, number>();
-  for (const node of profile.nodes) {
-    const ms = selfMs.get(node.id) ?? 0;
-    const { functionName, url, lineNumber } = node.callFrame;
-    if (functionName === '(idle)') continue;
-    const where = url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, 'npm:');
-    const fn = `${functionName || '(anonymous)'} ${path.basename(where)}:${lineNumber + 1}`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
-    const place = !url
-      ? functionName
-      : url.startsWith('node:')
-        ? 'node core'
-        : where.startsWith('npm:')
-          ? where
-              .split('/')
-              .slice(0, where.startsWith('npm:@') ? 2 : 1)
-              .join('/')
-          : path.basename(where);
-    byPlace.set(place, (byPlace.get(place) ?? 0) + ms);
-  }
-  const busy = [...byPlace.values()].reduce((a, b) => a + b, 0);
-  const top = (m: Map<string, number>, n: number) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([name, ms]) => `  ${fmt((ms / busy) * 100, 1).padStart(5)}%  ${name}`)
+  const { file, byFunction, byPlace, busyMs } = readSelfTimes(dir);
+  const top = (times: Map<string, number>, n: number) =>
+    largest(times, n)
+      .map(([name, ms]) => `  ${fmt((ms / busyMs) * 100, 1).padStart(5)}%  ${name}`)
       .join('\n');
-  console.log(`\n${title} profile, ${fmt(busy / 1000, 1)} s busy (whole run), by place\n${top(byPlace, 20)}`);
+  console.log(`\n${title} profile, ${fmt(busyMs / 1000, 1)} s busy (whole run), by place\n${top(byPlace, 20)}`);
   console.log(`by function\n${top(byFunction, 40)}`);
-  console.log(`profile: ${path.join(dir, file)}`);
+  console.log(`profile: ${file}`);
 }
 
 printProfile('bare Koa', bareDir);

@@ -18,6 +18,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { addRenderPages } from '../src/fixture-pages.js';
 import { startFixtureSite } from '../src/fixture-site.js';
 import { startTestStack, type TestStack } from '../src/test-stack.js';
+import { largest, readSelfTimes } from './cpu-profile.js';
 import { fmt } from './load.js';
 
 const RENDERS = Number(process.env.BENCH_PROFILE_RENDERS ?? 24);
@@ -210,47 +211,10 @@ try {
   await site.close();
 }
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
-if (!file) throw new Error(`no CPU profile in ${profileDir}`);
-const profile = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')) as {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-};
-const selfMs = new Map<number, number>();
-profile.samples.forEach((id, i) => {
-  selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
-});
-const byFunction = new Map<string, number>();
-const byPlace = new Map<string, number>();
-for (const node of profile.nodes) {
-  const ms = selfMs.get(node.id) ?? 0;
-  const { functionName, url, lineNumber } = node.callFrame;
-  const where = url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, 'npm:');
-  const fn = `${functionName || '(anonymous)'} ${path.basename(where)}:${lineNumber + 1}`;
-  byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
-  const place = !url
-    ? functionName
-    : url.startsWith('node:')
-      ? 'node core'
-      : where.startsWith('npm:')
-        ? where
-            .split('/')
-            .slice(0, where.startsWith('npm:@') ? 2 : 1)
-            .join('/')
-        : path.basename(where);
-  byPlace.set(place, (byPlace.get(place) ?? 0) + ms);
-}
-const top = (m: Map<string, number>, n: number) =>
-  [...m]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([k, v]) => `  ${fmt(v, 0).padStart(7)} ms  ${k}`)
+const { file, byFunction, byPlace } = readSelfTimes(profileDir);
+const top = (times: Map<string, number>, n: number) =>
+  largest(times, n)
+    .map(([name, ms]) => `  ${fmt(ms, 0).padStart(7)} ms  ${name}`)
     .join('\n');
-console.log(`\nrender service CPU profile (${profileDir}/${file}), self time by place:\n${top(byPlace, 14)}`);
+console.log(`\nrender service CPU profile (${file}), self time by place:\n${top(byPlace, 14)}`);
 console.log(`by function:\n${top(byFunction, 20)}`);
