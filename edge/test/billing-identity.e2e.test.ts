@@ -113,8 +113,9 @@ describe('billing: identity through the edge', function () {
           'expiresAt',
           'allowedOperations',
           'creditsSpentThisCycle',
+          'mode',
         );
-        expect(entry).to.include({ name: 'ci server', prefix: key.slice(0, 12), revokedAt: null });
+        expect(entry).to.include({ name: 'ci server', prefix: key.slice(0, 12), revokedAt: null, mode: 'live' });
         expect(entry.lastUsedAt).to.be.a('string');
         expect(JSON.stringify(listed)).to.not.include(key);
 
