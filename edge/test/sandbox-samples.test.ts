@@ -18,8 +18,19 @@ const anything: unknown = new Proxy(() => undefined, {
     return key === Symbol.toPrimitive ? () => '' : anything;
   },
 });
-const inputWith = (fields: Record<string, unknown>): unknown =>
-  new Proxy(fields, { get: (target, key) => (key in target ? target[key as string] : anything) });
+/** A route's input: these fields, the others `anything`; it lists its schema's fields as its own (a
+ * webhook start takes its field out and passes the rest on). */
+const inputWith = (spec: RouteSpec, fields: Record<string, unknown>): unknown => {
+  const value = (key: string | symbol) => (typeof key === 'string' && key in fields ? fields[key] : anything);
+  return new Proxy(
+    {},
+    {
+      get: (_target, key) => value(key),
+      ownKeys: () => Object.keys(spec.input.shape),
+      getOwnPropertyDescriptor: (_target, key) => ({ value: value(key), enumerable: true, configurable: true }),
+    },
+  );
+};
 
 /** Each job poll's sample job. */
 const POLLED: Record<string, string> = {
@@ -35,7 +46,12 @@ const options = { requestId: 'r1', timeoutMs: 1_000, signal: new AbortController
 
 /** The answer the pipeline would give a sandbox call of the route, as a Response. */
 async function sandboxAnswer(spec: RouteSpec, jobId?: string): Promise<Response> {
-  const reply = await spec.call(sandboxClients, inputWith({ job_id: jobId }) as never, options, anything as never);
+  const reply = await spec.call(
+    sandboxClients,
+    inputWith(spec, { job_id: jobId }) as never,
+    options,
+    anything as never,
+  );
   const fields = presenter(spec.output)(spec.present ? spec.present(reply, ctx) : reply);
   const headers = { 'content-type': 'application/json', 'x-credits-remaining': '9', 'x-request-id': 'r1' };
   return new Response(JSON.stringify(successBody(fields, spec.envelope ?? 'data')), {
