@@ -18,8 +18,11 @@ const anything: unknown = new Proxy(() => undefined, {
     return key === Symbol.toPrimitive ? () => '' : anything;
   },
 });
-/** A route's input: these fields, the others `anything`; it lists its schema's fields as its own (a
- * webhook start takes its field out and passes the rest on). */
+
+/**
+ * A route's input: these fields, the others `anything`; it lists its schema's fields as its own (a
+ * webhook start takes its field out and passes the rest on).
+ */
 const inputWith = (spec: RouteSpec, fields: Record<string, unknown>): unknown => {
   const value = (key: string | symbol) => (typeof key === 'string' && key in fields ? fields[key] : anything);
   return new Proxy(
