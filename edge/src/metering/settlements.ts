@@ -64,6 +64,8 @@ const DEFAULTS: SettlementOptions = {
 export class SettlementQueue {
   private readonly pending: Queued[] = [];
   private inFlight: Promise<void> | undefined;
+  /** A batch is to leave on the event loop's next check phase. */
+  private scheduled = false;
   private readonly options: SettlementOptions;
   /**
    * Per caller, its latest refund's sending (batches leave one at a time, in order, so earlier ones are
@@ -139,20 +141,30 @@ export class SettlementQueue {
   /** Sends what is queued (on shutdown), for at most `withinMs`. */
   async drain(withinMs: number): Promise<void> {
     const deadline = Date.now() + withinMs;
-    while (this.inFlight && Date.now() < deadline) {
-      await Promise.race([this.inFlight, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()))]);
+    while ((this.inFlight || this.scheduled) && Date.now() < deadline) {
+      if (!this.inFlight) await new Promise((resolve) => setImmediate(resolve));
+      else await Promise.race([this.inFlight, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()))]);
     }
     if (this.pending.length > 0 || this.inFlight)
       this.log.warn({ unsent: this.pending.length }, 'settlements left unsent: their holds will expire');
   }
 
+  /**
+   * Sends what is queued once the event loop has taken the I/O that is ready: the calls finishing
+   * in the same turn join one batch rather than one Settle call each.
+   */
   private sendNext(): void {
-    if (this.inFlight || this.pending.length === 0) return;
-    const batch = this.pending.splice(0, this.options.maxBatch);
-    this.inFlight = this.send(batch).finally(() => {
-      this.inFlight = undefined;
-      for (const queued of batch) queued.sent?.();
-      this.sendNext();
+    if (this.inFlight || this.scheduled || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.inFlight || this.pending.length === 0) return;
+      const batch = this.pending.splice(0, this.options.maxBatch);
+      this.inFlight = this.send(batch).finally(() => {
+        this.inFlight = undefined;
+        for (const queued of batch) queued.sent?.();
+        this.sendNext();
+      });
     });
   }
 
