@@ -419,10 +419,14 @@ describe('website: pages in a real browser', function () {
       expect(await page.$('#key-name')).to.equal(null);
       await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
       await stack.admin('add-top-up', '--email', email, '--credits', '500');
-      await open(page, '/account');
-      expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('STARTER');
-      // The cycle's credits and the top-ups apart, and their sum.
-      expect(await page.$eval('#cycle-credits', (el) => el.textContent)).to.equal('3000 of 3000');
+      // The page's quota comes from the edge's view of the caller, up to CALLER_VIEW_MS (1 s) behind
+      // billing: the page is opened again until it shows the new plan's credits.
+      await eventually(async () => {
+        await open(page, '/account');
+        expect(await page.$eval('#plan', (el) => el.textContent)).to.equal('STARTER');
+        // The cycle's credits and the top-ups apart, and their sum.
+        expect(await page.$eval('#cycle-credits', (el) => el.textContent)).to.equal('3000 of 3000');
+      }, 10_000);
       expect(await page.$eval('#top-ups', (el) => el.textContent)).to.equal('500');
       expect(await page.$eval('#credits-left', (el) => el.textContent)).to.equal('3500');
       expect(await page.$eval('#renews', (el) => el.textContent)).to.not.equal('never');
