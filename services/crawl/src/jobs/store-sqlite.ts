@@ -73,9 +73,12 @@ export class SqliteJobStore implements JobStore {
   private readonly statements;
 
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), { schema: SCHEMA, addedColumns: ADDED_COLUMNS });
-    // An index on an added column: made once a file of an earlier release has the column.
-    this.db.exec('CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)');
+    this.db = setUpSqlite(new Database(file), {
+      schema: SCHEMA,
+      addedColumns: ADDED_COLUMNS,
+      // An index on an added column: made once a file of an earlier release has the column.
+      afterColumns: 'CREATE INDEX IF NOT EXISTS crawl_jobs_caller ON crawl_jobs (caller, status)',
+    });
     this.statements = {
       insert: this.db.prepare(
         `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, input, status, progress,
