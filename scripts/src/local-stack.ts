@@ -282,13 +282,24 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       // Before it was ready, the launch itself reports the failure.
       if (ready && proc.child === child) restartLater(proc, `exited (${signal ?? `status ${code}`})`);
     });
+    // A process that exits before it is ready says why in its last lines: the launch's error carries them.
+    const lastLines: string[] = [];
+    const closed = new Promise((resolve) => child.once('close', resolve));
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => onLog(proc.name, line));
+      createInterface({ input: stream }).on('line', (line) => {
+        onLog(proc.name, line);
+        if (lastLines.push(line) > 5) lastLines.shift();
+      });
     }
     const deadline = Date.now() + readyTimeout;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null || child.signalCode !== null)
-        throw new Error(`${proc.name} exited (${child.signalCode ?? `code ${child.exitCode}`}) before it was ready`);
+      if (child.exitCode !== null || child.signalCode !== null) {
+        await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+        const status = child.signalCode ?? `code ${child.exitCode}`;
+        throw new Error(
+          `${proc.name} exited (${status}) before it was ready; its last lines:\n${lastLines.join('\n')}`,
+        );
+      }
       if (await proc.health()) {
         ready = true;
         proc.readyAt = Date.now();
