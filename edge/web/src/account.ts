@@ -313,7 +313,7 @@ export async function dashboard(
   );
   const form = h(
     'form',
-    { class: 'inline-form' },
+    { class: 'inline-form top' },
     h('div', { class: 'field' }, h('label', { for: 'key-name' }, 'Key name'), name),
     h(
       'div',
