@@ -28,6 +28,7 @@ import type { Clients } from '../src/clients.js';
 import type { RouteSpec } from '../src/route-spec.js';
 import { routes } from '../src/routes.js';
 import { provenanceOf } from '../src/schemas/from-proto.js';
+import { anything, inputOf } from './route-inputs.js';
 
 /** The descriptor set the build generates from the protos (proto/generate.sh). */
 const readDescriptors = (): FileDescriptorSet =>
@@ -42,33 +43,6 @@ const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
   tlsScan: TlsScanServiceService,
   webhooks: WebhookServiceService,
 };
-
-/**
- * Any value a route's `call` may read from its input or caller: every property is another such
- * value (but `then`: it is not a promise).
- */
-const anything: unknown = new Proxy(() => undefined, {
-  get: (_target, key) => {
-    if (key === 'then') return undefined;
-    return key === Symbol.toPrimitive ? () => '' : anything;
-  },
-});
-
-/**
- * A route's input whose fields are `anything`, and which lists them as its own: a `call` that takes
- * some fields out and passes the rest on (a webhook start's) passes them all.
- */
-function inputOf(spec: RouteSpec): unknown {
-  const fields = Object.keys(spec.input.shape);
-  return new Proxy(
-    {},
-    {
-      get: (_target, key) => (key === 'then' ? undefined : anything),
-      ownKeys: () => fields,
-      getOwnPropertyDescriptor: () => ({ value: anything, enumerable: true, configurable: true }),
-    },
-  );
-}
 
 /** The RPC a route's `call` makes (service client and method), found by calling it with recording clients. */
 async function calledRpc(spec: RouteSpec): Promise<string | undefined> {

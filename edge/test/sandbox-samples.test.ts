@@ -10,30 +10,7 @@ import { downloads, routes } from '../src/routes.js';
 import { answersFromSamples, sandboxClientsFor } from '../src/sandbox/clients.js';
 import { SAMPLE_FILES } from '../src/sandbox/files.js';
 import { SAMPLE_JOBS } from '../src/sandbox/samples.js';
-
-/** Any value a route's `call` may read (as contract.test.ts has it), but the fields given. */
-const anything: unknown = new Proxy(() => undefined, {
-  get: (_target, key) => {
-    if (key === 'then') return undefined;
-    return key === Symbol.toPrimitive ? () => '' : anything;
-  },
-});
-
-/**
- * A route's input: these fields, the others `anything`; it lists its schema's fields as its own (a
- * webhook start takes its field out and passes the rest on).
- */
-const inputWith = (spec: RouteSpec, fields: Record<string, unknown>): unknown => {
-  const value = (key: string | symbol) => (typeof key === 'string' && key in fields ? fields[key] : anything);
-  return new Proxy(
-    {},
-    {
-      get: (_target, key) => value(key),
-      ownKeys: () => Object.keys(spec.input.shape),
-      getOwnPropertyDescriptor: (_target, key) => ({ value: value(key), enumerable: true, configurable: true }),
-    },
-  );
-};
+import { anything, inputOf } from './route-inputs.js';
 
 /** Each job poll's sample job. */
 const POLLED: Record<string, string> = {
@@ -49,12 +26,7 @@ const options = { requestId: 'r1', timeoutMs: 1_000, signal: new AbortController
 
 /** The answer the pipeline would give a sandbox call of the route, as a Response. */
 async function sandboxAnswer(spec: RouteSpec, jobId?: string): Promise<Response> {
-  const reply = await spec.call(
-    sandboxClients,
-    inputWith(spec, { job_id: jobId }) as never,
-    options,
-    anything as never,
-  );
+  const reply = await spec.call(sandboxClients, inputOf(spec, { job_id: jobId }) as never, options, anything as never);
   const fields = presenter(spec.output)(spec.present ? spec.present(reply, ctx) : reply);
   const headers = { 'content-type': 'application/json', 'x-credits-remaining': '9', 'x-request-id': 'r1' };
   return new Response(JSON.stringify(successBody(fields, spec.envelope ?? 'data')), {
