@@ -50,6 +50,13 @@ async function startReceiver() {
     received,
     state,
     at: (path: string) => received.filter((r) => r.path === path),
+    /** The requests to `path` once there are `count` of them (more is a failure: a duplicate delivery). */
+    awaitHits: (path: string, count: number) =>
+      eventually(async () => {
+        const hits = received.filter((r) => r.path === path);
+        expect(hits).to.have.length(count);
+        return hits;
+      }, 60_000),
     close: async () => {
       server.closeAllConnections();
       server.close();
@@ -148,11 +155,7 @@ describe('webhooks for finished jobs', function () {
     const jobId = await startCrawl(stack, 'broken-links', site.url('/hooked'), { webhookUrl: receiver.url('/flaky') });
     const { job } = await pollJob(stack, 'broken-links', jobId);
     expect(job.status).to.equal('done');
-    const delivered = await eventually(async () => {
-      const hits = receiver.at('/flaky');
-      expect(hits).to.have.length(3);
-      return hits;
-    }, 60_000);
+    const delivered = await receiver.awaitHits('/flaky', 3);
 
     // One delivery: the same webhook-id and body on every attempt.
     const [first, , last] = delivered as [Received, Received, Received];
@@ -196,11 +199,7 @@ describe('webhooks for finished jobs', function () {
     expect(listed.data.attempts).to.have.length(1);
 
     const jobId = await startCrawl(stack, 'link-extract', site.url('/hooked'), { webhookUrl: receiver.url('/fresh') });
-    const [hit] = await eventually(async () => {
-      const hits = receiver.at('/fresh');
-      expect(hits).to.have.length(1);
-      return hits as [Received];
-    }, 60_000);
+    const [hit] = (await receiver.awaitHits('/fresh', 1)) as [Received];
     expect(hit.headers['x-webutil-job-id']).to.equal(jobId);
     const verified = new Webhook(fresh).verify(hit.body, hit.headers) as any;
     expect(verified.data.status).to.equal('done');
@@ -280,11 +279,7 @@ describe('webhooks for finished jobs', function () {
       const started = await json(res);
       expect(res.status, JSON.stringify(started)).to.equal(202);
       const jobId = started.data.jobId as string;
-      const [hit] = await eventually(async () => {
-        const hits = receiver.at('/bookmarks');
-        expect(hits).to.have.length(1);
-        return hits as [Received];
-      }, 60_000);
+      const [hit] = (await receiver.awaitHits('/bookmarks', 1)) as [Received];
       expect(hit.headers['x-webutil-job-id']).to.equal(jobId);
       const verified = new Webhook(secretNow).verify(hit.body, hit.headers) as any;
       const polled = await json(await stack.api(`/v1/bookmarks/check/${jobId}`));

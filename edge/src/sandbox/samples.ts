@@ -339,6 +339,8 @@ export const parsedBookmarks: ParseBookmarksResponse = {
   ],
 };
 
+const bookmarkCounts = { ok: 1, redirected: 0, broken: 1, warnings: 0, unchecked: 0, duplicates: 0 };
+
 const bookmarkResult: BookmarkCheckResult = {
   scannedAt: SCANNED_AT,
   sourceFormat: 'xbel',
@@ -348,26 +350,8 @@ const bookmarkResult: BookmarkCheckResult = {
   truncated: false,
   healthScore: 50,
   grade: 'D',
-  summary: {
-    ok: 1,
-    redirected: 0,
-    broken: 1,
-    warnings: 0,
-    unchecked: 0,
-    duplicates: 0,
-    byFolder: [
-      {
-        folderPath: ['Sandbox sample'],
-        total: 2,
-        ok: 1,
-        redirected: 0,
-        broken: 1,
-        warnings: 0,
-        unchecked: 0,
-        duplicates: 0,
-      },
-    ],
-  },
+  // Both bookmarks are in the one folder: its counts are the whole file's.
+  summary: { ...bookmarkCounts, byFolder: [{ folderPath: ['Sandbox sample'], total: 2, ...bookmarkCounts }] },
   statusBreakdown: breakdown,
   bookmarks: [
     {
