@@ -276,16 +276,20 @@ describe('edge: uploads are admitted from their headers', function () {
     // The places are given back when their requests end; nothing was spent by any of it.
     const xbel = xbelOf([bookmark('https://example.com/', 'x')]);
     let status = 0;
+    // Each attempt's status, error code and X-Credits-Remaining: what a failure below is to be read with.
+    const attempts: string[] = [];
     for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
       const form = new FormData();
       form.set('file', new Blob([xbel]), 'b.xbel');
       const res = await stack.api('/v1/xbel-to-html', { method: 'POST', body: form, apiKey });
       status = res.status;
-      await res.arrayBuffer();
+      const code = status === 200 ? '' : ((await res.json()) as { error?: { code?: string } }).error?.code;
+      if (status === 200) await res.arrayBuffer();
+      attempts.push(`${status} ${code ?? ''} ${res.headers.get('x-credits-remaining')}`.replace(/ +/g, ' '));
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(status).to.equal(200);
-    expect((await quota(stack, { apiKey })).remaining).to.equal(9);
+    expect(status, attempts.join('; ')).to.equal(200);
+    expect((await quota(stack, { apiKey })).remaining, attempts.join('; ')).to.equal(9);
   });
 
   describe('a refused upload is answered, never reset (raw client, ten times in a row)', () => {
