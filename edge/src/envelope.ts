@@ -78,6 +78,9 @@ export class HttpError extends Error {
   }
 }
 
+/** A client that left before its answer: logged as nginx does (499); the response goes nowhere. */
+export const clientClosed = () => new HttpError(499, 'client_closed_request', 'the client closed the connection');
+
 export interface FailureBody {
   success: false;
   error: { code: string; message: string; creditsRequired?: number };

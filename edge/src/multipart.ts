@@ -2,7 +2,7 @@ import { clientNetwork } from '@webutil/kit';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { HttpError } from './envelope.js';
+import { clientClosed, HttpError } from './envelope.js';
 import { continueBody } from './http-server.js';
 
 /** What a route accepts as its one uploaded file. */
@@ -116,6 +116,8 @@ export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
   const missing = missingFile(rules);
   const tooLarge = fileTooLarge(rules);
   const req = ctx.req;
+  // A client that left while the call was authorized: its request's close has passed, unheard.
+  if (!req.complete && (req.destroyed || req.socket.destroyed)) return Promise.reject(clientClosed());
   continueBody(req, ctx.res);
 
   return new Promise<Form>((resolve, reject) => {
@@ -148,7 +150,7 @@ export function readUpload(ctx: Context, rules: UploadRules): Promise<Form> {
       reject(err);
     };
     const onClose = () => {
-      if (!req.complete) fail(new HttpError(499, 'client_closed_request', 'the client closed the connection'));
+      if (!req.complete) fail(clientClosed());
     };
 
     parser.on('file', (name, stream, info) => {

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { httpErrorFromCall } from './call-errors.js';
 import type { Clients } from './clients.js';
 import { type OpenedFile, openFile, sendFile } from './downloads.js';
-import { HttpError, setHeaders, successBody } from './envelope.js';
+import { clientClosed, HttpError, setHeaders, successBody } from './envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from './grpc-clients.js';
 import {
   claimIdempotencyKey,
@@ -116,9 +116,6 @@ export function callOptions(
 ): CallOptions {
   return new RouteCallOptions(ctx, String(ctx.state.requestId ?? randomUUID()), timeoutMs, withdraw);
 }
-
-/** Logged as nginx does (499); the response goes nowhere. */
-const clientClosed = () => new HttpError(499, 'client_closed_request', 'the client closed the connection');
 
 /**
  * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> [read the upload]

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { bookmark, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
-import { account, quota } from './billing-helpers.js';
+import { account, eventually, quota } from './billing-helpers.js';
 
 const MIB = 1024 * 1024;
 const BOUNDARY = 'upload-admission-boundary';
@@ -290,6 +290,32 @@ describe('edge: uploads are admitted from their headers', function () {
     }
     expect(status, attempts.join('; ')).to.equal(200);
     expect((await quota(stack, { apiKey })).remaining, attempts.join('; ')).to.equal(9);
+  });
+
+  it('a client that leaves while its upload is authorized: the hold granted after it left comes back at once', async () => {
+    // Its quota is read again and again below: its rate is not what is tested.
+    const { apiKey } = await account(stack, 'STARTER', '--credits', '10', '--rate-limit', '100000');
+    const billing = stack.pid('billing');
+    if (billing === undefined) throw new Error('the stack has no billing process');
+    // Billing stopped: the edge admits the upload from its headers and waits on Authorize meanwhile.
+    process.kill(billing, 'SIGSTOP');
+    try {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.on('error', () => undefined);
+      socket.write(
+        `POST /v1/xbel-to-html HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer ${apiKey}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${MIB}\r\n\r\n` +
+          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="b.xbel"\r\n\r\n<xbel>`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      process.kill(billing, 'SIGCONT');
+    }
+    // The hold is granted to a request whose close has passed: it must not wait for a body that
+    // never comes (the hold would stay taken until it expires, minutes later).
+    await eventually(async () => expect((await quota(stack, { apiKey })).remaining).to.equal(10), 10_000);
   });
 
   describe('a refused upload is answered, never reset (raw client, ten times in a row)', () => {
