@@ -292,7 +292,7 @@ describe('edge: uploads are admitted from their headers', function () {
     expect((await quota(stack, { apiKey })).remaining, attempts.join('; ')).to.equal(9);
   });
 
-  it('a client that leaves while its upload is authorized: the hold granted after it left comes back at once', async () => {
+  it('a client that leaves while its upload is authorized: the hold it is granted comes back at once', async () => {
     // Its quota is read again and again below: its rate is not what is tested.
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10', '--rate-limit', '100000');
     const billing = stack.pid('billing');
