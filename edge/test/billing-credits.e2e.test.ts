@@ -1,7 +1,21 @@
+import net from 'node:net';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { account, creditsHeader, eventually, expectFailure, json, quota } from './billing-helpers.js';
+
+/** An upload of one credit whose body stalls after its first bytes, over a raw socket. */
+function stalledUpload(port: number, apiKey: string): net.Socket {
+  const boundary = 'stalled-upload';
+  const socket = net.connect({ host: '127.0.0.1', port });
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/xbel-to-html HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer ${apiKey}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.xbel"\r\n\r\n<xbel>`,
+  );
+  return socket;
+}
 
 /**
  * Credits through the REST edge against the real store: holds are atomic, only successes spend,
@@ -184,6 +198,35 @@ describe('billing: credits through the edge', function () {
       await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 15 }), 5_000);
       // The bound, with room for a loaded machine; a view that never expired would fail here.
       expect(Date.now() - toppedUp).to.be.below(4_000);
+    });
+
+    it('reads credits after the caller’s refunds on their way: its quota, the site’s, a 404’s header', async () => {
+      const port = Number(new URL(stack.edgeUrl).port);
+      const billing = stack.pid('billing');
+      if (billing === undefined) throw new Error('the stack has no billing process');
+      for (const path of ['/v1/quota', '/api/v1/quota', '/v1/no-such-route']) {
+        const { apiKey } = await account(stack, 'STARTER', '--credits', '10', '--rate-limit', '100000');
+        // Two uploads whose bodies never come: each holds a credit until its client leaves.
+        const uploads = [1, 2].map(() => stalledUpload(port, apiKey));
+        await eventually(async () => expect((await quota(stack, { apiKey })).remaining).to.equal(8), 10_000);
+        // Past CALLER_VIEW_MS: the read below asks billing rather than the edge's view.
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        process.kill(billing, 'SIGSTOP');
+        let read: Promise<Response>;
+        try {
+          // The first refund's settlement waits at billing; the second is queued behind it, unsent
+          // when the read is made, so a read sent at once would reach billing before it.
+          for (const upload of uploads) {
+            upload.destroy();
+            await new Promise((resolve) => setTimeout(resolve, 150));
+          }
+          read = stack.api(path, { apiKey });
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        } finally {
+          process.kill(billing, 'SIGCONT');
+        }
+        expect(creditsHeader(await read), path).to.equal(10);
+      }
     });
 
     it('moves with what this edge spends: a quota read right after a call shows it', async () => {

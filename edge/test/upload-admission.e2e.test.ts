@@ -255,6 +255,7 @@ describe('edge: uploads are admitted from their headers', function () {
 
   it('holds at most 2 uploads in flight per client: the third is 429 too_many_uploads, nothing spent', async () => {
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
+    const logsFrom = stack.logs.length;
     // Two uploads whose bodies stall half-way hold the client's two places.
     const stalled = [1, 2].map(() => {
       const socket = net.connect({ host: '127.0.0.1', port });
@@ -289,7 +290,24 @@ describe('edge: uploads are admitted from their headers', function () {
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(status, attempts.join('; ')).to.equal(200);
-    expect((await quota(stack, { apiKey })).remaining, attempts.join('; ')).to.equal(9);
+    // A stalled upload's hold comes back as its request closes, which a loaded machine may see
+    // after the next upload is answered (CI has read 8 here, never reproduced outside a full run):
+    // then the calls the edge and billing logged meanwhile are printed, to be read with the result.
+    const first = (await quota(stack, { apiKey })).remaining;
+    if (first !== 9) {
+      const calls = stack.logs
+        .slice(logsFrom)
+        .filter((line) =>
+          /"(rpc|path)":"(Authorize|AuthorizeBatch|Settle|\/v1\/xbel-to-html)"|"level":[456]0/.test(line),
+        );
+      console.warn(
+        `credits left right after: ${first} (attempts: ${attempts.join('; ')}); meanwhile:\n${calls.join('\n')}`,
+      );
+    }
+    await eventually(
+      async () => expect((await quota(stack, { apiKey })).remaining, attempts.join('; ')).to.equal(9),
+      10_000,
+    );
   });
 
   it('a client that leaves while its upload is authorized: the hold it is granted comes back at once', async () => {

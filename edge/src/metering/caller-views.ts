@@ -56,13 +56,22 @@ export class CallerViews {
    */
   asks(key: string): () => number {
     this.asking.set(key, (this.asking.get(key) ?? 0) + 1);
-    const returnedBefore = this.returned.get(key) ?? 0;
+    const returned = this.returnedSince(key);
     return () => {
       const left = (this.asking.get(key) ?? 1) - 1;
       if (left > 0) this.asking.set(key, left);
       else this.asking.delete(key);
-      return Math.max(0, (this.returned.get(key) ?? 0) - returnedBefore);
+      return returned();
     };
+  }
+
+  /**
+   * A read of the caller's credits goes to billing, counting nothing: the returned function gives
+   * the credits this edge gave back to the caller meanwhile, which billing's answer may not include.
+   */
+  returnedSince(key: string): () => number {
+    const returnedBefore = this.returned.get(key) ?? 0;
+    return () => Math.max(0, (this.returned.get(key) ?? 0) - returnedBefore);
   }
 
   /** Billing's latest answer for the caller. */

@@ -4,6 +4,7 @@ import {
   type AuthorizeResponse,
   CallerPolicy,
   type Credential,
+  type GetQuotaResponse,
   type Quota,
   type RateWindow,
   Refusal,
@@ -283,18 +284,10 @@ export class Meter {
         setRateLimit(ctx, seen.rate);
         return seen.quota.remaining + this.unused(key);
       }
-      const answered = this.views.asks(key);
-      let reply: Awaited<ReturnType<BillingClient['getQuota']>>;
-      let returnedMeanwhile = 0;
-      try {
-        reply = await this.billing.getQuota({ credential, refused }, billingCall(String(ctx.state.requestId ?? '')));
-      } finally {
-        returnedMeanwhile = answered();
-      }
-      const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
-      if (!reply.keyRestricted) this.views.remember(key, quota, reply.rate);
+      const reply = await this.billingQuota(key, credential, refused, String(ctx.state.requestId ?? ''));
+      if (!reply.keyRestricted) this.views.remember(key, reply.quota, reply.rate);
       if (reply.rate) setRateLimit(ctx, reply.rate);
-      return (quota?.remaining ?? 0) + this.unused(key);
+      return (reply.quota?.remaining ?? 0) + this.unused(key);
     } catch {
       return 0; // unknown or malformed credential, or billing unreachable
     }
@@ -314,7 +307,7 @@ export class Meter {
     if (seen) setRateLimit(ctx, seen.rate);
     if (!quota) {
       try {
-        quota = (await this.billing.getQuota({ credential, refused: false }, billingCall(requestId))).quota;
+        quota = (await this.billingQuota(key, credential, false, requestId)).quota;
       } catch (err) {
         setCredits(ctx, 0);
         const failure = httpErrorFromCall(err, spec);
@@ -328,6 +321,30 @@ export class Meter {
     setCredits(ctx, remaining);
     if (retryAfterSeconds !== undefined) throw tooManyRequests(retryAfterSeconds);
     return new FreeHold(this.caller(key, credential, { ...known, remaining }, undefined));
+  }
+
+  /**
+   * Billing's GetQuota, read as an authorization is (`askBilling`): after the caller's refunds on
+   * their way have landed, and counting those this edge gives back while it is asked. A `refused`
+   * request counts toward the caller's rate there, and so here while it is asked.
+   */
+  private async billingQuota(
+    key: string,
+    credential: Credential,
+    refused: boolean,
+    requestId: string,
+  ): Promise<GetQuotaResponse> {
+    await this.settlements.refunded(key);
+    const answered = refused ? this.views.asks(key) : this.views.returnedSince(key);
+    let reply: GetQuotaResponse;
+    let returnedMeanwhile = 0;
+    try {
+      reply = await this.billing.getQuota({ credential, refused }, billingCall(requestId));
+    } finally {
+      returnedMeanwhile = answered();
+    }
+    const quota = reply.quota && { ...reply.quota, remaining: reply.quota.remaining + returnedMeanwhile };
+    return { ...reply, quota };
   }
 
   /**
