@@ -1,21 +1,8 @@
-import net from 'node:net';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { account, creditsHeader, eventually, expectFailure, json, quota } from './billing-helpers.js';
-
-/** An upload of one credit whose body stalls after its first bytes, over a raw socket. */
-function stalledUpload(port: number, apiKey: string): net.Socket {
-  const boundary = 'stalled-upload';
-  const socket = net.connect({ host: '127.0.0.1', port });
-  socket.on('error', () => undefined);
-  socket.write(
-    `POST /v1/xbel-to-html HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer ${apiKey}\r\n` +
-      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.xbel"\r\n\r\n<xbel>`,
-  );
-  return socket;
-}
+import { stalledUpload } from './stalled-upload.js';
 
 /**
  * Credits through the REST edge against the real store: holds are atomic, only successes spend,

@@ -4,6 +4,7 @@ import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { bookmark, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
 import { account, eventually, quota } from './billing-helpers.js';
+import { stalledUpload } from './stalled-upload.js';
 
 const MIB = 1024 * 1024;
 const BOUNDARY = 'upload-admission-boundary';
@@ -257,16 +258,7 @@ describe('edge: uploads are admitted from their headers', function () {
     const { apiKey } = await account(stack, 'STARTER', '--credits', '10');
     const logsFrom = stack.logs.length;
     // Two uploads whose bodies stall half-way hold the client's two places.
-    const stalled = [1, 2].map(() => {
-      const socket = net.connect({ host: '127.0.0.1', port });
-      socket.on('error', () => undefined);
-      socket.write(
-        `POST /v1/xbel-to-html HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer ${apiKey}\r\n` +
-          `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${2 * MIB}\r\n\r\n` +
-          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="b.xbel"\r\n\r\n<xbel>`,
-      );
-      return socket;
-    });
+    const stalled = [1, 2].map(() => stalledUpload(port, apiKey));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const third = await rawUpload(port, 'xbel-to-html', { headers: bearer(apiKey), fileBytes: MIB, send: 'never' });
     expect(third.status, JSON.stringify(third.body)).to.equal(429);
@@ -318,13 +310,7 @@ describe('edge: uploads are admitted from their headers', function () {
     // Billing stopped: the edge admits the upload from its headers and waits on Authorize meanwhile.
     process.kill(billing, 'SIGSTOP');
     try {
-      const socket = net.connect({ host: '127.0.0.1', port });
-      socket.on('error', () => undefined);
-      socket.write(
-        `POST /v1/xbel-to-html HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer ${apiKey}\r\n` +
-          `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${MIB}\r\n\r\n` +
-          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="b.xbel"\r\n\r\n<xbel>`,
-      );
+      const socket = stalledUpload(port, apiKey);
       await new Promise((resolve) => setTimeout(resolve, 500));
       socket.destroy();
       await new Promise((resolve) => setTimeout(resolve, 200));
