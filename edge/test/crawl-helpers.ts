@@ -1,6 +1,6 @@
 import type { TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { json } from './billing-helpers.js';
+import { eventually, json } from './billing-helpers.js';
 
 export type CrawlRoute = 'broken-links' | 'link-extract';
 
@@ -23,6 +23,18 @@ export async function startCrawl(
   expect(res.status, JSON.stringify(body)).to.equal(202);
   expect(body.data.jobId).to.be.a('string');
   return body.data.jobId as string;
+}
+
+/**
+ * The job's "crawl ended" log lines, once one has arrived and half a second more has passed: a
+ * crawl logs its end after storing it, and the line reaches the test through the process's stdout,
+ * possibly after a poll has read the job done.
+ */
+export async function crawlEnds(stack: Pick<TestStack, 'logs'>, jobId: string): Promise<string[]> {
+  const ends = () => stack.logs.filter((line) => line.includes(jobId) && line.includes('crawl ended'));
+  await eventually(async () => expect(ends()).to.not.be.empty, 10_000);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return ends();
 }
 
 export interface Polled {

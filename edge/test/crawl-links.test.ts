@@ -4,7 +4,7 @@ import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 
 import { creditsHeader, expectFailure, json } from './billing-helpers.js';
-import { byUrl, pollJob, post, startCrawl } from './crawl-helpers.js';
+import { byUrl, crawlEnds, pollJob, post, startCrawl } from './crawl-helpers.js';
 
 /**
  * Link checking and crawls through the REST edge, on the real NATS (JetStream) with a prefix of
@@ -485,9 +485,7 @@ describe('link checking and crawls through the edge (NATS)', function () {
         expect(job.status, JSON.stringify(job.error)).to.equal('done');
         expect(job.result.pagesCrawled).to.be.above(80);
         // The second try ran on the restarted service, handed over by JetStream.
-        expect(
-          stack.logs.some((l) => l.includes(jobId) && l.includes('"attempt":2') && l.includes('crawl ended')),
-        ).to.equal(true);
+        expect((await crawlEnds(stack, jobId)).some((line) => line.includes('"attempt":2'))).to.equal(true);
       } finally {
         await slow.close();
       }

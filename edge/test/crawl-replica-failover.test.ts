@@ -3,7 +3,7 @@ import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/n
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { account, eventually, json, quota } from './billing-helpers.js';
-import { post } from './crawl-helpers.js';
+import { crawlEnds, post } from './crawl-helpers.js';
 
 /** What the issue asks: another replica resumes a dead replica's job within 5 s (ack wait 4 s). */
 const RESUME_MS = 5_000;
@@ -78,8 +78,7 @@ describe('a crawl whose replica dies mid-crawl', function () {
       return data;
     }, 120_000);
     expect(done.status, JSON.stringify(done.error)).to.equal('done');
-    const ends = stack.logs.filter((line) => line.includes(jobId) && line.includes('crawl ended'));
-    expect(ends, 'one end of the job').to.have.length(1);
+    expect(await crawlEnds(stack, jobId), 'one end of the job').to.have.length(1);
     // Charged once: the start's 2 credits, nothing for the resumed attempt.
     expect((await quota(stack, { apiKey })).remaining).to.equal(before - 2);
   });

@@ -5,6 +5,7 @@ import { type OwnNats, startOwnNats } from '@webutil/scripts/nats-under-test';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { eventually, quota } from '../billing-helpers.js';
+import { crawlEnds } from '../crawl-helpers.js';
 
 /** Calls per burst, and the credits the burst's account has (a down-check costs 1). */
 const CALLS = 200;
@@ -175,7 +176,7 @@ describe('failover in a cluster (two edges, two billing, two crawl, NATS, jongod
       return data;
     }, 120_000);
     expect(job.status).to.equal('done');
-    expect(stack.logs.filter((l) => l.includes(jobId) && l.includes('crawl ended'))).to.have.length(1);
+    expect(await crawlEnds(stack, jobId)).to.have.length(1);
     expect((await quota(stack, { apiKey })).remaining).to.equal(CREDITS - 1);
   });
 });
