@@ -45,15 +45,16 @@ async function startReceiver() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
+  const at = (path: string) => received.filter((r) => r.path === path);
   return {
     url: (path: string) => `http://127.0.0.1:${port}${path}`,
     received,
     state,
-    at: (path: string) => received.filter((r) => r.path === path),
+    at,
     /** The requests to `path` once there are `count` of them (more is a failure: a duplicate delivery). */
     awaitHits: (path: string, count: number) =>
       eventually(async () => {
-        const hits = received.filter((r) => r.path === path);
+        const hits = at(path);
         expect(hits).to.have.length(count);
         return hits;
       }, 60_000),
