@@ -190,7 +190,11 @@ export class WebhookDelivery {
       'user-agent': USER_AGENT,
       'webhook-id': delivery.id,
       'webhook-timestamp': String(timestamp.getTime() / 1000),
-      'webhook-signature': new Webhook(delivery.secret).sign(delivery.id, timestamp, body),
+      // A rotated-out secret signs beside the new one for a day (space-separated, as the
+      // specification allows), so a receiver still checking with it is not broken at once.
+      'webhook-signature': [delivery.secret, ...delivery.previousSecrets]
+        .map((secret) => new Webhook(secret).sign(delivery.id, timestamp, body))
+        .join(' '),
       'x-webutil-job-id': delivery.jobId,
     };
     const started = performance.now();

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { AttemptRecord, WebhookStore } from '../src/webhooks/store.js';
 import { MongoWebhookStore } from '../src/webhooks/store-mongo.js';
 import { SqliteWebhookStore } from '../src/webhooks/store-sqlite.js';
-import { Webhooks } from '../src/webhooks/webhooks.js';
+import { PREVIOUS_SECRET_MS, SANDBOX_DELIVERIES_PER_MINUTE, Webhooks } from '../src/webhooks/webhooks.js';
 
 /** Each adapter opened fresh, and reopened on the same data (a restart of billing). */
 interface Harness {
@@ -94,10 +94,54 @@ for (const harness of harnesses) {
       now += 1_000;
       const second = await webhooks.rotateSecret(SUBJECT);
       expect(second.secret).to.not.equal(first.secret);
-      expect(await store.secretOf(SUBJECT)).to.deep.equal({ secret: second.secret, createdAt: now });
+      expect(await store.secretOf(SUBJECT)).to.deep.equal({
+        secret: second.secret,
+        createdAt: now,
+        previous: first.secret,
+        previousUntil: now + PREVIOUS_SECRET_MS,
+      });
       expect(await store.secretOf('account:other')).to.equal(undefined);
       const anonymous = await webhooks.rotateSecret('ip:127.0.0.1').catch((err: Error) => err);
       expect(anonymous).to.be.instanceOf(Error).with.property('reason', 'ACCOUNT_REQUIRED');
+    });
+
+    it('signs with the replaced secret beside the new one for 24 hours; the sandbox’s books apart', async () => {
+      const webhooks = new Webhooks(store, clock);
+      const first = await webhooks.rotateSecret(SUBJECT);
+      const sandbox = await webhooks.rotateSecret(SUBJECT, true);
+      expect(sandbox.secret).to.not.equal(first.secret);
+      const second = await webhooks.rotateSecret(SUBJECT);
+      const live = await webhooks.reserve(SUBJECT, 'poll', 'https://example.com/h');
+      await webhooks.attach(live, 'job-1');
+      const sample = await webhooks.reserve(SUBJECT, 'poll', 'https://example.com/s', true);
+      await webhooks.attach(sample, 'sandbox-job');
+      const claimed = await webhooks.claim('edge-1', 10, 1);
+      const signing = (id: string) => claimed.find((d) => d.id === id);
+      expect(signing(live)).to.include({ secret: second.secret });
+      expect(signing(live)?.previousSecrets).to.deep.equal([first.secret]);
+      expect(signing(sample)).to.include({ secret: sandbox.secret });
+      expect(signing(sample)?.previousSecrets).to.deep.equal([]);
+      // Each book lists its own attempts only.
+      expect((await webhooks.list(SUBJECT, 10, true)).secretCreatedAt).to.equal(sandbox.createdAt);
+      now += PREVIOUS_SECRET_MS + 1;
+      const next = await webhooks.reserve(SUBJECT, 'poll', 'https://example.com/h');
+      await webhooks.attach(next, 'job-2');
+      const later = await webhooks.claim('edge-1', 10, 1);
+      expect(later.find((d) => d.id === next)).to.include({ secret: second.secret });
+      expect(later.find((d) => d.id === next)?.previousSecrets).to.deep.equal([]);
+    });
+
+    it('bounds a sandbox’s reservations per minute, not the live books’', async () => {
+      const webhooks = new Webhooks(store, clock);
+      await webhooks.rotateSecret(SUBJECT, true);
+      await webhooks.rotateSecret(SUBJECT);
+      for (let i = 0; i < SANDBOX_DELIVERIES_PER_MINUTE; i++)
+        await webhooks.reserve(SUBJECT, 'poll', 'https://x/h', true);
+      const refused = await webhooks.reserve(SUBJECT, 'poll', 'https://x/h', true).catch((err: Error) => err);
+      expect(refused).to.be.instanceOf(Error).with.property('reason', 'TOO_MANY_WEBHOOKS');
+      await webhooks.reserve(SUBJECT, 'poll', 'https://x/h');
+      now += 60_001;
+      await webhooks.reserve(SUBJECT, 'poll', 'https://x/h', true);
     });
 
     it('reserves only with a secret and within the per-account bound; attach and drop', async () => {
@@ -106,9 +150,15 @@ for (const harness of harnesses) {
       expect(refused).to.be.instanceOf(Error).with.property('reason', 'WEBHOOK_SECRET_MISSING');
       await webhooks.rotateSecret(SUBJECT);
       const delivery = { subject: SUBJECT, source: 'poll', url: 'https://example.com/h', createdAt: now };
-      expect(await store.reserve({ ...delivery, id: 'd1', expiresAt: now + 60_000 }, 2, now)).to.equal(true);
-      expect(await store.reserve({ ...delivery, id: 'd2', expiresAt: now + 60_000 }, 2, now)).to.equal(true);
-      expect(await store.reserve({ ...delivery, id: 'd3', expiresAt: now + 60_000 }, 2, now)).to.equal(false);
+      expect(await store.reserve({ ...delivery, id: 'd1', expiresAt: now + 60_000 }, { maxOpen: 2 }, now)).to.equal(
+        true,
+      );
+      expect(await store.reserve({ ...delivery, id: 'd2', expiresAt: now + 60_000 }, { maxOpen: 2 }, now)).to.equal(
+        true,
+      );
+      expect(await store.reserve({ ...delivery, id: 'd3', expiresAt: now + 60_000 }, { maxOpen: 2 }, now)).to.equal(
+        false,
+      );
       expect(await store.delivery('d3')).to.equal(undefined);
       // A reservation is not claimable until attached; a dropped one is gone.
       expect(await store.claim('edge-1', now, 10, 60_000)).to.deep.equal([]);
@@ -177,7 +227,7 @@ for (const harness of harnesses) {
         const id = `d${i}`;
         await store.reserve(
           { id, subject: SUBJECT, source: 'poll', url: 'https://example.com/h', createdAt: T0, expiresAt: T0 + 1 },
-          100,
+          { maxOpen: 100 },
           T0,
         );
         await store.attach(id, 'job-1', T0, T0 + 60_000);

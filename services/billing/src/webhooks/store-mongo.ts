@@ -7,6 +7,7 @@ import {
   type DeliveryState,
   type NewDelivery,
   OPEN_STATES,
+  type ReserveLimits,
   type SigningSecret,
   type WebhookStore,
 } from './store.js';
@@ -20,6 +21,8 @@ interface SecretDoc {
   _id: string;
   secret: string;
   createdAt: number;
+  previous?: string | null;
+  previousUntil?: number;
 }
 interface DeliveryDoc extends Omit<DeliveryRecord, 'id' | 'expiresAt' | 'bodyGzip'> {
   _id: string;
@@ -32,7 +35,13 @@ interface AttemptDoc extends Omit<AttemptRecord, 'expiresAt'> {
 }
 
 const secretSchema = new Schema<SecretDoc>(
-  { _id: String, secret: { type: String, required: true }, createdAt: { type: Number, required: true } },
+  {
+    _id: String,
+    secret: { type: String, required: true },
+    createdAt: { type: Number, required: true },
+    previous: { type: String, default: null },
+    previousUntil: { type: Number, default: 0 },
+  },
   OPTIONS,
 );
 const deliverySchema = new Schema<DeliveryDoc>(
@@ -104,7 +113,15 @@ export class MongoWebhookStore implements WebhookStore {
 
   async secretOf(subject: string): Promise<SigningSecret | undefined> {
     const doc = await this.secrets.findById(subject).lean<SecretDoc>();
-    return doc ? { secret: doc.secret, createdAt: doc.createdAt } : undefined;
+    // Documents from before rotations kept the previous secret have neither field.
+    return doc
+      ? {
+          secret: doc.secret,
+          createdAt: doc.createdAt,
+          previous: doc.previous ?? null,
+          previousUntil: doc.previousUntil ?? 0,
+        }
+      : undefined;
   }
 
   async setSecret(subject: string, secret: SigningSecret): Promise<void> {
@@ -113,10 +130,10 @@ export class MongoWebhookStore implements WebhookStore {
 
   /**
    * MongoDB cannot count and insert in one step: the delivery is inserted, then its subject's open
-   * ones counted, itself included, and it is deleted again when that is over the bound. Two at once
+   * (and, with `perMinute`, recent) ones counted, itself included, and it is deleted again when that is over the bound. Two at once
    * may both be refused; they can never both pass.
    */
-  async reserve(delivery: NewDelivery, maxOpen: number, now: number): Promise<boolean> {
+  async reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean> {
     const { id, expiresAt, ...rest } = delivery;
     await this.deliveries.collection.insertOne({
       _id: id,
@@ -136,7 +153,11 @@ export class MongoWebhookStore implements WebhookStore {
       state: { $in: OPEN_STATES },
       expiresAt: { $gt: new Date(now) },
     });
-    if (open <= maxOpen) return true;
+    const recent =
+      limits.perMinute === undefined
+        ? 0
+        : await this.deliveries.countDocuments({ subject: delivery.subject, createdAt: { $gt: now - 60_000 } });
+    if (open <= limits.maxOpen && (limits.perMinute === undefined || recent <= limits.perMinute)) return true;
     await this.deliveries.deleteOne({ _id: id });
     return false;
   }

@@ -7,6 +7,7 @@ import type {
   DeliveryRecord,
   DeliveryState,
   NewDelivery,
+  ReserveLimits,
   SigningSecret,
   WebhookStore,
 } from './store.js';
@@ -47,7 +48,9 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS webhook_secrets (
   subject TEXT PRIMARY KEY,
   secret TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  previous TEXT,
+  previous_until INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id TEXT PRIMARY KEY,
@@ -87,6 +90,12 @@ CREATE INDEX IF NOT EXISTS webhook_attempts_subject ON webhook_attempts (subject
 CREATE INDEX IF NOT EXISTS webhook_attempts_expiry ON webhook_attempts (expires_at);
 `;
 
+/** Columns files made before them gain at start. */
+const ADDED_COLUMNS = [
+  { table: 'webhook_secrets', column: 'previous', type: 'TEXT' },
+  { table: 'webhook_secrets', column: 'previous_until', type: 'INTEGER NOT NULL DEFAULT 0' },
+];
+
 /** The embedded webhook store: its own SQLite file beside billing's (WAL). */
 export class SqliteWebhookStore implements WebhookStore {
   private readonly db: Database.Database;
@@ -95,15 +104,18 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly updateTx;
 
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA, addedColumns: ADDED_COLUMNS });
     const db = this.db;
     this.q = {
-      secretOf: db.prepare<[string], { secret: string; created_at: number }>(
-        'SELECT secret, created_at FROM webhook_secrets WHERE subject = ?',
-      ),
+      secretOf: db.prepare<
+        [string],
+        { secret: string; created_at: number; previous: string | null; previous_until: number }
+      >('SELECT secret, created_at, previous, previous_until FROM webhook_secrets WHERE subject = ?'),
       setSecret: db.prepare(
-        `INSERT INTO webhook_secrets (subject, secret, created_at) VALUES (@subject, @secret, @createdAt)
-         ON CONFLICT (subject) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at`,
+        `INSERT INTO webhook_secrets (subject, secret, created_at, previous, previous_until)
+         VALUES (@subject, @secret, @createdAt, @previous, @previousUntil)
+         ON CONFLICT (subject) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
+           previous = excluded.previous, previous_until = excluded.previous_until`,
       ),
       // One statement, so no other reservation comes between the count and the insert.
       reserve: db.prepare(
@@ -111,7 +123,9 @@ export class SqliteWebhookStore implements WebhookStore {
          SELECT @id, @subject, @source, @url, 'reserved', @createdAt, @createdAt, @expiresAt
          WHERE (SELECT count(*) FROM webhook_deliveries
                 WHERE subject = @subject AND state IN ('reserved', 'waiting', 'sending') AND expires_at > @now)
-               < @maxOpen`,
+               < @maxOpen
+           AND (@perMinute IS NULL OR (SELECT count(*) FROM webhook_deliveries
+                WHERE subject = @subject AND created_at > @now - 60000) < @perMinute)`,
       ),
       attach: db.prepare(
         `UPDATE webhook_deliveries SET state = 'waiting', job_id = @jobId, next_at = @now, expires_at = @expiresAt
@@ -167,15 +181,25 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async secretOf(subject: string): Promise<SigningSecret | undefined> {
     const row = this.q.secretOf.get(subject);
-    return row && { secret: row.secret, createdAt: row.created_at };
+    return (
+      row && {
+        secret: row.secret,
+        createdAt: row.created_at,
+        previous: row.previous,
+        previousUntil: row.previous_until,
+      }
+    );
   }
 
   async setSecret(subject: string, secret: SigningSecret): Promise<void> {
     this.q.setSecret.run({ subject, ...secret });
   }
 
-  async reserve(delivery: NewDelivery, maxOpen: number, now: number): Promise<boolean> {
-    return this.q.reserve.run({ ...delivery, maxOpen, now }).changes === 1;
+  async reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean> {
+    return (
+      this.q.reserve.run({ ...delivery, maxOpen: limits.maxOpen, perMinute: limits.perMinute ?? null, now }).changes ===
+      1
+    );
   }
 
   async attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean> {

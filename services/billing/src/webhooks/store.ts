@@ -8,6 +8,17 @@
 export interface SigningSecret {
   secret: string;
   createdAt: number;
+  /** The secret this one replaced: it signs beside it until `previousUntil` (0: none). */
+  previous: string | null;
+  previousUntil: number;
+}
+
+/** What a reservation must stay within, counted per subject (its webhook books). */
+export interface ReserveLimits {
+  /** Deliveries under way (not expired), this one included. */
+  maxOpen: number;
+  /** Deliveries reserved in the last minute, this one included (sandbox books only). */
+  perMinute?: number;
 }
 
 /**
@@ -73,10 +84,11 @@ export interface WebhookStore {
   secretOf(subject: string): Promise<SigningSecret | undefined>;
   setSecret(subject: string, secret: SigningSecret): Promise<void>;
   /**
-   * Adds a delivery in state `reserved`, unless its subject already has `maxOpen` deliveries under
-   * way (not expired): false then, and nothing stored.
+   * Adds a delivery in state `reserved`, unless its subject would pass a limit (`maxOpen`
+   * deliveries under way, `perMinute` reserved in the minute before `now`): false then, and nothing
+   * stored.
    */
-  reserve(delivery: NewDelivery, maxOpen: number, now: number): Promise<boolean>;
+  reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean>;
   /** reserved -> waiting for `jobId`, due at `now`, kept until `expiresAt`; false when not reserved. */
   attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean>;
   /** A delivery by id (expired or not). */

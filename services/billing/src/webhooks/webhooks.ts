@@ -6,7 +6,7 @@ import type {
   UpdateWebhookDeliveryRequest,
 } from '@webutil/proto/webutil/billing/v1/webhooks';
 import type { Clock } from '../clock.js';
-import type { AttemptOutcome, DeliveryState, WebhookStore } from './store.js';
+import type { AttemptOutcome, DeliveryState, SigningSecret, WebhookStore } from './store.js';
 
 /**
  * Deliveries one account may have under way (reserved, waiting for their job, or retrying): with
@@ -14,6 +14,13 @@ import type { AttemptOutcome, DeliveryState, WebhookStore } from './store.js';
  * up; past this, a start with a webhookUrl is refused (429) until some are over.
  */
 export const OPEN_DELIVERIES_PER_ACCOUNT = 100;
+/**
+ * Sandbox starts' deliveries per account per minute: a test key spends nothing, so this alone keeps
+ * it from making signed POSTs in bulk (decision 0281).
+ */
+export const SANDBOX_DELIVERIES_PER_MINUTE = 10;
+/** A rotated-out secret keeps signing beside the new one this long, so receivers can switch over. */
+export const PREVIOUS_SECRET_MS = 24 * 3_600_000;
 /** A reservation whose start never reported back (its edge died) is gone after this. */
 const RESERVATION_MS = 10 * 60_000;
 /** A delivery's row outlives its job (30 minutes) and its retries (30 minutes after the job ended). */
@@ -30,11 +37,15 @@ export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 /** The webhook-id of a delivery, the same on every attempt. */
 const newDeliveryId = () => `msg_${randomBytes(18).toString('base64url')}`;
 
-/** Only accounts have signing secrets; an anonymous caller (an ip: subject) has none. */
-function accountSubject(subject: string): string {
+/**
+ * The webhook books a caller works in: the account's, or its sandbox's for a test key (their own
+ * secret and deliveries, decision 0281). Only accounts have them; an anonymous caller (an ip:
+ * subject) has none.
+ */
+export function webhookBooks(subject: string, sandbox: boolean): string {
   if (!subject.startsWith('account:'))
     throw unauthenticated('ACCOUNT_REQUIRED', 'webhooks belong to an account: sign in or send an API key');
-  return subject;
+  return sandbox ? `${subject}:sandbox` : subject;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -46,31 +57,51 @@ export class Webhooks {
     private readonly clock: Clock,
   ) {}
 
-  async rotateSecret(subject: string): Promise<{ secret: string; createdAt: string }> {
-    const secret = { secret: newSecret(), createdAt: this.clock() };
-    await this.store.setSecret(accountSubject(subject), secret);
+  /** A new secret; the one it replaces keeps signing beside it for PREVIOUS_SECRET_MS. */
+  async rotateSecret(subject: string, sandbox = false): Promise<{ secret: string; createdAt: string }> {
+    const books = webhookBooks(subject, sandbox);
+    const now = this.clock();
+    const replaced = await this.store.secretOf(books);
+    const secret = {
+      secret: newSecret(),
+      createdAt: now,
+      previous: replaced?.secret ?? null,
+      previousUntil: replaced ? now + PREVIOUS_SECRET_MS : 0,
+    };
+    await this.store.setSecret(books, secret);
     return { secret: secret.secret, createdAt: iso(secret.createdAt) };
   }
 
-  async reserve(subject: string, source: string, url: string): Promise<string> {
-    if (!(await this.store.secretOf(accountSubject(subject))))
+  async reserve(subject: string, source: string, url: string, sandbox = false): Promise<string> {
+    const books = webhookBooks(subject, sandbox);
+    if (!(await this.store.secretOf(books)))
       throw failedPrecondition(
         'WEBHOOK_SECRET_MISSING',
-        'webhookUrl needs the account’s signing secret: create it first with POST /v1/webhooks/secret ' +
-          '(or on the account page)',
+        sandbox
+          ? 'webhookUrl needs the sandbox’s signing secret: create it first with POST /v1/webhooks/secret ' +
+              'and this test key'
+          : 'webhookUrl needs the account’s signing secret: create it first with POST /v1/webhooks/secret ' +
+              '(or on the account page)',
       );
     const now = this.clock();
     const id = newDeliveryId();
+    const limits = {
+      maxOpen: OPEN_DELIVERIES_PER_ACCOUNT,
+      perMinute: sandbox ? SANDBOX_DELIVERIES_PER_MINUTE : undefined,
+    };
     const reserved = await this.store.reserve(
-      { id, subject, source, url, createdAt: now, expiresAt: now + RESERVATION_MS },
-      OPEN_DELIVERIES_PER_ACCOUNT,
+      { id, subject: books, source, url, createdAt: now, expiresAt: now + RESERVATION_MS },
+      limits,
       now,
     );
     if (!reserved)
       throw resourceExhausted(
         'TOO_MANY_WEBHOOKS',
-        `this account already has ${OPEN_DELIVERIES_PER_ACCOUNT} webhook deliveries under way, the most it may; ` +
-          'start another when some are over',
+        sandbox
+          ? `sandbox starts may send at most ${SANDBOX_DELIVERIES_PER_MINUTE} webhooks a minute ` +
+              `(and have ${OPEN_DELIVERIES_PER_ACCOUNT} under way); start another in a minute`
+          : `this account already has ${OPEN_DELIVERIES_PER_ACCOUNT} webhook deliveries under way, the most it ` +
+              'may; start another when some are over',
         60,
       );
     return id;
@@ -83,12 +114,13 @@ export class Webhooks {
   }
 
   async claim(owner: string, limit: number, leaseMs: number): Promise<ClaimedWebhookDelivery[]> {
-    const claimed = await this.store.claim(owner, this.clock(), Math.min(Math.max(limit, 1), 64), leaseMs);
-    const secrets = new Map<string, string | undefined>();
+    const now = this.clock();
+    const claimed = await this.store.claim(owner, now, Math.min(Math.max(limit, 1), 64), leaseMs);
+    const secrets = new Map<string, SigningSecret | undefined>();
     const out: ClaimedWebhookDelivery[] = [];
     for (const delivery of claimed) {
-      if (!secrets.has(delivery.subject))
-        secrets.set(delivery.subject, (await this.store.secretOf(delivery.subject))?.secret);
+      if (!secrets.has(delivery.subject)) secrets.set(delivery.subject, await this.store.secretOf(delivery.subject));
+      const secret = secrets.get(delivery.subject);
       out.push({
         id: delivery.id,
         source: delivery.source,
@@ -97,7 +129,8 @@ export class Webhooks {
         bodyGzip: delivery.bodyGzip ?? undefined,
         endedAtMs: delivery.endedAt === null ? undefined : String(delivery.endedAt),
         attempts: delivery.attempts,
-        secret: secrets.get(delivery.subject) ?? '',
+        secret: secret?.secret ?? '',
+        previousSecrets: secret?.previous && secret.previousUntil > now ? [secret.previous] : [],
       });
     }
     return out;
@@ -147,12 +180,12 @@ export class Webhooks {
     });
   }
 
-  async list(subject: string, limit: number): Promise<ListWebhookAttemptsResponse> {
-    const account = accountSubject(subject);
+  async list(subject: string, limit: number, sandbox = false): Promise<ListWebhookAttemptsResponse> {
+    const books = webhookBooks(subject, sandbox);
     const now = this.clock();
-    const secret = await this.store.secretOf(account);
+    const secret = await this.store.secretOf(books);
     const bound = limit > 0 ? Math.min(limit, MAX_LISTED_ATTEMPTS) : MAX_LISTED_ATTEMPTS;
-    const attempts = await this.store.attempts(account, bound, now);
+    const attempts = await this.store.attempts(books, bound, now);
     return {
       secretCreatedAt: secret ? iso(secret.createdAt) : undefined,
       attempts: attempts.map((a) => ({
