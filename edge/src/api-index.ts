@@ -50,7 +50,9 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   followed. \`GET /v1/webhooks/deliveries\` lists each attempt, newest first. The secret and the
   list belong to the account's owner (a session, or a key without limits: 403 \`owner_required\`
   otherwise); a test key has its sandbox's own (at most 10 sandbox webhooks a minute). A rotated-out
-  secret signs beside the new one for 24 hours (two space-separated signatures).
+  secret signs beside the new one for 24 hours (two space-separated signatures). A receiver has
+  10 s to answer; at most 4 of an account's deliveries are in flight at once; an envelope over
+  1 MB (256 KB gzip'd) is delivered as a summary with \`truncated: true\` and its \`pollUrl\`.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422

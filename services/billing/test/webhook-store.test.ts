@@ -50,6 +50,8 @@ const harnesses: Harness[] = [
 ];
 
 const T0 = Date.UTC(2026, 0, 15, 12);
+/** Claims without the fairness and byte bounds in the way (their own test sets them). */
+const BOUNDS = { perSubject: 1_000, maxBytes: 64 * 1024 * 1024 };
 const SUBJECT = 'account:a1';
 
 const attempt = (id: string, n: number, at: number, outcome: AttemptRecord['outcome']): AttemptRecord => ({
@@ -161,7 +163,7 @@ for (const harness of harnesses) {
       );
       expect(await store.delivery('d3')).to.equal(undefined);
       // A reservation is not claimable until attached; a dropped one is gone.
-      expect(await store.claim('edge-1', now, 10, 60_000)).to.deep.equal([]);
+      expect(await store.claim('edge-1', now, 10, 60_000, BOUNDS)).to.deep.equal([]);
       await store.drop('d2');
       expect(await store.delivery('d2')).to.equal(undefined);
       expect(await store.attach('d1', 'job-1', now, now + 86_400_000)).to.equal(true);
@@ -178,11 +180,11 @@ for (const harness of harnesses) {
       expect(claimed).to.include({ id, jobId: 'job-1', source: 'poll', attempts: 0 });
       expect(claimed?.secret).to.match(/^whsec_/);
       // Leased: not claimable again until the lease runs out.
-      expect(await store.claim('edge-2', now, 10, 60_000)).to.deep.equal([]);
+      expect(await store.claim('edge-2', now, 10, 60_000, BOUNDS)).to.deep.equal([]);
       // The job still runs: look again in 2 s.
       expect(await webhooks.update({ id, owner: 'edge-2', nextAtMs: String(now + 2_000) })).to.equal(false);
       expect(await webhooks.update({ id, owner: 'edge-1', nextAtMs: String(now + 2_000) })).to.equal(true);
-      expect(await store.claim('edge-2', now + 1_000, 10, 60_000)).to.deep.equal([]);
+      expect(await store.claim('edge-2', now + 1_000, 10, 60_000, BOUNDS)).to.deep.equal([]);
       now += 2_000;
       const [again] = await webhooks.claim('edge-2', 10, 60_000);
       expect(again?.id).to.equal(id);
@@ -212,7 +214,7 @@ for (const harness of harnesses) {
       });
       expect((await store.delivery(id))?.state).to.equal('delivered');
       now += 60_000;
-      expect(await store.claim('edge-3', now, 10, 60_000)).to.deep.equal([]);
+      expect(await store.claim('edge-3', now, 10, 60_000, BOUNDS)).to.deep.equal([]);
       const listed = await reopened.list(SUBJECT, 10);
       expect(listed.attempts.map((a) => [a.attempt, a.outcome, a.statusCode])).to.deep.equal([
         [2, 'delivered', 200],
@@ -220,6 +222,52 @@ for (const harness of harnesses) {
       ]);
       expect(listed.attempts[1]?.nextAttemptAt).to.equal(new Date(now - 60_000).toISOString());
       expect(listed.attempts[0]?.nextAttemptAt).to.equal(undefined);
+    });
+
+    it('claims in turns across accounts, at most perSubject of one under lease, bodies within maxBytes', async () => {
+      const add = async (id: string, subject: string, at: number) => {
+        const delivery = { id, subject, source: 'poll', url: 'https://example.com/h', createdAt: at };
+        await store.reserve({ ...delivery, expiresAt: T0 + 3_600_000 }, { maxOpen: 100 }, T0);
+        await store.attach(id, `job-${id}`, at, T0 + 3_600_000);
+      };
+      // A busy account's 6 due deliveries are all older than a quiet account's 2.
+      for (let i = 0; i < 6; i++) await add(`busy-${i}`, 'account:busy', T0 + i);
+      for (let i = 0; i < 2; i++) await add(`quiet-${i}`, 'account:quiet', T0 + 100 + i);
+      now = T0 + 1_000;
+      const bounds = { perSubject: 3, maxBytes: 1_000 };
+      const first = await store.claim('edge-1', now, 4, 60_000, bounds);
+      // Turns: each account's oldest, then each one's second.
+      expect(first.map((d) => d.id)).to.deep.equal(['busy-0', 'quiet-0', 'busy-1', 'quiet-1']);
+      // Another edge: the busy account has 2 under lease, so 1 more, however many are due.
+      const second = await store.claim('edge-2', now, 10, 60_000, bounds);
+      expect(second.map((d) => d.id)).to.deep.equal(['busy-2']);
+      expect(await store.claim('edge-3', now, 10, 60_000, bounds)).to.deep.equal([]);
+      // A lease released (the job still runs, look later) frees a place.
+      await store.update('busy-0', { owner: 'edge-1', state: 'waiting', nextAt: now + 60_000 });
+      expect((await store.claim('edge-3', now, 10, 60_000, bounds)).map((d) => d.id)).to.deep.equal(['busy-3']);
+
+      // Bodies: a claim stops before its bodies pass maxBytes (one always fits); a delivery over drops its body.
+      const body = Buffer.alloc(600, 7);
+      for (const id of ['busy-1', 'busy-2', 'busy-3'])
+        await store.update(id, {
+          owner: id === 'busy-1' ? 'edge-1' : id === 'busy-2' ? 'edge-2' : 'edge-3',
+          state: 'sending',
+          bodyGzip: body,
+          endedAt: now,
+          nextAt: now,
+        });
+      const withBodies = await store.claim('edge-4', now, 10, 60_000, bounds);
+      // The busy account's three turns: its two older deliveries without a body, and one of 600 bytes
+      // (a second would pass 1,000).
+      expect(withBodies.map((d) => d.bodyGzip?.length ?? 0)).to.deep.equal([0, 0, 600]);
+      const taken = withBodies[2];
+      await store.update(taken!.id, {
+        owner: 'edge-4',
+        state: 'delivered',
+        nextAt: now,
+        attempt: { ...attempt(taken!.id, 1, now, 'delivered'), subject: 'account:busy' },
+      });
+      expect((await store.delivery(taken!.id))?.bodyGzip).to.equal(null);
     });
 
     it('lists an account’s attempts newest first, bounded, and sweeps expired ones', async () => {
@@ -231,7 +279,7 @@ for (const harness of harnesses) {
           T0,
         );
         await store.attach(id, 'job-1', T0, T0 + 60_000);
-        await store.claim('edge-1', T0, 10, 60_000);
+        await store.claim('edge-1', T0, 10, 60_000, BOUNDS);
         await store.update(id, {
           owner: 'edge-1',
           state: 'delivered',

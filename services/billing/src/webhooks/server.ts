@@ -15,8 +15,8 @@ export function webhookService(webhooks: Webhooks, log: Logger): ServiceBinding 
         await webhooks.attach(deliveryId, jobId);
         return {};
       },
-      claimWebhookDeliveries: async ({ owner, limit, leaseMs }) => ({
-        deliveries: await webhooks.claim(owner, limit, leaseMs),
+      claimWebhookDeliveries: async ({ owner, limit, leaseMs, maxBytes }) => ({
+        deliveries: await webhooks.claim(owner, limit, leaseMs, maxBytes),
       }),
       updateWebhookDelivery: async (request) => ({ updated: await webhooks.update(request) }),
       listWebhookAttempts: ({ subject, limit, sandbox }) => webhooks.list(subject, limit, sandbox),

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import type {
   AttemptOutcome,
   AttemptRecord,
+  ClaimBounds,
   DeliveryChange,
   DeliveryRecord,
   DeliveryState,
@@ -133,14 +134,26 @@ export class SqliteWebhookStore implements WebhookStore {
       ),
       delivery: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
       drop: db.prepare(`DELETE FROM webhook_deliveries WHERE id = ? AND state = 'reserved'`),
-      due: db.prepare<[number, number, number, number], DeliveryRow>(
-        `SELECT * FROM webhook_deliveries
-         WHERE state IN ('waiting', 'sending') AND next_at <= ? AND lease_until <= ? AND expires_at > ?
-         ORDER BY next_at LIMIT ?`,
+      // Each subject's due deliveries numbered oldest first (its turn), after those it has under
+      // lease: the first turn of every subject comes before any second one.
+      due: db.prepare<{ now: number; perSubject: number; limit: number }, { id: string; body_bytes: number }>(
+        `WITH leased AS (
+           SELECT subject, count(*) AS n FROM webhook_deliveries
+           WHERE state IN ('waiting', 'sending') AND lease_until > @now GROUP BY subject
+         ), due AS (
+           SELECT id, subject, next_at, coalesce(length(body_gzip), 0) AS body_bytes,
+             row_number() OVER (PARTITION BY subject ORDER BY next_at, id) AS turn
+           FROM webhook_deliveries
+           WHERE state IN ('waiting', 'sending') AND next_at <= @now AND lease_until <= @now AND expires_at > @now
+         )
+         SELECT due.id, due.body_bytes FROM due LEFT JOIN leased ON leased.subject = due.subject
+         WHERE due.turn + coalesce(leased.n, 0) <= @perSubject
+         ORDER BY due.turn + coalesce(leased.n, 0), due.next_at LIMIT @limit`,
       ),
       lease: db.prepare('UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?'),
       update: db.prepare(
-        `UPDATE webhook_deliveries SET state = @state, body_gzip = coalesce(body_gzip, @bodyGzip),
+        `UPDATE webhook_deliveries SET state = @state,
+           body_gzip = CASE WHEN @state IN ('delivered', 'failed') THEN NULL ELSE coalesce(body_gzip, @bodyGzip) END,
            ended_at = coalesce(ended_at, @endedAt), attempts = attempts + @counted, next_at = @nextAt,
            lease_owner = NULL, lease_until = 0
          WHERE id = @id AND lease_owner = @owner AND state IN ('waiting', 'sending')`,
@@ -158,10 +171,17 @@ export class SqliteWebhookStore implements WebhookStore {
       sweepDeliveries: db.prepare('DELETE FROM webhook_deliveries WHERE expires_at <= ?'),
       sweepAttempts: db.prepare('DELETE FROM webhook_attempts WHERE expires_at <= ?'),
     };
-    this.claimTx = db.transaction((owner: string, now: number, limit: number, leaseMs: number) => {
-      const rows = this.q.due.all(now, now, now, limit);
-      for (const row of rows) this.q.lease.run(owner, now + leaseMs, row.id);
-      return rows.map((row) => toDelivery({ ...row, lease_owner: owner, lease_until: now + leaseMs }));
+    this.claimTx = db.transaction((owner: string, now: number, limit: number, leaseMs: number, bounds: ClaimBounds) => {
+      const claimed: DeliveryRecord[] = [];
+      let bytes = 0;
+      for (const { id, body_bytes } of this.q.due.all({ now, perSubject: bounds.perSubject, limit })) {
+        if (claimed.length > 0 && bytes + body_bytes > bounds.maxBytes) continue;
+        bytes += body_bytes;
+        this.q.lease.run(owner, now + leaseMs, id);
+        const row = this.q.delivery.get(id);
+        if (row) claimed.push(toDelivery(row));
+      }
+      return claimed;
     });
     this.updateTx = db.transaction((id: string, change: DeliveryChange) => {
       const applied =
@@ -215,8 +235,14 @@ export class SqliteWebhookStore implements WebhookStore {
     this.q.drop.run(id);
   }
 
-  async claim(owner: string, now: number, limit: number, leaseMs: number): Promise<DeliveryRecord[]> {
-    return this.claimTx(owner, now, limit, leaseMs);
+  async claim(
+    owner: string,
+    now: number,
+    limit: number,
+    leaseMs: number,
+    bounds: ClaimBounds,
+  ): Promise<DeliveryRecord[]> {
+    return this.claimTx(owner, now, limit, leaseMs, bounds);
   }
 
   async update(id: string, change: DeliveryChange): Promise<boolean> {

@@ -13,6 +13,14 @@ export interface SigningSecret {
   previousUntil: number;
 }
 
+/** What one claim stays within. */
+export interface ClaimBounds {
+  /** Deliveries of one subject under lease at once, across all claimers. */
+  perSubject: number;
+  /** The claimed bodies' bytes together. */
+  maxBytes: number;
+}
+
 /** What a reservation must stay within, counted per subject (its webhook books). */
 export interface ReserveLimits {
   /** Deliveries under way (not expired), this one included. */
@@ -95,8 +103,13 @@ export interface WebhookStore {
   delivery(id: string): Promise<DeliveryRecord | undefined>;
   /** Deletes a reservation (its start failed). */
   drop(id: string): Promise<void>;
-  /** Leases up to `limit` due deliveries (waiting or sending, next_at <= now, lease over) to `owner`. */
-  claim(owner: string, now: number, limit: number, leaseMs: number): Promise<DeliveryRecord[]>;
+  /**
+   * Leases up to `limit` due deliveries (waiting or sending, next_at <= now, lease over) to `owner`,
+   * in turns across subjects (each one's oldest, then each one's second, ...), leaving out a subject
+   * once `perSubject` of its deliveries are leased (to anyone), and stopping before the bodies pass
+   * `maxBytes` (the first always taken).
+   */
+  claim(owner: string, now: number, limit: number, leaseMs: number, bounds: ClaimBounds): Promise<DeliveryRecord[]>;
   /** Applies a worker's change if `owner` still holds the lease; true if applied. */
   update(id: string, change: DeliveryChange): Promise<boolean>;
   /** The subject's most recent attempts, newest first. */

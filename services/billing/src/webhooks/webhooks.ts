@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { failedPrecondition, resourceExhausted, unauthenticated } from '@webutil/kit';
+import { failedPrecondition, invalidArgument, resourceExhausted, unauthenticated } from '@webutil/kit';
 import type {
   ClaimedWebhookDelivery,
   ListWebhookAttemptsResponse,
@@ -19,6 +19,23 @@ export const OPEN_DELIVERIES_PER_ACCOUNT = 100;
  * it from making signed POSTs in bulk (decision 0281).
  */
 export const SANDBOX_DELIVERIES_PER_MINUTE = 10;
+/**
+ * One account's deliveries under lease at once, across every edge (decision 0282): a receiver that
+ * never answers holds at most these, and claims take accounts in turns, so other accounts' deliveries
+ * go out on time.
+ */
+export const LEASED_PER_ACCOUNT = 4;
+/**
+ * The most a claim's bodies add up to (decision 0283): far below gRPC's 64 MB message limit, so a
+ * claim of large bodies is always answered.
+ */
+export const CLAIM_MAX_BYTES = 8 * 1024 * 1024;
+/**
+ * The largest body kept for a delivery, gzip'd (decision 0283): the edge delivers a larger job's
+ * envelope as a summary with its poll URL. With 100 deliveries under way per books, an account's
+ * stored bodies stay under 25 MB; a delivery over keeps none.
+ */
+export const MAX_STORED_BODY_BYTES = 256 * 1024;
 /** A rotated-out secret keeps signing beside the new one this long, so receivers can switch over. */
 export const PREVIOUS_SECRET_MS = 24 * 3_600_000;
 /** A reservation whose start never reported back (its edge died) is gone after this. */
@@ -113,9 +130,12 @@ export class Webhooks {
     else await this.store.drop(id);
   }
 
-  async claim(owner: string, limit: number, leaseMs: number): Promise<ClaimedWebhookDelivery[]> {
+  async claim(owner: string, limit: number, leaseMs: number, maxBytes = 0): Promise<ClaimedWebhookDelivery[]> {
     const now = this.clock();
-    const claimed = await this.store.claim(owner, now, Math.min(Math.max(limit, 1), 64), leaseMs);
+    const claimed = await this.store.claim(owner, now, Math.min(Math.max(limit, 1), 64), leaseMs, {
+      perSubject: LEASED_PER_ACCOUNT,
+      maxBytes: maxBytes > 0 ? Math.min(maxBytes, CLAIM_MAX_BYTES) : CLAIM_MAX_BYTES,
+    });
     const secrets = new Map<string, SigningSecret | undefined>();
     const out: ClaimedWebhookDelivery[] = [];
     for (const delivery of claimed) {
@@ -139,6 +159,11 @@ export class Webhooks {
   async update(request: UpdateWebhookDeliveryRequest): Promise<boolean> {
     const { attempt } = request;
     if (attempt && !OUTCOMES.has(attempt.outcome)) throw new Error(`unknown outcome ${attempt.outcome}`);
+    if (request.bodyGzip && request.bodyGzip.length > MAX_STORED_BODY_BYTES)
+      throw invalidArgument(
+        'WEBHOOK_BODY_TOO_LARGE',
+        `a delivery's body is kept up to ${MAX_STORED_BODY_BYTES} bytes gzip'd; deliver a summary instead`,
+      );
     const now = this.clock();
     const nextAt = request.nextAtMs === undefined ? now : Number(request.nextAtMs);
     const state: DeliveryState = attempt

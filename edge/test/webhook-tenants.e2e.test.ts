@@ -17,13 +17,14 @@ interface Hit {
 }
 
 /**
- * Issue 36, item 1 (decision 0281), through the REST edge: the account's webhook secret and
+ * Webhooks isolate tenants, through the REST edge. Issue 36, item 1 (decision 0281): the account's webhook secret and
  * delivery log belong to its owner (a session, or an API key without limits). A test key works in
  * its sandbox's own books (secret and deliveries), a key with limits gets 403 owner_required, and a
  * rotation keeps the replaced secret signing beside the new one. Item 7: sandbox starts send at most
- * 10 real webhooks per account per minute.
+ * 10 real webhooks per account per minute. Item 4 (decision 0282): a receiver that never answers
+ * does not hold back another account's deliveries.
  */
-describe('webhook secrets and logs belong to the account’s owner', function () {
+describe('webhooks isolate tenants', function () {
   this.timeout(120_000);
   let site: FixtureSite;
   let stack: TestStack;
@@ -73,6 +74,7 @@ describe('webhook secrets and logs belong to the account’s owner', function ()
       });
       req.on('end', () => {
         hits.push({ path: req.url ?? '/', headers: req.headers as Record<string, string>, body });
+        if (req.url?.startsWith('/hang')) return; // never answers
         res.writeHead(204).end();
       });
     });
@@ -204,5 +206,44 @@ describe('webhook secrets and logs belong to the account’s owner', function ()
     // Without a webhookUrl the sandbox answers as before.
     const plain = await stack.api('/v1/link-extract/crawl', as(apiKey, post({ url: site.url('/ok') })));
     expect(plain.status).to.equal(202);
+  });
+
+  it('a receiver that never answers holds back no other account’s deliveries', async () => {
+    // The first account's receiver never answers: 8 deliveries, each attempt waiting out its timeout.
+    for (let i = 0; i < 8; i++) await crawlWithWebhook(liveKey, `/hang-${i}`);
+    const hanging = () => hits.filter((h) => h.path.startsWith('/hang'));
+    await eventually(async () => expect(hanging()).to.have.length.of.at.least(4), 60_000);
+    // At most 4 of one account's deliveries are worked on at once (the rest wait out the 10 s timeouts).
+    expect(hanging()).to.have.length(4);
+    // Another account's deliveries, to another receiver, arrive as their jobs end, one after another
+    // (a batch waited for whole held them up to 15 s each).
+    const other = await account(stack, 'STARTER', '--password', PASSWORD, '--rate-limit', '100000');
+    expect((await stack.api('/v1/webhooks/secret', as(other.apiKey, post({})))).status).to.equal(201);
+    const second = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        hits.push({ path: `/other${req.url}`, headers: {}, body: '' });
+        res.writeHead(204).end();
+      });
+    });
+    second.listen(0, '127.0.0.1');
+    await once(second, 'listening');
+    const { port } = second.address() as AddressInfo;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const res = await stack.api(
+          '/v1/link-extract/crawl',
+          as(other.apiKey, post({ url: site.url('/ok'), webhookUrl: `http://127.0.0.1:${port}/on-time-${i}` })),
+        );
+        expect(res.status).to.equal(202);
+        await eventually(async () => expect(hitsAt(`/other/on-time-${i}`)).to.have.length(1), 60_000);
+        // The normal case is under a second here (200 ms polls, 100 ms ticks); 7 s is a liveness bound.
+        expect(Date.now() - started, `delivery ${i}`).to.be.below(7_000);
+      }
+    } finally {
+      second.closeAllConnections();
+      second.close();
+    }
   });
 });
