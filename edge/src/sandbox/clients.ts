@@ -1,8 +1,9 @@
 /**
- * Service clients that answer from the sandbox's samples (edge/src/areas/<area>/samples.ts) and call no service: the pipeline
- * hands them to a route's `call` in place of the real ones for a sandbox caller's credit-spending
- * call, and for a job poll or download of a sample id (docs/decisions/0207-sandbox-keys.md). An RPC
- * without a sample is a 500 naming it, which the sandbox test meets for a new route at once.
+ * Service clients that answer from the sandbox's samples (edge/src/areas/<area>/samples.ts) and
+ * call no service: the pipeline hands them to a route's `call` in place of the real ones for a
+ * sandbox caller's credit-spending call, and for a job poll or download of a sample id
+ * (docs/decisions/0207-sandbox-keys.md). An RPC without a sample is a 500 naming it, which the
+ * sandbox test meets for a new route at once.
  */
 import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import * as bookmarkSamples from '../areas/bookmark/samples.js';

@@ -1,7 +1,8 @@
 /**
- * The sandbox's fixed replies for link extraction, link checks and crawls, typed as the service's ts-proto replies: the compiler
- * checks them against the protos, and the area's presenters turn them into the answers
- * (docs/decisions/0207-sandbox-keys.md). The sandbox's clients (edge/src/sandbox/clients.ts) serve them.
+ * The sandbox's fixed replies for link extraction, link checks and crawls, typed as the service's
+ * ts-proto replies: the compiler checks them against the protos, and the area's presenters turn
+ * them into the answers (docs/decisions/0207-sandbox-keys.md). The sandbox's clients
+ * (edge/src/sandbox/clients.ts) serve them.
  */
 import type {
   CheckLinksResponse,
