@@ -14,8 +14,8 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   takesIdempotencyKey,
 } from './idempotency.js';
+import { Failure, successSchema } from './rest/common.js';
 import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
-import { Failure, successSchema } from './schemas/common.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -144,6 +144,8 @@ function security(spec: RouteSpec): RouteConfig['security'] {
   const csrf: Record<string, string[]> = needsCsrf(spec) ? { csrf: [] } : {};
   if (callers === 'session') return [{ session: [], ...csrf }];
   if (callers === 'ip') return challenge ? [{ clearance: [] }] : [];
+  // The account's owner: an API key (one without limits) or a session; no anonymous caller.
+  if (callers === 'owner') return [{ apiKey: [] }, { session: [], ...csrf }];
   if (challenge) return [{ apiKey: [] }, { session: [], clearance: [], ...csrf }, { clearance: [] }];
   return [{ apiKey: [] }, { session: [], ...csrf }, {}];
 }

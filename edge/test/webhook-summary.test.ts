@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { summaryOf } from '../src/webhooks/deliver.js';
+import { summaryOf } from '../src/areas/webhooks/deliver.js';
 
 /** Decision 0283: a job envelope too large to deliver whole goes as its plain fields and its poll URL. */
 describe('webhook summary of a large result', () => {
