@@ -136,6 +136,52 @@ export const sslScan: SslScanResponse = {
   ipAddress: '93.184.215.14',
   alpn: ['h2', 'http/1.1'],
   scoreAreas: { certificate: 100, protocolSupport: 95, keyExchange: 90, cipherStrength: 90 },
+  hstsStatus: 'honoured',
+  cipherSuites: [
+    {
+      protocol: 'TLSv1.3',
+      supported: true,
+      serverPreference: true,
+      suites: [
+        {
+          name: 'TLS_AES_256_GCM_SHA384',
+          code: '0x1302',
+          keyExchange: 'any',
+          forwardSecrecy: true,
+          aead: true,
+          bits: 256,
+          strength: 'strong',
+        },
+      ],
+    },
+  ],
+  namedGroups: ['x25519', 'secp256r1'],
+  signatureAlgorithms: ['ecdsa_secp256r1_sha256'],
+  cipherNotes: [],
+  vulnerabilities: [
+    {
+      id: 'heartbleed',
+      name: 'Heartbleed',
+      verdict: 'not_vulnerable',
+      why: 'the server does not offer the heartbeat extension',
+      cve: ['CVE-2014-0160'],
+    },
+  ],
+  timings: {
+    totalMs: 420,
+    resolveMs: 2,
+    handshakeMs: 40,
+    probesMs: 45,
+    chainMs: 3,
+    homePageMs: 60,
+    caaMs: 20,
+    cipherSuitesMs: 250,
+    vulnerabilitiesMs: 90,
+    revocationMs: 80,
+  },
+  fast: false,
+  certificateTransparency: { embedded: 2, stapled: 0, tlsExtension: 0 },
+  revocation: { status: 'good', responder: 'http://ocsp.sandbox-ca.example' },
 };
 
 const extractResult: ExtractResult = {
