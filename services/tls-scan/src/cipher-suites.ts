@@ -5,6 +5,8 @@
  * server refuses (one connection per suite accepted, plus one). Each protocol's run stops at the
  * first hello that gets no ServerHello.
  */
+import { setMaxListeners } from 'node:events';
+import { sctCount } from './certificate.js';
 import { CIPHER_SUITES } from './cipher-suite-table.js';
 import { cipherBits, type Endpoint } from './handshake.js';
 import {
@@ -90,6 +92,8 @@ export interface HelloFindings {
   dhBits: number | undefined;
   /** The server echoed renegotiation_info (RFC 5746) on some TLS 1.2-or-older hello. */
   secureRenegotiation: boolean | undefined;
+  /** Signed certificate timestamps in the TLS extension (RFC 6962 3.3.1), most seen in one ServerHello. */
+  tlsScts: number;
 }
 
 export interface SuiteScan {
@@ -144,6 +148,8 @@ async function enumerate(probe: Probe, version: WireVersion, findings: HelloFind
     accepted.push(picked.suite);
     remaining = remaining.filter((c) => c !== picked.suite);
     if (version !== 'TLSv1.3') {
+      const scts = sctCount(picked.extensions.get(EXTENSION.signedCertificateTimestamp), true);
+      findings.tlsScts = Math.max(findings.tlsScts, scts);
       const renegotiation = picked.extensions.has(EXTENSION.renegotiationInfo);
       findings.secureRenegotiation = (findings.secureRenegotiation ?? true) && renegotiation;
       const bits = dhPrimeBits(flight);
@@ -267,6 +273,9 @@ async function acceptedSignatureAlgorithms(
   return [...SIGNATURE_ALGORITHMS.values()].filter((name) => results.includes(name));
 }
 
+/** Abort listeners a scan's signal may hold: one per connection in flight. */
+export const MAX_LISTENERS = 256;
+
 /** Connections one scan holds open at once for the group and signature probes. */
 const PARALLEL_PROBES = 8;
 
@@ -285,8 +294,12 @@ async function mapLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>
 }
 
 export async function scanSuites(endpoint: Endpoint, timeoutMs: number, signal: AbortSignal): Promise<SuiteScan> {
+  // One listener per connection in flight, and many connections: a scan's own signal, not the caller's.
+  const scoped = AbortSignal.any([signal]);
+  setMaxListeners(MAX_LISTENERS, scoped);
+  signal = scoped;
   const probe: Probe = { endpoint, timeoutMs, signal, connections: 0 };
-  const findings: HelloFindings = { dhBits: undefined, secureRenegotiation: undefined };
+  const findings: HelloFindings = { dhBits: undefined, secureRenegotiation: undefined, tlsScts: 0 };
   const protocols = await Promise.all([
     probeSslv2(probe),
     ...(['SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const).map((v) => enumerate(probe, v, findings)),

@@ -35,6 +35,7 @@ export const EXTENSION = {
   ecPointFormats: 11,
   signatureAlgorithms: 13,
   heartbeat: 15,
+  signedCertificateTimestamp: 18,
   extendedMasterSecret: 23,
   sessionTicket: 35,
   supportedVersions: 43,
@@ -143,6 +144,7 @@ export function clientHello(options: HelloOptions): Buffer {
       );
     }
     if (options.heartbeat) extensions.push(extension(EXTENSION.heartbeat, u8(1)));
+    extensions.push(extension(EXTENSION.signedCertificateTimestamp, Buffer.alloc(0)));
     if (options.sessionTicket) extensions.push(extension(EXTENSION.sessionTicket, options.sessionTicket));
     extensions.push(extension(EXTENSION.extendedMasterSecret, Buffer.alloc(0)));
     if (tls13) {

@@ -24,7 +24,7 @@ import {
 import { categories, type HstsStatus, type NamedKey, rate, trustMarker } from './grade.js';
 import { connectTls, handshakeError, keyExchangeOf, MAIN_CONTEXT, negotiatedOf } from './handshake.js';
 import { type HomePage, parseHsts, readHomePage } from './hsts.js';
-import { usableStaple } from './ocsp.js';
+import { queryRevocation, readOcspAnswer } from './ocsp.js';
 import { ALPN_OFFER, probeSupport } from './probes.js';
 
 export interface SslScanDeps {
@@ -143,12 +143,33 @@ export async function sslScan(
     const sent = readSentChain(peerChain(socket));
     socket.destroy();
     const now = new Date();
-    const [page, support, chain, caaPolicy, deep] = await Promise.all([
+    const chained = timed(
+      'chainMs',
+      verifyChain(sent, { store: deps.store, now, download: (url) => download(deps, url, signal) }),
+    );
+    // Revocation needs the issuer: it starts once the chain is built, beside the rest.
+    const revocation = fast
+      ? undefined
+      : chained.then((built) =>
+          timed(
+            'revocationMs',
+            queryRevocation(
+              sent[0].x509,
+              built.path[1]?.facts.x509,
+              sent[0].ocspResponders,
+              deps.http,
+              deps.probeTimeoutMs,
+              signal,
+            ),
+          ),
+        );
+    const [page, support, chain, caaPolicy, deep, revoked] = await Promise.all([
       homePage,
       timed('probesMs', probeSupport(endpoint, main, mainAlpn, deps.probeTimeoutMs, signal)),
-      timed('chainMs', verifyChain(sent, { store: deps.store, now, download: (url) => download(deps, url, signal) })),
+      chained,
       caa,
       fast ? undefined : deepScan(endpoint, homePage, deps.probeTimeoutMs, signal),
+      revocation,
     ]);
     if (deep) {
       timings.cipherSuitesMs = deep.cipherSuitesMs;
@@ -157,6 +178,11 @@ export async function sslScan(
     const findings = deep && gradeFindings(deep);
     const bits = [support.strongestBits, support.weakestBits, ...(findings?.bits ?? [])];
     if (signal.aborted) throw signal.reason;
+    // A certificate its responder says is revoked is trusted by no browser that asks (SSL Labs: T).
+    if (revoked?.status === 'revoked') {
+      chain.trusted = false;
+      chain.problems.push(`the OCSP responder says the certificate is ${revoked.detail ?? 'revoked'}`);
+    }
     const leaf = chain.path[0]?.facts as CertificateFacts;
     const names = nameMatches(leaf, host.name);
     const isExpired = leaf.notAfter < now;
@@ -197,6 +223,7 @@ export async function sslScan(
       hstsStatus,
       findingCaps: findings?.caps,
     };
+    const staple = readOcspAnswer(ocspResponse, leaf.x509, chain.path[1]?.facts.x509, now);
     const rating = rate(gradeInput);
     const marker = trustMarker(gradeInput);
     const areas = categories(gradeInput);
@@ -226,7 +253,13 @@ export async function sslScan(
       gradeReasons: rating.reasons,
       hsts: hsts && { ...hsts, maxAge: String(hsts.maxAge) },
       hstsStatus,
-      ocspStapling: usableStaple(ocspResponse, leaf.x509, chain.path[1]?.facts.x509, now),
+      ocspStapling: staple !== undefined,
+      certificateTransparency: deep && {
+        embedded: leaf.embeddedScts,
+        stapled: staple?.scts ?? 0,
+        tlsExtension: deep.suites.findings.tlsScts,
+      },
+      revocation: revoked,
       keyExchange,
       caa: caaPolicy,
       ipAddress: address,

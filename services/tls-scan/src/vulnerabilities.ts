@@ -8,8 +8,9 @@
  * TLS (client-initiated renegotiation). Each can cap the grade as the SSL Labs guide says.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import tls from 'node:tls';
-import type { ProtocolSuites, SuiteScan } from './cipher-suites.js';
+import { MAX_LISTENERS, type ProtocolSuites, type SuiteScan } from './cipher-suites.js';
 import type { Endpoint } from './handshake.js';
 import type { HomePage } from './hsts.js';
 import {
@@ -596,6 +597,9 @@ function robot(ctx: Context): VulnerabilityResult {
 
 /** Every check, in testssl.sh's order; the probes run at once, each within the probe timeout. */
 export async function checkVulnerabilities(ctx: Context): Promise<VulnerabilityResult[]> {
+  const scoped = AbortSignal.any([ctx.signal]);
+  setMaxListeners(MAX_LISTENERS, scoped);
+  ctx = { ...ctx, signal: scoped };
   const derived = new Map(derivedChecks(ctx.suites, ctx.page).map((r) => [r.id, r]));
   const [hb, ccs, tb, crimeResult, fallbackResult, reneg] = await Promise.all([
     heartbleed(ctx),
