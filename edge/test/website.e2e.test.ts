@@ -869,7 +869,7 @@ describe('website: pages in a real browser', function () {
     expect(facts).to.include.members(['HSTS', 'OCSP stapling', 'Key exchange', 'CAA', 'Address', 'ALPN']);
     // The full scan's vulnerability table and cipher list, row for row from the answer.
     const verdicts = await page.$$eval('.result table.vulnerabilities tbody tr', (rows) =>
-      rows.map((row) => [(row as HTMLElement).dataset.id, row.querySelector('.verdict')?.textContent]),
+      rows.map((row) => [row.getAttribute('data-id'), row.querySelector('.verdict')?.textContent]),
     );
     expect(verdicts).to.deep.equal(
       reply.vulnerabilities.map((v: { id: string; verdict: string }) => [v.id, v.verdict.replace('_', ' ')]),

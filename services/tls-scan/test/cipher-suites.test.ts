@@ -27,8 +27,20 @@ describe('SSL scan cipher suite enumeration', function () {
   it('finds every suite per protocol in the server’s order, and tells server from client preference', async () => {
     const ciphers =
       'ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA:ECDHE-RSA-CHACHA20-POLY1305:TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:@SECLEVEL=0';
-    const ordered = await serve({ key: rsa.keyPem, cert: rsa.pem, ciphers, honorCipherOrder: true, minVersion: 'TLSv1' });
-    const clients = await serve({ key: rsa.keyPem, cert: rsa.pem, ciphers, honorCipherOrder: false, minVersion: 'TLSv1.2' });
+    const ordered = await serve({
+      key: rsa.keyPem,
+      cert: rsa.pem,
+      ciphers,
+      honorCipherOrder: true,
+      minVersion: 'TLSv1',
+    });
+    const clients = await serve({
+      key: rsa.keyPem,
+      cert: rsa.pem,
+      ciphers,
+      honorCipherOrder: false,
+      minVersion: 'TLSv1.2',
+    });
     try {
       const [server, client] = await Promise.all([
         scanSuites({ address: '127.0.0.1', port: ordered.port, servername: 'localhost' }, 2_000, signal),
@@ -52,8 +64,20 @@ describe('SSL scan cipher suite enumeration', function () {
       expect(names(at(server, 'TLSv1'))).to.deep.equal(['TLS_RSA_WITH_AES_256_CBC_SHA']);
       expect(names(at(server, 'TLSv1.3'))).to.deep.equal(['TLS_AES_128_GCM_SHA256', 'TLS_CHACHA20_POLY1305_SHA256']);
       const gcm = at(server, 'TLSv1.2')?.suites[0];
-      expect(gcm).to.include({ code: 0xc02f, keyExchange: 'ECDHE', forwardSecrecy: true, aead: true, cbc: false, bits: 128 });
-      expect(at(server, 'TLSv1.2')?.suites[1]).to.include({ keyExchange: 'RSA', forwardSecrecy: false, cbc: true, bits: 256 });
+      expect(gcm).to.include({
+        code: 0xc02f,
+        keyExchange: 'ECDHE',
+        forwardSecrecy: true,
+        aead: true,
+        cbc: false,
+        bits: 128,
+      });
+      expect(at(server, 'TLSv1.2')?.suites[1]).to.include({
+        keyExchange: 'RSA',
+        forwardSecrecy: false,
+        cbc: true,
+        bits: 256,
+      });
       // Picking by the client's order: the same three, found in whatever order, marked as the client's.
       expect(at(client, 'TLSv1.2')?.serverPreference).to.equal(false);
       expect(names(at(client, 'TLSv1.2'))).to.have.members(names(at(server, 'TLSv1.2')) ?? []);
@@ -68,7 +92,11 @@ describe('SSL scan cipher suite enumeration', function () {
     const ec = await issue({ commonName: 'localhost', altNames: ['localhost'] });
     const server = await serve({ key: ec.keyPem, cert: ec.pem, ecdhCurve: 'P-384:X25519', minVersion: 'TLSv1.2' });
     try {
-      const scan = await scanSuites({ address: '127.0.0.1', port: server.port, servername: 'localhost' }, 2_000, signal);
+      const scan = await scanSuites(
+        { address: '127.0.0.1', port: server.port, servername: 'localhost' },
+        2_000,
+        signal,
+      );
       expect(scan.groups).to.have.members(['secp384r1', 'x25519']);
       // A P-256 key signs with ECDSA P-256 SHA-256 only at TLS 1.3; TLS 1.2 also lets it sign with other hashes.
       expect(scan.signatureAlgorithms).to.include('ecdsa_secp256r1_sha256');
@@ -86,7 +114,11 @@ describe('SSL scan cipher suite enumeration', function () {
       maxVersion: 'TLSv1.2',
     });
     try {
-      const scan = await scanSuites({ address: '127.0.0.1', port: server.port, servername: 'localhost' }, 2_000, signal);
+      const scan = await scanSuites(
+        { address: '127.0.0.1', port: server.port, servername: 'localhost' },
+        2_000,
+        signal,
+      );
       expect(suiteNotes(scan.protocols)).to.deep.equal([
         'no AEAD suite (GCM, ChaCha20-Poly1305, CCM) is accepted',
         'TLS 1.2 offers CBC suites only',
