@@ -108,6 +108,11 @@ function legacyProtocol(suites: SuiteScan): { version: WireVersion; codes: numbe
   return p && { version: p.protocol as WireVersion, codes: p.suites.map((s) => s.code) };
 }
 
+/** The verdict of a probe that needs TLS 1.2 or older when the server speaks none: TLS 1.3 alone is not affected. */
+function withoutLegacy(ctx: Context, check: Check, why: string): VulnerabilityResult {
+  return verdict(check, supported(ctx.suites, 'TLSv1.3')?.supported ? 'not_vulnerable' : 'unknown', why);
+}
+
 /** Verdicts read off the enumeration: no connection of their own. */
 export function derivedChecks(suites: SuiteScan, page: HomePage): VulnerabilityResult[] {
   const tls = suites.protocols.filter((p) => p.protocol !== 'SSLv2');
@@ -325,9 +330,9 @@ async function fallback(ctx: Context): Promise<VulnerabilityResult> {
 async function heartbleed(ctx: Context): Promise<VulnerabilityResult> {
   const legacy = legacyProtocol(ctx.suites);
   if (!legacy)
-    return verdict(
+    return withoutLegacy(
+      ctx,
       CHECKS.heartbleed,
-      supported(ctx.suites, 'TLSv1.3')?.supported ? 'not_vulnerable' : 'unknown',
       'no TLS 1.2-or-older handshake to probe (TLS 1.3 alone is not affected)',
     );
   const conn = await RawConnection.open(ctx.endpoint, ctx.timeoutMs, ctx.signal);
@@ -380,11 +385,7 @@ async function heartbleed(ctx: Context): Promise<VulnerabilityResult> {
 async function ccsInjection(ctx: Context): Promise<VulnerabilityResult> {
   const legacy = legacyProtocol(ctx.suites);
   if (!legacy)
-    return verdict(
-      CHECKS.ccs,
-      supported(ctx.suites, 'TLSv1.3')?.supported ? 'not_vulnerable' : 'unknown',
-      'no TLS 1.2-or-older handshake to probe (TLS 1.3 alone is not affected)',
-    );
+    return withoutLegacy(ctx, CHECKS.ccs, 'no TLS 1.2-or-older handshake to probe (TLS 1.3 alone is not affected)');
   const conn = await RawConnection.open(ctx.endpoint, ctx.timeoutMs, ctx.signal);
   if (!conn) return verdict(CHECKS.ccs, 'unknown', 'no connection');
   try {
@@ -426,12 +427,7 @@ async function ccsInjection(ctx: Context): Promise<VulnerabilityResult> {
  */
 async function ticketbleed(ctx: Context): Promise<VulnerabilityResult> {
   const legacy = legacyProtocol(ctx.suites);
-  if (!legacy)
-    return verdict(
-      CHECKS.ticketbleed,
-      supported(ctx.suites, 'TLSv1.3')?.supported ? 'not_vulnerable' : 'unknown',
-      'no TLS 1.2-or-older handshake to probe',
-    );
+  if (!legacy) return withoutLegacy(ctx, CHECKS.ticketbleed, 'no TLS 1.2-or-older handshake to probe');
   const ticket = await sessionTicket(ctx, legacy.version);
   if (!ticket) return verdict(CHECKS.ticketbleed, 'not_vulnerable', 'the server issues no session ticket');
   let echoed = 0;
@@ -461,19 +457,24 @@ async function ticketbleed(ctx: Context): Promise<VulnerabilityResult> {
     : verdict(CHECKS.ticketbleed, 'not_vulnerable', 'the session ID sent with a ticket is not padded with memory');
 }
 
+/** A handshake over Node's TLS to the checked address at exactly `version`, certificate not checked. */
+function connectAt(ctx: Context, version: WireVersion): tls.TLSSocket {
+  return tls.connect({
+    host: ctx.endpoint.address,
+    port: ctx.endpoint.port,
+    servername: ctx.endpoint.servername,
+    rejectUnauthorized: false,
+    minVersion: version as tls.SecureVersion,
+    maxVersion: version as tls.SecureVersion,
+    ciphers: 'DEFAULT:@SECLEVEL=0',
+  });
+}
+
 /** A session ticket from one full handshake over Node's TLS (at the version the raw probes speak). */
 function sessionTicket(ctx: Context, version: WireVersion): Promise<Buffer | undefined> {
   if (version === 'SSLv3') return Promise.resolve(undefined);
   return new Promise((resolve) => {
-    const socket = tls.connect({
-      host: ctx.endpoint.address,
-      port: ctx.endpoint.port,
-      servername: ctx.endpoint.servername,
-      rejectUnauthorized: false,
-      minVersion: version as tls.SecureVersion,
-      maxVersion: version as tls.SecureVersion,
-      ciphers: 'DEFAULT:@SECLEVEL=0',
-    });
+    const socket = connectAt(ctx, version);
     const finish = (ticket: Buffer | undefined) => {
       clearTimeout(timer);
       socket.destroy();
@@ -507,15 +508,7 @@ function clientRenegotiation(ctx: Context): Promise<VulnerabilityResult> {
     );
   }
   return new Promise((resolve) => {
-    const socket = tls.connect({
-      host: ctx.endpoint.address,
-      port: ctx.endpoint.port,
-      servername: ctx.endpoint.servername,
-      rejectUnauthorized: false,
-      minVersion: legacy.version as tls.SecureVersion,
-      maxVersion: legacy.version as tls.SecureVersion,
-      ciphers: 'DEFAULT:@SECLEVEL=0',
-    });
+    const socket = connectAt(ctx, legacy.version);
     const finish = (result: VulnerabilityResult) => {
       clearTimeout(timer);
       socket.destroy();
