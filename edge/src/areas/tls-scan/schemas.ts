@@ -258,8 +258,11 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
         'RC4, each with a verdict and why; empty with fast=true.',
     },
     timings: {
-      value: restObject(tlsscan.ScanTimings, { id: 'ScanTimings' }),
-      description: 'How long each part of the scan took, in milliseconds; the parts run at once, so they overlap.',
+      // Described on the object: a description on the field would wrap it and hide its message.
+      value: restObject(tlsscan.ScanTimings, {
+        id: 'ScanTimings',
+        description: 'How long each part of the scan took, in milliseconds; the parts run at once, so they overlap.',
+      }),
     },
     fast: { description: 'The scan ran with fast=true.' },
     certificateTransparency: {
