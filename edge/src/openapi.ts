@@ -238,7 +238,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     method: spec.method.toLowerCase() as RouteConfig['method'],
     path: `${prefix}${spec.path.replace(/:(\w+)/g, '{$1}')}`,
     operationId: spec.exportOnly ? `${spec.operation}-export` : spec.operation,
-    summary: spec.exportOnly ? `${spec.summary} As a file: ${spec.exports?.formats.join(', ')}.` : spec.summary,
+    summary: spec.summary,
     tags: areaOf(spec.path),
     security: security(spec),
     'x-credits': spec.credits,

@@ -162,7 +162,14 @@ export const route = <In extends z.ZodObject, R, Out extends z.ZodType>(
  * spending the same, answering only the file in the required `format`.
  */
 export const exportRoutes = (routes: readonly RouteSpec[]): RouteSpec[] =>
-  routes.filter((spec) => spec.exports).map((spec) => ({ ...spec, path: `${spec.path}/export`, exportOnly: true }));
+  routes
+    .filter((spec) => spec.exports)
+    .map((spec) => ({
+      ...spec,
+      path: `${spec.path}/export`,
+      summary: `${spec.summary} As a file: ${spec.exports?.formats.join(', ')}.`,
+      exportOnly: true,
+    }));
 
 /** A stored file as a server-streaming RPC sends it: the first message names its type, size and name. */
 export interface FilePart {
