@@ -8,8 +8,8 @@ import type {
 } from '@webutil/proto/webutil/render/v1/render';
 import * as render from '@webutil/proto/webutil/render/v1/render.fields';
 import { z } from 'zod';
-import { count, targetUrl } from './common.js';
-import { type EnumFacts, enumNumber, restEnum, restObject } from './from-proto.js';
+import { count, targetUrl } from '../../rest/common.js';
+import { type EnumFacts, enumNumber, restEnum, restObject } from '../../rest/from-proto.js';
 
 /**
  * An optional option, one of its proto enum's values; absent, the service applies the spec's
@@ -243,7 +243,7 @@ export const pdfRequest = (input: z.output<typeof PdfInput>): UrlToPdfRequest =>
 const filename = { description: 'Download it from /api/uploads/<filename> for about 5 minutes.' };
 const sizeBytes = { value: count };
 const durationMs = { value: count, description: 'Total server-side time.' };
-/** The cache flag and the stage timings are the route's response headers (presenters/render.ts). */
+/** The cache flag and the stage timings are the route's response headers (presenters.ts). */
 const headers = {
   cacheHit: 'the X-Screenshot-Cache / X-Pdf-Cache header',
   timings: 'the Server-Timing header',
