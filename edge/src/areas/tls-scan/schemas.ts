@@ -2,7 +2,7 @@
 import { parseTargetHost } from '@webutil/kit';
 import * as tlsscan from '@webutil/proto/webutil/tlsscan/v1/tlsscan.fields';
 import { z } from 'zod';
-import { parsedBy, timestamp } from '../../rest/common.js';
+import { parsedBy, queryInteger, timestamp } from '../../rest/common.js';
 import { type FieldEdit, type RestSpec, restObject } from '../../rest/from-proto.js';
 
 /** The host to scan: the kit's parseTargetHost (a bare host name or IP literal). */
@@ -11,15 +11,11 @@ const targetHost = parsedBy('domain', parseTargetHost, 'invalid_domain').meta({
   example: 'example.com',
 });
 
-const PORT_RULE = 'port must be an integer from 1 to 65535';
-/** The port to scan: digits only (no sign, exponent or spaces), 1 to 65535. */
-const port = z
-  .string()
-  .regex(/^\d{1,5}$/, PORT_RULE)
-  .transform(Number)
-  .refine((n) => n >= 1 && n <= 65535, PORT_RULE)
-  .optional()
-  .meta({ description: 'The port to scan, 1 to 65535. Default 443; the answer’s `port` echoes it.', example: '443' });
+/** The port to scan. */
+const port = queryInteger('port', 1, 65535, {
+  description: 'The port to scan, 1 to 65535. Default 443; the answer’s `port` echoes it.',
+  example: 443,
+});
 
 export const sslScanInput = z.object({ domain: targetHost, port });
 
