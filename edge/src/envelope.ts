@@ -19,6 +19,10 @@ function setHeader(ctx: HasResponse, name: string, value: string): void {
 }
 
 /** Every response carries the caller's credits left (0 when the caller is unknown). */
+/** Per-caller answers that change with every call: a row's `headers: noStore`. */
+export const NO_STORE = { 'Cache-Control': 'no-store' };
+export const noStore = () => NO_STORE;
+
 export const CREDITS_HEADER = 'X-Credits-Remaining';
 
 export function setCredits(ctx: HasResponse, remaining: number): void {

@@ -1,13 +1,13 @@
 import { AddressPolicy, createLogger, exitOnFatalErrors, lookupVia, SafeHttp, serveMetrics } from '@webutil/kit';
 import { createApp } from './app.js';
+import { WebhookDelivery } from './areas/webhooks/deliver.js';
+import { setWebhookTargets } from './areas/webhooks/targets.js';
 import { closeAll, connectAll } from './clients.js';
 import { readConfig } from './config.js';
 import { createServer } from './http-server.js';
 import { createMetering } from './metering/index.js';
 import { listenForRevocations } from './revocations.js';
 import { routes } from './routes.js';
-import { WebhookDelivery } from './webhooks/deliver.js';
-import { setWebhookTargets } from './webhooks/targets.js';
 
 const config = readConfig();
 

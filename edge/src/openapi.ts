@@ -14,8 +14,8 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   takesIdempotencyKey,
 } from './idempotency.js';
+import { Failure, successSchema } from './rest/common.js';
 import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
-import { Failure, successSchema } from './schemas/common.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 

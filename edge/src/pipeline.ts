@@ -17,10 +17,10 @@ import {
 } from './idempotency.js';
 import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
-import { type Presentable, presenter } from './presenters/message.js';
+import { issueCode } from './rest/common.js';
+import { type Presentable, presenter } from './rest/message.js';
 import type { ExportAnswer, RouteSpec } from './route-spec.js';
 import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
-import { issueCode } from './schemas/common.js';
 
 /**
  * Parses the route's input; every failure is a 4xx in the envelope, before anything is held. An

@@ -6,7 +6,7 @@ import type { Clients } from './clients.js';
 import type { Envelope } from './envelope.js';
 import type { CallOptions } from './grpc-clients.js';
 import type { UploadRules } from './multipart.js';
-import type { Presentable } from './presenters/message.js';
+import type { Presentable } from './rest/message.js';
 
 /** Public prefix, and the website's same-origin alias of it. */
 export const PREFIXES = ['/v1', '/api/v1'] as const;

@@ -25,9 +25,9 @@ import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan
 import { expect } from 'chai';
 import { z } from 'zod';
 import type { Clients } from '../src/clients.js';
+import { provenanceOf } from '../src/rest/from-proto.js';
 import type { RouteSpec } from '../src/route-spec.js';
 import { routes } from '../src/routes.js';
-import { provenanceOf } from '../src/schemas/from-proto.js';
 import { anything, inputOf } from './route-inputs.js';
 
 /** The descriptor set the build generates from the protos (proto/generate.sh). */

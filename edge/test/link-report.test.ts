@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { marked, type Tokens } from 'marked';
-import { type LinkReport, type ReportLink, renderReport } from '../src/presenters/link-report.js';
+import { type LinkReport, type ReportLink, renderReport } from '../src/areas/crawl/link-report.js';
 import { parseXml, validateSarif, type XmlNode } from './report-parsers.js';
 
 /**

@@ -7,8 +7,8 @@ import { apiIndex } from '../src/api-index.js';
 import { CSRF_HEADER } from '../src/caller.js';
 import { CREDITS_HEADER, successBody } from '../src/envelope.js';
 import { failureStatuses, openApiDocument, openApiJson } from '../src/openapi.js';
+import { successSchema } from '../src/rest/common.js';
 import { downloads, KEY_OPERATIONS, routes } from '../src/routes.js';
-import { successSchema } from '../src/schemas/common.js';
 
 type OperationObject = { responses?: Record<string, unknown> };
 type ResponseObject = { description?: string; headers?: Record<string, unknown> };

@@ -2,12 +2,12 @@ import type { LinkRecord } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { expect } from 'chai';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { presentNewKey, presentUsage } from '../src/presenters/billing.js';
-import { withDownloadUrl } from '../src/presenters/downloads.js';
-import { presenter } from '../src/presenters/message.js';
-import { pdfHeaders, screenshotHeaders } from '../src/presenters/render.js';
-import { NewApiKey, Quota, UsageList } from '../src/schemas/billing.js';
-import { BrokenLinksResult } from '../src/schemas/crawl.js';
+import { presentNewKey, presentUsage } from '../src/areas/billing/presenters.js';
+import { NewApiKey, Quota, UsageList } from '../src/areas/billing/schemas.js';
+import { withDownloadUrl } from '../src/areas/bookmark/presenters.js';
+import { BrokenLinksResult } from '../src/areas/crawl/schemas.js';
+import { pdfHeaders, screenshotHeaders } from '../src/areas/render/presenters.js';
+import { presenter } from '../src/rest/message.js';
 
 describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => {
   const record: LinkRecord = {
@@ -99,7 +99,7 @@ describe('the generic presenter (ts-proto message -> the spec’s JSON)', () => 
   });
 });
 
-/** The per-route presenters (edge/src/presenters/), where the spec's shape differs from the reply. */
+/** The per-route presenters (edge/src/areas/<area>/presenters.ts), where the spec's shape differs from the reply. */
 describe('per-route presenters', () => {
   const ctx = { publicBaseUrl: 'https://api.example.test' } as Context;
 

@@ -4,12 +4,11 @@ import type { Context } from 'koa';
 import type { Clients } from '../src/clients.js';
 import { successBody } from '../src/envelope.js';
 import { openApiJson } from '../src/openapi.js';
-import { presenter } from '../src/presenters/message.js';
+import { presenter } from '../src/rest/message.js';
 import type { RouteSpec } from '../src/route-spec.js';
 import { downloads, routes } from '../src/routes.js';
 import { answersFromSamples, sandboxClientsFor } from '../src/sandbox/clients.js';
-import { SAMPLE_FILES } from '../src/sandbox/files.js';
-import { SAMPLE_JOBS } from '../src/sandbox/samples.js';
+import { SAMPLE_FILES, SAMPLE_JOBS } from '../src/sandbox/files.js';
 import { anything, inputOf } from './route-inputs.js';
 
 /** Each job poll's sample job. */

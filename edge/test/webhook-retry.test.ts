@@ -5,7 +5,7 @@ import {
   RETRY_WINDOW_MS,
   retryAfterMs,
   retryableStatus,
-} from '../src/webhooks/retry.js';
+} from '../src/areas/webhooks/retry.js';
 
 /** The documented schedule (docs/decisions/0206-webhooks.md), with the default 5 s base. */
 describe('webhook retry schedule', () => {

@@ -1,15 +1,21 @@
 /**
- * Service clients that answer from the sandbox's samples (samples.ts) and call no service: the pipeline
- * hands them to a route's `call` in place of the real ones for a sandbox caller's credit-spending
- * call, and for a job poll or download of a sample id (docs/decisions/0207-sandbox-keys.md). An RPC
- * without a sample is a 500 naming it, which the sandbox test meets for a new route at once.
+ * Service clients that answer from the sandbox's samples (edge/src/areas/<area>/samples.ts) and
+ * call no service: the pipeline hands them to a route's `call` in place of the real ones for a
+ * sandbox caller's credit-spending call, and for a job poll or download of a sample id
+ * (docs/decisions/0207-sandbox-keys.md). An RPC without a sample is a 500 naming it, which the
+ * sandbox test meets for a new route at once.
  */
 import { DownloadKind } from '@webutil/proto/webutil/bookmark/v1/bookmark';
+import * as bookmarkSamples from '../areas/bookmark/samples.js';
+import * as bookmarkCheckSamples from '../areas/bookmark-check/samples.js';
+import * as crawlSamples from '../areas/crawl/samples.js';
+import * as metaScanSamples from '../areas/meta-scan/samples.js';
+import * as renderSamples from '../areas/render/samples.js';
+import * as tlsScanSamples from '../areas/tls-scan/samples.js';
 import type { Clients } from '../clients.js';
 import { HttpError } from '../envelope.js';
 import type { Caller, RouteSpec } from '../route-spec.js';
-import { isSample, SAMPLE_FILES, type SampleFile, sampleFileParts } from './files.js';
-import * as samples from './samples.js';
+import { isSample, SAMPLE_FILES, SAMPLE_JOBS, type SampleFile, sampleFileParts } from './files.js';
 
 /** Some of a client's RPCs, each typed as the real one. */
 type Sampled<C> = Partial<Omit<C, 'close'>>;
@@ -22,17 +28,17 @@ const sampleJob = <R>(id: string, reply: R) => {
 };
 
 const metaScan: Sampled<Clients['metaScan']> = {
-  downCheck: async () => samples.downCheck,
-  metaScan: async () => samples.metaScan,
+  downCheck: async () => metaScanSamples.downCheck,
+  metaScan: async () => metaScanSamples.metaScan,
 };
 
 const tlsScan: Sampled<Clients['tlsScan']> = {
-  sslScan: async () => samples.sslScan,
+  sslScan: async () => tlsScanSamples.sslScan,
 };
 
 const render: Sampled<Clients['render']> = {
-  screenshot: async () => samples.screenshot,
-  urlToPdf: async () => samples.urlToPdf,
+  screenshot: async () => renderSamples.screenshot,
+  urlToPdf: async () => renderSamples.urlToPdf,
   readArtifact: ({ filename }) => {
     if (filename !== SAMPLE_FILES.screenshot.name && filename !== SAMPLE_FILES.pdf.name)
       throw new HttpError(404, 'file_not_found', 'no sandbox sample file has that name');
@@ -41,15 +47,15 @@ const render: Sampled<Clients['render']> = {
 };
 
 const crawl: Sampled<Clients['crawl']> = {
-  extractLinks: async () => samples.extractLinks,
-  checkLinks: async () => samples.checkLinks,
-  startBrokenLinkCrawl: async () => ({ jobId: samples.SAMPLE_JOBS.brokenLinksCrawl }),
-  getBrokenLinkCrawl: sampleJob(samples.SAMPLE_JOBS.brokenLinksCrawl, samples.brokenLinkCrawl),
-  startLinkExtractCrawl: async () => ({ jobId: samples.SAMPLE_JOBS.linkExtractCrawl }),
-  getLinkExtractCrawl: sampleJob(samples.SAMPLE_JOBS.linkExtractCrawl, samples.linkExtractCrawl),
-  startBookmarkCheck: async () => ({ jobId: samples.SAMPLE_JOBS.bookmarksCheck }),
-  getBookmarkCheck: sampleJob(samples.SAMPLE_JOBS.bookmarksCheck, samples.bookmarkCheck),
-  getBookmarkCheckEdits: sampleJob(samples.SAMPLE_JOBS.bookmarksCheck, samples.bookmarkCheckEdits),
+  extractLinks: async () => crawlSamples.extractLinks,
+  checkLinks: async () => crawlSamples.checkLinks,
+  startBrokenLinkCrawl: async () => ({ jobId: SAMPLE_JOBS.brokenLinksCrawl }),
+  getBrokenLinkCrawl: sampleJob(SAMPLE_JOBS.brokenLinksCrawl, crawlSamples.brokenLinkCrawl),
+  startLinkExtractCrawl: async () => ({ jobId: SAMPLE_JOBS.linkExtractCrawl }),
+  getLinkExtractCrawl: sampleJob(SAMPLE_JOBS.linkExtractCrawl, crawlSamples.linkExtractCrawl),
+  startBookmarkCheck: async () => ({ jobId: SAMPLE_JOBS.bookmarksCheck }),
+  getBookmarkCheck: sampleJob(SAMPLE_JOBS.bookmarksCheck, bookmarkCheckSamples.bookmarkCheck),
+  getBookmarkCheckEdits: sampleJob(SAMPLE_JOBS.bookmarksCheck, bookmarkCheckSamples.bookmarkCheckEdits),
   // Nothing was started, so nothing is withdrawn.
   withdrawStart: async () => ({ found: false }),
 };
@@ -62,17 +68,17 @@ const DOWNLOADS: Partial<Record<DownloadKind, SampleFile>> = {
 };
 
 const bookmark: Sampled<Clients['bookmark']> = {
-  decryptXbel: async () => samples.converted(SAMPLE_FILES.xbel, 'Sandbox sample: the file was not read.'),
-  convertXbelToHtml: async () => samples.converted(SAMPLE_FILES.html, 'Sandbox sample: the file was not read.'),
-  convertHtmlToXbel: async () => samples.converted(SAMPLE_FILES.xbel, 'Sandbox sample: the file was not read.'),
+  decryptXbel: async () => bookmarkSamples.converted(SAMPLE_FILES.xbel, 'Sandbox sample: the file was not read.'),
+  convertXbelToHtml: async () => bookmarkSamples.converted(SAMPLE_FILES.html, 'Sandbox sample: the file was not read.'),
+  convertHtmlToXbel: async () => bookmarkSamples.converted(SAMPLE_FILES.xbel, 'Sandbox sample: the file was not read.'),
   readDownload: ({ kind, storedName }) => {
     const file = DOWNLOADS[kind];
     if (file?.name !== storedName) throw new HttpError(404, 'file_not_found', 'no sandbox sample file has that name');
     return sampleFileParts(storedName);
   },
-  parseBookmarks: async () => samples.parsedBookmarks,
+  parseBookmarks: async () => bookmarkCheckSamples.parsedBookmarks,
   readCleanedBookmarks: ({ fileId, format }) => {
-    if (fileId !== samples.parsedBookmarks.fileId)
+    if (fileId !== bookmarkCheckSamples.parsedBookmarks.fileId)
       throw new HttpError(404, 'file_not_found', 'no sandbox sample file has that id');
     return sampleFileParts(format === 'html' ? SAMPLE_FILES.html.name : SAMPLE_FILES.xbel.name);
   },

@@ -1,7 +1,8 @@
 import { HttpError } from '../envelope.js';
 
 /**
- * The sandbox's sample files (docs/decisions/0207-sandbox-keys.md): fixed public bytes, the same for
+ * The sandbox's sample ids and files (docs/decisions/0207-sandbox-keys.md); each area's sample
+ * replies are in edge/src/areas/<area>/samples.ts. Sample files are: fixed public bytes, the same for
  * every caller, downloaded by names no service ever gives a file (its names are random and longer).
  */
 
@@ -10,6 +11,17 @@ export const SAMPLE_PREFIX = 'sandbox-';
 
 /** A name or id the sandbox answers for. */
 export const isSample = (value: unknown): boolean => typeof value === 'string' && value.startsWith(SAMPLE_PREFIX);
+
+/** The page every sample reply is about, and when it was scanned. */
+export const SAMPLE_URL = 'https://example.com/';
+export const SAMPLE_SCANNED_AT = '2026-01-15T09:30:00.000Z';
+
+/** The sample jobs: a start answers its id, a poll of it the sample's finished job. */
+export const SAMPLE_JOBS = {
+  brokenLinksCrawl: `${SAMPLE_PREFIX}broken-links-crawl`,
+  linkExtractCrawl: `${SAMPLE_PREFIX}link-extract-crawl`,
+  bookmarksCheck: `${SAMPLE_PREFIX}bookmarks-check`,
+} as const;
 
 export interface SampleFile {
   name: string;

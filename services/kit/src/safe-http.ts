@@ -282,6 +282,7 @@ export class SafeHttp {
     async function* bounded(): AsyncGenerator<Buffer> {
       consumed = true;
       let total = 0;
+      let ended = false;
       try {
         for await (const chunk of decode(res.body, encoding) as AsyncIterable<Buffer>) {
           const room = maxBytes - total;
@@ -295,10 +296,12 @@ export class SafeHttp {
           total += chunk.length;
           yield chunk;
         }
+        ended = !truncated;
       } catch (err) {
         throw classify(err, href, signal, callerSignal);
       } finally {
-        if (truncated) discard(res.body);
+        // Cut off, or left by its reader: a body nobody reads is dropped, not left waiting paused.
+        if (!ended) discard(res.body);
         done();
       }
     }

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import { BILLING_TIMEOUT_MS } from '../billing-client.js';
-import { HttpError } from '../envelope.js';
-import { type CallOptions, NEVER_CANCELLED } from '../grpc-clients.js';
-import type { RouteSpec } from '../route-spec.js';
+import { BILLING_TIMEOUT_MS } from '../../billing-client.js';
+import { HttpError } from '../../envelope.js';
+import { type CallOptions, NEVER_CANCELLED } from '../../grpc-clients.js';
+import type { RouteSpec } from '../../route-spec.js';
 import { checkWebhookTarget, webhookUrlField } from './targets.js';
 
 /** What a start with a webhookUrl may answer beyond the route's own failures. */
@@ -25,8 +25,8 @@ const billingCall = (options: CallOptions): CallOptions => ({
  * (a bad URL, an account without a signing secret or too many deliveries under way: 4xx, nothing
  * spent, no job); once started, the delivery is bound to the job, whose end the edge's delivery
  * worker (deliver.ts) POSTs as `poll` (the operation of the route that polls the job) answers it.
- * A job route adds webhooks with one line: its start's operation and its poll's in WEBHOOK_POLLS
- * (routes.ts).
+ * A job route adds webhooks by wrapping its start's row in its area's table:
+ * `withWebhook(route({ ... }), '<poll operation>')`.
  */
 export function withWebhook<In extends z.ZodObject, R extends { jobId: string }, Out extends z.ZodType>(
   spec: RouteSpec<In, R, Out>,

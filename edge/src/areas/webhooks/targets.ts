@@ -1,6 +1,6 @@
 import { AddressPolicy, type LookupHost, parseTargetUrl, resolveTarget, ServiceError } from '@webutil/kit';
 import { z } from 'zod';
-import { HttpError } from '../envelope.js';
+import { HttpError } from '../../envelope.js';
 
 /** The longest webhookUrl taken. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;

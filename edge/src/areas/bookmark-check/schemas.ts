@@ -1,9 +1,9 @@
 /** Bookmark health: a bookmark file checked link by link, and cleaned copies of it. */
 import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
-import { type UploadRules, uploadedFile } from '../multipart.js';
-import { count, required, timestamp } from './common.js';
-import { type FieldEdit, restObject } from './from-proto.js';
+import { type UploadRules, uploadedFile } from '../../multipart.js';
+import { count, required, timestamp } from '../../rest/common.js';
+import { type FieldEdit, restObject } from '../../rest/from-proto.js';
 
 /** XBEL (plain or Floccus-encrypted) or a browser's bookmark HTML, at most 10 MB. */
 export const BOOKMARK_UPLOAD: UploadRules = {

@@ -8,8 +8,8 @@ import type {
 } from '@webutil/proto/webutil/render/v1/render';
 import * as render from '@webutil/proto/webutil/render/v1/render.fields';
 import { z } from 'zod';
-import { count, targetUrl } from './common.js';
-import { type EnumFacts, enumNumber, restEnum, restObject } from './from-proto.js';
+import { count, targetUrl } from '../../rest/common.js';
+import { type EnumFacts, enumNumber, restEnum, restObject } from '../../rest/from-proto.js';
 
 /**
  * An optional option, one of its proto enum's values; absent, the service applies the spec's
@@ -131,7 +131,8 @@ export const ScreenshotInput = z
     fullPage: bool('fullPage', 'false captures the viewport only. Default true.').optional(),
     selector: selector(
       'selector',
-      'Capture only the first element matching this CSS selector (400 selector_not_found if none).',
+      'Capture only the first element matching this CSS selector (400 selector_not_found if none); ' +
+        'like every capture, clipped past 3840 CSS px wide, 16,000 device px tall or 80 M device px.',
     ).optional(),
     quality: int('quality', 1, 100, 'jpeg and webp quality. Default 80.').optional(),
     ...pageFields,
@@ -243,7 +244,7 @@ export const pdfRequest = (input: z.output<typeof PdfInput>): UrlToPdfRequest =>
 const filename = { description: 'Download it from /api/uploads/<filename> for about 5 minutes.' };
 const sizeBytes = { value: count };
 const durationMs = { value: count, description: 'Total server-side time.' };
-/** The cache flag and the stage timings are the route's response headers (presenters/render.ts). */
+/** The cache flag and the stage timings are the route's response headers (presenters.ts). */
 const headers = {
   cacheHit: 'the X-Screenshot-Cache / X-Pdf-Cache header',
   timings: 'the Server-Timing header',
@@ -256,7 +257,10 @@ export const ScreenshotResult = restObject(render.ScreenshotResponse, {
     sizeBytes,
     format: { value: restEnum(render.ImageFormat) },
     fileExtension: { value: z.enum(['png', 'jpg', 'webp']) },
-    clipped: { description: 'The page was taller than the capture cap (16,000 device pixels).' },
+    clipped: {
+      description:
+        'The capture was cut to its bounds: taller than 16,000 device pixels, wider than 3840 CSS px, or larger than 80 M device pixels.',
+    },
     durationMs,
   },
   omit: headers,

@@ -10,14 +10,14 @@ import type {
 } from '@webutil/proto/webutil/billing/v1/webhooks';
 import type { Context } from 'koa';
 import { Webhook } from 'standardwebhooks';
-import { BILLING_TIMEOUT_MS } from '../billing-client.js';
-import type { Clients } from '../clients.js';
-import { successBody } from '../envelope.js';
-import { type CallOptions, NEVER_CANCELLED } from '../grpc-clients.js';
-import { type Presentable, presenter } from '../presenters/message.js';
-import type { Caller, RouteSpec } from '../route-spec.js';
-import { sandboxClientsFor } from '../sandbox/clients.js';
-import { isSample } from '../sandbox/files.js';
+import { BILLING_TIMEOUT_MS } from '../../billing-client.js';
+import type { Clients } from '../../clients.js';
+import { successBody } from '../../envelope.js';
+import { type CallOptions, NEVER_CANCELLED } from '../../grpc-clients.js';
+import { type Presentable, presenter } from '../../rest/message.js';
+import type { Caller, RouteSpec } from '../../route-spec.js';
+import { sandboxClientsFor } from '../../sandbox/clients.js';
+import { isSample } from '../../sandbox/files.js';
 import { nextAttemptAt, retryAfterMs, retryableStatus } from './retry.js';
 
 const gzip = promisify(zlib.gzip);

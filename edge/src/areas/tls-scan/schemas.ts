@@ -2,8 +2,8 @@
 import { parseTargetHost } from '@webutil/kit';
 import * as tlsscan from '@webutil/proto/webutil/tlsscan/v1/tlsscan.fields';
 import { z } from 'zod';
-import { parsedBy, timestamp } from './common.js';
-import { type FieldEdit, type RestSpec, restObject } from './from-proto.js';
+import { parsedBy, timestamp } from '../../rest/common.js';
+import { type FieldEdit, type RestSpec, restObject } from '../../rest/from-proto.js';
 
 /** The host to scan: the kit's parseTargetHost (a bare host name or IP literal). */
 const targetHost = parsedBy('domain', parseTargetHost, 'invalid_domain').meta({

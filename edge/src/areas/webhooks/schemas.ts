@@ -1,8 +1,8 @@
 /** Webhooks: the signing secret and the deliveries list (docs/decisions/0206-webhooks.md). */
 import * as webhooks from '@webutil/proto/webutil/billing/v1/webhooks.fields';
 import { z } from 'zod';
-import { count, timestamp } from './common.js';
-import { restObject } from './from-proto.js';
+import { count, timestamp } from '../../rest/common.js';
+import { restObject } from '../../rest/from-proto.js';
 
 export const WebhookSecret = restObject(webhooks.RotateWebhookSecretResponse, {
   id: 'WebhookSecret',

@@ -1,6 +1,6 @@
 /** Replies that name a stored file: the spec's answer carries the absolute link to it. */
 import type { Context } from 'koa';
-import { publicUrl } from '../public-url.js';
+import { publicUrl } from '../../public-url.js';
 
 /**
  * Presents a reply with its `downloadUrl`: the public base, /v1, the download route's `base`

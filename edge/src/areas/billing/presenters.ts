@@ -13,12 +13,9 @@ import type {
   SolveChallengeResponse,
 } from '@webutil/proto/webutil/billing/v1/billing';
 import type { Context } from 'koa';
-import { httpErrorFromDenial } from '../call-errors.js';
-import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from '../caller.js';
-
-/** Per-caller answers that change with every call. */
-export const NO_STORE = { 'Cache-Control': 'no-store' };
-export const noStore = () => NO_STORE;
+import { httpErrorFromDenial } from '../../call-errors.js';
+import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from '../../caller.js';
+import { NO_STORE } from '../../envelope.js';
 
 /** `data.challenge` is what the ALTCHA widget takes as its challenge JSON. */
 export function presentChallenge({ challenge }: CreateChallengeResponse) {

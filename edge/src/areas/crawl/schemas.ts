@@ -1,8 +1,8 @@
 /** Link extraction, link checking and crawl jobs: the spec's "Resources and their fields". */
 import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
-import { count, targetUrl, timestamp } from './common.js';
-import { type FieldEdit, restObject } from './from-proto.js';
+import { count, targetUrl, timestamp } from '../../rest/common.js';
+import { type FieldEdit, restObject } from '../../rest/from-proto.js';
 
 /** An optional boolean option; absent, false. */
 const flag = (name: string, description: string) =>

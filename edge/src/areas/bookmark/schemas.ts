@@ -1,8 +1,8 @@
 /** The bookmark service's XBEL routes: a multipart upload in, a download link out. */
 import * as bookmark from '@webutil/proto/webutil/bookmark/v1/bookmark.fields';
 import { z } from 'zod';
-import { type UploadRules, uploadedFile } from '../multipart.js';
-import { restObject } from './from-proto.js';
+import { type UploadRules, uploadedFile } from '../../multipart.js';
+import { restObject } from '../../rest/from-proto.js';
 
 /** The spec's upload rules for both XBEL routes. */
 export const XBEL_UPLOAD: UploadRules = {

@@ -1,8 +1,8 @@
 /** Where the crawl service's replies differ in shape from the spec's JSON, and their exports. */
 import { parseTargetUrl } from '@webutil/kit';
 import type { ExtractLinksResponse } from '@webutil/proto/webutil/crawl/v1/crawl';
-import { HttpError } from '../envelope.js';
-import type { ExportAnswer } from '../route-spec.js';
+import { HttpError } from '../../envelope.js';
+import type { ExportAnswer } from '../../route-spec.js';
 import { isReportFormat, type LinkReport, REPORT_FORMATS, REPORT_TYPES, renderReport } from './link-report.js';
 
 /** The one-page extraction's fields are the reply's `result`. */

@@ -1,8 +1,8 @@
 /** The meta-scan service's probes. */
 import * as metascan from '@webutil/proto/webutil/metascan/v1/metascan.fields';
 import { z } from 'zod';
-import { count, targetUrl } from './common.js';
-import { restObject } from './from-proto.js';
+import { count, targetUrl } from '../../rest/common.js';
+import { restObject } from '../../rest/from-proto.js';
 
 /** A status code or an inclusive range; the service checks the same (down-check.ts parseExpectStatus). */
 const STATUS_RANGE = /^(\d{3})(?:-(\d{3}))?$/;

@@ -1,8 +1,8 @@
 /** Quota, the bot challenge, sessions and API keys. */
 import * as billing from '@webutil/proto/webutil/billing/v1/billing.fields';
 import { z } from 'zod';
-import { count, required, timestamp } from './common.js';
-import { reshaped, restObject } from './from-proto.js';
+import { count, required, timestamp } from '../../rest/common.js';
+import { reshaped, restObject } from '../../rest/from-proto.js';
 
 const plan = z.enum(['FREE', 'STARTER', 'GROWTH', 'SCALE', 'ENTERPRISE']);
 /** A key's mode: live, or test (a sandbox key, docs/decisions/0207-sandbox-keys.md). */

@@ -1,0 +1,41 @@
+/** Webhooks: an account's signing secret and its delivery attempts (docs/decisions/0206-webhooks.md). */
+import { BILLING_TIMEOUT_MS } from '../../billing-client.js';
+import { noStore } from '../../envelope.js';
+import { noInput } from '../../rest/common.js';
+import { type RouteSpec, route } from '../../route-spec.js';
+import { WebhookDeliveries, WebhookSecret, webhookDeliveriesInput } from './schemas.js';
+
+export const webhookRoutes: RouteSpec[] = [
+  route({
+    method: 'POST',
+    path: '/webhooks/secret',
+    operation: 'rotate-webhook-secret',
+    summary:
+      'Creates the account’s webhook signing secret, or replaces it at once (the old one stops signing); ' +
+      'the secret is returned this once. Session or API key.',
+    credits: 0,
+    input: noInput,
+    output: WebhookSecret,
+    status: 201,
+    errors: { account_required: 401 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.webhooks.rotateWebhookSecret({ subject: caller.subject }, options),
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/webhooks/deliveries',
+    operation: 'webhook-deliveries',
+    summary:
+      'The account’s most recent webhook delivery attempts (at most 100, kept 7 days), newest first, and when ' +
+      'its signing secret was made. Session or API key.',
+    credits: 0,
+    input: webhookDeliveriesInput,
+    output: WebhookDeliveries,
+    errors: { account_required: 401 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.webhooks.listWebhookAttempts({ subject: caller.subject, limit: input.limit ?? 50 }, options),
+    headers: noStore,
+  }),
+];
