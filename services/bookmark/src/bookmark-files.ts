@@ -91,3 +91,33 @@ async function* bounded(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Arr
     yield chunk;
   }
 }
+
+/** One message of a streamed file (ReadDownload's and ReadCleanedBookmarks's are alike). */
+export interface FileMessage {
+  fileName: string;
+  contentType: string;
+  sizeBytes: string;
+  chunk: Buffer;
+}
+
+/**
+ * Streams a stored file: a first message with its name, type and size, then its bytes. Leaving
+ * the loop early (the caller went away) closes the stored file.
+ */
+export async function streamStored(
+  head: { fileName: string; contentType: string; sizeBytes: number },
+  body: AsyncIterable<Uint8Array>,
+  send: (message: FileMessage) => Promise<void>,
+  signal: AbortSignal,
+): Promise<void> {
+  await send({ ...head, sizeBytes: String(head.sizeBytes), chunk: Buffer.alloc(0) });
+  for await (const chunk of body) {
+    if (signal.aborted) break;
+    await send({
+      fileName: '',
+      contentType: '',
+      sizeBytes: '0',
+      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
+    });
+  }
+}

@@ -5,7 +5,7 @@ import type {
   ReadCleanedBookmarksRequest,
   ReadCleanedBookmarksResponse,
 } from '@webutil/proto/webutil/bookmark/v1/bookmark';
-import { type BookmarkFilesDeps, lifetime, OUTPUTS } from './bookmark-files.js';
+import { type BookmarkFilesDeps, lifetime, OUTPUTS, streamStored } from './bookmark-files.js';
 import { cleanUploadName } from './file-names.js';
 import { KEPT, type SourceFormat } from './parse-bookmarks.js';
 
@@ -59,22 +59,16 @@ export async function readCleanedBookmarks(
   const opened = await deps.store.open(copy.name);
   if (!opened) throw notFound('FILE_NOT_FOUND', `no such file: a check's file is kept for ${lifetime(deps.ttlMs)}`);
   const stem = cleanUploadName(request.baseName || kept.downloadName || '').replace(/\.[^.]*$/, '') || 'bookmarks';
-  await send({
-    fileName: `${stem}-cleaned.${OUTPUTS[format].extension}`,
-    contentType: OUTPUTS[format].contentType,
-    sizeBytes: String(opened.info.sizeBytes),
-    chunk: Buffer.alloc(0),
-  });
-  // Leaving the loop early (the caller went away) closes the stored file.
-  for await (const chunk of opened.body) {
-    if (signal.aborted) break;
-    await send({
-      fileName: '',
-      contentType: '',
-      sizeBytes: '0',
-      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
-    });
-  }
+  await streamStored(
+    {
+      fileName: `${stem}-cleaned.${OUTPUTS[format].extension}`,
+      contentType: OUTPUTS[format].contentType,
+      sizeBytes: opened.info.sizeBytes,
+    },
+    opened.body,
+    send,
+    signal,
+  );
 }
 
 /** Copies being written in this process, by cache key: a second request waits for the first. */
