@@ -279,11 +279,13 @@ describe('foundation, through the REST edge', function () {
       `http://[::1]:${port}/ok`,
       `http://0x7f000001:${port}/ok`,
       `http://[::ffff:127.0.0.1]:${port}/ok`,
+      // IPv4-compatible (::/96): the URL parser writes it [::7f00:1].
+      `http://[::127.0.0.1]:${port}/ok`,
       'http://10.0.0.1/',
       'http://169.254.169.254/latest/meta-data/',
     ];
     for (const route of ['/v1/down-check', '/v1/link-extract']) {
-      it(`${route} refuses loopback, private, link-local and mapped addresses with 400 target_blocked`, async () => {
+      it(`${route} refuses loopback, private, link-local, mapped and IPv4-compatible addresses with 400 target_blocked`, async () => {
         const before = site.requests.length;
         for (const url of targets(site.port)) {
           const res = await strict.api(`${route}?url=${encodeURIComponent(url)}`);

@@ -25,6 +25,9 @@ const MM = 72 / 25.4;
  * 127.0.0.1: each option's effect measured in the image's pixels or the PDF's text, each bad value
  * a 400 naming the field with nothing spent.
  */
+/** The capture area this file's render service allows (device pixels; the default is 80 M). */
+const MAX_AREA = 8_000_000;
+
 describe('render options, through the REST edge', function () {
   this.timeout(90_000);
   let site: FixtureSite;
@@ -33,7 +36,10 @@ describe('render options, through the REST edge', function () {
   before(async () => {
     site = await startFixtureSite();
     addRenderPages(site);
-    stack = await startRenderStack({ allowTargets: '127.0.0.1/32', render: { RENDER_SELECTOR_WAIT_MAX_MS: '2000' } });
+    stack = await startRenderStack({
+      allowTargets: '127.0.0.1/32',
+      render: { RENDER_SELECTOR_WAIT_MAX_MS: '2000', RENDER_MAX_CAPTURE_AREA: String(MAX_AREA) },
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -70,6 +76,26 @@ describe('render options, through the REST edge', function () {
       expect(await pixel(cleaned.file, 1000, 40)).to.deep.equal([0, 0, 0]);
       expect(await pixel(cleaned.file, BOX.left + 10, BOX.top + 10)).to.deep.equal(hex(BOX.colour));
       expect(low.body.sizeBytes).to.be.below(high.body.sizeBytes);
+    });
+
+    it('bounds an element capture in device pixels: to the widest viewport, then to the area, saying clipped', async () => {
+      const [wide, large] = await Promise.all([
+        rendered(stack, 'screenshot', { url: site.url('/page/wide'), selector: '#wide' }),
+        rendered(stack, 'screenshot', {
+          url: site.url('/page/wide?w=4000&h=2000'),
+          selector: '#wide',
+          deviceScaleFactor: 2,
+        }),
+      ]);
+      // 6000 × 200 CSS px: cut at the widest viewport's 3840.
+      expect(await sharp(wide.file).metadata()).to.include({ width: 3840, height: 200 });
+      expect(await pixel(wide.file, 3839, 199)).to.deep.equal(hex(BOX.colour));
+      expect(wide.body.clipped).to.equal(true);
+      expect(wide.res.headers.get('x-screenshot-clipped')).to.equal('true');
+      // 4000 × 2000 at scale 2: 7680 device px wide, and as tall as the area leaves (in whole CSS px).
+      const height = 2 * Math.floor(MAX_AREA / 7680 / 2);
+      expect(await sharp(large.file).metadata()).to.include({ width: 7680, height });
+      expect(large.body.clipped).to.equal(true);
     });
 
     it('waits for a late element or for a delay; no match is 400 selector_not_found, spending nothing', async () => {

@@ -33,6 +33,8 @@
  *   /attachment            a download (Content-Disposition: attachment), not a page
  *   /page/box              BOX: a block of known place, size and colour (#box), a banner (#banner)
  *                          across the top, and a late block (#late) added LATE_MS after load
+ *   /page/wide?w=6000&h=200
+ *                          one block (#wide) w × h CSS px (default 6000 × 200), BOX's colour, at the top left
  *   /page/consent          a consent banner (Jetpack's EU cookie law widget, CONSENT_BANNER colour) fixed
  *                          over the top 100 px, and an image from /ads/banners/ad.gif (an EasyList path)
  *                          with the page's query
@@ -246,6 +248,14 @@ export function addRenderPages(site: FixtureSite): RenderPages {
       }, ${LATE_MS}));</script>`,
     ),
   );
+
+  page('/page/wide', (url) => {
+    const size = (name: string, fallback: number) =>
+      Math.min(100_000, Number(url.searchParams.get(name) ?? fallback) || fallback);
+    return html(
+      `<div id="wide" style="width:${size('w', 6_000)}px;height:${size('h', 200)}px;background:${BOX.colour}"></div>`,
+    );
+  });
 
   page('/page/consent', (url) =>
     html(

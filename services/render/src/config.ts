@@ -32,7 +32,9 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       RENDER_NET_MAX_MS: env.int(3_000, 0),
       RENDER_SCROLL_MAX_MS: env.int(4_000, 0),
       RENDER_SETTLE_MAX_MS: env.int(1_500, 0),
+      /** A screenshot's bounds in device pixels: height and area (docs/decisions/0291-capture-bounds.md). */
       RENDER_MAX_CAPTURE_PIXELS: env.int(16_000, 100),
+      RENDER_MAX_CAPTURE_AREA: env.int(80_000_000, 10_000),
       RENDER_MAX_PDF_PAGES: env.int(100, 1),
       /**
        * The ad filter lists blockAds uses (docs/decisions/0192-content-blocking.md): by default

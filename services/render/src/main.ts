@@ -55,6 +55,7 @@ await runService({
             scrollMaxMs: config.RENDER_SCROLL_MAX_MS,
             settleMaxMs: config.RENDER_SETTLE_MAX_MS,
             maxCapturePixels: config.RENDER_MAX_CAPTURE_PIXELS,
+            maxCaptureArea: config.RENDER_MAX_CAPTURE_AREA,
             maxPdfPages: config.RENDER_MAX_PDF_PAGES,
             selectorWaitMaxMs: config.RENDER_SELECTOR_WAIT_MAX_MS,
           },

@@ -1,11 +1,12 @@
 import { invalidArgument, type ServiceError, targetFailure } from '@webutil/kit';
 import { type BrowserContext, type HTTPResponse, type Page, TimeoutError, type Viewport } from 'puppeteer-core';
 import type { Lease } from './browser-pool.js';
+import { boundCapture, type Clip } from './capture-bounds.js';
 import type { ContentBlocking } from './content-blocking.js';
 import { DEVICES, type Device } from './devices.js';
 import { EgressProxy, type EgressProxyOptions, REFUSAL_HEADER } from './egress-proxy.js';
 import { netFailure } from './net-errors.js';
-import { EMPTY_TEMPLATE, type PagePrep, type PdfOptions, type ScreenshotOptions } from './options.js';
+import { BOUNDS, EMPTY_TEMPLATE, type PagePrep, type PdfOptions, type ScreenshotOptions } from './options.js';
 import { browserCrashed, RenderStop } from './render-stop.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -22,6 +23,8 @@ export interface PageLimits {
   settleMaxMs: number;
   /** Tallest screenshot in device pixels; a taller page is clipped. Also how far PDFs are scrolled. */
   maxCapturePixels: number;
+  /** Largest screenshot in device pixels (width × height); a larger capture loses height until it fits. */
+  maxCaptureArea: number;
   /** Most PDF pages printed. */
   maxPdfPages: number;
   /** Longest a render waits for its waitForSelector before answering selector_not_found. */
@@ -32,7 +35,7 @@ export type RenderJob = { kind: 'screenshot'; options: ScreenshotOptions } | { k
 
 export interface Rendered {
   body: Uint8Array;
-  /** The page was taller than the capture cap. */
+  /** The capture was cut to its bounds (capture-bounds.ts): a page or element too tall, too wide or too large. */
   clipped: boolean;
 }
 
@@ -144,21 +147,23 @@ export async function renderPage(
       return { body, clipped: false };
     }
     const { options } = job;
-    let clip: { x: number; y: number; width: number; height: number };
-    let clipped = false;
+    let want: Clip;
     if (options.selector) {
       const selector = options.selector;
       const box = await guard(inPage(page, main, () => page.evaluate(elementBox, selector)));
       if (!box) throw selectorNotFound(`selector: no element with a visible box matches ${JSON.stringify(selector)}`);
-      clipped = box.height > captureCss;
-      clip = { ...box, height: Math.min(box.height, captureCss) };
+      want = box;
     } else if (!options.fullPage) {
-      clip = { x: 0, y: 0, width: viewport.width, height: viewport.height };
+      want = { x: 0, y: 0, width: viewport.width, height: viewport.height };
     } else {
       const height = await guard(inPage(page, main, () => page.evaluate(pageHeight)));
-      clipped = height > captureCss;
-      clip = { x: 0, y: 0, width: viewport.width, height: Math.max(1, Math.min(height, captureCss)) };
+      want = { x: 0, y: 0, width: viewport.width, height };
     }
+    const { clip, clipped } = boundCapture(want, viewport.deviceScaleFactor ?? 1, {
+      maxWidthCss: BOUNDS.viewportWidth[1],
+      maxHeightPx: limits.maxCapturePixels,
+      maxAreaPx: limits.maxCaptureArea,
+    });
     const format = options.format;
     const body = await guard(
       page.screenshot({

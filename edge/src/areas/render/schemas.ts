@@ -163,7 +163,8 @@ export const ScreenshotInput = z
     selector: selector(
       'selector',
       screenshot.selector,
-      'Capture only the first element matching this CSS selector (400 selector_not_found if none).',
+      'Capture only the first element matching this CSS selector (400 selector_not_found if none); ' +
+        'like every capture, clipped past 3840 CSS px wide, 16,000 device px tall or 80 M device px.',
     ).optional(),
     quality: int('quality', screenshot.quality, 'jpeg and webp quality. Default 80.').optional(),
     ...pageFields,
@@ -291,7 +292,10 @@ export const ScreenshotResult = restObject(render.ScreenshotResponse, {
     sizeBytes,
     format: { value: restEnum(render.ImageFormat) },
     fileExtension: { value: z.enum(['png', 'jpg', 'webp']) },
-    clipped: { description: 'The page was taller than the capture cap (16,000 device pixels).' },
+    clipped: {
+      description:
+        'The capture was cut to its bounds: taller than 16,000 device pixels, wider than 3840 CSS px, or larger than 80 M device pixels.',
+    },
     durationMs,
   },
   omit: headers,
