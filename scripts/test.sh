@@ -12,5 +12,5 @@ npx tsc -p tsconfig.tests.json
 if [ "$#" -gt 0 ]; then
   exec npx mocha "$@"
 fi
-npx mocha "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts" "deploy/test/**/*.test.ts" "scripts/test/**/*.test.ts"
+npx mocha "services/*/test/**/*.test.ts" "edge/test/**/*.test.ts" "clients/*/test/**/*.test.ts" "deploy/test/**/*.test.ts" "scripts/test/**/*.test.ts"
 npx mocha "edge/test/cluster/*.cluster.ts"

@@ -1,7 +1,7 @@
 /** docs/api.md: a readable index of the OpenAPI document (the document stays the reference). */
 
 import { documentedPaths } from './openapi.js';
-import type { DownloadSpec, RouteSpec } from './route-spec.js';
+import { type DownloadSpec, exportRoutes, type RouteSpec } from './route-spec.js';
 
 const INTRO = `# API index
 
@@ -66,7 +66,7 @@ export function apiIndex(
   downloads: readonly DownloadSpec[],
   failures: (spec: RouteSpec | DownloadSpec) => number[],
 ): string {
-  const rows = routes.map((spec) => {
+  const rows = [...routes, ...exportRoutes(routes)].map((spec) => {
     const path = `/v1${spec.path.replace(/:(\w+)/g, '{$1}')}`;
     return `| \`${spec.method} ${path}\` | ${spec.credits || 'free'} | ${who(spec)} | ${spec.summary} | ${
       spec.status ?? 200

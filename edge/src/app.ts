@@ -16,7 +16,7 @@ import { requestId } from './middleware/request-id.js';
 import { UploadsInFlight } from './multipart.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
-import { PREFIXES } from './route-spec.js';
+import { exportRoutes, PREFIXES } from './route-spec.js';
 import { EdgeRouter } from './router.js';
 import { downloads, routes } from './routes.js';
 import {
@@ -102,7 +102,7 @@ export function createApp({
       }
     });
   }
-  for (const spec of routes) {
+  for (const spec of [...routes, ...exportRoutes(routes)]) {
     const middleware = handler(spec, clients, metering, log);
     // An upload reads its own multipart body.
     const chain = spec.method === 'POST' && !spec.upload ? [jsonBody, middleware] : middleware;

@@ -15,7 +15,7 @@ import {
   takesIdempotencyKey,
 } from './idempotency.js';
 import { Failure, successSchema } from './rest/common.js';
-import { type DownloadSpec, PREFIXES, type RouteSpec } from './route-spec.js';
+import { type DownloadSpec, exportRoutes, PREFIXES, type RouteSpec } from './route-spec.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -120,6 +120,77 @@ function failureResponse(status: number, codes: Set<string>) {
   };
 }
 
+/**
+ * The contract's areas (its tags), by a path's first segment below the version prefix. A path of
+ * no area fails the build: a new route names its area here.
+ */
+const AREAS: Record<string, string> = {
+  screenshot: 'Rendering',
+  'url-to-pdf': 'Rendering',
+  uploads: 'Rendering',
+  'meta-scan': 'Scanning',
+  'ssl-scan': 'Scanning',
+  'down-check': 'Scanning',
+  'broken-links': 'Links',
+  'link-extract': 'Links',
+  bookmarks: 'Bookmarks',
+  'xbel-decrypt': 'Bookmarks',
+  'xbel-to-html': 'Bookmarks',
+  'html-to-xbel': 'Bookmarks',
+  quota: 'Account',
+  challenge: 'Account',
+  auth: 'Account',
+  keys: 'Account',
+  account: 'Account',
+  webhooks: 'Webhooks',
+  'openapi.json': 'Contract',
+};
+const TAGS = [
+  { name: 'Rendering', description: 'Screenshots and PDFs of pages, and their files.' },
+  { name: 'Scanning', description: 'A page’s metadata, a host’s TLS, whether a site is up.' },
+  { name: 'Links', description: 'Broken links and extracted links, of a page or a crawled site.' },
+  { name: 'Bookmarks', description: 'Bookmark files checked link by link, converted and decrypted.' },
+  { name: 'Account', description: 'Quota, the bot challenge, sessions, API keys and usage.' },
+  { name: 'Webhooks', description: 'The signing secret and the deliveries of job webhooks.' },
+  { name: 'Contract', description: 'This document.' },
+];
+
+function areaOf(path: string): string[] {
+  const segment =
+    path
+      .replace(/^\/(api\/)?v1\//, '/')
+      .replace(/^\/api\//, '/')
+      .split('/')[1] ?? '';
+  const area = AREAS[segment];
+  if (!area) throw new Error(`openapi.ts: AREAS names no area for ${path}`);
+  return [area];
+}
+
+/**
+ * Where a route's file answers are described for generated clients: the distinct operation typed
+ * as the file (the route itself is documented with its JSON answer, so a client types it as JSON).
+ * The route still answers the file when asked (Accept, `format`); the contract check reads the
+ * content types here.
+ */
+function fileAnswers(spec: RouteSpec) {
+  if (spec.exportOnly) return {};
+  const answers = [
+    ...(spec.file
+      ? [
+          {
+            contentTypes: spec.file.contentTypes,
+            when: 'an Accept header naming the file’s content type',
+            operationId: 'render-download',
+          },
+        ]
+      : []),
+    ...(spec.exports
+      ? [{ contentTypes: spec.exports.contentTypes, when: '`format`', operationId: `${spec.operation}-export` }]
+      : []),
+  ];
+  return answers.length ? { 'x-file-answers': answers } : {};
+}
+
 /** A credit-spending POST takes an Idempotency-Key. */
 const idempotencyHeaders = z.object({
   [IDEMPOTENCY_KEY_HEADER]: z
@@ -155,14 +226,10 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     z.object(Object.fromEntries(Object.entries(shape).filter(([name]) => pathNames.includes(name) === inPath)));
   const rest = pick(false);
   const hasRest = Object.keys(rest.shape).length > 0;
-  // `?format=` of a route with exports (a query parameter on a POST too).
-  const formatShape = spec.exports
-    ? {
-        format: z
-          .enum(spec.exports.formats as [string, ...string[]])
-          .optional()
-          .meta({ description: spec.exports.description }),
-      }
+  // `?format=` of a route with exports (a query parameter on a POST too); its export operation's is required.
+  const format = spec.exports && z.enum(spec.exports.formats as [string, ...string[]]);
+  const formatShape = format
+    ? { format: (spec.exportOnly ? format : format.optional()).meta({ description: spec.exports?.description }) }
     : {};
   const query =
     hasRest && spec.method === 'GET' ? rest.extend(formatShape) : spec.exports ? z.object(formatShape) : undefined;
@@ -170,10 +237,12 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
   return {
     method: spec.method.toLowerCase() as RouteConfig['method'],
     path: `${prefix}${spec.path.replace(/:(\w+)/g, '{$1}')}`,
-    operationId: spec.operation,
+    operationId: spec.exportOnly ? `${spec.operation}-export` : spec.operation,
     summary: spec.summary,
+    tags: areaOf(spec.path),
     security: security(spec),
     'x-credits': spec.credits,
+    ...fileAnswers(spec),
     request: {
       ...(takesIdempotencyKey(spec) ? { headers: idempotencyHeaders } : {}),
       ...(pathNames.length ? { params: pick(true) } : {}),
@@ -195,7 +264,10 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
             ? ` With an Accept header naming the file's content type (${spec.file.contentTypes.join(', ')}), ` +
               'the file itself, the fields as X- headers; otherwise JSON.'
             : '') +
-          (spec.exports
+          (spec.exports && spec.exportOnly
+            ? ` The result as a file (Content-Disposition: attachment, with its name), in the \`format\` asked for.`
+            : '') +
+          (spec.exports && !spec.exportOnly
             ? ` With \`format\`, the result as a file (Content-Disposition: attachment, with its name): ` +
               `${spec.exports.formats.join(', ')}.`
             : ''),
@@ -226,16 +298,12 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
             ]),
           ),
         },
-        content: {
-          'application/json': { schema: successSchema(spec.output, spec.envelope ?? 'data') },
-          // With an Accept header naming the file's type, the file itself (RouteSpec.file).
-          ...Object.fromEntries(
-            [...(spec.file?.contentTypes ?? []), ...(spec.exports?.contentTypes ?? [])].map((type) => [
-              type,
-              { schema: { type: 'string', contentMediaType: type } },
-            ]),
-          ),
-        },
+        // The JSON answer; the file answers are their own operations' (fileAnswers), or this one's when
+        // it is an export operation.
+        content:
+          spec.exportOnly && spec.exports
+            ? fileContent(spec.exports.contentTypes)
+            : { 'application/json': { schema: successSchema(spec.output, spec.envelope ?? 'data') } },
       },
       ...Object.fromEntries(
         [...platformFailures(spec)]
@@ -245,6 +313,10 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     },
   };
 }
+
+/** A file answer's content: the bytes, of one of these types. */
+const fileContent = (types: readonly string[]) =>
+  Object.fromEntries(types.map((type) => [type, { schema: { type: 'string' as const, contentMediaType: type } }]));
 
 const downloadFacts = (spec: DownloadSpec): FailureFacts => ({ ...spec, method: 'GET', credits: 0, challenge: false });
 
@@ -261,6 +333,7 @@ function downloadOperation(spec: DownloadSpec, path: string): RouteConfig {
     path: openApiPath,
     operationId: spec.operation,
     summary: spec.summary,
+    tags: areaOf(path),
     security: spec.callers === 'ip' ? [] : [{ apiKey: [] }, { session: [] }, {}],
     'x-credits': 0,
     request: { params: pick(true), ...(Object.keys(query.shape).length ? { query } : {}) },
@@ -272,9 +345,7 @@ function downloadOperation(spec: DownloadSpec, path: string): RouteConfig {
           'Content-Length': { required: true, schema: { type: 'integer', minimum: 0 } },
           'Content-Disposition': { required: true, schema: { type: 'string' } },
         },
-        content: Object.fromEntries(
-          spec.contentTypes.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]),
-        ),
+        content: fileContent(spec.contentTypes),
       },
       ...Object.fromEntries(
         [...platformFailures(downloadFacts(spec))]
@@ -344,7 +415,7 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
     description: 'Seconds until the caller may try again.',
     schema: { type: 'integer' },
   });
-  for (const spec of routes) registry.registerPath(operation(spec, '/v1'));
+  for (const spec of [...routes, ...exportRoutes(routes)]) registry.registerPath(operation(spec, '/v1'));
   for (const spec of downloads) {
     for (const path of documentedPaths(spec)) registry.registerPath(downloadOperation(spec, path));
   }
@@ -353,6 +424,7 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
     path: `/v1${OPENAPI_PATH}`,
     operationId: 'openapi',
     summary: 'This document. Free, no credential.',
+    tags: areaOf(OPENAPI_PATH),
     security: [],
     'x-credits': 0,
     responses: {
@@ -365,6 +437,13 @@ export function openApiDocument(routes: readonly RouteSpec[], downloads: readonl
   });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
+    servers: [
+      {
+        url: 'http://localhost:8080',
+        description: 'A local stack (npm start); a deployment serves the same paths at its PUBLIC_BASE_URL.',
+      },
+    ],
+    tags: TAGS,
     info: {
       title: 'Web Utility API',
       version: VERSION,

@@ -133,7 +133,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // Validation comes first, so a malformed request never holds credits. An upload is judged by
     // its headers here; its body is read only once the caller may pay for it.
     const input = spec.upload ? admitUpload(ctx, spec.upload) : await parseInput(spec, ctx);
-    const format = spec.exports && exportFormat(ctx, spec.exports);
+    const format = spec.exports && exportFormat(ctx, spec.exports, spec.exportOnly);
     const idempotencyKey = idempotent ? idempotencyKeyOf(ctx) : undefined;
     const { withdraw } = spec;
     // The clients the call is made with: the services', or the sandbox's samples (decision 0207).
@@ -243,12 +243,16 @@ function usageTarget(input: unknown): string | undefined {
 }
 
 /**
- * The `format` query parameter of a route with exports: absent, or one of its formats (a 400
- * before anything is held otherwise).
+ * The `format` query parameter of a route with exports: absent (unless `required`, on an export
+ * operation), or one of its formats (a 400 before anything is held otherwise).
  */
-export function exportFormat(ctx: Context, exports: Pick<ExportAnswer, 'formats'>): string | undefined {
+export function exportFormat(
+  ctx: Context,
+  exports: Pick<ExportAnswer, 'formats'>,
+  required = false,
+): string | undefined {
   const value = ctx.query.format;
-  if (value === undefined) return undefined;
+  if (value === undefined && !required) return undefined;
   if (typeof value !== 'string' || !exports.formats.includes(value))
     throw new HttpError(400, 'invalid_format', `format must be one of ${exports.formats.join(', ')}`);
   return value;

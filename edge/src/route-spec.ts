@@ -114,6 +114,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * format is validated before anything is held; the file is rendered from the presented fields.
    */
   exports?: ExportAnswer<z.output<In>, z.output<Out>>;
+  /**
+   * The route's export operation (exportRoutes): `format` is required and the answer is only the
+   * file, so a generated client types it as the file and the route's own answer as JSON.
+   */
+  exportOnly?: boolean;
 }
 
 /** How a route answers in another format (RouteSpec.exports). */
@@ -151,6 +156,20 @@ export interface FileAnswer<R> {
 export const route = <In extends z.ZodObject, R, Out extends z.ZodType>(
   spec: RouteSpec<In, R, Out>,
 ): RouteSpec<In, R, Out> => spec;
+
+/**
+ * Each route with exports, also at `<path>/export` (operation `<operation>-export`): the same call,
+ * spending the same, answering only the file in the required `format`.
+ */
+export const exportRoutes = (routes: readonly RouteSpec[]): RouteSpec[] =>
+  routes
+    .filter((spec) => spec.exports)
+    .map((spec) => ({
+      ...spec,
+      path: `${spec.path}/export`,
+      summary: `${spec.summary} As a file: ${spec.exports?.formats.join(', ')}.`,
+      exportOnly: true,
+    }));
 
 /** A stored file as a server-streaming RPC sends it: the first message names its type, size and name. */
 export interface FilePart {

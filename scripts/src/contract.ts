@@ -8,6 +8,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 interface Operation {
+  /** The content types the route also answers with, typed on their own operations. */
+  'x-file-answers'?: { contentTypes: string[] }[];
   responses: Record<
     string,
     {
@@ -71,7 +73,9 @@ export class Contract {
     const what = `${method} ${pathname} answered ${res.status}`;
     const operation = template && this.document.paths[template.path]?.[method.toLowerCase()];
     const declared = operation?.responses[String(res.status)];
-    const types = Object.keys(declared?.content ?? {});
+    // A route's file answers are typed on their own operations; the route names their types.
+    const fileTypes = (operation?.['x-file-answers'] ?? []).flatMap((answer) => answer.contentTypes);
+    const types = [...Object.keys(declared?.content ?? {}), ...(res.ok ? fileTypes : [])];
     const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
     // A file: a download, or a render asked for its file (Accept); its type is one the route
     // declares, and the bytes are the service's business.

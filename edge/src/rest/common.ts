@@ -42,6 +42,36 @@ export const targetUrl = parsedBy('url', parseTargetUrl, 'invalid_url').meta({
   example: 'https://example.com/',
 });
 
+/**
+ * A query parameter's flag: on the wire the text true or false (a query value is text), typed
+ * boolean in the contract so generated clients take a boolean and send the same text.
+ */
+export const queryFlag = (name: string, meta: { description: string; default: boolean }) =>
+  z
+    .enum(['true', 'false'], { error: `${name} must be true or false` })
+    .optional()
+    .meta({ type: 'boolean', ...meta } as z.GlobalMeta);
+
+/**
+ * A query parameter's whole number from `min` to `max`: digits only on the wire (no sign, exponent
+ * or spaces), typed integer in the contract.
+ */
+export const queryInteger = (
+  name: string,
+  min: number,
+  max: number,
+  meta: { description: string; example: number },
+) => {
+  const rule = `${name} must be an integer from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(new RegExp(`^\\d{1,${String(max).length}}$`), rule)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, rule)
+    .optional()
+    .meta({ type: 'integer', minimum: min, maximum: max, ...meta } as z.GlobalMeta);
+};
+
 export const urlInput = z.object({ url: targetUrl });
 export const jobInput = z.object({ job_id: required('job_id').meta({ description: 'The jobId of the crawl start.' }) });
 export const noInput = z.object({});

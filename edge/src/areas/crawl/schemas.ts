@@ -1,7 +1,7 @@
 /** Link extraction, link checking and crawl jobs: the spec's "Resources and their fields". */
 import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
-import { count, targetUrl, timestamp } from '../../rest/common.js';
+import { count, queryFlag, targetUrl, timestamp } from '../../rest/common.js';
 import { type FieldEdit, restObject } from '../../rest/from-proto.js';
 
 /** An optional boolean option; absent, false. */
@@ -136,15 +136,12 @@ const includeResources = (description: string) => ({
 /** GET /v1/link-extract: a query parameter, so the flag is the text true or false. */
 export const LinkExtractInput = z.object({
   url: targetUrl,
-  includeResources: z
-    .enum(['true', 'false'], { error: 'includeResources must be true or false' })
-    .optional()
-    .meta({
-      default: 'false',
-      description:
-        'true: list the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, frames, ' +
-        'media, objects, og:image), each naming its `element`, and count them. Default false.',
-    }),
+  includeResources: queryFlag('includeResources', {
+    default: false,
+    description:
+      'true: list the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, frames, ' +
+      'media, objects, og:image), each naming its `element`, and count them. Default false.',
+  }),
 });
 /** The link-extract crawl start. */
 export const LinkExtractCrawlInput = z.object({

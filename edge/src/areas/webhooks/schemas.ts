@@ -1,7 +1,7 @@
 /** Webhooks: the signing secret and the deliveries list (docs/decisions/0206-webhooks.md). */
 import * as webhooks from '@webutil/proto/webutil/billing/v1/webhooks.fields';
 import { z } from 'zod';
-import { count, timestamp } from '../../rest/common.js';
+import { count, queryInteger, timestamp } from '../../rest/common.js';
 import { restObject } from '../../rest/from-proto.js';
 
 export const WebhookSecret = restObject(webhooks.RotateWebhookSecretResponse, {
@@ -52,13 +52,9 @@ export const WebhookDeliveries = restObject(webhooks.ListWebhookAttemptsResponse
   },
 });
 
-const LIMIT_RULE = 'limit must be an integer from 1 to 100';
 export const webhookDeliveriesInput = z.object({
-  limit: z
-    .string()
-    .regex(/^\d{1,3}$/, LIMIT_RULE)
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 100, LIMIT_RULE)
-    .optional()
-    .meta({ description: 'How many attempts to list, newest first: 1 to 100. Default 50.', example: '20' }),
+  limit: queryInteger('limit', 1, 100, {
+    description: 'How many attempts to list, newest first: 1 to 100. Default 50.',
+    example: 20,
+  }),
 });
