@@ -917,6 +917,7 @@ describe('website: pages in a real browser', function () {
       xbelOf([
         folder('Work', [bookmark(site.url('/ok'), 'Fine'), bookmark(site.url('/missing-page'), 'Gone')]),
         bookmark(site.url('/ok'), 'Fine again'),
+        bookmark('javascript:alert(document.domain)', 'Bookmarklet'),
       ]),
     );
     const page = await visitor();
@@ -931,7 +932,15 @@ describe('website: pages in a real browser', function () {
       await page.waitForSelector('.result .downloads a.button, .result [role=alert]', { timeout: 60_000 });
       expect(await alerts(page)).to.deep.equal([]);
       const folders = await page.$$eval('.result details.folder summary', (els) => els.map((e) => e.textContent));
-      expect(folders).to.deep.equal(['Work (2)', 'Top level (1)']);
+      expect(folders).to.deep.equal(['Work (2)', 'Top level (2)']);
+      // Only http(s) bookmarks are links: the bookmarklet is listed as text.
+      const links = await page.$$eval('.result li.bookmark a', (els) => els.map((e) => e.getAttribute('href')));
+      expect(links).to.have.length(3);
+      for (const link of links) expect(link).to.match(/^http:\/\//);
+      const bookmarklet = await page.$$eval('.result li.bookmark', (els) =>
+        els.filter((e) => e.textContent?.includes('Bookmarklet')).map((e) => e.querySelector('a')),
+      );
+      expect(bookmarklet).to.deep.equal([null]);
       await page.select('#bookmark-filter', 'broken');
       const broken = await page.$$eval('.result details.folder li.bookmark a', (els) => els.map((e) => e.textContent));
       expect(broken).to.deep.equal(['Gone']);

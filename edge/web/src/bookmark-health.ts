@@ -39,7 +39,10 @@ function bookmarkItem(b: Row, all: Row[]): HTMLElement {
   return h(
     'li',
     { class: `bookmark severity-${str(b.severity)}` },
-    h('a', { href: str(b.url), rel: 'noopener noreferrer nofollow', target: '_blank' }, str(b.title) || str(b.url)),
+    // Only web addresses are links: a javascript: or data: bookmark is shown, never offered to click.
+    /^https?:\/\//i.test(str(b.url))
+      ? h('a', { href: str(b.url), rel: 'noopener noreferrer nofollow', target: '_blank' }, str(b.title) || str(b.url))
+      : h('span', { class: 'not-a-link', title: str(b.url) }, str(b.title) || str(b.url)),
     ' ',
     h('span', { class: `tag tag-${str(b.severity)}` }, b.statusCode === null ? str(b.severity) : String(b.statusCode)),
     h('div', { class: 'muted' }, str(b.reason)),
