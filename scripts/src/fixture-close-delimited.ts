@@ -36,9 +36,10 @@ export async function startCloseDelimitedSite(options: CloseDelimitedOptions = {
   const imageBytes = options.imageBytes ?? 1_300_000;
   const slowGapMs = options.slowGapMs ?? 5;
   const pauseMs = options.pauseMs ?? 300;
+  const base64 = 'iVBORw0KGgo'.repeat(Math.ceil(imageBytes / 11)).slice(0, imageBytes);
   const page =
     '<!doctype html><html><head><title>Inline images</title></head><body><a href="/before">before</a>' +
-    `<img alt="inline" src="data:image/png;base64,${'iVBORw0KGgo'.repeat(Math.ceil(imageBytes / 11)).slice(0, imageBytes)}">` +
+    `<img alt="inline" src="data:image/png;base64,${base64}">` +
     '<a href="/after">after</a></body></html>';
   const body = Buffer.from(page);
   const requests: string[] = [];
