@@ -137,6 +137,8 @@ describe('resources and link options through the edge', function () {
       [url('/missing.ico'), 'link'],
       [url('/fonts/missing.woff2'), 'link'],
       [url('/missing.webmanifest'), 'link'],
+      // rel=alternate names another form of the page: checked too (decision 0302).
+      [url('/feed.xml'), 'link'],
       [url('/img/og-missing.png'), 'meta'],
       [url('/js/missing.js'), 'script'],
       [url('/img/missing.png'), 'img'],
@@ -164,8 +166,7 @@ describe('resources and link options through the edge', function () {
     expect(anchors.map((l) => l.url)).to.include.members([url('/a.html'), url('/forbidden'), otherUrl('/page')]);
     expect(links.filter((l) => l.element !== 'a'))
       .to.have.length(summary.resources)
-      .and.have.length(18);
-    expect(links.some((l) => l.url === url('/feed.xml'))).to.equal(false);
+      .and.have.length(19);
   }
 
   it('checks a page’s resources by default, each missing one once with its element', async () => {
@@ -188,7 +189,7 @@ describe('resources and link options through the edge', function () {
     expect(plain.links.some((l: any) => 'element' in l)).to.equal(false);
     const all = (await json(await stack.api(`/v1/link-extract?url=${encodeURIComponent(home)}&includeResources=true`)))
       .data;
-    expect(all.counts).to.deep.equal({ total: 24, internal: 22, external: 2, mailto: 0, tel: 0 });
+    expect(all.counts).to.deep.equal({ total: 25, internal: 23, external: 2, mailto: 0, tel: 0 });
     expect(byUrl<any>(all.links).get(url('/img/og-missing.png'))).to.include({ element: 'meta' });
     expect(all.links.every((l: any) => typeof l.element === 'string')).to.equal(true);
   });

@@ -103,7 +103,20 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
         'ipAddress',
         'alpn',
         'scoreAreas',
+        'hstsStatus',
+        'trustMarker',
+        'gradeIgnoringTrust',
+        'cipherSuites',
+        'namedGroups',
+        'signatureAlgorithms',
+        'cipherNotes',
+        'vulnerabilities',
+        'timings',
+        'fast',
+        'certificateTransparency',
+        'revocation',
       );
+      expect(data).to.include({ hstsStatus: 'honoured', trustMarker: null, gradeIgnoringTrust: null });
       // SSL Labs' bars: P-256 and X25519 count as 3072 bits (90); AES-128 and AES-256 average 90.
       expect(data.scoreAreas).to.deep.equal({
         certificate: 100,
@@ -282,6 +295,10 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(support(data)).to.deep.equal([true, true, false, false]);
       expect(codes(data).slice(0, 2)).to.deep.equal(['no_tls12', 'legacy_protocol']);
       expect(data.securityGrade).to.equal('C');
+      // HSTS is read over the TLS 1.1 the server speaks.
+      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: false, preload: false });
+      expect(data.hstsStatus).to.equal('honoured');
+      expect(codes(data)).to.not.include('no_hsts');
     });
 
     it('scans the port asked for, and echoes it', async () => {
@@ -335,6 +352,11 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.certificate.subject).to.deep.equal(data.certificate.issuer);
       expect(data.chain).to.deep.equal([]);
       expect(data.securityGrade).to.equal('F');
+      expect(data.gradeReasons[0].message).to.match(/^the certificate is not trusted: .*self-signed/);
+      // The header was read; browsers ignore it over this certificate. SSL Labs' T beside the grade it would get.
+      expect(data.hstsStatus).to.equal('ignored');
+      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: false, preload: false });
+      expect(data).to.include({ trustMarker: 'T', gradeIgnoringTrust: 'A+' });
     });
 
     it('reports an expired certificate with negative days left', async () => {
@@ -346,6 +368,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       // Dates are not a chain problem: the spec reports them in isExpired and daysUntilExpiry.
       expect(data.certValidations).to.not.have.property('chainIssueDescription');
       expect(data.securityGrade).to.equal('F');
+      expect(data).to.include({ hstsStatus: 'ignored', trustMarker: 'T', gradeIgnoringTrust: 'A+' });
     });
 
     it('reports a certificate that is not valid yet', async () => {
@@ -364,6 +387,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.certValidations).to.not.have.property('chainIssueDescription');
       expect(data.isValid).to.equal(false);
       expect(data.securityGrade).to.equal('F');
+      expect(data).to.include({ trustMarker: 'M', gradeIgnoringTrust: 'A+' });
     });
 
     it('is invalid when only the subjectAltName names the host, though browsers and the grade accept it', async () => {
@@ -387,6 +411,12 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.certificate.keySize).to.equal(1024);
       expect(data.isValid).to.equal(true);
       expect(data.securityGrade).to.equal('B');
+      // The certificate key is weak, not the X25519 exchange: the reason names each.
+      expect(data.keyExchange.name).to.equal('X25519');
+      expect(data.gradeReasons[0]).to.include({
+        code: 'key_under_2048',
+        message: 'the certificate key is 1024-bit RSA (1024-bit RSA-equivalent), under 2048 bits',
+      });
     });
 
     it('fails a certificate signed with SHA-1', async () => {
@@ -419,7 +449,8 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       await tls.portSwitch.routeFirst(tls.servers.good.port);
       const accepted = tls.portSwitch.connections;
       const started = Date.now();
-      const data = await scanScenarioAsIs();
+      const res = await scan(open, 'localhost', '&fast=true');
+      const data = (await json(res)).data;
       const elapsed = Date.now() - started;
       // TLS 1.0, 1.1 and 1.2, NULL/anonymous and the 128-bit class: five probes of 2 s each, and the HSTS request.
       expect(tls.portSwitch.connections - accepted).to.equal(7);

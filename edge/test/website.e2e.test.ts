@@ -867,6 +867,19 @@ describe('website: pages in a real browser', function () {
       rows.map((row) => row.querySelector('th')?.textContent),
     );
     expect(facts).to.include.members(['HSTS', 'OCSP stapling', 'Key exchange', 'CAA', 'Address', 'ALPN']);
+    // The full scan's vulnerability table and cipher list, row for row from the answer.
+    const verdicts = await page.$$eval('.result table.vulnerabilities tbody tr', (rows) =>
+      rows.map((row) => [row.getAttribute('data-id'), row.querySelector('.verdict')?.textContent]),
+    );
+    expect(verdicts).to.deep.equal(
+      reply.vulnerabilities.map((v: { id: string; verdict: string }) => [v.id, v.verdict.replace('_', ' ')]),
+    );
+    const tls13 = await page.$$eval('.result table.cipher-suites[data-protocol="TLSv1.3"] tbody th', (cells) =>
+      cells.map((c) => c.textContent),
+    );
+    const offered = reply.cipherSuites.find((p: { protocol: string }) => p.protocol === 'TLSv1.3');
+    expect(tls13).to.deep.equal(offered.suites.map((c: { name: string }) => c.name));
+    expect(tls13.length).to.be.above(0);
     expect(await seriousViolations(page), 'axe on the SSL result').to.deep.equal([]);
     await snap(page, 'result-ssl-scan');
     await open(page, '/');

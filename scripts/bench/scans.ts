@@ -11,8 +11,11 @@
  *     with them switched off (SSL_SCAN_EXTRA_PROBES=false) in a second stack, same server, same run:
  *     p50 of each (the median of four alternating runs), at 0 and 25 ms one-way delay, against a
  *     server with ALPN.
+ *  4. The full SSL scan (issue 43: every suite per protocol, vulnerabilities, CT, revocation) against
+ *     testssl.sh -E -U on the same local server: our p50 of five against one testssl.sh run.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,7 +178,8 @@ try {
   // 2. SSL scan against sequential probing, near and 50 ms away.
   const good = tlsFixtures.servers.good;
   await delayed.route(good.port);
-  const sslUrl = `${stack.edgeUrl}/v1/ssl-scan?domain=localhost`;
+  // Sections 2 and 3 measure the fast scan (issues 10 and 24); section 4 the full one.
+  const sslUrl = `${stack.edgeUrl}/v1/ssl-scan?domain=localhost&fast=true`;
   const ssl: string[] = [];
   for (const [label, port] of [
     ['local', good.port],
@@ -202,7 +206,7 @@ try {
 
   // 3. The extra probes against the same scan without them, in turns so both see the same machine load.
   const extras: string[] = [];
-  const specOnlyUrl = `${specOnly.edgeUrl}/v1/ssl-scan?domain=localhost`;
+  const specOnlyUrl = `${specOnly.edgeUrl}/v1/ssl-scan?domain=localhost&fast=true`;
   const specOnlyAuth = { authorization: `Bearer ${specOnly.apiKey}` };
   // A server with ALPN (h2 and http/1.1), as real ones have: the full scan then makes its ALPN probe too.
   const h2 = tlsFixtures.servers.http2;
@@ -225,6 +229,36 @@ try {
     );
   }
 
+  // 4. The full scan (suites per protocol, vulnerabilities, CT, revocation) against testssl.sh's
+  // -E -U (the same: every cipher per protocol, every vulnerability) on the same local server.
+  await tlsFixtures.portSwitch.route(good.port);
+  const fullUrl = `${stack.edgeUrl}/v1/ssl-scan?domain=localhost`;
+  const fullRuns: number[] = [];
+  let fullTimings = '';
+  for (let run = 0; run < 5; run++) {
+    const started = performance.now();
+    const reply = (await (await fetch(fullUrl, { headers: auth })).json()) as {
+      data?: { vulnerabilities?: unknown[]; timings?: Record<string, number> };
+    };
+    fullRuns.push(performance.now() - started);
+    if (!reply.data?.vulnerabilities?.length) throw new Error('the full scan returned no vulnerabilities');
+    fullTimings = JSON.stringify(reply.data.timings);
+  }
+  fullRuns.sort((a, b) => a - b);
+  const fullP50 = fullRuns[2] as number;
+  const testssl = ['/usr/bin/testssl', '/usr/bin/testssl.sh'].find((p) => existsSync(p));
+  let versusTestssl = 'testssl.sh not installed: no ratio';
+  if (testssl) {
+    const started = performance.now();
+    execFileSync(testssl, ['-E', '-U', '--warnings', 'off', '--quiet', '--color', '0', `127.0.0.1:${good.port}`], {
+      stdio: 'ignore',
+      timeout: 600_000,
+    });
+    const theirs = performance.now() - started;
+    versusTestssl = `testssl.sh -E -U ${fmt(theirs / 1000, 1)} s -> ours takes ${fmt(fullP50 / theirs, 4)}x the time`;
+  }
+  const fullLine = `ssl full scan, local: ours p50 ${fmt(fullP50)} ms through the edge (parts ${fullTimings}); ${versusTestssl}`;
+
   console.log('\n== scans benchmark (issue 10) ==');
   console.log(
     `meta scan, one at a time: ours p50 ${fmt(oursOne.p50, 2)} ms through the edge ` +
@@ -238,6 +272,7 @@ try {
   );
   for (const line of ssl) console.log(line);
   for (const line of extras) console.log(line);
+  console.log(fullLine);
 } finally {
   await Promise.all([stack.stop(), specOnly.stop()]);
   await Promise.all([site.close(), tlsFixtures.close(), delayed.close(), dns.close()]);

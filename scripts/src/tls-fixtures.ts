@@ -50,6 +50,10 @@ export interface IssueOptions {
   ca?: boolean;
   /** The issuer's certificate URL, for clients that complete chains (authorityInfoAccess caIssuers). */
   caIssuersUrl?: string;
+  /** The OCSP responder's URL (authorityInfoAccess ocsp). */
+  ocspUrl?: string;
+  /** Embeds a signed certificate timestamp list of this many entries (their contents are not signed SCTs). */
+  embeddedScts?: number;
   /**
    * A subjectAltName whose value is not valid DER instead of `altNames`: OpenSSL completes the
    * handshake (it reads extensions lazily), stricter X.509 readers refuse the certificate.
@@ -111,10 +115,21 @@ export async function issue(options: IssueOptions, issuer?: Issued): Promise<Iss
       ),
     );
   }
-  if (options.caIssuersUrl) {
+  if (options.caIssuersUrl || options.ocspUrl) {
+    const url = (u: string | undefined) => (u ? [new x509.GeneralName('url', u)] : []);
     extensions.push(
-      new x509.AuthorityInfoAccessExtension({ caIssuers: [new x509.GeneralName('url', options.caIssuersUrl)] }),
+      new x509.AuthorityInfoAccessExtension({ caIssuers: url(options.caIssuersUrl), ocsp: url(options.ocspUrl) }),
     );
+  }
+  if (options.embeddedScts) {
+    // RFC 6962 3.3: an OCTET STRING holding the TLS-encoded SignedCertificateTimestampList.
+    const sct = Buffer.alloc(47, 1);
+    const entries = Buffer.concat(
+      Array.from({ length: options.embeddedScts }, () => Buffer.concat([Buffer.from([0, sct.length]), sct])),
+    );
+    const list = Buffer.concat([Buffer.from([entries.length >> 8, entries.length & 0xff]), entries]);
+    const octets = Buffer.concat([Buffer.from([0x04, 0x81, list.length]), list]);
+    extensions.push(new x509.Extension('1.3.6.1.4.1.11129.2.4.2', false, new Uint8Array(octets)));
   }
   if (options.malformedAltNames) {
     // A SEQUENCE that announces 3 bytes and holds a dNSName announcing 5 of which 1 follows.

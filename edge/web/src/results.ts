@@ -151,6 +151,27 @@ function sslExtras(reply: Row): [string, string][] {
   }
   if (typeof reply.ipAddress === 'string' && reply.ipAddress) rows.push(['Address', reply.ipAddress]);
   if (Array.isArray(reply.alpn)) rows.push(['ALPN', reply.alpn.length ? reply.alpn.join(', ') : 'none']);
+  if (typeof reply.hstsStatus === 'string') rows.push(['HSTS status', reply.hstsStatus.replace('_', ' ')]);
+  if (typeof reply.trustMarker === 'string') {
+    rows.push(['If trust issues are ignored', `${reply.trustMarker} · ${str(reply.gradeIgnoringTrust)}`]);
+  }
+  if (Array.isArray(reply.namedGroups) && reply.namedGroups.length)
+    rows.push(['Named groups', reply.namedGroups.join(', ')]);
+  if (Array.isArray(reply.signatureAlgorithms) && reply.signatureAlgorithms.length) {
+    rows.push(['Signature algorithms', reply.signatureAlgorithms.join(', ')]);
+  }
+  if (isRow(reply.certificateTransparency)) {
+    const ct = reply.certificateTransparency;
+    rows.push([
+      'Certificate transparency',
+      `${num(ct.embedded)} embedded, ${num(ct.stapled)} stapled, ${num(ct.tlsExtension)} in TLS`,
+    ]);
+  }
+  if (isRow(reply.revocation)) {
+    const r = reply.revocation;
+    rows.push(['Revocation (OCSP)', [str(r.status).replace('_', ' '), str(r.detail)].filter(Boolean).join(': ')]);
+  }
+  if (isRow(reply.timings)) rows.push(['Scan time', `${num(reply.timings.totalMs)} ms${reply.fast ? ' (fast)' : ''}`]);
   return rows;
 }
 
@@ -187,6 +208,110 @@ function protocolTable(protocols: Row[]): HTMLElement {
             {},
             h('th', { scope: 'row' }, str(p.version)),
             h('td', {}, p.supported === true ? 'yes' : p.supported === false ? 'no' : 'could not tell'),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** testssl.sh-style vulnerability table: each check's verdict, why, and the grade cap it imposes. */
+function vulnerabilityTable(rows: Row[]): HTMLElement {
+  const label: Record<string, string> = {
+    vulnerable: 'vulnerable',
+    not_vulnerable: 'not vulnerable',
+    unknown: 'unknown',
+  };
+  return h(
+    'div',
+    { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Vulnerabilities' },
+    h(
+      'table',
+      { class: 'protocol vulnerabilities' },
+      h('caption', {}, 'Vulnerabilities'),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Check'),
+          h('th', { scope: 'col' }, 'Verdict'),
+          h('th', { scope: 'col' }, 'Why'),
+          h('th', { scope: 'col' }, 'Grade cap'),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map((v) =>
+          h(
+            'tr',
+            { 'data-id': str(v.id), class: v.verdict === 'vulnerable' ? 'bad-text' : '' },
+            h('th', { scope: 'row' }, str(v.name)),
+            h('td', { class: 'verdict' }, label[str(v.verdict)] ?? str(v.verdict)),
+            h('td', {}, str(v.why)),
+            h('td', {}, str(v.gradeCap) || '—'),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Every suite the server accepts, per protocol, in its order when it has one. */
+function cipherList(protocols: Row[], notes: string[]): HTMLElement {
+  const accepted = protocols.filter((p) => p.supported === true);
+  return h(
+    'section',
+    { class: 'ciphers', 'aria-label': 'Cipher suites' },
+    h('h3', {}, 'Cipher suites'),
+    notes.length
+      ? h(
+          'ul',
+          { class: 'notes' },
+          notes.map((n) => h('li', {}, n)),
+        )
+      : null,
+    ...accepted.map((p) =>
+      h(
+        'div',
+        { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': `${str(p.protocol)} suites` },
+        h(
+          'table',
+          { class: 'protocol cipher-suites', 'data-protocol': str(p.protocol) },
+          h(
+            'caption',
+            {},
+            `${str(p.protocol)}${p.serverPreference === true ? ' (server order)' : p.serverPreference === false ? ' (client order)' : ''}`,
+          ),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Suite'),
+              h('th', { scope: 'col' }, 'Forward secrecy'),
+              h('th', { scope: 'col' }, 'AEAD'),
+              h('th', { scope: 'col' }, 'Bits'),
+              h('th', { scope: 'col' }, 'Strength'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            rowsOf(p.suites).map((c) =>
+              h(
+                'tr',
+                { class: c.strength === 'strong' ? '' : 'bad-text' },
+                h('th', { scope: 'row' }, str(c.name)),
+                h('td', {}, c.forwardSecrecy ? 'yes' : 'no'),
+                h('td', {}, c.aead ? 'yes' : 'no'),
+                h('td', {}, String(num(c.bits))),
+                h('td', {}, str(c.strength)),
+              ),
+            ),
           ),
         ),
       ),
@@ -249,6 +374,12 @@ function sslView(reply: Row): HTMLElement[] {
       ),
     ),
     Array.isArray(reply.protocols) && reply.protocols.length ? protocolTable(rowsOf(reply.protocols)) : null,
+    Array.isArray(reply.vulnerabilities) && reply.vulnerabilities.length
+      ? vulnerabilityTable(rowsOf(reply.vulnerabilities))
+      : null,
+    Array.isArray(reply.cipherSuites) && reply.cipherSuites.length
+      ? cipherList(rowsOf(reply.cipherSuites), Array.isArray(reply.cipherNotes) ? reply.cipherNotes.map(String) : [])
+      : null,
     h(
       'section',
       { class: 'chain', 'aria-label': 'Certificate chain' },

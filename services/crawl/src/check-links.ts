@@ -57,7 +57,7 @@ export async function checkLinks(
   };
   const verdicts = await Promise.all(
     toCheck.map((link) =>
-      verdictFor(link, sources, options.checkFragments, scope.accepts).catch((err: unknown) => {
+      verdictFor(link, sources, options.checkFragments, scope.accepts, scope.fragments).catch((err: unknown) => {
         if (signal.aborted || !scan.aborted) throw err;
         return undefined; // out of time: not checked, so not reported
       }),

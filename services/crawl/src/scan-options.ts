@@ -9,6 +9,7 @@ import { invalidArgument, type OriginHeaders } from '@webutil/kit';
 import type { LinkOptions } from '@webutil/proto/webutil/crawl/v1/crawl';
 import globToRegExp from 'glob-to-regexp';
 import { RE2JS } from 're2js';
+import type { FragmentRules } from './page/fragments.js';
 
 export const MAX_PATTERNS = 50;
 export const MAX_PATTERN_LENGTH = 500;
@@ -53,6 +54,8 @@ export interface ScanOptions {
   maxPages?: number;
   maxDepth?: number;
   headers?: Record<string, string>;
+  skipFragments?: string[];
+  githubAnchors?: boolean;
 }
 
 /** The options compiled for one scan. */
@@ -67,6 +70,8 @@ export interface ScanRules {
   originHeaders?: OriginHeaders;
   maxPages?: number;
   maxDepth?: number;
+  /** How fragments are verified: which are skipped, and GitHub's id prefix (decision 0303). */
+  fragments: FragmentRules;
 }
 
 const fail = (field: string, message: string) => invalidArgument('INVALID_OPTION', `${field} ${message}`);
@@ -77,7 +82,7 @@ export function scanOptionsOf(message: LinkOptions | undefined): ScanOptions {
   const options: ScanOptions = {};
   if (message.resources !== undefined) options.resources = message.resources;
   if (message.checkExternal !== undefined) options.checkExternal = message.checkExternal;
-  for (const field of ['include', 'exclude'] as const) {
+  for (const field of ['include', 'exclude', 'skipFragments'] as const) {
     const patterns = message[field];
     if (patterns.length === 0) continue;
     if (patterns.length > MAX_PATTERNS) throw fail(field, `has more than ${MAX_PATTERNS} patterns`);
@@ -100,6 +105,7 @@ export function scanOptionsOf(message: LinkOptions | undefined): ScanOptions {
       throw fail('maxDepth', `must be an integer from 0 to ${MAX_DEPTH_OPTION}`);
     options.maxDepth = message.maxDepth;
   }
+  if (message.githubAnchors !== undefined) options.githubAnchors = message.githubAnchors;
   const headers = Object.entries(message.headers ?? {});
   if (headers.length > 0) options.headers = checkedHeaders(headers);
   return options;
@@ -151,7 +157,12 @@ export function compileScan(options: ScanOptions, entry: URL, resourcesByDefault
   const exclude = (options.exclude ?? []).map((p) => compilePattern(p));
   const ranges = (options.acceptStatus ?? []).map((entry, i) => statusRange(entry, `acceptStatus[${i}]`));
   const headers = options.headers && Object.keys(options.headers).length > 0 ? options.headers : undefined;
+  const skipped = (options.skipFragments ?? []).map((p) => compilePattern(p));
   return {
+    fragments: {
+      skips: (fragment) => skipped.some((re) => re.matches(fragment)),
+      githubPrefix: options.githubAnchors ?? false,
+    },
     resources: options.resources ?? resourcesByDefault,
     checkExternal: options.checkExternal ?? true,
     inScope: (url) =>

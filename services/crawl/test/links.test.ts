@@ -6,6 +6,7 @@ import {
   MAX_FRAGMENTS_PER_LINK,
   MAX_HREF,
   MAX_LINK_BYTES,
+  refreshTarget,
   sameSite,
 } from '../src/page/links.js';
 
@@ -32,6 +33,10 @@ describe('classifyHref', () => {
     ['javascript:void(0)', 'javascript:void(0)', 'other', 'javascript'],
     ['data:text/html,hi', 'data:text/html,hi', 'other', 'data'],
     ['ftp://files.test/x', 'ftp://files.test/x', 'other', 'ftp'],
+    // Unparseable, with no scheme of their own: the page's (graded broken, "Invalid URL").
+    ['//', '//', 'other', 'https'],
+    ['//////', '//////', 'other', 'https'],
+    ['http://', 'http://', 'other', 'http'],
   ];
   for (const [href, url, type, scheme] of cases) {
     it(`${href} -> ${type}`, () => {
@@ -159,5 +164,48 @@ describe('LinkCollector', () => {
     expect(c.truncated).to.equal(true);
     const exact = collect(Array.from({ length: 10 }, (_, i) => `<a href="/p${i}">${i}</a>`).join(''), 10);
     expect(exact.truncated).to.equal(false);
+  });
+});
+
+describe('head, metadata and embedded links (issue 37)', () => {
+  const read = (html: string, resources = true) => {
+    const collector = new LinkCollector(page, 5000, true, resources);
+    for (let i = 0; i < html.length; i += 7) collector.write(html.slice(i, i + 7));
+    collector.end();
+    return collector.links.map((l) => `${l.element} ${l.rel ?? '-'} ${l.url}`);
+  };
+
+  it('reads a meta refresh target as browsers do', () => {
+    expect(refreshTarget('5; url=/next')).to.equal('/next');
+    expect(refreshTarget("0;URL='/quoted' ignored")).to.equal('/quoted');
+    expect(refreshTarget('3, /comma')).to.equal('/comma');
+    expect(refreshTarget('10')).to.equal(undefined);
+  });
+
+  it('takes the URL keys of JSON-LD blocks, naming an object by the key it sits under', () => {
+    const block = JSON.stringify({
+      '@type': 'Organization',
+      url: 'https://www.example.com/',
+      name: 'https://not-a-url-key.test/',
+      logo: { '@type': 'ImageObject', url: '/logo.png', contentUrl: '//cdn.test/logo.png' },
+      sameAs: ['https://social.test/a', 'not a url'],
+      publisher: { image: 'https://img.test/p.png' },
+    });
+    expect(read(`<script type="application/ld+json">${block}</script>`)).to.deep.equal([
+      'json-ld url https://www.example.com/',
+      'json-ld logo https://cdn.test/logo.png',
+      'json-ld sameAs https://social.test/a',
+      'json-ld image https://img.test/p.png',
+    ]);
+  });
+
+  it('skips JSON-LD that is not JSON, too large, or not asked for, and reads the page on', () => {
+    const huge = JSON.stringify({ url: 'https://huge.test/', filler: 'x'.repeat(300 * 1024) });
+    const html =
+      '<script type="application/ld+json">{"url": "https://broken.test/"</script>' +
+      `<script type="application/ld+json">${huge}</script>` +
+      '<script type="application/ld+json">{"image": "https://kept.test/i.png"}</script><a href="/after">a</a>';
+    expect(read(html)).to.deep.equal(['json-ld image https://kept.test/i.png', 'a - https://www.example.com/after']);
+    expect(read(html, false)).to.deep.equal(['a - https://www.example.com/after']);
   });
 });

@@ -20,6 +20,7 @@ const message = (fields: Partial<LinkOptions>): LinkOptions => ({
   exclude: [],
   acceptStatus: [],
   headers: {},
+  skipFragments: [],
   ...fields,
 });
 
@@ -56,6 +57,9 @@ describe('resources on a page', () => {
       ['/favicon.ico', 'link'],
       ['/font.woff2', 'link'],
       ['/app.webmanifest', 'link'],
+      // Head links that name other forms of the page are checked too (decision 0302).
+      ['/feed.xml', 'link'],
+      ['/canonical', 'link'],
       ['/og.png', 'meta'],
       ['/js/app.js', 'script'],
       ['/img/a.png', 'img'],
@@ -112,6 +116,11 @@ describe('link options', () => {
     expect(refused({ maxPages: 0 })).to.match(/^maxPages/);
     expect(refused({ maxPages: 251 })).to.match(/^maxPages/);
     expect(refused({ maxDepth: 21 })).to.match(/^maxDepth/);
+    expect(refused({ skipFragments: ['/**', ''] })).to.match(/^skipFragments\[1\] must be a glob/);
+    expect(scanOptionsOf(message({ skipFragments: ['/**'], githubAnchors: true }))).to.deep.equal({
+      skipFragments: ['/**'],
+      githubAnchors: true,
+    });
     for (const name of ['Host', 'connection', 'Transfer-Encoding', 'Upgrade', 'Proxy-Authorization', 'User-Agent'])
       expect(refused({ headers: { [name]: 'x' } })).to.equal(`headers may not set ${name}`);
     expect(refused({ headers: { 'Bad Name': 'x' } })).to.match(/^headers has an invalid header name/);

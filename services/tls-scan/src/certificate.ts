@@ -8,6 +8,7 @@ import {
   Certificate as AsnCertificate,
   AuthorityInfoAccessSyntax,
   id_ad_caIssuers,
+  id_ad_ocsp,
   id_ce_subjectAltName,
   id_pe_authorityInfoAccess,
   SubjectAlternativeName,
@@ -90,6 +91,10 @@ export interface CertificateFacts {
   ipAddresses: string[];
   /** authorityInfoAccess caIssuers URLs: where the issuer's certificate can be downloaded. */
   caIssuers: string[];
+  /** authorityInfoAccess OCSP responder URLs. */
+  ocspResponders: string[];
+  /** Signed certificate timestamps embedded in the certificate (RFC 6962 3.3). */
+  embeddedScts: number;
   /** Key length in bits (RSA/DSA modulus, EC curve size). */
   keyBits: number | undefined;
   /** Strength in RSA-equivalent bits (NIST SP 800-57): what the key-exchange rating compares. */
@@ -98,6 +103,37 @@ export interface CertificateFacts {
   issuer: Record<string, string>;
   notBefore: Date;
   notAfter: Date;
+}
+
+const SCT_LIST_OID = '1.3.6.1.4.1.11129.2.4.2';
+
+function accessUrls(aia: AuthorityInfoAccessSyntax, method: string): string[] {
+  return aia.flatMap((d) =>
+    d.accessMethod === method && d.accessLocation.uniformResourceIdentifier
+      ? [d.accessLocation.uniformResourceIdentifier]
+      : [],
+  );
+}
+
+/**
+ * The entries of a SignedCertificateTimestampList (RFC 6962 3.3): a 16-bit total length, then
+ * each SCT behind its 16-bit length. `der` is the extension's value, an OCTET STRING around the
+ * list (certificate and OCSP extensions) unless `bare` (the TLS extension). 0 when unreadable.
+ */
+export function sctCount(der: ArrayBuffer | Uint8Array | undefined, bare = false): number {
+  if (!der) return 0;
+  let bytes = Buffer.from(der instanceof Uint8Array ? der : new Uint8Array(der));
+  if (!bare) {
+    if (bytes[0] !== 0x04 || bytes.length < 2) return 0;
+    const first = bytes[1] as number;
+    const lengthBytes = first & 0x80 ? first & 0x7f : 0;
+    bytes = bytes.subarray(2 + lengthBytes);
+  }
+  if (bytes.length < 2) return 0;
+  const end = Math.min(bytes.length, 2 + bytes.readUInt16BE(0));
+  let count = 0;
+  for (let at = 2; at + 2 <= end; count++) at += 2 + bytes.readUInt16BE(at);
+  return count;
 }
 
 /** Parses a DER certificate once, with node:crypto and the ASN.1 schema of RFC 5280. */
@@ -119,11 +155,9 @@ export function readCertificate(der: Buffer): CertificateFacts {
     weakSignature: signature.weak,
     dnsNames: san.flatMap((n) => (n.dNSName ? [n.dNSName] : [])),
     ipAddresses: san.flatMap((n) => (n.iPAddress ? [n.iPAddress] : [])),
-    caIssuers: aia.flatMap((d) =>
-      d.accessMethod === id_ad_caIssuers && d.accessLocation.uniformResourceIdentifier
-        ? [d.accessLocation.uniformResourceIdentifier]
-        : [],
-    ),
+    caIssuers: accessUrls(aia, id_ad_caIssuers),
+    ocspResponders: accessUrls(aia, id_ad_ocsp),
+    embeddedScts: sctCount(extension(SCT_LIST_OID)),
     keyBits,
     keyStrength,
     subject: nameFields(legacy.subject),

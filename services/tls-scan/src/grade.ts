@@ -16,14 +16,40 @@ export interface GradeInput {
   insecureSuite: boolean;
   /** Key exchange strength in RSA-equivalent bits: the weaker of the certificate key and the ephemeral key. */
   keyExchangeBits: number;
+  /** The two keys that make it, each named (e.g. "1024-bit RSA", "X25519"), so a cap says which is weak. */
+  keys?: { certificate?: NamedKey; exchange?: NamedKey };
   /** Version and forward secrecy of the main handshake (what a modern client gets). */
   negotiated: { protocol: TlsVersion; forwardSecrecy: boolean };
   trusted: boolean;
+  /** Why the certificate is not trusted (the chain's problems), for the cap's message. */
+  trustProblems?: readonly string[];
   chainComplete: boolean;
   nameMatches: boolean;
   inDate: boolean;
   /** HSTS max-age in seconds, when the server sent the header. */
   hstsMaxAge: number | undefined;
+  /**
+   * Whether browsers honour the header read: `ignored` over a certificate with errors (RFC 6797 8.1),
+   * `absent` when the answer had none, `not_read` when no answer came. Unset: honoured when sent.
+   */
+  hstsStatus?: HstsStatus;
+  /** Caps found by the full scan: SSL 2.0/3.0 accepted, and each vulnerability that caps (SSL Labs' guide). */
+  findingCaps?: readonly GradeCap[];
+}
+
+/** A grade cap and what caused it. */
+export interface GradeCap {
+  grade: Capped;
+  code: string;
+  message: string;
+}
+
+export type HstsStatus = 'honoured' | 'ignored' | 'absent' | 'not_read';
+
+/** A key in RSA-equivalent bits, with what it is called in a message. */
+export interface NamedKey {
+  strength: number;
+  label: string;
 }
 
 export type Letter = 'A+' | 'A' | 'B' | 'C' | 'D' | 'E' | 'F';
@@ -103,11 +129,7 @@ export function letterOf(score: number): Letter {
 const CEILING = { B: 79, C: 64, F: 19 } as const;
 type Capped = keyof typeof CEILING;
 
-interface Cap {
-  grade: Capped;
-  code: string;
-  message: string;
-}
+type Cap = GradeCap;
 
 function capsOf(input: GradeInput): Cap[] {
   const caps: Cap[] = [];
@@ -116,15 +138,11 @@ function capsOf(input: GradeInput): Cap[] {
   };
   const legacy = input.protocols.filter((v) => v === 'TLSv1' || v === 'TLSv1.1');
   // The guide's "T" (not trusted) and "M" (name mismatch) grades are F in our letter set.
-  cap('F', 'cert_untrusted', 'the certificate is not trusted', !input.trusted);
+  const why = input.trustProblems?.length ? `: ${input.trustProblems.join('; ')}` : '';
+  cap('F', 'cert_untrusted', `the certificate is not trusted${why}`, !input.trusted);
   cap('F', 'cert_out_of_date', 'the certificate is expired or not yet valid', !input.inDate);
   cap('F', 'cert_name_mismatch', 'the certificate does not name the host', !input.nameMatches);
-  cap(
-    'F',
-    'key_under_1024',
-    `the key exchange is ${input.keyExchangeBits}-bit (RSA-equivalent), under 1024 bits`,
-    input.keyExchangeBits < 1024,
-  );
+  cap('F', 'key_under_1024', `${weakKeys(input, 1024)}, under 1024 bits`, input.keyExchangeBits < 1024);
   cap('F', 'insecure_suite', 'a suite without encryption or authentication is accepted', input.insecureSuite);
   cap(
     'C',
@@ -149,11 +167,28 @@ function capsOf(input: GradeInput): Cap[] {
   cap(
     'B',
     'key_under_2048',
-    `the key exchange is ${input.keyExchangeBits}-bit (RSA-equivalent), under 2048 bits`,
+    `${weakKeys(input, 2048)}, under 2048 bits`,
     input.keyExchangeBits >= 1024 && input.keyExchangeBits < 2048,
   );
   cap('B', 'no_forward_secrecy', 'the negotiated suite has no forward secrecy', !input.negotiated.forwardSecrecy);
-  return caps;
+  caps.push(...(input.findingCaps ?? []));
+  // Lowest cap first, as the reasons list them.
+  return caps.sort((a, b) => CEILING[a.grade] - CEILING[b.grade]);
+}
+
+/**
+ * The keys weaker than `bits`, each named: the certificate's key and the exchange's ephemeral key
+ * are told apart (a 1024-bit RSA certificate with X25519 is a weak certificate key, not a weak exchange).
+ */
+function weakKeys(input: GradeInput, bits: number): string {
+  const { certificate, exchange } = input.keys ?? {};
+  const named = [
+    certificate && certificate.strength < bits ? `the certificate key is ${certificate.label}` : undefined,
+    exchange && exchange.strength < bits ? `the key exchange is ${exchange.label}` : undefined,
+  ].filter((s): s is string => s !== undefined);
+  return named.length
+    ? `${named.join(' and ')} (${input.keyExchangeBits}-bit RSA-equivalent)`
+    : `the key exchange is ${input.keyExchangeBits}-bit (RSA-equivalent)`;
 }
 
 const points = (n: number) => `${Number.isInteger(n) ? n : n.toFixed(1)} point${n === 1 ? '' : 's'}`;
@@ -182,7 +217,7 @@ function deductionsOf(input: GradeInput): GradeReason[] {
     'key_exchange_strength',
     input.insecureSuite
       ? 'key exchange: a suite without authentication is accepted'
-      : `key exchange: ${input.keyExchangeBits}-bit RSA-equivalent (4096 for full marks)`,
+      : `key exchange: ${input.keyExchangeBits}-bit RSA-equivalent${keysNamed(input)} (4096 for full marks)`,
   );
   deduct(
     'cipher',
@@ -193,6 +228,15 @@ function deductionsOf(input: GradeInput): GradeReason[] {
   return reasons;
 }
 
+/** ", the weaker of the certificate key 1024-bit RSA and the exchange X25519", when both are known. */
+function keysNamed(input: GradeInput): string {
+  const { certificate, exchange } = input.keys ?? {};
+  if (certificate && exchange)
+    return `, the weaker of the certificate key ${certificate.label} and the exchange ${exchange.label}`;
+  if (certificate) return `, the certificate key ${certificate.label} (RSA key transport)`;
+  return '';
+}
+
 export function rate(input: GradeInput): Rating {
   const caps = capsOf(input);
   const score = Math.min(rawScore(input), ...caps.map((c) => CEILING[c.grade]));
@@ -200,7 +244,8 @@ export function rate(input: GradeInput): Rating {
   const modern =
     input.negotiated.protocol === 'TLSv1.3' ||
     (input.negotiated.protocol === 'TLSv1.2' && input.negotiated.forwardSecrecy);
-  const maxAge = input.hstsMaxAge ?? 0;
+  const honoured = input.hstsStatus === undefined || input.hstsStatus === 'honoured';
+  const maxAge = honoured ? (input.hstsMaxAge ?? 0) : 0;
   const aPlus = letter === 'A' && modern && maxAge >= HSTS_A_PLUS_SECONDS;
   const reasons: GradeReason[] = caps.map((c) => ({
     code: c.code,
@@ -208,11 +253,31 @@ export function rate(input: GradeInput): Rating {
     effect: `grade capped at ${c.grade} (score at most ${CEILING[c.grade]})`,
   }));
   const needsHsts = 'A+ needs HSTS with max-age ≥ 6 months (15552000 s)';
-  if (input.hstsMaxAge === undefined) {
+  if (input.hstsStatus === 'not_read') {
+    const message = 'the home page gave no answer, so the Strict-Transport-Security header could not be read';
+    reasons.push({ code: 'hsts_not_read', message, effect: needsHsts });
+  } else if (input.hstsStatus === 'ignored') {
+    const message =
+      'the Strict-Transport-Security header was read, but browsers ignore it over a certificate with errors';
+    reasons.push({ code: 'hsts_ignored', message, effect: needsHsts });
+  } else if (input.hstsMaxAge === undefined) {
     reasons.push({ code: 'no_hsts', message: 'no Strict-Transport-Security header with a max-age', effect: needsHsts });
   } else if (maxAge < HSTS_A_PLUS_SECONDS) {
     reasons.push({ code: 'hsts_short', message: `HSTS max-age is ${maxAge} s, under 6 months`, effect: needsHsts });
   }
   reasons.push(...deductionsOf(input));
   return { score, grade: aPlus ? 'A+' : letter, reasons };
+}
+
+/**
+ * SSL Labs' second grade for a certificate problem: "T" (not trusted, out of date) or "M" (the
+ * name does not match) beside the grade the server would get if the certificate were fine, its
+ * HSTS header then honoured. Undefined when the certificate is trusted, in date and names the host.
+ */
+export function trustMarker(input: GradeInput): { marker: 'T' | 'M'; gradeIgnoringTrust: Letter } | undefined {
+  const marker = !input.trusted || !input.inDate ? 'T' : !input.nameMatches ? 'M' : undefined;
+  if (!marker) return undefined;
+  const hstsStatus = input.hstsStatus === 'ignored' ? 'honoured' : input.hstsStatus;
+  const trusted = { ...input, trusted: true, inDate: true, nameMatches: true, hstsStatus };
+  return { marker, gradeIgnoringTrust: rate(trusted).grade };
 }

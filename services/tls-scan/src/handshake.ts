@@ -198,6 +198,7 @@ export function keyExchangeOf(socket: TLSSocket): { type: string; name?: string;
 /** Bulk-cipher strength from the IANA suite name; unknown ciphers count as 128 bits. */
 export function cipherBits(cipher: string): number {
   if (/_WITH_NULL_|^TLS_NULL_/.test(cipher)) return 0;
+  if (/EXPORT1024|RC4_56/.test(cipher)) return 56;
   if (/EXPORT|_40_/.test(cipher)) return 40;
   if (/_WITH_DES_CBC_/.test(cipher)) return 56;
   if (/3DES/.test(cipher)) return 112;

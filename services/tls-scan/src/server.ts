@@ -5,7 +5,7 @@ import { type SslScanDeps, sslScan } from './ssl-scan.js';
 export function tlsScanService(deps: SslScanDeps, log: Logger): ServiceBinding {
   return bind(
     TlsScanServiceService,
-    { sslScan: (request, ctx) => sslScan(request.domain, deps, ctx.signal, request.port) },
+    { sslScan: (request, ctx) => sslScan(request.domain, deps, ctx.signal, request.port, request.fast === true) },
     log,
   );
 }

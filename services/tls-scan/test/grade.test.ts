@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type GradeInput, HSTS_A_PLUS_SECONDS, letterOf, rate, rawScore } from '../src/grade.js';
+import { type GradeInput, HSTS_A_PLUS_SECONDS, letterOf, rate, rawScore, trustMarker } from '../src/grade.js';
 import { cipherBits } from '../src/handshake.js';
 import { hstsMaxAge, parseHsts } from '../src/hsts.js';
 
@@ -117,6 +117,56 @@ describe('SSL grading', () => {
     expect(rating).to.deep.equal({ score: 100, grade: 'A+', reasons: [] });
   });
 
+  it('names the certificate key and the key exchange apart: a 1024-bit RSA certificate with X25519', () => {
+    const keys = {
+      certificate: { strength: 1024, label: '1024-bit RSA' },
+      exchange: { strength: 3072, label: 'X25519 (ECDH)' },
+    };
+    const rating = rate(modern({ keyExchangeBits: 1024, keys }));
+    const cap = rating.reasons.find((r) => r.code === 'key_under_2048');
+    expect(cap?.message).to.equal('the certificate key is 1024-bit RSA (1024-bit RSA-equivalent), under 2048 bits');
+    const deduction = rating.reasons.find((r) => r.code === 'key_exchange_strength');
+    expect(deduction?.message).to.equal(
+      'key exchange: 1024-bit RSA-equivalent, the weaker of the certificate key 1024-bit RSA and the exchange ' +
+        'X25519 (ECDH) (4096 for full marks)',
+    );
+    const weakDh = {
+      certificate: { strength: 3072, label: '256-bit EC (prime256v1)' },
+      exchange: { strength: 1024, label: '1024-bit DH' },
+    };
+    expect(rate(modern({ keyExchangeBits: 1024, keys: weakDh })).reasons[0]?.message).to.equal(
+      'the key exchange is 1024-bit DH (1024-bit RSA-equivalent), under 2048 bits',
+    );
+  });
+
+  it('says why the certificate is not trusted', () => {
+    const problems = ['the certificate is self-signed, so no browser trusts it'];
+    expect(rate(modern({ trusted: false, trustProblems: problems })).reasons[0]?.message).to.equal(
+      'the certificate is not trusted: the certificate is self-signed, so no browser trusts it',
+    );
+  });
+
+  it('tells an HSTS header browsers ignore, or one not read, from one that is absent', () => {
+    const ignored = rate(modern({ hstsStatus: 'ignored' }));
+    expect(ignored.grade).to.equal('A');
+    expect(ignored.reasons[0]?.code).to.equal('hsts_ignored');
+    expect(rate(modern({ hstsStatus: 'not_read', hstsMaxAge: undefined })).reasons[0]?.code).to.equal('hsts_not_read');
+    expect(rate(modern({ hstsStatus: 'absent', hstsMaxAge: undefined })).reasons[0]?.code).to.equal('no_hsts');
+    expect(rate(modern({ hstsStatus: 'honoured' })).grade).to.equal('A+');
+  });
+
+  it("gives SSL Labs' T or M marker with the grade the server would get if its certificate were fine", () => {
+    expect(trustMarker(modern())).to.equal(undefined);
+    const selfSigned = modern({ trusted: false, hstsStatus: 'ignored' });
+    expect(rate(selfSigned).grade).to.equal('F');
+    expect(trustMarker(selfSigned)).to.deep.equal({ marker: 'T', gradeIgnoringTrust: 'A+' });
+    expect(trustMarker(modern({ inDate: false, protocols: ['TLSv1', 'TLSv1.2', 'TLSv1.3'] }))).to.deep.equal({
+      marker: 'T',
+      gradeIgnoringTrust: 'B',
+    });
+    expect(trustMarker(modern({ nameMatches: false }))).to.deep.equal({ marker: 'M', gradeIgnoringTrust: 'A+' });
+  });
+
   it('says when HSTS is too short for A+', () => {
     const reasons = rate(modern({ hstsMaxAge: 86_400 })).reasons;
     expect(reasons[0]).to.deep.equal({
@@ -137,6 +187,7 @@ describe('cipherBits', () => {
     ['TLS_RSA_WITH_3DES_EDE_CBC_SHA', 112],
     ['TLS_RSA_WITH_DES_CBC_SHA', 56],
     ['TLS_RSA_EXPORT_WITH_RC4_40_MD5', 40],
+    ['TLS_RSA_EXPORT1024_WITH_RC4_56_SHA', 56],
     ['TLS_RSA_WITH_NULL_SHA256', 0],
     ['TLS_ECDHE_RSA_WITH_NULL_SHA', 0],
   ];

@@ -101,8 +101,31 @@ const maxDepth = z
   .optional()
   .meta({ description: 'Deepest breadth-first depth fetched (0: the entry page only). Default no limit.' });
 
+const skipFragments = z
+  .array(
+    z
+      .string({ error: 'skipFragments must be an array of strings' })
+      .min(1, 'skipFragments must not hold an empty pattern')
+      .max(500, 'skipFragments holds a pattern longer than 500 characters'),
+    { error: 'skipFragments must be an array of fragment glob patterns' },
+  )
+  .max(50, 'skipFragments must have at most 50 patterns')
+  .optional()
+  .meta({
+    description:
+      'Fragment globs (at most 50, without the #) that checkFragments leaves unverified: single-page-app ' +
+      'routes such as `/**` (#/route) and `!/**` (#!/route). `*` stays within a /-segment, `**` crosses them.',
+    example: ['/**', '!/**'],
+  });
+
 const checkFields = {
   url: targetUrl,
+  skipFragments,
+  githubAnchors: flag(
+    'githubAnchors',
+    'With checkFragments, #name also matches an element whose id is user-content-name (GitHub’s rendered ' +
+      'Markdown prefixes heading and footnote ids so). The HTML standard alone applies otherwise.',
+  ),
   checkFragments: flag(
     'checkFragments',
     'Verify each distinct #fragment of a link to a page of the site against that page’s id and name ' +
@@ -111,7 +134,9 @@ const checkFields = {
   checkResources: onFlag(
     'checkResources',
     'Check the page’s resources too: images (src and srcset candidates), scripts, stylesheets, icons, preloads, ' +
-      'manifests, frames, video, audio, objects and og:image; checked, never followed.',
+      'manifests, frames, video (and posters), audio, tracks, embeds, objects, image inputs, SVG images; head ' +
+      'and metadata links (canonical, alternate, amphtml, next/prev, og:url, og:image, twitter:image, meta ' +
+      'refresh targets, URLs in JSON-LD); checked, never followed.',
   ),
   include,
   exclude,
@@ -129,7 +154,7 @@ const includeResources = (description: string) => ({
   includeResources: flag(
     'includeResources',
     `${description} List the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, ` +
-      'frames, media, objects, og:image), each naming its `element`, and count them.',
+      'frames, media, objects, head and metadata links, JSON-LD URLs), each naming its `element`, and count them.',
   ),
 });
 
@@ -140,7 +165,8 @@ export const LinkExtractInput = z.object({
     default: false,
     description:
       'true: list the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, frames, ' +
-      'media, objects, og:image), each naming its `element`, and count them. Default false.',
+      'media, objects, head and metadata links, JSON-LD URLs), each naming its `element`, and count them. ' +
+      'Default false.',
   }),
 });
 /** The link-extract crawl start. */
@@ -165,8 +191,12 @@ export function linkOptions(input: {
   maxPages?: number;
   maxDepth?: number;
   headers?: Record<string, string>;
+  skipFragments?: string[];
+  githubAnchors?: boolean;
 }) {
   return {
+    skipFragments: input.skipFragments ?? [],
+    githubAnchors: input.githubAnchors,
     resources: input.checkResources ?? input.includeResources,
     include: input.include ?? [],
     exclude: input.exclude ?? [],
@@ -185,7 +215,11 @@ const grade: FieldEdit = { value: z.enum(['A+', 'A', 'B', 'C', 'D', 'F']) };
 const healthScore: FieldEdit = { value: z.number().int().min(0).max(100) };
 const counted: FieldEdit = { value: count };
 const scannedAt: FieldEdit = { value: timestamp };
-const rel: FieldEdit = { nullable: true, description: 'The rel attribute; null when the anchor has none.' };
+const rel: FieldEdit = {
+  nullable: true,
+  description:
+    'The rel attribute; null when the element has none. For meta and json-ld links, the property or key naming the URL.',
+};
 /** Crawl results only: where a link was found. */
 const sources = {
   sources: { description: 'The first pages (at most 25, crawl order) the link is on.' },
@@ -225,14 +259,23 @@ const ELEMENTS = [
   'iframe',
   'video',
   'audio',
+  'track',
+  'embed',
   'object',
+  'input',
+  'image',
+  'use',
   'meta',
+  'json-ld',
 ] as const;
 const element: FieldEdit = {
   value: z.enum(ELEMENTS),
   description:
     'The element the URL was first found on: a or area for links, the others for resources (checked, never ' +
-    'followed as pages); meta is og:image.',
+    'followed as pages). link: its rel says which (stylesheet, icon, canonical, alternate, amphtml, next, ' +
+    'prev, manifest, apple-touch-icon, modulepreload...); meta: rel is og:image, og:url, twitter:image... or ' +
+    'refresh (a meta refresh target); video: rel poster for its poster image; input is type=image; image and ' +
+    'use are SVG; json-ld: a URL inside a JSON-LD block, rel its key (url, image, logo, sameAs...).',
 };
 
 const linkRecordFields = {

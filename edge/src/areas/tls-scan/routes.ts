@@ -16,7 +16,8 @@ export const tlsScanRoutes: RouteSpec[] = [
     output: SslScanResult,
     errors: { invalid_domain: 400, target_blocked: 400, target_unreachable: 400, tls_handshake_failed: 400 },
     timeoutMs: 30_000,
-    call: (c, input, options) => c.tlsScan.sslScan({ domain: input.domain, port: input.port }, options),
+    call: (c, input, options) =>
+      c.tlsScan.sslScan({ domain: input.domain, port: input.port, fast: input.fast === 'true' }, options),
     present: presentSslScan,
   }),
 ];

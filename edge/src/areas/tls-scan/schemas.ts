@@ -17,7 +17,19 @@ const port = queryInteger('port', 1, 65535, {
   example: 443,
 });
 
-export const sslScanInput = z.object({ domain: targetHost, port });
+/** A query parameter, so the flag is the text true or false. */
+const fast = z
+  .enum(['true', 'false'], { error: 'fast must be true or false' })
+  .optional()
+  .meta({
+    default: 'false',
+    description:
+      'true: only the handshake, protocol probes, chain, HSTS and CAA, in tens of milliseconds; the suite ' +
+      'enumeration, vulnerability checks, certificate transparency and revocation are left out (their fields are ' +
+      'empty). Default false: the full scan, a few hundred milliseconds against a nearby server.',
+  });
+
+export const sslScanInput = z.object({ domain: targetHost, port, fast });
 
 const nameFields: FieldEdit = {
   description: 'Name fields such as CN, O, OU, C; a field that occurs twice is joined with ", ".',
@@ -118,8 +130,30 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
       }),
       nullable: true,
       description:
-        'The Strict-Transport-Security header of https://<domain>[:port]/ (HEAD, no redirect followed, certificate ' +
-        'checked as a browser does); null when there is none with a valid max-age.',
+        'The Strict-Transport-Security header of https://<domain>[:port]/ as the server sends it (GET, no redirect ' +
+        'followed, read over whatever TLS version the server speaks); null when there is none with a valid ' +
+        'max-age. hstsStatus says whether browsers honour it.',
+    },
+    hstsStatus: {
+      value: z.enum(['honoured', 'ignored', 'absent', 'not_read']),
+      description:
+        'honoured: browsers apply the header; ignored: it was read, but browsers ignore it over a certificate with ' +
+        'errors (RFC 6797 8.1); absent: the answer had no header with a valid max-age; not_read: no answer came ' +
+        'in time, so whether there is one is unknown.',
+    },
+    trustMarker: {
+      value: z.enum(['T', 'M']),
+      nullable: true,
+      description:
+        'SSL Labs’ marker beside an F for a certificate problem: T (not trusted, expired or not yet valid) or M ' +
+        '(the certificate does not name the host); null when the certificate is fine.',
+    },
+    gradeIgnoringTrust: {
+      value: z.enum(['A+', 'A', 'B', 'C', 'D', 'E', 'F']),
+      nullable: true,
+      description:
+        'The grade the server would get if its certificate were fine (SSL Labs’ “if trust issues are ignored”); ' +
+        'set only with trustMarker. securityGrade keeps its meaning.',
     },
     ocspStapling: {
       description:
@@ -168,6 +202,83 @@ export const SslScanResult = restObject(tlsscan.SslScanResponse, {
     alpn: {
       value: z.enum(['h2', 'http/1.1']),
       description: 'The application protocols the server selects when offered (ALPN); empty when it selects none.',
+    },
+    cipherSuites: {
+      value: restObject(tlsscan.ProtocolCiphers, {
+        id: 'ProtocolCiphers',
+        fields: {
+          protocol: { value: z.enum(['SSLv2', 'SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3']) },
+          supported: { nullable: true, description: 'null when the probe could not tell (no answer in time).' },
+          serverPreference: {
+            nullable: true,
+            description:
+              'true: the server picks by its own order, and suites are listed in it; false: by the client’s; null ' +
+              'with fewer than two suites.',
+          },
+          suites: {
+            value: restObject(tlsscan.CipherSuite, {
+              id: 'CipherSuite',
+              fields: {
+                name: { example: 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256' },
+                code: { example: '0xC02F' },
+                keyExchange: { example: 'ECDHE' },
+                strength: { value: z.enum(['strong', 'weak', 'insecure']) },
+              },
+            }),
+          },
+        },
+      }),
+      description:
+        'Every suite the server accepts per protocol, SSLv2 to TLS 1.3, found with raw ClientHellos as testssl.sh ' +
+        'does; empty with fast=true.',
+    },
+    namedGroups: { description: 'Named groups the server accepts, e.g. x25519, secp256r1, ffdhe2048.' },
+    signatureAlgorithms: { description: 'Signature algorithms the server accepts when offered one alone.' },
+    cipherNotes: { description: 'Notes on the suite set: CBC only, no AEAD, no TLS 1.3.' },
+    vulnerabilities: {
+      value: restObject(tlsscan.Vulnerability, {
+        id: 'Vulnerability',
+        fields: {
+          id: { example: 'heartbleed' },
+          verdict: { value: z.enum(['vulnerable', 'not_vulnerable', 'unknown']) },
+          gradeCap: {
+            value: z.enum(['F', 'C', 'B']),
+            nullable: true,
+            description: 'The grade cap a vulnerable verdict imposes (SSL Labs’ guide); null when none.',
+          },
+        },
+      }),
+      description:
+        'testssl.sh’s checks (-U): Heartbleed, CCS injection, Ticketbleed, ROBOT, secure and client-initiated ' +
+        'renegotiation, CRIME, BREACH, POODLE, TLS_FALLBACK_SCSV, SWEET32, FREAK, DROWN, LOGJAM, BEAST, LUCKY13 and ' +
+        'RC4, each with a verdict and why; empty with fast=true.',
+    },
+    timings: {
+      // Described on the object: a description on the field would wrap it and hide its message.
+      value: restObject(tlsscan.ScanTimings, {
+        id: 'ScanTimings',
+        description: 'How long each part of the scan took, in milliseconds; the parts run at once, so they overlap.',
+      }),
+    },
+    fast: { description: 'The scan ran with fast=true.' },
+    certificateTransparency: {
+      value: restObject(tlsscan.CertificateTransparency, { id: 'CertificateTransparency' }),
+      nullable: true,
+      description: 'Signed certificate timestamps by where they came from; null with fast=true.',
+    },
+    revocation: {
+      value: restObject(tlsscan.Revocation, {
+        id: 'Revocation',
+        fields: {
+          status: { value: z.enum(['good', 'revoked', 'unknown', 'no_responder', 'error']) },
+          responder: { nullable: true },
+          detail: { nullable: true },
+        },
+      }),
+      nullable: true,
+      description:
+        'The certificate’s status from the OCSP responder it names (through the same address policy and time bound ' +
+        'as every fetch); null with fast=true.',
     },
     scoreAreas: {
       // Described on the object: a description on the field would wrap it and hide its message.

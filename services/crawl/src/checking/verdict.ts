@@ -1,5 +1,5 @@
 import type { FoundLink } from '../model.js';
-import { checkableFragment, type PageTargets } from '../page/fragments.js';
+import { checkableFragment, type FragmentRules, findFragment, type PageTargets } from '../page/fragments.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import { type AcceptStatus, type CheckOutcome, type FragmentCheck, type Graded, gradeLink } from './grade.js';
 
@@ -25,16 +25,19 @@ export async function verdictFor(
   sources: VerdictSources,
   checkFragments: boolean,
   accepts?: AcceptStatus,
+  fragmentRules?: FragmentRules,
 ): Promise<Graded> {
   if (link.type === 'mailto' || link.type === 'tel' || link.type === 'other') return gradeLink(link, undefined);
-  const names = link.type === 'anchor' ? [checkableFragment(link.url) ?? ''] : (link.fragments ?? []);
+  const named = link.type === 'anchor' ? [checkableFragment(link.url) ?? ''] : (link.fragments ?? []);
+  // A skipped fragment is not verified: an in-page anchor to it stays a plain in-page anchor.
+  const names = fragmentRules ? named.filter((name) => name === '' || !fragmentRules.skips(name)) : named;
   const fragments = async (): Promise<FragmentCheck[] | undefined> => {
     if (!checkFragments || names.length === 0 || names[0] === '') return undefined;
     const target = normalizePageUrl(link.url);
     const targets = target === sources.page ? sources.pageTargets : await sources.targetsOf(target);
     if (!targets) return undefined;
     return names.flatMap((name) => {
-      const found = targets.has(name);
+      const found = findFragment(targets, name, fragmentRules);
       return found === undefined ? [] : [{ name, found }];
     });
   };

@@ -56,6 +56,28 @@ function sortedHas(sorted: Float64Array, value: number): boolean {
   return false;
 }
 
+/** How a scan verifies fragments, beyond the HTML standard (docs/decisions/0303-fragment-options.md). */
+export interface FragmentRules {
+  /** Fragments left unverified (a single-page app's routes: `#/route`, `#!/route`). */
+  skips(fragment: string): boolean;
+  /** `#name` also matches the id `user-content-name`, as GitHub's rendered Markdown prefixes ids. */
+  githubPrefix: boolean;
+}
+
+/** GitHub's prefix of the ids in rendered Markdown (headings, footnotes). */
+const GITHUB_ID_PREFIX = 'user-content-';
+
+/** Whether the page has the fragment's target under the rules; undefined when its list cannot say. */
+export function findFragment(
+  targets: PageTargets,
+  name: string,
+  rules: FragmentRules | undefined,
+): boolean | undefined {
+  const found = targets.has(name);
+  if (found !== false || !rules?.githubPrefix || name.startsWith(GITHUB_ID_PREFIX)) return found;
+  return targets.has(GITHUB_ID_PREFIX + name);
+}
+
 /** Adds an element's id, or an `<a name>`, to the page's targets. */
 export function addTargets(tag: string, attrs: Record<string, string>, into: PageTargets): void {
   if (attrs.id) into.add(attrs.id);

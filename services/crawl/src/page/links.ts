@@ -18,10 +18,62 @@ export const MAX_LINK_BYTES = 8 * 1024 * 1024;
 /** Distinct fragments kept per link (docs/decisions/0211-link-identity-without-fragment.md). */
 export const MAX_FRAGMENTS_PER_LINK = 25;
 
-/** Elements whose URL is a resource (what the page loads), not a link to follow. */
-export const RESOURCE_ELEMENTS = ['img', 'source', 'script', 'link', 'iframe', 'video', 'audio', 'object', 'meta'];
-/** `<link rel>` tokens whose href the page loads (docs/decisions/0214-resources-checked.md). */
-const LOADED_RELS = /(?:^|\s)(?:stylesheet|icon|preload|manifest)(?:\s|$)/i;
+/** Elements whose URL is a resource (what the page loads or names), not a link to follow. */
+export const RESOURCE_ELEMENTS = [
+  'img',
+  'source',
+  'script',
+  'link',
+  'iframe',
+  'video',
+  'audio',
+  'track',
+  'embed',
+  'object',
+  'input',
+  'image',
+  'use',
+  'meta',
+  'json-ld',
+];
+/**
+ * `<link rel>` tokens whose href is checked: what the page loads (docs/decisions/0214) and what it
+ * names as another form of itself (canonical, alternate, amphtml, next/prev: decision 0302).
+ */
+const CHECKED_RELS =
+  /(?:^|\s)(?:stylesheet|icon|preload|modulepreload|manifest|apple-touch-icon|apple-touch-icon-precomposed|mask-icon|canonical|alternate|amphtml|next|prev)(?:\s|$)/i;
+/** `<meta property|name>` whose content is a URL (Open Graph, Twitter cards). */
+const URL_METAS = new Set([
+  'og:url',
+  'og:image',
+  'og:image:url',
+  'og:image:secure_url',
+  'og:video',
+  'og:video:url',
+  'og:video:secure_url',
+  'og:audio',
+  'twitter:image',
+  'twitter:image:src',
+  'twitter:player',
+]);
+/** JSON-LD keys whose string values (or arrays of them) are URLs (schema.org). */
+const JSON_LD_URL_KEYS = new Set([
+  'url',
+  'image',
+  'logo',
+  'sameAs',
+  'thumbnailUrl',
+  'contentUrl',
+  'embedUrl',
+  'mainEntityOfPage',
+  'photo',
+  'screenshot',
+]);
+/** Characters of one JSON-LD block read at most; a longer block is skipped (its links not read). */
+const MAX_JSON_LD_CHARS = 256 * 1024;
+/** URLs taken from one JSON-LD block at most, and nesting walked at most. */
+const MAX_JSON_LD_URLS = 200;
+const MAX_JSON_LD_DEPTH = 32;
 /** Resource URLs that name nothing to fetch: inline data and the page's own objects. */
 const NOT_FETCHED = /^\s*(?:data|blob|javascript|about):/i;
 
@@ -82,7 +134,10 @@ export function classifyHref(
   try {
     resolved = new URL(trimmed, base);
   } catch {
-    return { url: trimmed, type: 'other', scheme: /^([a-z][a-z0-9+.-]*):/i.exec(trimmed)?.[1]?.toLowerCase() ?? '' };
+    // A reference without a scheme of its own (`//`, `//////`) is the base's: an http(s) link that
+    // does not parse, graded broken ("Invalid URL", docs/grading.md), not a link of an unknown scheme.
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed)?.[1]?.toLowerCase() ?? base.protocol.slice(0, -1);
+    return { url: trimmed, type: 'other', scheme };
   }
   const scheme = resolved.protocol.slice(0, -1);
   if (scheme === 'http' || scheme === 'https')
@@ -125,6 +180,9 @@ export class LinkCollector {
   private baseSet = false;
   private anchor: OpenAnchor | undefined;
   private skipDepth = 0;
+  /** The text of the JSON-LD block being read, undefined outside one (or past its size cap). */
+  private jsonLd: string[] | undefined;
+  private jsonLdChars = 0;
 
   /**
    * `byDocument`: a link to another page is one link per URL without its fragment (what link
@@ -143,6 +201,12 @@ export class LinkCollector {
         onopentag: (name, attrs) => this.open(name, attrs),
         onclosetag: (name) => this.close(name),
         ontext: (text) => {
+          if (this.jsonLd) {
+            this.jsonLdChars += text.length;
+            if (this.jsonLdChars > MAX_JSON_LD_CHARS) this.jsonLd = undefined;
+            else this.jsonLd.push(text);
+            return;
+          }
           const anchor = this.anchor;
           if (!anchor || this.skipDepth > 0 || anchor.textLength > MAX_TEXT * 2) return;
           anchor.text.push(text.slice(0, MAX_TEXT * 2));
@@ -217,20 +281,37 @@ export class LinkCollector {
         this.resource(name, attrs.src, attrs.title);
         break;
       case 'video':
-      case 'audio':
         this.resource(name, attrs.src);
+        this.resource(name, attrs.poster, '', 'poster');
+        break;
+      case 'audio':
+      case 'track':
+      case 'embed':
+        this.resource(name, attrs.src);
+        break;
+      case 'input':
+        if (attrs.type?.trim().toLowerCase() === 'image') this.resource(name, attrs.src, attrs.alt);
+        break;
+      case 'image': // SVG
+      case 'use':
+        this.resource(name, attrs.href ?? attrs['xlink:href']);
         break;
       case 'object':
         this.resource(name, attrs.data);
         break;
       case 'link':
-        if (attrs.rel !== undefined && LOADED_RELS.test(attrs.rel)) this.resource(name, attrs.href, '', attrs.rel);
+        if (attrs.rel !== undefined && CHECKED_RELS.test(attrs.rel))
+          this.resource(name, attrs.href, attrs.hreflang ?? '', attrs.rel);
         break;
       case 'meta':
-        if (attrs.property?.trim().toLowerCase() === 'og:image') this.resource(name, attrs.content);
+        this.meta(attrs);
         break;
       case 'script':
         this.resource(name, attrs.src);
+        if (this.resources && this.skipDepth === 0 && /^\s*application\/ld\+json\s*$/i.test(attrs.type ?? '')) {
+          this.jsonLd = [];
+          this.jsonLdChars = 0;
+        }
         this.skipDepth++;
         break;
       case 'style':
@@ -246,12 +327,56 @@ export class LinkCollector {
     this.add(url, rel, collapse(text.slice(0, MAX_TEXT * 2)), element);
   }
 
+  /** Open Graph and Twitter card URLs, and a refresh's target (`<meta http-equiv=refresh content="5; url=...">`). */
+  private meta(attrs: Record<string, string>): void {
+    const name = (attrs.property ?? attrs.name)?.trim().toLowerCase();
+    if (name !== undefined && URL_METAS.has(name)) this.resource('meta', attrs.content?.trim(), '', name);
+    else if (attrs['http-equiv']?.trim().toLowerCase() === 'refresh' && attrs.content !== undefined) {
+      const target = refreshTarget(attrs.content);
+      if (target !== undefined) this.resource('meta', target, '', 'refresh');
+    }
+  }
+
+  /** The URLs of a JSON-LD block's URL-valued keys, as `json-ld` links whose rel is the key. */
+  private readJsonLd(text: string): void {
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      return; // not JSON: a browser would not read it either
+    }
+    let taken = 0;
+    // `outer`: the URL key of an object being walked ({"logo": {"@type": "ImageObject", "url": ...}} is a logo).
+    const walk = (value: unknown, key: string | undefined, outer: string | undefined, depth: number): void => {
+      if (taken >= MAX_JSON_LD_URLS || depth > MAX_JSON_LD_DEPTH) return;
+      if (typeof value === 'string') {
+        if (key !== undefined && JSON_LD_URL_KEYS.has(key) && /^(?:https?:)?\/\//i.test(value.trim())) {
+          taken++;
+          this.resource('json-ld', value.trim(), '', outer ?? key);
+        }
+      } else if (Array.isArray(value)) {
+        for (const item of value) walk(item, key, outer, depth + 1);
+      } else if (value && typeof value === 'object') {
+        const named = key !== undefined && JSON_LD_URL_KEYS.has(key) ? key : undefined;
+        for (const [k, v] of Object.entries(value)) walk(v, k, named, depth + 1);
+      }
+    };
+    walk(data, undefined, undefined, 0);
+  }
+
   private srcset(element: string, srcset: string | undefined, text = ''): void {
     if (!this.resources || this.skipDepth > 0 || !srcset) return;
     for (const url of srcsetUrls(srcset.slice(0, MAX_HREF * 4))) this.resource(element, url, text);
   }
 
   private close(name: string): void {
+    if (name === 'script' && this.jsonLd) {
+      const text = this.jsonLd.join('');
+      this.jsonLd = undefined;
+      this.skipDepth--; // the block's own depth: its URLs are read outside it
+      this.readJsonLd(text);
+      this.skipDepth++;
+    }
     if (name === 'a' && this.anchor) this.finishAnchor();
     else if ((name === 'script' || name === 'style' || name === 'template') && this.skipDepth > 0) this.skipDepth--;
   }
@@ -315,6 +440,21 @@ export class LinkCollector {
     if (fragment !== undefined) addFragment(link, fragment);
     this.links.push(link);
   }
+}
+
+/**
+ * The URL of a `<meta http-equiv=refresh>` content (`5; url=/next`, `0;URL='/next'`), as the HTML
+ * standard reads it; undefined when it names none (a plain reload).
+ */
+export function refreshTarget(content: string): string | undefined {
+  const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$/is.exec(content.slice(0, MAX_HREF * 2));
+  let url = match?.[1]?.trim() ?? '';
+  const quote = url[0];
+  if (quote === '"' || quote === "'") {
+    const end = url.indexOf(quote, 1);
+    url = end < 0 ? url.slice(1) : url.slice(1, end);
+  }
+  return url.trim() || undefined;
 }
 
 /** A URL without its fragment (the WHATWG serialisation puts `#` only there). */

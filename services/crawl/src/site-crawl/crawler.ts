@@ -492,6 +492,7 @@ class SiteCrawl {
         this.sourcesFor(visit),
         anchor && this.options.checkFragments,
         this.rules.accepts,
+        this.rules.fragments,
       );
     } catch (err) {
       if (this.scan.aborted) return undefined; // out of time: not checked, so not reported
@@ -509,7 +510,13 @@ class SiteCrawl {
   private async withFragments(entry: LinkEntry, first: Graded): Promise<Graded> {
     if (!entry.firstPage) return first;
     try {
-      return await verdictFor(entry.link, this.sourcesFor(entry.firstPage), true, this.rules.accepts);
+      return await verdictFor(
+        entry.link,
+        this.sourcesFor(entry.firstPage),
+        true,
+        this.rules.accepts,
+        this.rules.fragments,
+      );
     } catch (err) {
       if (this.scan.aborted) return first;
       throw err;
