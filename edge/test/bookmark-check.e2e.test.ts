@@ -1,5 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostileBookmarkHtml } from '@webutil/scripts/bookmark-html-fixtures';
 import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { floccusEncrypt, nestedFolders, xbelOf } from '@webutil/scripts/xbel-fixtures';
@@ -10,6 +12,10 @@ import { type Envelope, expectFailure, json, quota } from './billing-helpers.js'
  * Bookmark health through the REST edge: a file's bookmarks checked against a fixture site on
  * 127.0.0.1 with live, dead, redirected and slow pages, and cleaned copies of the file.
  */
+
+const MIB = 1024 * 1024;
+/** A hostile file just under the 10 MB upload limit. */
+const HOSTILE_BYTES = 10 * MIB - 64 * 1024;
 
 /** The fixture site: each path answers as its name says. */
 function startSite(): Promise<http.Server> {
@@ -228,6 +234,42 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
       for (const [k, v] of Object.entries(fields)) form.set(k, v);
       return stack.api(`/v1/${route}`, { method: 'POST', body: form });
     };
+
+    it('reads 10 MB of hostile bookmark HTML within +128 MB of the service, output bounded by its input', async function () {
+      this.timeout(400_000); // four 10 MB uploads, each read in a worker
+      const pid = stack.pid('bookmark');
+      if (pid === undefined) throw new Error('no bookmark process');
+      const kb = (field: string) =>
+        Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      writeFileSync(`/proc/${pid}/clear_refs`, '5'); // the peak restarts from the present RSS
+      const rssBefore = kb('VmRSS');
+      const before = (await quota(stack)).remaining;
+      // Past 50,000 items, whatever the shape: refused while reading, nothing spent.
+      for (const shape of ['deep', 'flat'] as const) {
+        await expectFailure(
+          await post('html-to-xbel', hostileBookmarkHtml(shape, HOSTILE_BYTES), `${shape}.html`),
+          400,
+          'too_many_bookmarks',
+        );
+      }
+      expect((await quota(stack)).remaining).to.equal(before);
+      // Under the bound: 99 folders deep, and three bookmarks of 3 MB attributes each.
+      for (const file of [
+        hostileBookmarkHtml('deep', HOSTILE_BYTES, { items: 49_000 }),
+        hostileBookmarkHtml('attributes', HOSTILE_BYTES),
+      ]) {
+        const res = await post('html-to-xbel', file, 'hostile.html');
+        const body = (await json(res)) as Envelope & { downloadUrl: string };
+        expect(res.status, JSON.stringify(body)).to.equal(200);
+        const xbel = await (await stack.api(new URL(body.downloadUrl).pathname, { anonymous: true })).arrayBuffer();
+        // Today's by-depth indentation wrote 10x this deep file; the bound is 4x the input and 1 MiB.
+        expect(xbel.byteLength)
+          .to.be.above(0)
+          .and.below(4 * file.length + MIB);
+      }
+      const growthMb = (kb('VmHWM') - rssBefore) / 1024;
+      expect(growthMb, `peak RSS growth ${growthMb.toFixed(0)} MB`).to.be.below(128);
+    });
 
     it('POST /v1/html-to-xbel converts a browser export to XBEL for 1 credit; its file is its own', async () => {
       const html = [

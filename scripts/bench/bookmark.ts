@@ -16,6 +16,11 @@
  *     time, against linkinator 7.6 run on the same URLs written into one HTML page of links, in a
  *     fresh process (as its CLI) and a second, warm run, in the same run. `BENCH_BOOKMARK_PARTS=health`
  *     runs this part alone.
+ *  6. Hostile bookmark HTML (issue 36): 10 MB files shaped to cost the reader most (99 folders deep,
+ *     a flat list, long attributes; over and under the 50,000-item bound) through POST
+ *     /v1/html-to-xbel, one at a time: the bookmark service's peak RSS growth (VmHWM, reset before)
+ *     and CPU (utime + stime) per MB, against the goal (+128 MB, 1 s per MB) and against the floor,
+ *     htmlparser2 over the same file in a fresh process. `BENCH_BOOKMARK_PARTS=hostile` alone.
  */
 
 import { execFile } from 'node:child_process';
@@ -25,6 +30,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { hostileBookmarkHtml } from '../src/bookmark-html-fixtures.js';
 import { REPO_ROOT } from '../src/local-stack.js';
 import { startTestStack, type TestStack } from '../src/test-stack.js';
 import { floccusEncrypt, largeXbel } from '../src/xbel-fixtures.js';
@@ -42,6 +48,7 @@ const run = promisify(execFile);
 const FLOOR = `
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Parser } from 'htmlparser2';
+const cpu = process.cpuUsage();
 const status = () => readFileSync('/proc/self/status', 'utf8').split('\\n');
 const kb = (field) => Number(/\\d+/.exec(status().find((line) => line.startsWith(field)))[0]);
 const text = readFileSync(process.argv[1], 'utf8');
@@ -49,11 +56,19 @@ writeFileSync('/proc/self/clear_refs', '5');
 const before = kb('VmRSS');
 const started = performance.now();
 let elements = 0;
-const parser = new Parser({ onopentag() { elements++; } }, { xmlMode: true });
+const parser = new Parser({ onopentag() { elements++; } }, { xmlMode: process.argv[2] !== 'html' });
 parser.end(text);
 const ms = performance.now() - started;
-process.stdout.write(JSON.stringify({ ms, elements, beforeMb: before / 1024, peakMb: kb('VmHWM') / 1024 }));
+const { user, system } = process.cpuUsage(cpu);
+const cpuMs = (user + system) / 1000;
+process.stdout.write(JSON.stringify({ ms, cpuMs, elements, beforeMb: before / 1024, peakMb: kb('VmHWM') / 1024 }));
 `;
+
+/** A process's CPU time so far (user + system), ms. */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
+}
 
 function memoryOf(pid: number): { rssMb: number; peakMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -307,6 +322,63 @@ async function healthBench(): Promise<void> {
   }
 }
 
-const parts = process.env.BENCH_BOOKMARK_PARTS ?? 'files,health';
+const HOSTILE_GOAL_MB = 128;
+
+async function hostileBench(): Promise<void> {
+  const size = MAX_UPLOAD - 64 * 1024;
+  const files: [string, string][] = [
+    ['99 deep, over 50,000 items (refused)', hostileBookmarkHtml('deep', size)],
+    ['flat, over 50,000 items (refused)', hostileBookmarkHtml('flat', size)],
+    ['99 deep, 49,000 items', hostileBookmarkHtml('deep', size, { items: 49_000 })],
+    ['flat, 49,000 items', hostileBookmarkHtml('flat', size, { items: 49_000 })],
+    ['3 bookmarks of 3 MB attributes', hostileBookmarkHtml('attributes', size)],
+  ];
+  const stack = await startTestStack({ env: { LOG_LEVEL: 'info' } });
+  const htmlPath = path.join(os.tmpdir(), `bench-${process.pid}.html`);
+  try {
+    const pid = stack.pid('bookmark');
+    if (pid === undefined) throw new Error('no bookmark process');
+    await uploadHtml(stack, hostileBookmarkHtml('flat', 64 * 1024, { items: 100 })); // warm-up
+    const lines = [`\n== hostile bookmark HTML (issue 36): POST /v1/html-to-xbel, one file at a time`];
+    for (const [name, text] of files) {
+      writeFileSync(htmlPath, text);
+      const floor = JSON.parse(
+        (await run(process.execPath, ['--input-type=module', '-e', FLOOR, htmlPath, 'html'], { cwd: REPO_ROOT }))
+          .stdout,
+      ) as { cpuMs: number; beforeMb: number; peakMb: number };
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      const before = memoryOf(pid).rssMb;
+      const cpuBefore = cpuMsOf(pid);
+      const status = await uploadHtml(stack, text);
+      const growth = memoryOf(pid).peakMb - before;
+      const cpuMs = cpuMsOf(pid) - cpuBefore;
+      const mb = Buffer.byteLength(text) / (1024 * 1024);
+      const floorGrowth = Math.max(1, floor.peakMb - floor.beforeMb);
+      lines.push(
+        `${name} (${fmt(mb, 1)} MB, ${status}): peak RSS +${fmt(growth, 0)} MB ` +
+          `(${fmt(growth / HOSTILE_GOAL_MB, 2)}x the ${HOSTILE_GOAL_MB} MB goal, ${fmt(growth / floorGrowth, 2)}x the floor's ` +
+          `+${fmt(floorGrowth, 0)} MB); CPU ${fmt(cpuMs / mb / 1000, 3)} s per MB ` +
+          `(${fmt(cpuMs / mb / 1000, 2)}x the 1 s goal, ${fmt(cpuMs / Math.max(1, floor.cpuMs), 2)}x the floor's ` +
+          `${fmt(floor.cpuMs, 0)} ms)`,
+      );
+    }
+    for (const line of lines) console.log(line);
+  } finally {
+    rmSync(htmlPath, { force: true });
+    await stack.stop();
+  }
+}
+
+/** POST /v1/html-to-xbel; the answer's status (a refusal is an expected outcome here). */
+async function uploadHtml(stack: TestStack, text: string): Promise<number> {
+  const form = new FormData();
+  form.set('file', new Blob([text], { type: 'application/octet-stream' }), 'bench.html');
+  const res = await stack.api('/v1/html-to-xbel', { method: 'POST', body: form });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+const parts = process.env.BENCH_BOOKMARK_PARTS ?? 'files,health,hostile';
 if (parts.includes('files')) await filesBench();
 if (parts.includes('health')) await healthBench();
+if (parts.includes('hostile')) await hostileBench();

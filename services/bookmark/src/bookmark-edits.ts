@@ -151,7 +151,7 @@ export function editXbel(text: string, edits: BookmarkEdits): string {
 export function editNetscape(text: string, edits: BookmarkEdits): string {
   const doc = readNetscape(text);
   const spans: Span[] = [];
-  doc.bookmarks.forEach(({ item }, index) => {
+  doc.bookmarks.forEach((item, index) => {
     if (edits.drop.has(index)) {
       let end = item.end;
       const dd = /^\s*<dd>[^<]*/i.exec(text.slice(end, end + 64 * 1024));

@@ -1,5 +1,6 @@
 import { invalidArgument } from '@webutil/kit';
 import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
+import type { BookmarkWorkers } from './bookmark-workers.js';
 import type { DeriveKey } from './floccus-crypto.js';
 
 /** What the RPC handlers share: where outputs go and how long they live. */
@@ -9,6 +10,8 @@ export interface BookmarkFilesDeps {
   ttlMs: number;
   /** Floccus key derivation, with its concurrency limit. */
   deriveKey: DeriveKey;
+  /** Where reading bookmark HTML and writing cleaned copies run: off the event loop, bounded. */
+  workers: BookmarkWorkers;
 }
 
 /** The spec's upload limit; the edge refuses larger bodies first, this guards the RPC itself. */
@@ -19,6 +22,15 @@ export const MAX_FILE_BYTES = 10 * 1024 * 1024;
  * items, and indentation and escaping lengthen each line). See docs/decisions/0111.
  */
 export const MAX_OUTPUT_BYTES = 5 * MAX_FILE_BYTES;
+
+/**
+ * What a file may convert to, relative to its size: four times it plus 1 MiB, never past
+ * MAX_OUTPUT_BYTES. A browser's export converts to about its own size; what needs more is
+ * markup built to multiply (decision 0292).
+ */
+export function maxOutputBytes(inputBytes: number): number {
+  return Math.min(MAX_OUTPUT_BYTES, 4 * inputBytes + 1024 * 1024);
+}
 
 /** The stored output kinds: their artifact extension and content type. */
 export const OUTPUTS = {
@@ -44,11 +56,11 @@ export function lifetime(ms: number): string {
   return `${seconds} second${seconds === 1 ? '' : 's'}`;
 }
 
-const outputTooLarge = () =>
+export const outputTooLarge = (maxBytes = MAX_OUTPUT_BYTES) =>
   invalidArgument(
     'OUTPUT_TOO_LARGE',
-    `the output would be larger than ${MAX_OUTPUT_BYTES / (1024 * 1024)} MB (${MAX_OUTPUT_BYTES} bytes), ` +
-      'the most one conversion writes',
+    `the output would be larger than ${(maxBytes / (1024 * 1024)).toFixed(1)} MB (${maxBytes} bytes), ` +
+      'the most this file may convert to',
   );
 
 /**
@@ -77,5 +89,35 @@ async function* bounded(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Arr
     written += chunk.length;
     if (written > MAX_OUTPUT_BYTES) throw outputTooLarge();
     yield chunk;
+  }
+}
+
+/** One message of a streamed file (ReadDownload's and ReadCleanedBookmarks's are alike). */
+export interface FileMessage {
+  fileName: string;
+  contentType: string;
+  sizeBytes: string;
+  chunk: Buffer;
+}
+
+/**
+ * Streams a stored file: a first message with its name, type and size, then its bytes. Leaving
+ * the loop early (the caller went away) closes the stored file.
+ */
+export async function streamStored(
+  head: { fileName: string; contentType: string; sizeBytes: number },
+  body: AsyncIterable<Uint8Array>,
+  send: (message: FileMessage) => Promise<void>,
+  signal: AbortSignal,
+): Promise<void> {
+  await send({ ...head, sizeBytes: String(head.sizeBytes), chunk: Buffer.alloc(0) });
+  for await (const chunk of body) {
+    if (signal.aborted) break;
+    await send({
+      fileName: '',
+      contentType: '',
+      sizeBytes: '0',
+      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
+    });
   }
 }

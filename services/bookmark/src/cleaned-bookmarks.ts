@@ -1,25 +1,26 @@
+import { createHash } from 'node:crypto';
 import { invalidArgument, notFound } from '@webutil/kit';
+import type { ArtifactInfo, OpenArtifact } from '@webutil/kit/artifacts';
 import type {
   ReadCleanedBookmarksRequest,
   ReadCleanedBookmarksResponse,
 } from '@webutil/proto/webutil/bookmark/v1/bookmark';
-import { asLatin1, type BookmarkEdits, editNetscape, editXbel, fromLatin1 } from './bookmark-edits.js';
-import { type BookmarkFilesDeps, lifetime, MAX_OUTPUT_BYTES, OUTPUTS } from './bookmark-files.js';
-import { MAX_FOLDER_DEPTH } from './convert-xbel-to-html.js';
+import { type BookmarkFilesDeps, lifetime, OUTPUTS, streamStored } from './bookmark-files.js';
 import { cleanUploadName } from './file-names.js';
-import { netscapeHtml } from './netscape-html.js';
-import { readNetscape } from './netscape-read.js';
 import { KEPT, type SourceFormat } from './parse-bookmarks.js';
-import { readXbel } from './xbel.js';
-import { xbelFromNetscape } from './xbel-write.js';
 
-/** Bytes per streamed message. */
-const CHUNK_BYTES = 256 * 1024;
+/** A cleaned copy as stored: its own extensions, so no other download route serves it. */
+const CLEANED = {
+  xbel: { extension: 'cxbel', contentType: OUTPUTS.xbel.contentType },
+  html: { extension: 'chtml', contentType: OUTPUTS.html.contentType },
+} as const;
 
 /**
- * ReadCleanedBookmarks: the kept file of a check with the edits applied, in its own format
- * (only the edited spans change) or converted (XBEL to bookmark HTML as xbel-to-html does, HTML to
- * XBEL as html-to-xbel does), streamed.
+ * ReadCleanedBookmarks: the kept file of a check with the edits applied, in its own format or
+ * converted, streamed. Each cleaned copy (file, format and edits) is written once, in a worker
+ * (bookmark-work.ts), and stored under a cache key for as long as the kept file lives; every
+ * later request streams the stored bytes, parsing nothing (decision 0292). Requests for a copy
+ * being written wait for that one writing.
  */
 export async function readCleanedBookmarks(
   request: ReadCleanedBookmarksRequest,
@@ -28,54 +29,69 @@ export async function readCleanedBookmarks(
   signal: AbortSignal,
 ): Promise<void> {
   const source = (Object.keys(KEPT) as SourceFormat[]).find((f) => request.fileId.endsWith(`.${KEPT[f].extension}`));
-  const opened = source ? await deps.store.open(request.fileId) : undefined;
-  if (!source || !opened)
+  const kept = source ? await deps.store.stat(request.fileId) : undefined;
+  if (!source || !kept)
     throw notFound('FILE_NOT_FOUND', `no such file: a check's file is kept for ${lifetime(deps.ttlMs)}`);
   const format = (request.format || source) as SourceFormat;
   if (format !== 'xbel' && format !== 'html') throw invalidArgument('INVALID_FORMAT', 'format is xbel or html');
-  const parts: Buffer[] = [];
-  for await (const chunk of opened.body) parts.push(Buffer.from(chunk));
-  const edits: BookmarkEdits = {
-    drop: new Set(request.drop),
-    rewrite: new Map(request.rewrites.map((r) => [r.index, r.url])),
-  };
-  const text = asLatin1(Buffer.concat(parts));
-  const edited = fromLatin1(source === 'xbel' ? editXbel(text, edits) : editNetscape(text, edits));
-  signal.throwIfAborted();
-  const body = await converted(edited, source, format, signal);
-  if (body.length > MAX_OUTPUT_BYTES)
-    throw invalidArgument('OUTPUT_TOO_LARGE', `the output would be larger than ${MAX_OUTPUT_BYTES} bytes`);
-  const stem =
-    cleanUploadName(request.baseName || opened.info.downloadName || '').replace(/\.[^.]*$/, '') || 'bookmarks';
-  await send({
-    fileName: `${stem}-cleaned.${OUTPUTS[format].extension}`,
-    contentType: OUTPUTS[format].contentType,
-    sizeBytes: String(body.length),
-    chunk: Buffer.alloc(0),
+  const drop = [...new Set(request.drop)].sort((a, b) => a - b);
+  const rewrites = [...new Map(request.rewrites.map((r) => [r.index, r.url]))].sort(([a], [b]) => a - b);
+  const cacheKey = `cleaned:${request.fileId}:${format}:${createHash('sha256')
+    .update(JSON.stringify([drop, rewrites]))
+    .digest('base64url')}`;
+  const copy = await storedCopy(cacheKey, deps, async () => {
+    const opened = await deps.store.open(request.fileId);
+    if (!opened) throw notFound('FILE_NOT_FOUND', `no such file: a check's file is kept for ${lifetime(deps.ttlMs)}`);
+    const { body } = await deps.workers.run(
+      { kind: 'cleaned-copy', file: await bytesOf(opened), source, format, drop, rewrites },
+      // Not the caller's signal: others may be waiting for this copy; the worker's time limit bounds it.
+      new AbortController().signal,
+    );
+    return deps.store.put({
+      body,
+      ...CLEANED[format],
+      // The copy lives as long as the file it was made from.
+      ttlMs: Math.max(1, kept.expiresAt - Date.now()),
+      downloadName: kept.downloadName,
+      cacheKey,
+    });
   });
-  for (let at = 0; at < body.length; at += CHUNK_BYTES) {
-    if (signal.aborted) return;
-    await send({ fileName: '', contentType: '', sizeBytes: '0', chunk: body.subarray(at, at + CHUNK_BYTES) });
-  }
+  const opened = await deps.store.open(copy.name);
+  if (!opened) throw notFound('FILE_NOT_FOUND', `no such file: a check's file is kept for ${lifetime(deps.ttlMs)}`);
+  const stem = cleanUploadName(request.baseName || kept.downloadName || '').replace(/\.[^.]*$/, '') || 'bookmarks';
+  await streamStored(
+    {
+      fileName: `${stem}-cleaned.${OUTPUTS[format].extension}`,
+      contentType: OUTPUTS[format].contentType,
+      sizeBytes: opened.info.sizeBytes,
+    },
+    opened.body,
+    send,
+    signal,
+  );
 }
 
-async function converted(
-  edited: Buffer,
-  source: SourceFormat,
-  format: SourceFormat,
-  signal: AbortSignal,
-): Promise<Buffer> {
-  if (source === format) return edited;
-  if (source === 'html') return Buffer.from(xbelFromNetscape(readNetscape(edited.toString('utf8'))), 'utf8');
-  const limits = { maxFolderDepth: MAX_FOLDER_DEPTH };
-  const doc = await readXbel(edited, limits, signal);
-  const pieces: Uint8Array[] = [];
-  let size = 0;
-  for await (const piece of netscapeHtml(doc, limits, signal)) {
-    size += piece.length;
-    if (size > MAX_OUTPUT_BYTES)
-      throw invalidArgument('OUTPUT_TOO_LARGE', `the output would be larger than ${MAX_OUTPUT_BYTES} bytes`);
-    pieces.push(piece);
+/** Copies being written in this process, by cache key: a second request waits for the first. */
+const writing = new Map<string, Promise<ArtifactInfo>>();
+
+/** The stored copy under this key, written now (once per process at a time) when there is none. */
+async function storedCopy(
+  cacheKey: string,
+  deps: BookmarkFilesDeps,
+  write: () => Promise<ArtifactInfo>,
+): Promise<ArtifactInfo> {
+  const stored = await deps.store.findCached(cacheKey);
+  if (stored) return stored;
+  let pending = writing.get(cacheKey);
+  if (!pending) {
+    pending = write().finally(() => writing.delete(cacheKey));
+    writing.set(cacheKey, pending);
   }
-  return Buffer.concat(pieces);
+  return pending;
+}
+
+async function bytesOf(opened: OpenArtifact): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of opened.body) parts.push(Buffer.from(chunk));
+  return Buffer.concat(parts);
 }

@@ -16,6 +16,13 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       ARTIFACT_SWEEP_MS: env.int(60_000, 100),
       /** Floccus key derivations at once (CPU-bound): half the cores by default, at least one. */
       KDF_CONCURRENCY: env.int(Math.max(1, Math.floor(availableParallelism() / 2)), 1),
+      /**
+       * Reading bookmark HTML and writing cleaned copies, in worker threads (decision 0292): how
+       * many at once, each thread's heap ceiling (MB) and time limit.
+       */
+      BOOKMARK_WORKERS: env.int(1, 1),
+      BOOKMARK_WORKER_HEAP_MB: env.int(96, 8),
+      BOOKMARK_WORKER_TIMEOUT_MS: env.int(30_000, 100),
     },
     source,
   );

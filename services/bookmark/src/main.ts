@@ -1,5 +1,6 @@
 import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
+import { BookmarkWorkers } from './bookmark-workers.js';
 import { readConfig } from './config.js';
 import { keyDerivation } from './floccus-crypto.js';
 import { bookmarkService } from './server.js';
@@ -16,7 +17,19 @@ await runService({
   ...processOptions(config),
   protoFiles: ['webutil/bookmark/v1/bookmark.proto'],
   bindings: [
-    bookmarkService({ store, ttlMs: config.XBEL_TTL_MS, deriveKey: keyDerivation(config.KDF_CONCURRENCY) }, log),
+    bookmarkService(
+      {
+        store,
+        ttlMs: config.XBEL_TTL_MS,
+        deriveKey: keyDerivation(config.KDF_CONCURRENCY),
+        workers: new BookmarkWorkers({
+          concurrency: config.BOOKMARK_WORKERS,
+          heapMb: config.BOOKMARK_WORKER_HEAP_MB,
+          timeoutMs: config.BOOKMARK_WORKER_TIMEOUT_MS,
+        }),
+      },
+      log,
+    ),
   ],
   log,
   onShutdown: async () => {

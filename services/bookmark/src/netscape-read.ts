@@ -20,6 +20,8 @@ export interface NetscapeBookmark {
   end: number;
   /** The end of the <A ...> start tag (exclusive), where its HREF is. */
   openEnd: number;
+  /** The folder it is in (undefined at the top): membership by reference, never a copied chain. */
+  folder?: NetscapeFolder;
 }
 
 export interface NetscapeFolder {
@@ -28,6 +30,8 @@ export interface NetscapeFolder {
   addDate?: string;
   lastModified?: string;
   children: NetscapeItem[];
+  /** The folder it is in (undefined at the top). */
+  parent?: NetscapeFolder;
 }
 
 export interface NetscapeSeparator {
@@ -39,12 +43,24 @@ export type NetscapeItem = NetscapeBookmark | NetscapeFolder | NetscapeSeparator
 export interface NetscapeDocument {
   title: string;
   children: NetscapeItem[];
-  /** Every bookmark in file order, with the folders it is in. */
-  bookmarks: { item: NetscapeBookmark; folders: NetscapeFolder[] }[];
+  /** Every bookmark in file order. */
+  bookmarks: NetscapeBookmark[];
 }
 
 /** The spec's folder nesting limit (as for xbel-to-html). */
 export const MAX_HTML_FOLDER_DEPTH = 100;
+/**
+ * Most items (bookmarks, folders and separators) one file may hold, refused the moment the
+ * reader passes it: what the tree costs stays bounded whatever the file's shape (decision 0292).
+ */
+export const MAX_HTML_ITEMS = 50_000;
+
+/** The folders a bookmark is in, outermost first. */
+export function folderChain(folder: NetscapeFolder | undefined): NetscapeFolder[] {
+  const chain: NetscapeFolder[] = [];
+  for (let f = folder; f; f = f.parent) chain.push(f);
+  return chain.reverse();
+}
 
 /** True when the text looks like a Netscape bookmark file rather than some other HTML page. */
 export function looksLikeNetscape(head: string): boolean {
@@ -54,11 +70,11 @@ export function looksLikeNetscape(head: string): boolean {
 /**
  * Reads the file with htmlparser2 (linear, no entities beyond HTML's, no scripts): <H3> titles a
  * folder whose items are the next <DL>, <A HREF> is a bookmark, <DD> its description, <HR> a
- * separator. Folders nested deeper than 100 levels are refused.
+ * separator. Folders nested deeper than 100 levels, and more than MAX_HTML_ITEMS items, are refused.
  */
 export function readNetscape(text: string): NetscapeDocument {
   const doc: NetscapeDocument = { title: '', children: [], bookmarks: [] };
-  /** Open lists: the folder each belongs to (undefined for the root list). */
+  /** Open lists: the innermost folder each is in (undefined at the top). */
   const lists: { folder?: NetscapeFolder; items: NetscapeItem[] }[] = [];
   let pendingFolder: NetscapeFolder | undefined;
   let text_: string[] | undefined;
@@ -66,7 +82,17 @@ export function readNetscape(text: string): NetscapeDocument {
   let current: NetscapeBookmark | undefined;
   let lastBookmark: NetscapeBookmark | undefined;
   const items = () => lists.at(-1)?.items ?? doc.children;
-  const folders = () => lists.flatMap((l) => (l.folder ? [l.folder] : []));
+  const openFolder = () => lists.at(-1)?.folder;
+  let count = 0;
+  const add = (item: NetscapeItem) => {
+    if (++count > MAX_HTML_ITEMS)
+      throw invalidArgument(
+        'TOO_MANY_BOOKMARKS',
+        `the file holds more than ${MAX_HTML_ITEMS.toLocaleString('en-US')} bookmarks, folders and separators; ` +
+          'split it into smaller files',
+      );
+    items().push(item);
+  };
   const endText = () => {
     const value = (text_ ?? []).join('').replace(/\s+/g, ' ').trim();
     if (textTarget === 'title' || textTarget === 'h1') doc.title ||= value;
@@ -94,8 +120,9 @@ export function readNetscape(text: string): NetscapeDocument {
               addDate: attrs.add_date,
               lastModified: attrs.last_modified,
               children: [],
+              parent: openFolder(),
             };
-            items().push(pendingFolder);
+            add(pendingFolder);
             textTarget = 'h3';
             text_ = [];
             break;
@@ -107,7 +134,11 @@ export function readNetscape(text: string): NetscapeDocument {
                 `folders are nested deeper than ${MAX_HTML_FOLDER_DEPTH} levels; ` +
                   `at most ${MAX_HTML_FOLDER_DEPTH} are supported`,
               );
-            lists.push(pendingFolder ? { folder: pendingFolder, items: pendingFolder.children } : { items: items() });
+            lists.push(
+              pendingFolder
+                ? { folder: pendingFolder, items: pendingFolder.children }
+                : { folder: openFolder(), items: items() },
+            );
             pendingFolder = undefined;
             break;
           case 'a': {
@@ -125,9 +156,10 @@ export function readNetscape(text: string): NetscapeDocument {
               start: dt ? aStart - (before.length - dt.index) : aStart,
               end: parser.endIndex + 1,
               openEnd: parser.endIndex + 1,
+              folder: openFolder(),
             };
-            items().push(current);
-            doc.bookmarks.push({ item: current, folders: folders() });
+            add(current);
+            doc.bookmarks.push(current);
             textTarget = 'a';
             text_ = [];
             break;
@@ -139,7 +171,7 @@ export function readNetscape(text: string): NetscapeDocument {
             }
             break;
           case 'hr':
-            items().push({ kind: 'separator' });
+            add({ kind: 'separator' });
             break;
         }
       },

@@ -9,7 +9,7 @@ import { MAX_FOLDER_DEPTH } from './convert-xbel-to-html.js';
 import { cleanUploadName } from './file-names.js';
 import { decryptFloccus, encryptedFileOf } from './floccus-crypto.js';
 import { unixSeconds } from './netscape-html.js';
-import { looksLikeNetscape, readNetscape } from './netscape-read.js';
+import { folderChain, looksLikeNetscape, readNetscape } from './netscape-read.js';
 import { readXbel, type XbelItem } from './xbel.js';
 
 /** Bookmarks a check lists and checks at most (the rest are counted). */
@@ -45,7 +45,9 @@ export async function parseBookmarks(
   checkUpload(request.file);
   const { format, bytes } = await plainFile(request, deps, signal);
   const { total, bookmarks } =
-    format === 'xbel' ? await listXbel(bytes, signal) : listNetscape(Buffer.from(bytes).toString('utf8'));
+    format === 'xbel'
+      ? await listXbel(bytes, signal)
+      : await deps.workers.run({ kind: 'list-html', file: bytes }, signal);
   const stored = await deps.store.put({
     body: bytes,
     ...KEPT[format],
@@ -158,10 +160,10 @@ function isoOf(seconds: string | undefined): string | undefined {
 
 export function listNetscape(text: string): { total: number; bookmarks: ParsedBookmark[] } {
   const doc = readNetscape(text);
-  const bookmarks = doc.bookmarks.slice(0, MAX_CHECKED_BOOKMARKS).map(({ item, folders }) => ({
+  const bookmarks = doc.bookmarks.slice(0, MAX_CHECKED_BOOKMARKS).map((item) => ({
     title: cut(item.title, MAX_TITLE_CHARS),
     url: cut(item.href, MAX_URL_CHARS),
-    folderPath: pathOf(folders.map((f) => f.title)),
+    folderPath: pathOf(folderChain(item.folder).map((f) => f.title)),
     addedAt: isoOf(item.addDate),
   }));
   return { total: doc.bookmarks.length, bookmarks };

@@ -4,7 +4,7 @@ import {
   type ReadDownloadRequest,
   type ReadDownloadResponse,
 } from '@webutil/proto/webutil/bookmark/v1/bookmark';
-import { type BookmarkFilesDeps, lifetime, OUTPUTS } from './bookmark-files.js';
+import { type BookmarkFilesDeps, lifetime, OUTPUTS, streamStored } from './bookmark-files.js';
 
 const EXTENSION_BY_KIND: Partial<Record<DownloadKind, string>> = {
   [DownloadKind.DOWNLOAD_KIND_DECRYPTED]: OUTPUTS.xbel.extension,
@@ -27,20 +27,10 @@ export async function readDownload(
     extension && request.storedName.endsWith(`.${extension}`) ? await deps.store.open(request.storedName) : undefined;
   if (!opened) throw notFound('FILE_NOT_FOUND', `no such file: download links are valid for ${lifetime(deps.ttlMs)}`);
   const { info, body } = opened;
-  await send({
-    fileName: info.downloadName ?? info.name,
-    contentType: info.contentType,
-    sizeBytes: String(info.sizeBytes),
-    chunk: Buffer.alloc(0),
-  });
-  // Leaving the loop early (the caller went away) closes the stored file.
-  for await (const chunk of body) {
-    if (signal.aborted) break;
-    await send({
-      fileName: '',
-      contentType: '',
-      sizeBytes: '0',
-      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
-    });
-  }
+  await streamStored(
+    { fileName: info.downloadName ?? info.name, contentType: info.contentType, sizeBytes: info.sizeBytes },
+    body,
+    send,
+    signal,
+  );
 }

@@ -14,7 +14,7 @@ export function bookmarkService(deps: BookmarkFilesDeps, log: Logger): ServiceBi
     {
       decryptXbel: (request, ctx) => decryptXbel(request, deps, ctx.signal),
       convertXbelToHtml: (request, ctx) => convertXbelToHtml(request, deps, ctx.signal),
-      convertHtmlToXbel: (request) => convertHtmlToXbel(request, deps),
+      convertHtmlToXbel: (request, ctx) => convertHtmlToXbel(request, deps, ctx.signal),
       readDownload: (request, ctx, send) => readDownload(request, deps, send, ctx.signal),
       parseBookmarks: (request, ctx) => parseBookmarks(request, deps, ctx.signal),
       readCleanedBookmarks: (request, ctx, send) => readCleanedBookmarks(request, deps, send, ctx.signal),

@@ -3,13 +3,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { DiskArtifactStore } from '@webutil/kit/artifacts';
-import { DownloadKind, type ReadDownloadResponse } from '@webutil/proto/webutil/bookmark/v1/bookmark';
+import {
+  DownloadKind,
+  type ReadCleanedBookmarksResponse,
+  type ReadDownloadResponse,
+} from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { alias, bookmark, floccusEncrypt, folder, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
 import type { BookmarkFilesDeps } from '../src/bookmark-files.js';
+import { BookmarkWorkers } from '../src/bookmark-workers.js';
+import { readCleanedBookmarks } from '../src/cleaned-bookmarks.js';
 import { convertXbelToHtml } from '../src/convert-xbel-to-html.js';
 import { decryptXbel } from '../src/decrypt-xbel.js';
 import { keyDerivation } from '../src/floccus-crypto.js';
+import { parseBookmarks } from '../src/parse-bookmarks.js';
 import { readDownload } from '../src/read-download.js';
 import { failure } from './service-failure.js';
 
@@ -24,7 +31,12 @@ describe('bookmark RPC handlers over a disk artifact store', () => {
   beforeEach(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'bookmark-files-'));
     now = Date.parse('2026-01-01T00:00:00Z');
-    deps = { store: await DiskArtifactStore.open(dir, () => now), ttlMs: 30 * 60_000, deriveKey: keyDerivation(1) };
+    deps = {
+      store: await DiskArtifactStore.open(dir, () => now),
+      ttlMs: 30 * 60_000,
+      deriveKey: keyDerivation(1),
+      workers: new BookmarkWorkers({ concurrency: 1, heapMb: 64, timeoutMs: 30_000 }),
+    };
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -120,5 +132,32 @@ describe('bookmark RPC handlers over a disk artifact store', () => {
       ],
     ];
     for (const [call, reason] of cases) expect((await failure(call)).reason).to.equal(reason);
+  });
+  it('writes each cleaned copy once, in a worker; later reads stream the stored bytes', async function () {
+    this.timeout(90_000); // each worker thread compiles its TypeScript under tsx
+    const runs: string[] = [];
+    deps.workers = new (class extends BookmarkWorkers {
+      override run: BookmarkWorkers['run'] = (task, signal) => {
+        runs.push(task.kind);
+        return super.run(task, signal);
+      };
+    })({ concurrency: 1, heapMb: 64, timeoutMs: 30_000 });
+    const html =
+      '<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n<DT><A HREF="https://a.example/">A</A>\n' +
+      '<DT><A HREF="https://b.example/">B</A>\n</DL><p>\n';
+    const parsed = await parseBookmarks({ fileName: 'b.html', file: Buffer.from(html) }, deps, live());
+    expect(runs).to.deep.equal(['list-html']);
+    const read = async (format: string) => {
+      const messages: ReadCleanedBookmarksResponse[] = [];
+      const request = { fileId: parsed.fileId, format, drop: [0], rewrites: [], baseName: '' };
+      await readCleanedBookmarks(request, deps, async (m) => void messages.push(m), live());
+      return Buffer.concat(messages.map((m) => m.chunk)).toString('utf8');
+    };
+    const [first, again, concurrent] = [await read('xbel'), await read('xbel'), await read('xbel')];
+    expect(first).to.include('https://b.example/').and.not.include('https://a.example/');
+    expect([again, concurrent]).to.deep.equal([first, first]);
+    const [html1, html2] = await Promise.all([read('html'), read('html')]);
+    expect(html1).to.equal(html2).and.include('https://b.example/');
+    expect(runs).to.deep.equal(['list-html', 'cleaned-copy', 'cleaned-copy']);
   });
 });

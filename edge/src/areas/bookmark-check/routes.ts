@@ -22,6 +22,8 @@ const BOOKMARK_FILE_ERRORS = {
   corrupted_file: 400,
   wrong_password: 400,
   no_bookmarks: 400,
+  too_many_bookmarks: 400,
+  file_too_complex: 400,
 };
 
 export const bookmarkCheckRoutes: RouteSpec[] = [
@@ -79,7 +81,13 @@ export const bookmarkCheckDownloads: DownloadSpec[] = [
     nameParam: 'job_id',
     disposition: 'attachment',
     contentTypes: ['application/xml', 'text/html'],
-    errors: { job_not_found: 404, file_not_found: 404, job_not_done: 409, output_too_large: 422 },
+    errors: {
+      job_not_found: 404,
+      file_not_found: 404,
+      job_not_done: 409,
+      output_too_large: 422,
+      file_too_complex: 422,
+    },
     timeoutMs: 60_000,
     call: async function* (c, input, options) {
       const edits = await c.crawl.getBookmarkCheckEdits(

@@ -64,7 +64,13 @@ export const bookmarkRoutes: RouteSpec[] = [
     output: XbelResult,
     envelope: 'top-level',
     // A new route: a file it cannot use is the caller's to fix (400), unlike the spec's XBEL routes.
-    errors: { ...XBEL_FILE_ERRORS, invalid_html: 400, nesting_too_deep: 400 },
+    errors: {
+      ...XBEL_FILE_ERRORS,
+      invalid_html: 400,
+      nesting_too_deep: 400,
+      too_many_bookmarks: 400,
+      file_too_complex: 400,
+    },
     timeoutMs: 60_000,
     call: (c, input, options) =>
       c.bookmark.convertHtmlToXbel({ fileName: input.file.name, file: input.file.bytes }, options),

@@ -197,8 +197,16 @@ export async function checkBookmarks(
 }
 
 /**
+ * Most checks of one list job in flight to one host, whatever the throttle allows a crawl (its
+ * HOST_CONCURRENCY_MAX, 64): a list names its hosts and pays per block of URLs rather than per
+ * page found, so it gets a lower ceiling (decision 0293).
+ */
+export const LIST_HOST_CEILING = 8;
+
+/**
  * Runs `check` over links host by host: a host's first link alone (its answer may need the host's
- * not-found page, fetched once), then at most twice the host's current throttle limit at a time.
+ * not-found page, fetched once), then at most twice the host's current throttle limit at a time,
+ * and never more than LIST_HOST_CEILING.
  * Queued all at once, 5,000 links to one host would stand in the throttle's queue for that host
  * ahead of the not-found probe of the first answer, and no check could end before the budget.
  */
@@ -221,7 +229,7 @@ export function byHost(
     const answered = new Set<string>();
     const pump = (host: string) => {
       const queue = queues.get(host) as FoundLink[];
-      const window = answered.has(host) ? Math.max(2, 2 * limitOf(host)) : 1;
+      const window = answered.has(host) ? Math.min(LIST_HOST_CEILING, Math.max(2, 2 * limitOf(host))) : 1;
       while (queue.length > 0 && (running.get(host) ?? 0) < window) {
         const link = queue.shift() as FoundLink;
         running.set(host, (running.get(host) ?? 0) + 1);
