@@ -1,4 +1,4 @@
-import type { AuthorizeRequest, AuthorizeResponse } from '@webutil/proto/webutil/billing/v1/billing';
+import type { AuthorizeFailure, AuthorizeRequest, AuthorizeResponse } from '@webutil/proto/webutil/billing/v1/billing';
 import { type BillingClient, billingCall } from '../billing-client.js';
 
 interface Waiting {
@@ -56,11 +56,17 @@ export class AuthorizeQueue {
       );
       batch.forEach((waiting, i) => {
         const response = responses[i];
-        if (response) waiting.resolve(response);
-        else waiting.reject(new Error('billing answered fewer authorizations than it was asked'));
+        if (!response) waiting.reject(new Error('billing answered fewer authorizations than it was asked'));
+        else if (response.outcome?.$case === 'failure') waiting.reject(failedCall(response.outcome.failure));
+        else waiting.resolve(response);
       });
     } catch (err) {
       for (const waiting of batch) waiting.reject(err);
     }
   }
+}
+
+/** One authorization of a batch that billing failed, as the failed call it would have been alone. */
+function failedCall({ code, message }: AuthorizeFailure): Error {
+  return Object.assign(new Error(message), { code, details: message });
 }

@@ -221,7 +221,7 @@ export class Meter {
     }
     if (outcome?.$case !== 'grant') {
       if (offer) this.leaseAnswered(key, UNANSWERED);
-      const denial = outcome?.denial;
+      const denial = outcome?.$case === 'denial' ? outcome.denial : undefined;
       if (denial?.refusal === Refusal.REFUSAL_RATE_LIMITED) this.views.stillLimited(key);
       throw httpErrorFromDenial(ctx, denial, spec.credits);
     }

@@ -1,4 +1,5 @@
-import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
+import { status } from '@grpc/grpc-js';
+import { bind, type Logger, type ServiceBinding, ServiceError } from '@webutil/kit';
 import {
   type AuthorizeRequest,
   type AuthorizeResponse,
@@ -36,19 +37,16 @@ export function billingService(
     BillingServiceService,
     {
       authorize: (request) => authorize(gate, request),
-      // As many Authorize calls at once would be: each hold is its own guarded update.
+      // As many Authorize calls at once would be: each hold is its own guarded update, and each
+      // request is answered on its own. Only a batch that failed whole (no hold taken) fails, so
+      // that the edge's retry (another replica) takes each hold once.
       authorizeBatch: async ({ requests }) => {
         const answers = await Promise.allSettled(requests.map((request) => authorize(gate, request)));
-        const failed = answers.find((answer) => answer.status === 'rejected');
-        if (!failed)
-          return { responses: answers.map((answer) => (answer as PromiseFulfilledResult<AuthorizeResponse>).value) };
-        // The batch fails whole: holds taken for its other requests go back now, not at their expiry.
-        for (const answer of answers) {
-          const outcome = answer.status === 'fulfilled' ? answer.value.outcome : undefined;
-          if (outcome?.$case === 'grant' && outcome.grant.reservationId)
-            await ledger.settle(outcome.grant.reservationId, []);
-        }
-        throw failed.reason;
+        const failed = answers.filter((answer) => answer.status === 'rejected');
+        if (failed.length > 0 && failed.length === answers.length) throw failed[0]?.reason;
+        return {
+          responses: answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : failure(answer.reason))),
+        };
       },
       countRequests: async ({ counts }) => {
         for (const { key, minute, requests } of counts) await limiter.add(key, Number(minute), requests);
@@ -135,3 +133,13 @@ const sessionOutcome = (outcome: { session: Session } | { denial: Denial }) =>
   'session' in outcome
     ? { $case: 'session' as const, session: outcome.session }
     : { $case: 'denial' as const, denial: outcome.denial };
+
+/** One authorization of a batch that failed, as the batch's answer carries it. */
+function failure(err: unknown): AuthorizeResponse {
+  // A ServiceError says what to tell the caller; anything else is billing's own fault, worded as bind() words it.
+  const known = err instanceof ServiceError ? err : undefined;
+  const failure = known
+    ? { code: known.code, message: known.message, reason: known.reason }
+    : { code: status.INTERNAL, message: 'internal error', reason: 'INTERNAL' };
+  return { outcome: { $case: 'failure', failure } };
+}

@@ -502,6 +502,30 @@ for (const harness of harnesses) {
         expect(await store.counter(key)).to.equal(1);
       });
 
+      it('a name whose hold was settled since is not held again: the authorization is refused', async () => {
+        const a = account({ cycleCredits: 5, topUpCredits: 0 });
+        await store.insertAccount(a);
+        const named = { id: randomUUID(), expiresAt: T0 + 60_000 };
+        await store.reserveCredits(a.id, 2, named);
+        await store.settleCalls(named.id, { calls: [], keepOpen: false, rememberUntil: T0 + 60_000 });
+        const retried = await store.reserveCredits(a.id, 2, named).then(
+          () => 'held',
+          (err: { reason?: string }) => err.reason,
+        );
+        expect(retried).to.equal('HOLD_RELEASED');
+        expect(await balanceOf(a.id)).to.deep.equal({ cycle: 5, topUp: 0 });
+        const key = `allowance|8|${randomUUID()}`;
+        const anonymous = { id: randomUUID(), expiresAt: T0 + 60_000 };
+        await store.reserveAllowance(key, 1, 10, T0 + 86_400_000, anonymous);
+        await store.settleCalls(anonymous.id, { calls: [], keepOpen: false, rememberUntil: T0 + 60_000 });
+        const again = await store.reserveAllowance(key, 1, 10, T0 + 86_400_000, anonymous).then(
+          () => 'held',
+          (err: { reason?: string }) => err.reason,
+        );
+        expect(again).to.equal('HOLD_RELEASED');
+        expect(await store.counter(key)).to.equal(0);
+      });
+
       it('lists holds past their time, accounts’ and allowances’ alike, oldest first', async () => {
         const a = account();
         await store.insertAccount(a);

@@ -9,6 +9,7 @@ import {
   freshCalls,
   type Hold,
   type HoldSpend,
+  holdReleased,
   type IdempotencyClaim,
   type IdempotencyRecord,
   type IdempotentAnswer,
@@ -29,8 +30,16 @@ import {
 // $setOnInsert and filter guards, unique and TTL indexes. Collections are never created explicitly
 // (autoCreate off); the first insert creates them and createIndexes() adds the indexes.
 const OPTIONS = { versionKey: false, autoCreate: false, autoIndex: false } as const;
-/** Tries of one hold against concurrent changes to its account. */
-const MAX_HOLD_ATTEMPTS = 20;
+/**
+ * A hold losing races against concurrent changes to its account (holds taking its last cycle
+ * credits, a renewal, a key's first hold of a cycle) tries at least MIN_HOLD_ATTEMPTS times, and
+ * on for HOLD_BUDGET_MS: within the edge's deadline for an authorization (10 s), so a busy account
+ * is answered rather than failed, and a store slow under load does not count as a busy account.
+ */
+const MIN_HOLD_ATTEMPTS = 20;
+const HOLD_BUDGET_MS = 4_000;
+/** The longest pause between two tries; each pause is drawn at random up to a bound that doubles. */
+const HOLD_BACKOFF_MAX_MS = 100;
 
 /**
  * A credit hold lives in the document whose balance it took (the account, or the anonymous
@@ -176,6 +185,13 @@ type DocModel<T> = Model<T, object, object, { id: string }>;
  */
 const increments = (by: Record<string, number>) => Object.fromEntries(Object.entries(by).filter(([, n]) => n !== 0));
 
+/** A pause before a hold's next try: at random up to 5 ms doubled per try, at most HOLD_BACKOFF_MAX_MS. */
+const jitteredPause = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(HOLD_BACKOFF_MAX_MS, 5 * 2 ** attempt)));
+
+/** An account as the ledger reads it: a busy account's holds (hundreds) and key spend are not part of it. */
+const WITHOUT_HOLDS = { holds: 0, keySpend: 0 } as const;
+
 const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 
 const toAccount = (doc: AccountDoc): Account => ({
@@ -273,12 +289,12 @@ export class MongoStore implements BillingStore {
   }
 
   async accountById(id: string): Promise<Account | undefined> {
-    const doc = await this.accounts.findById(id).lean<AccountDoc>();
+    const doc = await this.accounts.findById(id, WITHOUT_HOLDS).lean<AccountDoc>();
     return doc ? toAccount(doc) : undefined;
   }
 
   async accountByEmail(email: string): Promise<Account | undefined> {
-    const doc = await this.accounts.findOne({ email }).lean<AccountDoc>();
+    const doc = await this.accounts.findOne({ email }, WITHOUT_HOLDS).lean<AccountDoc>();
     return doc ? toAccount(doc) : undefined;
   }
 
@@ -337,13 +353,26 @@ export class MongoStore implements BillingStore {
   ): Promise<Reservation | KeyLimited | undefined> {
     const path = `holds.${hold.id}`;
     const spendPath = key && `keySpend.${key.id}`;
-    // Each lost race means another hold or a renewal went through; a caller losing this many is
-    // better told to retry than kept here.
-    for (let attempt = 0; attempt < MAX_HOLD_ATTEMPTS; attempt++) {
-      const account = await this.accounts.findById(accountId).lean<AccountDoc>();
-      // A retried authorization: the hold its first try took.
+    // Each lost race means another change of the account went through; the hold tries again after
+    // a pause drawn at random ("full jitter"), so the racers spread out, until its budget is spent.
+    const deadline = Date.now() + HOLD_BUDGET_MS;
+    const judged = {
+      cycleCredits: 1,
+      topUpCredits: 1,
+      cycleEnd: 1,
+      [path]: 1,
+      ...(spendPath ? { [spendPath]: 1 } : {}),
+    };
+    for (let attempt = 0; attempt < MIN_HOLD_ATTEMPTS || Date.now() < deadline; attempt++) {
+      if (attempt > 0) await jitteredPause(attempt);
+      // Only what the hold is judged on: a busy account's document carries hundreds of holds.
+      const account = await this.accounts.findById(accountId, judged).lean<AccountDoc>();
+      // A retried authorization: the hold its first try took (one released since is gone: refused).
       const existing = account?.holds?.[hold.id];
-      if (existing) return toReservation({ in: 'a', docId: accountId, holdId: hold.id }, existing);
+      if (existing) {
+        if (existing.settledSpent !== undefined) throw holdReleased();
+        return toReservation({ in: 'a', docId: accountId, holdId: hold.id }, existing);
+      }
       if (!account || account.cycleCredits + account.topUpCredits < credits) return undefined;
       const fromCycle = Math.min(account.cycleCredits, credits);
       const record: HoldDoc = {
@@ -357,22 +386,33 @@ export class MongoStore implements BillingStore {
         record.fromTopUp === 0
           ? { cycleCredits: { $gte: credits } }
           : { cycleCredits: fromCycle, topUpCredits: { $gte: record.fromTopUp } };
-      // The key's spend as read, guarded like the balance: a change meanwhile means reading again.
+      // The key's spend this cycle grows by $inc, guarded by its limit, so that the holds of one
+      // busy key do not race each other; its first hold of a cycle sets it, guarded on what was read.
       let spendGuard = {};
       let spendSet = {};
+      let spendInc = {};
       if (key && spendPath) {
         const spend = account.keySpend?.[key.id];
-        const spent = spend?.cycleEnd === account.cycleEnd ? spend.credits : 0;
+        const sameCycle = spend?.cycleEnd === account.cycleEnd;
+        const spent = sameCycle && spend ? spend.credits : 0;
         if (key.limit !== null && spent + credits > key.limit) return { keyLimited: { spent } };
-        spendGuard = spend
-          ? { [`${spendPath}.cycleEnd`]: spend.cycleEnd, [`${spendPath}.credits`]: spend.credits }
-          : { [spendPath]: { $exists: false } };
-        spendSet = { [spendPath]: { cycleEnd: account.cycleEnd, credits: spent + credits } };
+        if (sameCycle) {
+          spendGuard = {
+            [`${spendPath}.cycleEnd`]: account.cycleEnd,
+            ...(key.limit !== null ? { [`${spendPath}.credits`]: { $lte: key.limit - credits } } : {}),
+          };
+          spendInc = { [`${spendPath}.credits`]: credits };
+        } else {
+          spendGuard = spend
+            ? { [`${spendPath}.cycleEnd`]: spend.cycleEnd, [`${spendPath}.credits`]: spend.credits }
+            : { [spendPath]: { $exists: false } };
+          spendSet = { [spendPath]: { cycleEnd: account.cycleEnd, credits } };
+        }
       }
       const taken = await this.accounts.updateOne(
         { _id: accountId, cycleEnd: account.cycleEnd, [path]: { $exists: false }, ...enough, ...spendGuard },
         {
-          $inc: increments({ cycleCredits: -fromCycle, topUpCredits: -record.fromTopUp, openHolds: 1 }),
+          $inc: increments({ cycleCredits: -fromCycle, topUpCredits: -record.fromTopUp, openHolds: 1, ...spendInc }),
           $set: { [path]: record, ...spendSet },
         },
       );
@@ -404,6 +444,7 @@ export class MongoStore implements BillingStore {
     // Refused: short of allowance, or a retried authorization whose hold is already there.
     const doc = await this.counters.findOne({ _id: allowanceKey, [path]: { $exists: true } }).lean<CounterDoc>();
     const existing = doc?.holds?.[hold.id];
+    if (existing?.settledSpent !== undefined) throw holdReleased();
     return existing ? toReservation({ in: 'c', docId: allowanceKey, holdId: hold.id }, existing) : undefined;
   }
 

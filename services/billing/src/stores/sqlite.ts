@@ -9,6 +9,7 @@ import {
   freshCalls,
   type Hold,
   type HoldSpend,
+  holdReleased,
   type IdempotencyClaim,
   type IdempotencyRecord,
   type IdempotentAnswer,
@@ -217,6 +218,12 @@ const toApiKey = (r: ApiKeyRow): ApiKeyRecord => ({
   mode: r.mode,
 });
 
+/** A hold found under a retried authorization's name, unless it has been settled since. */
+const liveHold = (r: ReservationRow): Reservation => {
+  if (r.settled_spent !== null) throw holdReleased();
+  return toReservation(r);
+};
+
 const toReservation = (r: ReservationRow): Reservation => ({
   id: r.id,
   accountId: r.account_id,
@@ -375,9 +382,9 @@ export class SqliteStore implements BillingStore {
       }),
       reserveCredits: db.transaction(
         (accountId: string, credits: number, hold: Hold, key?: KeyBudget): Reservation | KeyLimited | undefined => {
-          // A retried authorization: the hold its first try took.
+          // A retried authorization: the hold its first try took (one released since is gone: refused).
           const existing = q.reservationById.get(hold.id);
-          if (existing) return toReservation(existing);
+          if (existing) return liveHold(existing);
           const row = q.accountById.get(accountId);
           if (!row || row.cycle_credits + row.top_up_credits < credits) return undefined;
           let keySpent = 0;
@@ -407,7 +414,7 @@ export class SqliteStore implements BillingStore {
       reserveAllowance: db.transaction(
         (key: string, credits: number, max: number, expiresAt: number, hold: Hold): Reservation | undefined => {
           const existing = q.reservationById.get(hold.id);
-          if (existing) return toReservation(existing);
+          if (existing) return liveHold(existing);
           const taken = q.takeAllowance.get({ key, credits, max, expiresAt });
           if (!taken) return undefined;
           const reservation: Reservation = {

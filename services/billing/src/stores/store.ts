@@ -1,3 +1,4 @@
+import { failedPrecondition } from '@webutil/kit';
 import type { PlanName } from '../plans.js';
 
 /**
@@ -312,3 +313,10 @@ export class EmailTakenError extends Error {
     this.name = 'EmailTakenError';
   }
 }
+
+/**
+ * An authorization retried under the name of a hold that has been settled since (released by the
+ * edge, refunded by expiry): the credits are not held again under a name whose call has ended.
+ */
+export const holdReleased = () =>
+  failedPrecondition('HOLD_RELEASED', "this authorization's hold was released already; send the call again");
