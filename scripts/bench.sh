@@ -13,5 +13,6 @@ node --import tsx scripts/bench/scans.ts
 node --import tsx scripts/bench/hostile.ts
 node --import tsx scripts/bench/bookmark.ts
 node --import tsx scripts/bench/render.ts
+node --import tsx scripts/bench/fair-share.ts
 node --import tsx scripts/bench/transport.ts
 node --import tsx scripts/bench/website.ts

@@ -256,6 +256,51 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(stored.length).to.be.at.most(3);
     });
 
+    /** Ends the jobs earlier cases left crawling, so only a case's own callers wait for workers. */
+    async function endAll(): Promise<void> {
+      for (const j of await store.crawling()) await store.fail(j.id, { code: 'crawl_failed', message: 'ended' });
+    }
+
+    it('gives a worker to the caller with a job queued that holds the fewest workers for its weight', async () => {
+      await endAll();
+      const flood = `account:flood-${randomUUID()}`;
+      const small = `account:small-${randomUUID()}`;
+      const floods = [job({ caller: flood, weight: 16 }), job({ caller: flood, weight: 16 })];
+      for (const j of floods) await store.create(j, 16);
+      // Alone, the flood takes every worker it asks for.
+      expect(await store.claim(floods[0]!.id)).to.deep.equal({ turn: 'run', attempt: 1 });
+      const other = job({ caller: small, weight: 2 });
+      await store.create(other, 2);
+      // The flood holds 1 of weight 16; the other caller, queued, holds none: the flood's next job waits.
+      expect(await store.claim(floods[1]!.id)).to.deep.equal({ turn: 'wait' });
+      expect((await store.get(floods[1]!.id))?.claims).to.equal(0);
+      expect(await store.claim(other.id)).to.deep.equal({ turn: 'run', attempt: 1 });
+      // Nobody else queued: its turn.
+      expect(await store.claim(floods[1]!.id)).to.deep.equal({ turn: 'run', attempt: 1 });
+      // A job taken up before (its worker died) runs again as the next try; an ended one is gone.
+      expect(await store.claim(floods[0]!.id)).to.deep.equal({ turn: 'run', attempt: 2 });
+      await store.fail(other.id, { code: 'crawl_failed', message: 'x' });
+      expect(await store.claim(other.id)).to.deep.equal({ turn: 'gone' });
+      expect(await store.claim(randomUUID())).to.deep.equal({ turn: 'gone' });
+    });
+
+    it('weighs a caller by its plan: a heavier caller holding more workers may still be owed one', async () => {
+      await endAll();
+      const heavy = `account:heavy-${randomUUID()}`;
+      const light = `account:light-${randomUUID()}`;
+      const heavies = [job({ caller: heavy, weight: 16 }), job({ caller: heavy, weight: 16 })];
+      const lights = [job({ caller: light, weight: 2 }), job({ caller: light, weight: 2 })];
+      for (const j of [...heavies, ...lights]) await store.create(j);
+      expect((await store.claim(lights[0]!.id)).turn).to.equal('run');
+      // light holds 1 of 2 (0.5), heavy none: heavy's turn, and light's next waits for it.
+      expect((await store.claim(lights[1]!.id)).turn).to.equal('wait');
+      expect((await store.claim(heavies[0]!.id)).turn).to.equal('run');
+      // heavy holds 1 of 16 (0.06) < 0.5: still heavy's turn while its other job is queued.
+      expect((await store.claim(lights[1]!.id)).turn).to.equal('wait');
+      expect((await store.claim(heavies[1]!.id)).turn).to.equal('run');
+      expect((await store.claim(lights[1]!.id)).turn).to.equal('run');
+    });
+
     it('does not count a caller’s expired jobs', async () => {
       const caller = `account:${randomUUID()}`;
       expect(await store.create(job({ caller, expiresAt: new Date(Date.now() - 1) }), 1)).to.equal(true);

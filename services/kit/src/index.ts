@@ -15,6 +15,7 @@ export {
   unauthenticated,
   unavailable,
 } from './errors.js';
+export { type Admission, FairQueue, type Sharer } from './fair-queue.js';
 export { exitOnFatalErrors, FATAL_EXIT_CODE } from './fatal-errors.js';
 export {
   type AnyDefinition,

@@ -1,4 +1,4 @@
-import { counter, gauge, type Logger, resourceExhausted } from '@webutil/kit';
+import { counter, FairQueue, gauge, type Logger, resourceExhausted, type Sharer } from '@webutil/kit';
 import puppeteer, { type Browser, type BrowserContext, type CDPSession } from 'puppeteer-core';
 
 export interface BrowserPoolOptions {
@@ -9,7 +9,10 @@ export interface BrowserPoolOptions {
   browsers: number;
   /** Renders one browser runs at once. */
   pagesPerBrowser: number;
-  /** Renders that may wait for a free browser; more are refused at once. */
+  /**
+   * Renders that may wait for a free browser, shared fairly among callers (FairQueue); a caller
+   * past its share is refused at once (429), and so is everyone past twice the depth (503).
+   */
   queueDepth: number;
   log: Logger;
 }
@@ -88,6 +91,17 @@ export function chromiumArgs(sandbox: boolean): string[] {
 
 /** A refusal to wait for a browser; a render takes about a second, so a retry after 2 s finds room. */
 const busy = (message: string) => resourceExhausted('RENDER_BUSY', message, 2);
+/** A caller's own waiting renders fill its share of the queue: its doing, so 429 (the edge's code for it). */
+const overShare = () =>
+  resourceExhausted(
+    'CONCURRENCY_LIMITED',
+    "this caller's renders fill its share of the render queue (every browser is busy and other callers wait " +
+      'too); retry when one has finished',
+    2,
+  );
+
+/** Who a render is for when its request names no caller (an internal consumer): all such share one place. */
+const UNNAMED: Sharer = { subject: '', weight: 1 };
 
 /** Pools of this process, read by the gauges when scraped. */
 const pools = new Set<BrowserPool>();
@@ -125,17 +139,20 @@ const restarts = counter({
 
 /**
  * Long-lived Chromium processes and the queue in front of them. A render leases a browser with a
- * free page slot (the least busy one); when none is free it waits in a bounded queue until a slot
- * frees or its wait ends; past the queue's depth it is refused at once. A browser that disconnects
- * (crashed, killed) is launched again, with a back-off while launches keep failing.
+ * free page slot (the least busy one); when none is free it waits until a slot frees or its wait
+ * ends. The queue is fair among callers (FairQueue): a freed page goes to the waiting caller
+ * holding the fewest pages for its plan's weight, and a caller past its share of the queue is
+ * refused at once. A browser that disconnects (crashed, killed) is launched again, with a back-off
+ * while launches keep failing.
  */
 export class BrowserPool {
   private readonly slots: Slot[];
-  private readonly waiters: Waiter[] = [];
+  private readonly waiters: FairQueue<Waiter>;
   private closed = false;
 
   private constructor(private readonly options: BrowserPoolOptions) {
     this.slots = Array.from({ length: options.browsers }, () => ({ busy: 0, failures: 0 }));
+    this.waiters = new FairQueue(options.queueDepth);
   }
 
   static async start(options: BrowserPoolOptions): Promise<BrowserPool> {
@@ -167,22 +184,29 @@ export class BrowserPool {
     );
   }
 
+  /** Pages `subject` holds now. */
+  heldBy(subject: string): number {
+    return this.waiters.heldBy(subject);
+  }
+
   /**
-   * A browser for one render. Refuses at once (RENDER_BUSY) when the queue is full; otherwise
-   * waits until `waitUntil` (epoch ms) at most, or until the signal aborts.
+   * A browser for one render of `caller`. Refuses at once when the caller's renders fill its share
+   * of the queue (CONCURRENCY_LIMITED) or the queue is full (RENDER_BUSY); otherwise waits until
+   * `waitUntil` (epoch ms) at most, or until the signal aborts.
    */
-  acquire(signal: AbortSignal, waitUntil: number): Promise<Lease> {
-    const free = this.freeLease();
+  acquire(signal: AbortSignal, waitUntil: number, caller: Sharer = UNNAMED): Promise<Lease> {
+    const free = this.freeLease(caller.subject);
     if (free) return Promise.resolve(free);
-    if (this.waiters.length >= this.options.queueDepth) {
+    const admission = this.waiters.admission(caller);
+    if (admission === 'over-share') return Promise.reject(overShare());
+    if (admission === 'full') {
       return Promise.reject(busy('every browser is busy and the render queue is full; retry shortly'));
     }
     return new Promise<Lease>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
+        this.waiters.remove(waiter);
       };
       const waiter: Waiter = {
         grant: (lease) => {
@@ -201,18 +225,21 @@ export class BrowserPool {
       );
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
+      this.waiters.push(caller, waiter);
     });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     pools.delete(this);
-    for (const waiter of [...this.waiters]) waiter.fail(busy('the service is stopping'));
+    for (let waiter = this.waiters.next(); waiter; waiter = this.waiters.next()) {
+      waiter.item.fail(busy('the service is stopping'));
+    }
     await Promise.all(this.slots.map((slot) => slot.browser?.close().catch(() => undefined)));
   }
 
-  private freeLease(): Lease | undefined {
+  /** A lease on the least busy browser with a free page, counted as held by `subject`. */
+  private freeLease(subject: string): Lease | undefined {
     let best: Slot | undefined;
     for (const slot of this.slots) {
       if (!slot.browser?.connected || slot.busy >= this.options.pagesPerBrowser) continue;
@@ -223,11 +250,13 @@ export class BrowserPool {
     const browser = best.browser;
     const control = best.control;
     slot.busy++;
+    const unhold = this.waiters.hold(subject);
     let returned = false;
     const giveBack = () => {
       if (returned) return;
       returned = true;
       slot.busy--;
+      unhold();
       this.serveWaiters();
     };
     return {
@@ -252,12 +281,17 @@ export class BrowserPool {
     };
   }
 
+  /** Free pages go to waiters, each to the waiting caller holding the fewest for its weight. */
   private serveWaiters(): void {
-    while (this.waiters.length > 0) {
-      const lease = this.freeLease();
-      if (!lease) return;
-      this.waiters[0]?.grant(lease);
+    while (this.waiters.length > 0 && this.hasFreePage()) {
+      const waiter = this.waiters.next();
+      const lease = waiter && this.freeLease(waiter.sharer.subject);
+      if (waiter && lease) waiter.item.grant(lease);
     }
+  }
+
+  private hasFreePage(): boolean {
+    return this.slots.some((s) => s.browser?.connected && s.control && s.busy < this.options.pagesPerBrowser);
   }
 
   private launch(slot: Slot): Promise<void> {

@@ -7,6 +7,7 @@ import {
   parseTargetUrl,
   resolveTarget,
   resourceExhausted,
+  type Sharer,
   targetFailure,
 } from '@webutil/kit';
 import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
@@ -52,6 +53,14 @@ function callerSlot(caller: RenderCaller | undefined, callers: CallerSlots): () 
       '(screenshot and url-to-pdf together); retry when one has finished',
     2,
   );
+}
+
+/**
+ * The caller's place in the pool's fair queue: its plan's bound is its weight, so an Enterprise
+ * caller's share is eight times an anonymous one's (docs/decisions/0261-fair-shares.md).
+ */
+function sharer(caller: RenderCaller | undefined): Sharer | undefined {
+  return caller?.subject ? { subject: caller.subject, weight: Math.max(1, caller.rendersInFlight) } : undefined;
 }
 
 const PDF = { extension: 'pdf', contentType: 'application/pdf' };
@@ -133,7 +142,7 @@ async function produce(
   const releaseSlot = callerSlot(caller, deps.callers);
   let rendered: Awaited<ReturnType<typeof renderPage>>;
   try {
-    const lease = await deps.pool.acquire(ctx.signal, Date.now() + deps.queueWaitMs);
+    const lease = await deps.pool.acquire(ctx.signal, Date.now() + deps.queueWaitMs, sharer(caller));
     clock.end('queue');
     try {
       rendered = await renderPage(lease, url, job, deps.page, clock, ctx.signal);

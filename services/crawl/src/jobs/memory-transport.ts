@@ -1,5 +1,12 @@
 import type { Logger } from '@webutil/kit';
-import type { CrawlEvent, CrawlTransport, EventHandler, JobHandler, JobTicket } from './transport.js';
+import {
+  type CrawlEvent,
+  type CrawlTransport,
+  type EventHandler,
+  type JobHandler,
+  type JobTicket,
+  LATER_MS,
+} from './transport.js';
 
 /**
  * The one-machine transport: a queue and a bus inside the process. Nothing survives the process;
@@ -50,6 +57,10 @@ export class MemoryTransport implements CrawlTransport {
         signal: this.shutdown.signal,
       };
       const run: Promise<void> = handler(ticket, lease)
+        .then((delivery) => {
+          // Back in the queue after a moment: the jobs behind it are offered to the worker first.
+          if (delivery === 'later') setTimeout(() => this.enqueue(ticket), LATER_MS).unref();
+        })
         .catch((err: unknown) => {
           if (this.shutdown.signal.aborted) return;
           // Another try, as a redelivery would give it.

@@ -24,6 +24,7 @@ import {
   eventSubject,
   type JobHandler,
   type JobTicket,
+  LATER_MS,
 } from './transport.js';
 
 export interface NatsTransportOptions {
@@ -230,8 +231,8 @@ export class NatsTransport implements CrawlTransport {
       signal: this.shutdown.signal,
     };
     try {
-      await handler(ticket, lease);
-      delivery.msg.ack();
+      if ((await handler(ticket, lease)) === 'later') delivery.msg.nak(LATER_MS);
+      else delivery.msg.ack();
     } catch (err) {
       if (!this.closing) this.options.log.warn({ err, jobId: ticket.id }, 'crawl job handed back for another try');
       delivery.msg.nak(this.closing ? undefined : 5_000);

@@ -4,7 +4,7 @@ import type { JobSettings } from '../config.js';
 import { type CrawlDeps, CrawlFailure, crawlSite } from '../site-crawl/crawler.js';
 import { type Ending, EventPublisher } from './events.js';
 import { type JobStore, packResult } from './store.js';
-import type { CrawlTransport, JobTicket, Lease } from './transport.js';
+import type { CrawlTransport, Delivery, JobTicket, Lease } from './transport.js';
 
 export interface RunDeps {
   store: JobStore;
@@ -19,35 +19,36 @@ const activeCrawls = gauge({ name: 'webutil_crawls_active', help: 'Crawls runnin
 
 /**
  * The worker: runs one delivery of a queued job (start.ts) and publishes what happens, progress
- * then done or failed, for the recorder (record.ts). Throwing hands the job back for another try.
+ * then done or failed, for the recorder (record.ts). The job store decides whose turn it is
+ * (store.claim): a job whose caller holds more workers for its weight than another caller with a
+ * job queued goes back to the queue for a moment (`later`), and the worker takes the next.
+ * Throwing hands the job back for another try.
  */
 export class CrawlRunner {
   constructor(private readonly deps: RunDeps) {}
 
-  async run(ticket: JobTicket, lease: Lease): Promise<void> {
-    const log = this.deps.log.child({ jobId: ticket.id, kind: ticket.kind, attempt: lease.attempt });
-    const job = await this.deps.store.get(ticket.id);
-    if (job?.status !== 'crawling') return; // expired, or already ended by another delivery
-    const events = new EventPublisher(
-      this.deps.transport,
-      ticket,
-      lease.attempt,
-      this.deps.options.progressIntervalMs,
-      log,
-    );
-    if (lease.attempt > this.deps.options.maxAttempts) {
+  async run(ticket: JobTicket, lease: Lease): Promise<Delivery> {
+    const claim = await this.deps.store.claim(ticket.id);
+    if (claim.turn === 'wait') return 'later';
+    const job = claim.turn === 'run' ? await this.deps.store.get(ticket.id) : undefined;
+    if (claim.turn === 'gone' || job?.status !== 'crawling') return 'done'; // expired, or ended by another delivery
+    // Tries are the store's claims: a job handed back `later` was not tried.
+    const attempt = claim.attempt;
+    const log = this.deps.log.child({ jobId: ticket.id, kind: ticket.kind, attempt });
+    const events = new EventPublisher(this.deps.transport, ticket, attempt, this.deps.options.progressIntervalMs, log);
+    if (attempt > this.deps.options.maxAttempts) {
       await events.end(
         {
           type: 'failed',
           error: {
             code: 'crawl_interrupted',
-            message: `the crawl was interrupted ${lease.attempt - 1} times; giving up`,
+            message: `the crawl was interrupted ${attempt - 1} times; giving up`,
           },
         },
         job.progress,
         lease.signal,
       );
-      return;
+      return 'done';
     }
     const heartbeat = setInterval(() => {
       lease.keepAlive();
@@ -57,7 +58,7 @@ export class CrawlRunner {
     log.info('crawl started');
     activeCrawls.inc();
     try {
-      const restarted = lease.attempt > 1 ? ` (restarted after an interruption, try ${lease.attempt})` : '';
+      const restarted = attempt > 1 ? ` (restarted after an interruption, try ${attempt})` : '';
       const crawl =
         ticket.kind === 'bookmarks'
           ? checkBookmarkList(job, this.deps.crawl, (p) => events.progress(p), lease.signal)
@@ -84,6 +85,7 @@ export class CrawlRunner {
       );
       await events.end(outcome, undefined, lease.signal);
       log.info({ ms: Date.now() - started, outcome: outcome.type }, 'crawl ended');
+      return 'done';
     } finally {
       clearInterval(heartbeat);
       activeCrawls.dec();

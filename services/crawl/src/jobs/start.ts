@@ -150,6 +150,8 @@ export class CrawlStarts {
         kind,
         url: entry,
         caller: caller?.key,
+        // The plan's bound is also its weight in the workers' fair shares (run.ts, store.claim).
+        weight: bound,
         checkFragments: options.checkFragments || undefined,
         scan: nonEmpty(options.scan),
         input: list?.input,

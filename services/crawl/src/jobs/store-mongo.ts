@@ -2,11 +2,14 @@ import mongoose, { type Connection, type Model } from 'mongoose';
 import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
 import type { ScanOptions } from '../scan-options.js';
 import {
+  type ActiveJob,
   asPacked,
+  type Claim,
   type CrawlJob,
   type JobStore,
   type JobUpdate,
   type NewJob,
+  owedToAnother,
   type PackedResult,
   unpackResult,
 } from './store.js';
@@ -16,6 +19,8 @@ interface JobDoc {
   kind: string;
   url: string;
   caller?: string;
+  weight?: number;
+  claims?: number;
   checkFragments?: boolean;
   scan?: ScanOptions;
   input?: Buffer;
@@ -36,6 +41,8 @@ const schema = new mongoose.Schema<JobDoc>(
     kind: { type: String, required: true },
     url: { type: String, required: true },
     caller: String,
+    weight: Number,
+    claims: Number,
     checkFragments: Boolean,
     scan: { type: mongoose.Schema.Types.Mixed },
     input: Buffer,
@@ -86,17 +93,19 @@ export class MongoJobStore implements JobStore {
    * once may both be refused; they can never both pass.
    */
   async create(job: NewJob, perCaller?: number): Promise<boolean> {
-    const { id, caller, checkFragments, scan, input, ...rest } = job;
+    const { id, caller, weight, checkFragments, scan, input, ...rest } = job;
     await this.jobs.collection.insertOne({
       _id: id,
       ...rest,
       ...(caller === undefined ? {} : { caller }),
+      ...(weight === undefined ? {} : { weight }),
       ...(checkFragments ? { checkFragments } : {}),
       ...(scan ? { scan } : {}),
       ...(input ? { input } : {}),
       status: 'crawling',
       attempt: 0,
       seq: 0,
+      claims: 0,
       updatedAt: job.createdAt,
     } as never);
     if (perCaller === undefined || caller === undefined) return true;
@@ -104,6 +113,27 @@ export class MongoJobStore implements JobStore {
     if (active <= perCaller) return true;
     await this.jobs.deleteOne({ _id: id });
     return false;
+  }
+
+  /**
+   * Reads the callers' active jobs, then counts the claim with $inc: two workers deciding at once
+   * (on two replicas) may both let their callers' jobs run, one turn early; neither ever waits for
+   * a caller that is not owed the worker.
+   */
+  async claim(id: string, now = new Date()): Promise<Claim> {
+    const live = { status: 'crawling', expiresAt: { $gt: now } };
+    const doc = await this.jobs.findOne({ _id: id, ...live }, { caller: 1, claims: 1 }).lean<JobDoc>();
+    if (!doc) return { turn: 'gone' };
+    if (!doc.claims && doc.caller !== undefined) {
+      const active = await this.jobs
+        .find({ ...live, caller: { $exists: true } }, { caller: 1, weight: 1, claims: 1 })
+        .lean<(ActiveJob & { _id: string })[]>();
+      if (owedToAnother(doc.caller, active)) return { turn: 'wait' };
+    }
+    const claimed = await this.jobs
+      .findOneAndUpdate({ _id: id, status: 'crawling' }, { $inc: { claims: 1 } }, { new: true })
+      .lean<JobDoc>();
+    return claimed ? { turn: 'run', attempt: claimed.claims ?? 1 } : { turn: 'gone' };
   }
 
   async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
@@ -162,6 +192,8 @@ function toJob(doc: JobDoc): CrawlJob {
     kind: doc.kind as CrawlKind,
     url: doc.url,
     caller: doc.caller,
+    weight: doc.weight,
+    claims: doc.claims ?? 0,
     checkFragments: doc.checkFragments || undefined,
     scan: doc.scan ?? undefined,
     input: doc.input ? Buffer.from(asBytes(doc.input)) : undefined,

@@ -3,11 +3,14 @@ import Database from 'better-sqlite3';
 import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
 import type { ScanOptions } from '../scan-options.js';
 import {
+  type ActiveJob,
   asPacked,
+  type Claim,
   type CrawlJob,
   type JobStore,
   type JobUpdate,
   type NewJob,
+  owedToAnother,
   type PackedResult,
   unpackResult,
 } from './store.js';
@@ -17,6 +20,8 @@ interface Row {
   kind: string;
   url: string;
   caller: string | null;
+  weight: number | null;
+  claims: number | null;
   check_fragments: number | null;
   options: string | null;
   input: Buffer | null;
@@ -65,12 +70,15 @@ const ADDED_COLUMNS: readonly AddedColumn[] = [
   { table: 'crawl_jobs', column: 'check_fragments', type: 'INTEGER' },
   { table: 'crawl_jobs', column: 'options', type: 'TEXT' },
   { table: 'crawl_jobs', column: 'input', type: 'BLOB' },
+  { table: 'crawl_jobs', column: 'weight', type: 'INTEGER' },
+  { table: 'crawl_jobs', column: 'claims', type: 'INTEGER' },
 ];
 
 /** The embedded job store: one SQLite file under DATA_DIR (WAL, so polls never wait on writes). */
 export class SqliteJobStore implements JobStore {
   private readonly db: Database.Database;
   private readonly statements;
+  private readonly claimTurn: Database.Transaction<(id: string, now: number) => Claim>;
 
   constructor(file: string) {
     this.db = setUpSqlite(new Database(file), {
@@ -81,19 +89,17 @@ export class SqliteJobStore implements JobStore {
     });
     this.statements = {
       insert: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, input, status, progress,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, weight, check_fragments, options, input, status, progress,
            created_at, updated_at, expires_at)
-         VALUES (@id, @kind, @url, @caller, @checkFragments, @options, @input, 'crawling', @progress, @createdAt,
-           @createdAt,
-           @expiresAt)`,
+         VALUES (@id, @kind, @url, @caller, @weight, @checkFragments, @options, @input, 'crawling', @progress,
+           @createdAt, @createdAt, @expiresAt)`,
       ),
       // One statement, so no other start (of any process on the file) comes between count and insert.
       insertWithin: this.db.prepare(
-        `INSERT INTO crawl_jobs (id, kind, url, caller, check_fragments, options, input, status, progress,
+        `INSERT INTO crawl_jobs (id, kind, url, caller, weight, check_fragments, options, input, status, progress,
            created_at, updated_at, expires_at)
-         SELECT @id, @kind, @url, @caller, @checkFragments, @options, @input, 'crawling', @progress, @createdAt,
-           @createdAt,
-           @expiresAt
+         SELECT @id, @kind, @url, @caller, @weight, @checkFragments, @options, @input, 'crawling', @progress,
+           @createdAt, @createdAt, @expiresAt
          WHERE (SELECT count(*) FROM crawl_jobs
                 WHERE caller = @caller AND status = 'crawling' AND expires_at > @createdAt) < @perCaller`,
       ),
@@ -112,16 +118,32 @@ export class SqliteJobStore implements JobStore {
            attempt = coalesce(@attempt, attempt), seq = coalesce(@seq, seq), updated_at = @now
          WHERE id = @id AND status = 'crawling'`,
       ),
+      active: this.db.prepare<[number], ActiveJob>(
+        `SELECT caller, weight, claims FROM crawl_jobs
+         WHERE status = 'crawling' AND expires_at > ? AND caller IS NOT NULL`,
+      ),
+      claim: this.db.prepare<[string]>(
+        "UPDATE crawl_jobs SET claims = coalesce(claims, 0) + 1 WHERE id = ? AND status = 'crawling'",
+      ),
       crawling: this.db.prepare<[number], Row>(`SELECT * FROM crawl_jobs WHERE status = 'crawling' AND expires_at > ?`),
       sweep: this.db.prepare('DELETE FROM crawl_jobs WHERE expires_at <= ?'),
       discard: this.db.prepare<[string]>("DELETE FROM crawl_jobs WHERE id = ? AND status = 'crawling' AND attempt = 0"),
     };
+    const { get, active, claim } = this.statements;
+    this.claimTurn = this.db.transaction((id: string, now: number): Claim => {
+      const job = get.get(id, now);
+      if (job?.status !== 'crawling') return { turn: 'gone' };
+      if (!job.claims && job.caller !== null && owedToAnother(job.caller, active.all(now))) return { turn: 'wait' };
+      claim.run(id);
+      return { turn: 'run', attempt: (job.claims ?? 0) + 1 };
+    });
   }
 
   async create(job: NewJob, perCaller?: number): Promise<boolean> {
     const row = {
       ...job,
       caller: job.caller ?? null,
+      weight: job.weight ?? null,
       checkFragments: job.checkFragments ? 1 : null,
       options: job.scan ? JSON.stringify(job.scan) : null,
       input: job.input ?? null,
@@ -131,6 +153,11 @@ export class SqliteJobStore implements JobStore {
     };
     if (perCaller === undefined || job.caller === undefined) return this.statements.insert.run(row).changes > 0;
     return this.statements.insertWithin.run({ ...row, perCaller }).changes > 0;
+  }
+
+  /** Decided and counted in one immediate transaction: no other process on the file comes between. */
+  async claim(id: string, now = new Date()): Promise<Claim> {
+    return this.claimTurn.immediate(id, now.getTime());
   }
 
   async get(id: string, now = new Date()): Promise<CrawlJob | undefined> {
@@ -192,6 +219,8 @@ function toJob(row: Row): CrawlJob {
     kind: row.kind as CrawlKind,
     url: row.url,
     caller: row.caller ?? undefined,
+    weight: row.weight ?? undefined,
+    claims: row.claims ?? 0,
     checkFragments: row.check_fragments ? true : undefined,
     scan: row.options ? (JSON.parse(row.options) as ScanOptions) : undefined,
     input: row.input ?? undefined,

@@ -13,6 +13,10 @@ export interface CrawlJob extends CrawlJobView {
   url: string;
   /** Who started it (the start's CrawlCaller key); absent for an internal consumer's start. */
   caller?: string;
+  /** The caller's weight in the workers' fair shares (its plan's crawl bound); absent: 1. */
+  weight?: number;
+  /** How many times a worker took the job up (claim); 0 while it is queued. */
+  claims: number;
   /** A broken-link crawl's checkFragments option (absent: false). */
   checkFragments?: boolean;
   /** The start's LinkOptions (absent: none); never shown by a poll. */
@@ -30,8 +34,49 @@ export interface CrawlJob extends CrawlJobView {
 
 export type NewJob = Pick<
   CrawlJob,
-  'id' | 'kind' | 'url' | 'caller' | 'checkFragments' | 'scan' | 'input' | 'progress' | 'createdAt' | 'expiresAt'
+  | 'id'
+  | 'kind'
+  | 'url'
+  | 'caller'
+  | 'weight'
+  | 'checkFragments'
+  | 'scan'
+  | 'input'
+  | 'progress'
+  | 'createdAt'
+  | 'expiresAt'
 >;
+
+export type Claim = { turn: 'run'; attempt: number } | { turn: 'wait' } | { turn: 'gone' };
+
+/** A job crawling and not expired, as the fair share counts it. */
+export interface ActiveJob {
+  caller: string;
+  weight?: number | null;
+  claims?: number | null;
+}
+
+/**
+ * Whether a queued job of `caller` must leave the worker to another caller: one with a job still
+ * queued that holds fewer workers for its weight (max-min fairness; ties go to whoever asks).
+ */
+export function owedToAnother(caller: string, active: readonly ActiveJob[]): boolean {
+  const callers = new Map<string, { running: number; weight: number; queued: boolean }>();
+  for (const job of active) {
+    const entry = callers.get(job.caller) ?? { running: 0, weight: 1, queued: false };
+    if ((job.claims ?? 0) > 0) entry.running++;
+    else entry.queued = true;
+    entry.weight = Math.max(entry.weight, job.weight ?? 1);
+    callers.set(job.caller, entry);
+  }
+  const own = callers.get(caller);
+  if (!own) return false;
+  const load = own.running / own.weight;
+  for (const [other, entry] of callers) {
+    if (other !== caller && entry.queued && entry.running / entry.weight < load) return true;
+  }
+  return false;
+}
 
 /** A worker's report; stale ones (an older attempt, or an earlier event) are ignored. */
 export interface JobUpdate {
@@ -47,6 +92,14 @@ export interface JobStore {
    * stored: false. Counted in the store, so the bound holds across replicas.
    */
   create(job: NewJob, perCaller?: number): Promise<boolean>;
+  /**
+   * A worker's turn at a job it was handed: `run` (counted as a claim; `attempt` is which try),
+   * `wait` when another caller with a job queued holds fewer workers for its weight (the
+   * worker hands the job back for a moment and takes the next), `gone` when it is not crawling.
+   * A job taken up before (its worker died) is run again at once. Across replicas the count is the
+   * store's, so workers everywhere share out fairly (docs/decisions/0262-fair-crawl-workers.md).
+   */
+  claim(id: string, now?: Date): Promise<Claim>;
   /** The job, or undefined when unknown or expired (even if not deleted yet). */
   get(id: string, now?: Date): Promise<CrawlJob | undefined>;
   /** Stores progress of a crawling job when (attempt, seq) is newer than the stored one. */

@@ -37,7 +37,7 @@ export type CrawlEvent =
 
 /** A worker's hold on a job. */
 export interface Lease {
-  /** 1 on the first try of the job. */
+  /** 1 on the first delivery of the job (the runner counts its tries in the job store). */
   attempt: number;
   /** Tells the queue the job is still being worked on (call well within the ack wait). */
   keepAlive(): void;
@@ -45,8 +45,20 @@ export interface Lease {
   signal: AbortSignal;
 }
 
-/** Resolving finishes the job's delivery; throwing hands the job back for another try. */
-export type JobHandler = (ticket: JobTicket, lease: Lease) => Promise<void>;
+/**
+ * What became of a delivery: `done` (or nothing) finishes it (the job ran, or needs no run); `later` hands the
+ * job back for a moment, no try counted, as another caller is owed the worker (the transport then
+ * offers the worker its next job). Throwing hands the job back for another try.
+ */
+export type Delivery = 'done' | 'later';
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing finished its delivery
+export type JobHandler = (ticket: JobTicket, lease: Lease) => Promise<Delivery | void>;
+
+/**
+ * How long a job handed back `later` stays out of the queue: long enough that the workers reach
+ * the jobs behind it, short enough that it runs soon after its caller's turn comes.
+ */
+export const LATER_MS = 500;
 export type EventHandler = (event: CrawlEvent) => Promise<void>;
 
 export interface CrawlTransport {
