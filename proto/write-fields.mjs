@@ -1,12 +1,24 @@
 // Writes gen/webutil/<service>/v1/<service>.fields.ts from the descriptor set: for every message, its
-// fields (JSON names, in declaration order, with type, cardinality and presence), and for every enum
-// its REST values and default. The edge builds the REST contract's schemas from them
+// fields (JSON names, in declaration order, with type, cardinality, presence and a request field's
+// bounds), and for every enum its REST values and default. The edge builds the REST contract's schemas from them
 // (edge/src/schemas/from-proto.ts), so a response's shape is written once, in the .proto.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createFileRegistry, fromBinary, ScalarType } from '@bufbuild/protobuf';
+import { createFileRegistry, fromBinary, getExtension, hasExtension, ScalarType } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 
 const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readFileSync('gen/descriptors.binpb')));
+
+/** A request field's bounds (webutil/rest/v1/bounds.proto), written beside its other facts. */
+const BOUNDS = registry.getExtension('webutil.rest.v1.bounds');
+const BOUND_NAMES = ['min', 'max', 'maxItems', 'maxBytes', 'maxChars'];
+
+function boundsOf(field) {
+  const options = field.proto.options;
+  if (!BOUNDS || !options || !hasExtension(options, BOUNDS)) return undefined;
+  const bounds = getExtension(options, BOUNDS);
+  const set = BOUND_NAMES.filter((name) => bounds[name] !== undefined).map((name) => `${name}: ${bounds[name]}`);
+  return `bounds: { ${set.join(', ')} }`;
+}
 
 const SCALARS = {
   [ScalarType.STRING]: 'string',
@@ -61,6 +73,8 @@ function fieldEntry(field, file) {
   if (field.fieldKind === 'list') facts.push('repeated: true');
   if (field.proto.proto3Optional) facts.push('optional: true');
   if (field.oneof) facts.push(`oneof: '${field.oneof.name}'`);
+  const bounds = boundsOf(field);
+  if (bounds) facts.push(bounds);
   return `    ${field.jsonName}: { ${facts.join(', ')} },`;
 }
 

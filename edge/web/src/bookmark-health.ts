@@ -4,7 +4,7 @@
  */
 import { h, show } from './dom.js';
 import { grid, type Row } from './grid.js';
-import { countChart, gradeBadge, scoreBar } from './results.js';
+import { countChart, gradeBadge, scoreBar } from './result-parts.js';
 
 const isRow = (v: unknown): v is Row => typeof v === 'object' && v !== null && !Array.isArray(v);
 const rowsOf = (v: unknown): Row[] => (Array.isArray(v) ? v.filter(isRow) : []);

@@ -14,24 +14,28 @@ import { templateHtml } from './print-templates.js';
 /** An enum as proto/write-fields.mjs writes it: each value's name and number. */
 type EnumFacts = { values: Readonly<Record<string, number>> };
 
+/** A numeric field's bounds, as render.proto declares them. */
+const range = ({ bounds }: { bounds: { min: number; max: number } }) => [bounds.min, bounds.max] as const;
+
 /**
- * The optional options' bounds (docs/decisions/0191-render-options.md). The edge's input schemas
- * state the same bounds for REST callers; these hold for every caller of the service.
+ * The optional options' bounds (docs/decisions/0191-render-options.md), declared once beside each
+ * field in render.proto (decision 0313); the edge's input schemas take the same for REST callers,
+ * these hold for every caller of the service.
  */
 export const BOUNDS = {
-  viewportWidth: [320, 3840],
-  viewportHeight: [240, 2160],
-  deviceScaleFactor: [1, 3],
-  quality: [1, 100],
-  delayMs: [0, 10_000],
-  cacheTtlSeconds: [0, 86_400],
-  scale: [0.1, 2],
-  marginMm: [0, 50],
-  hideSelectors: 20,
-  selectorChars: 1_000,
-  cssBytes: 10 * 1024,
-  templateBytes: 4 * 1024,
-  pageRangesChars: 200,
+  viewportWidth: range(contract.Viewport.fields.width),
+  viewportHeight: range(contract.Viewport.fields.height),
+  deviceScaleFactor: range(contract.ScreenshotRequest.fields.deviceScaleFactor),
+  quality: range(contract.ScreenshotRequest.fields.quality),
+  delayMs: range(contract.PageOptions.fields.delayMs),
+  cacheTtlSeconds: range(contract.PageOptions.fields.cacheTtlSeconds),
+  scale: range(contract.UrlToPdfRequest.fields.scale),
+  marginMm: range(contract.PdfMargin.fields.top),
+  hideSelectors: contract.PageOptions.fields.hideSelectors.bounds.maxItems,
+  selectorChars: contract.ScreenshotRequest.fields.selector.bounds.maxChars,
+  cssBytes: contract.PageOptions.fields.css.bounds.maxBytes,
+  templateBytes: contract.UrlToPdfRequest.fields.headerTemplate.bounds.maxBytes,
+  pageRangesChars: contract.UrlToPdfRequest.fields.pageRanges.bounds.maxChars,
 } as const;
 
 /** How the page is prepared before either render captures it; empty is the spec's behaviour. */

@@ -103,6 +103,36 @@ describe('render options', () => {
     }
   });
 
+  it('hold the bounds render.proto declares: each bound passes, one step past it is refused (decision 0313)', () => {
+    const page = contract.PageOptions.fields;
+    const screenshot = contract.ScreenshotRequest.fields;
+    const viewport = contract.Viewport.fields;
+    const jpeg = ImageFormat.IMAGE_FORMAT_JPEG;
+    const cases: [string, { min: number; max: number }, number, (value: number) => unknown][] = [
+      ['delay', page.delayMs.bounds, 1, (delayMs) => screenshotOptions(shot({ page: { hideSelectors: [], delayMs } }))],
+      ['quality', screenshot.quality.bounds, 1, (quality) => screenshotOptions(shot({ format: jpeg, quality }))],
+      [
+        'deviceScaleFactor',
+        screenshot.deviceScaleFactor.bounds,
+        0.01,
+        (deviceScaleFactor) => screenshotOptions(shot({ deviceScaleFactor })),
+      ],
+      [
+        'viewport.width',
+        viewport.width.bounds,
+        1,
+        (width) => screenshotOptions(shot({ viewport: { width, height: 600 } })),
+      ],
+      ['scale', contract.UrlToPdfRequest.fields.scale.bounds, 0.01, (scale) => pdfOptions(pdf({ scale }), 100)],
+    ];
+    for (const [name, { min, max }, step, make] of cases) {
+      for (const fine of [min, max]) expect(() => make(fine), `${name} ${fine}`).to.not.throw();
+      for (const past of [min - step, max + step]) {
+        expect(() => make(past), `${name} ${past}`).to.throw(new RegExp(`^${name} must be`));
+      }
+    }
+  });
+
   it('convert margins to mm and cut page ranges to the page cap', () => {
     const margin = { top: '10mm', right: '0.5in', bottom: '2cm', left: '96px' };
     expect(pdfOptions(pdf({ margin }), 100).margin).to.deep.equal({

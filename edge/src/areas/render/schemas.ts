@@ -21,8 +21,12 @@ const option = <E extends EnumFacts & { default: string }>(name: string, facts: 
     .optional()
     .meta({ default: facts.default, description: `Default ${facts.default}.` });
 
-/** An optional integer within bounds, its message naming the field. */
-const int = (name: string, min: number, max: number, description: string) =>
+/** A request field's bounds as render.proto declares them (decision 0313). */
+type Range = { bounds: { min: number; max: number } };
+type Chars = { bounds: { maxChars: number } };
+
+/** An optional integer within its proto bounds, its message naming the field. */
+const int = (name: string, { bounds: { min, max } }: Range, description: string) =>
   z
     .number({ error: `${name} must be an integer from ${min} to ${max}` })
     .int({ error: `${name} must be an integer from ${min} to ${max}` })
@@ -30,7 +34,7 @@ const int = (name: string, min: number, max: number, description: string) =>
     .max(max, { error: `${name} must be an integer from ${min} to ${max}` })
     .meta({ description });
 
-const num = (name: string, min: number, max: number, description: string) =>
+const num = (name: string, { bounds: { min, max } }: Range, description: string) =>
   z
     .number({ error: `${name} must be a number from ${min} to ${max}` })
     .min(min, { error: `${name} must be a number from ${min} to ${max}` })
@@ -40,20 +44,20 @@ const num = (name: string, min: number, max: number, description: string) =>
 const bool = (name: string, description: string) =>
   z.boolean({ error: `${name} must be true or false` }).meta({ description });
 
-/** A string of at most `maxBytes` UTF-8 bytes. */
-const text = (name: string, maxBytes: number, description: string) =>
+/** A string of at most its proto bound's UTF-8 bytes. */
+const text = (name: string, { bounds: { maxBytes } }: { bounds: { maxBytes: number } }, description: string) =>
   z
     .string({ error: `${name} must be a string` })
     .refine((value) => Buffer.byteLength(value) <= maxBytes, `${name} must be at most ${maxBytes} bytes`)
     .meta({ description, maxLength: maxBytes });
 
 /** A CSS selector; whether it parses is the browser's to say (400 invalid_selector). */
-const selector = (name: string, description: string) =>
+const selector = (name: string, { bounds: { maxChars } }: Chars, description: string) =>
   z
     .string({ error: `${name} must be a CSS selector` })
     .trim()
     .min(1, `${name} must be a CSS selector`)
-    .max(1000, `${name} must be at most 1000 characters`)
+    .max(maxChars, `${name} must be at most ${maxChars} characters`)
     .meta({ description });
 
 /** An enum whose REST values are its proto names with hyphens (page_numbers is page-numbers). */
@@ -69,34 +73,51 @@ const hyphenatedNumber = (facts: EnumFacts, value: string | undefined) =>
   value === undefined ? 0 : (facts.values[value.replaceAll('-', '_')] ?? 0);
 
 const MM_PER_UNIT: Record<string, number> = { mm: 1, cm: 10, in: 25.4, px: 25.4 / 96 };
-/** A CSS length from 0 to 50 mm. */
-const marginSide = (side: string) => {
-  const error = `margin.${side} must be a CSS length in mm, cm, in or px from 0 to 50 mm, e.g. "10mm"`;
+const MARGIN_MM = render.PdfMargin.fields.top.bounds;
+const MARGIN_RANGE = `${MARGIN_MM.min}-${MARGIN_MM.max} mm`;
+/** A CSS length within the proto's bounds, in mm. */
+const marginSide = (side: keyof typeof render.PdfMargin.fields) => {
+  const { min, max } = render.PdfMargin.fields[side].bounds;
+  const error = `margin.${side} must be a CSS length in mm, cm, in or px from ${min} to ${max} mm, e.g. "10mm"`;
   return z
     .string({ error })
     .refine((value) => {
       const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(mm|cm|in|px)?\s*$/i.exec(value);
       const unit = match?.[2]?.toLowerCase() ?? (Number(match?.[1]) === 0 ? 'mm' : undefined);
       const mm = match && unit ? Number(match[1]) * (MM_PER_UNIT[unit] as number) : Number.NaN;
-      return mm >= 0 && mm <= 50 + 1e-9;
+      return mm >= min && mm <= max + 1e-9;
     }, error)
     .optional()
-    .meta({ description: 'A CSS length of 0-50 mm.', example: '10mm' });
+    .meta({ description: `A CSS length of ${min}-${max} mm.`, example: '10mm' });
 };
+
+const page = render.PageOptions.fields;
+const HIDDEN = page.hideSelectors.bounds.maxItems;
 
 /** Page preparation both renders take (render.proto's PageOptions). */
 const pageFields = {
   hideSelectors: z
-    .array(selector('hideSelectors[]', 'A CSS selector.'), { error: 'hideSelectors must be an array of CSS selectors' })
-    .max(20, 'hideSelectors takes at most 20 selectors')
+    .array(selector('hideSelectors[]', page.hideSelectors, 'A CSS selector.'), {
+      error: 'hideSelectors must be an array of CSS selectors',
+    })
+    .max(HIDDEN, `hideSelectors takes at most ${HIDDEN} selectors`)
     .optional()
-    .meta({ description: 'Up to 20 CSS selectors whose elements are hidden (display: none) before capture.' }),
-  css: text('css', 10 * 1024, 'Up to 10 KB of CSS added to the page before capture (no JavaScript).').optional(),
+    .meta({ description: `Up to ${HIDDEN} CSS selectors whose elements are hidden (display: none) before capture.` }),
+  css: text(
+    'css',
+    page.css,
+    `Up to ${page.css.bounds.maxBytes / 1024} KB of CSS added to the page before capture (no JavaScript).`,
+  ).optional(),
   waitForSelector: selector(
     'waitForSelector',
+    page.waitForSelector,
     'Capture waits until an element matches this CSS selector (at most 10 s, else 400 selector_not_found).',
   ).optional(),
-  delay: int('delay', 0, 10_000, 'Milliseconds waited after the page settles, before capture. Default 0.').optional(),
+  delay: int(
+    'delay',
+    page.delayMs,
+    'Milliseconds waited after the page settles, before capture. Default 0.',
+  ).optional(),
   blockAds: bool('blockAds', 'Block ad and tracker requests with the bundled filter lists. Default false.').optional(),
   blockCookieBanners: bool(
     'blockCookieBanners',
@@ -104,12 +125,14 @@ const pageFields = {
   ).optional(),
   cacheTtl: int(
     'cacheTtl',
-    0,
-    86_400,
+    page.cacheTtlSeconds,
     'Seconds an identical earlier result may be old and still answer (0: render afresh). Default 60; at most ' +
       'the file lifetime less a minute (about 4 minutes) is honoured, so a hit leaves time to download it.',
   ).optional(),
 };
+
+const viewport = render.Viewport.fields;
+const screenshot = render.ScreenshotRequest.fields;
 
 export const ScreenshotInput = z
   .object({
@@ -120,27 +143,38 @@ export const ScreenshotInput = z
     viewport: z
       .strictObject(
         {
-          width: int('viewport.width', 320, 3840, 'CSS pixels.'),
-          height: int('viewport.height', 240, 2160, 'CSS pixels.'),
+          width: int('viewport.width', viewport.width, 'CSS pixels.'),
+          height: int('viewport.height', viewport.height, 'CSS pixels.'),
         },
-        { error: 'viewport must be an object with width (320-3840) and height (240-2160)' },
+        {
+          error:
+            `viewport must be an object with width (${viewport.width.bounds.min}-${viewport.width.bounds.max}) ` +
+            `and height (${viewport.height.bounds.min}-${viewport.height.bounds.max})`,
+        },
       )
       .optional()
       .meta({ description: "Overrides the device's viewport size; the device keeps its user agent and touch." }),
-    deviceScaleFactor: num('deviceScaleFactor', 1, 3, "Overrides the device's scale factor.").optional(),
+    deviceScaleFactor: num(
+      'deviceScaleFactor',
+      screenshot.deviceScaleFactor,
+      "Overrides the device's scale factor.",
+    ).optional(),
     fullPage: bool('fullPage', 'false captures the viewport only. Default true.').optional(),
     selector: selector(
       'selector',
+      screenshot.selector,
       'Capture only the first element matching this CSS selector (400 selector_not_found if none); ' +
         'like every capture, clipped past 3840 CSS px wide, 16,000 device px tall or 80 M device px.',
     ).optional(),
-    quality: int('quality', 1, 100, 'jpeg and webp quality. Default 80.').optional(),
+    quality: int('quality', screenshot.quality, 'jpeg and webp quality. Default 80.').optional(),
     ...pageFields,
   })
   .refine((input) => input.quality === undefined || (input.format ?? 'png') !== 'png', {
     error: 'quality applies to jpeg and webp only',
     path: ['quality'],
   });
+
+const pdf = render.UrlToPdfRequest.fields;
 
 export const PdfInput = z.object({
   url: targetUrl,
@@ -154,7 +188,7 @@ export const PdfInput = z.object({
       { error: 'margin must be an object of top, right, bottom and left CSS lengths' },
     )
     .optional()
-    .meta({ description: 'Page margins as CSS lengths (mm, cm, in, px), each 0-50 mm. Default none.' }),
+    .meta({ description: `Page margins as CSS lengths (mm, cm, in, px), each ${MARGIN_RANGE}. Default none.` }),
   headerFooter: z
     .strictObject(
       {
@@ -167,16 +201,17 @@ export const PdfInput = z.object({
     .meta({ description: 'A legible header and footer drawn without HTML; the templates replace them.' }),
   headerTemplate: text(
     'headerTemplate',
-    4 * 1024,
-    "Chromium's header template: up to 4 KB of HTML with the classes pageNumber, totalPages, title, url and " +
-      'date; scripts, images, links and style URLs are removed.',
+    pdf.headerTemplate,
+    `Chromium's header template: up to ${pdf.headerTemplate.bounds.maxBytes / 1024} KB of HTML ` +
+      'with the classes pageNumber, totalPages, title, url and date; scripts, images, links and style URLs ' +
+      'are removed.',
   ).optional(),
-  footerTemplate: text('footerTemplate', 4 * 1024, 'As headerTemplate, for the footer.').optional(),
+  footerTemplate: text('footerTemplate', pdf.footerTemplate, 'As headerTemplate, for the footer.').optional(),
   printBackground: bool('printBackground', 'Default true.').optional(),
-  scale: num('scale', 0.1, 2, 'Default 1.').optional(),
+  scale: num('scale', pdf.scale, 'Default 1.').optional(),
   pageRanges: z
     .string({ error: 'pageRanges must be a string such as "1-3,5"' })
-    .max(200, 'pageRanges must be at most 200 characters')
+    .max(pdf.pageRanges.bounds.maxChars, `pageRanges must be at most ${pdf.pageRanges.bounds.maxChars} characters`)
     .regex(/^\s*\d+(\s*-\s*\d*)?(\s*,\s*\d+(\s*-\s*\d*)?)*\s*$/, 'pageRanges must be pages and ranges such as "1-3,5"')
     .optional()
     .meta({ description: 'Pages printed, e.g. "1-3,5" or "2-"; default all (up to 100).' }),
