@@ -47,7 +47,12 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   the base64 HMAC-SHA256 of \`id.timestamp.body\` with the account's \`whsec_\` secret from
   \`POST /v1/webhooks/secret\`), and \`X-Webutil-Job-Id\`; retried on network errors, 408, 429 and
   5xx with back-off (5 s doubling, at most 10 minutes apart) for 30 minutes; a redirect is not
-  followed. \`GET /v1/webhooks/deliveries\` lists each attempt, newest first.
+  followed. \`GET /v1/webhooks/deliveries\` lists each attempt, newest first. The secret and the
+  list belong to the account's owner (a session, or a key without limits: 403 \`owner_required\`
+  otherwise); a test key has its sandbox's own (at most 10 sandbox webhooks a minute). A rotated-out
+  secret signs beside the new one for 24 hours (two space-separated signatures). A receiver has
+  10 s to answer; at most 4 of an account's deliveries are in flight at once; an envelope over
+  1 MB (256 KB gzip'd) is delivered as a summary with \`truncated: true\` and its \`pollUrl\`.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422
@@ -57,6 +62,7 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
 const who = (spec: RouteSpec) => {
   const callers = spec.callers ?? 'any';
   if (callers === 'session') return 'session';
+  if (callers === 'owner') return 'session, or key without limits (a test key: its sandbox)';
   if (callers === 'ip') return spec.challenge ? 'anyone, after the challenge' : 'anyone';
   return (spec.challenge ?? spec.credits > 0) ? 'key, or browser after the challenge' : 'key, session or anonymous';
 };

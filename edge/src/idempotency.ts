@@ -71,6 +71,20 @@ export type IdempotencyOutcome =
   | { replay: { status: number; body: string; headers: Record<string, string> } };
 
 /**
+ * Where a caller's Idempotency-Keys live (decision 0284): an account's keys are one space (its rate
+ * subject, every key and session of it). An anonymous caller's rate subject is its client network,
+ * which strangers behind one NAT address or in one IPv6 /64 share; its keys live in the space of its
+ * challenge clearance within that network instead (every anonymous credit-spending call carries one,
+ * 15 minutes by default), so a neighbour can neither replay its answers nor block its keys.
+ */
+export function idempotencySpace(caller: Pick<Caller, 'rate' | 'credential'>): string | undefined {
+  const subject = caller.rate?.key;
+  if (!subject?.startsWith('ip:')) return subject;
+  const clearance = caller.credential.clearance ?? '';
+  return `${subject}|clearance:${createHash('sha256').update(clearance).digest('base64url')}`;
+}
+
+/**
  * Claims the caller's key for this call (billing keeps it, per caller); a retry of a call still
  * running is 409, the key sent with another request 422, and a retry of a call that succeeded
  * gets its answer back.
@@ -83,8 +97,7 @@ export async function claimIdempotencyKey(
   spec: Pick<RouteSpec, 'timeoutMs'>,
   requestId: string,
 ): Promise<IdempotencyOutcome> {
-  // The rate subject is the account (or the anonymous client network): its keys are one space.
-  const subject = caller.rate?.key;
+  const subject = idempotencySpace(caller);
   if (!subject) throw new HttpError(500, 'internal_error', 'internal error');
   const claimed: ClaimIdempotencyKeyResponse = await billing.claimIdempotencyKey(
     { subject, key, fingerprint, runningMs: spec.timeoutMs },

@@ -26,13 +26,14 @@ const revocations =
   config.NATS_URL === undefined
     ? undefined
     : listenForRevocations(config.NATS_URL, (subject) => metering.revoke(subject), log);
+const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
 const app = createApp({
   clients,
   metering,
   log,
   jsonLimit: config.JSON_BODY_LIMIT,
   trustedProxies: config.TRUSTED_PROXIES,
-  publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+  publicBaseUrl,
   turnstile: Boolean(config.TURNSTILE_SITE_KEY),
   maxUploadsPerClient: config.MAX_UPLOADS_PER_CLIENT,
 });
@@ -49,6 +50,7 @@ const webhooks = config.WEBHOOK_DELIVERY
       retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
       pollMs: config.WEBHOOK_POLL_MS,
       tickMs: config.WEBHOOK_TICK_MS,
+      publicBaseUrl,
     })
   : undefined;
 webhooks?.start();

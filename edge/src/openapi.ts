@@ -215,6 +215,8 @@ function security(spec: RouteSpec): RouteConfig['security'] {
   const csrf: Record<string, string[]> = needsCsrf(spec) ? { csrf: [] } : {};
   if (callers === 'session') return [{ session: [], ...csrf }];
   if (callers === 'ip') return challenge ? [{ clearance: [] }] : [];
+  // The account's owner: an API key (one without limits) or a session; no anonymous caller.
+  if (callers === 'owner') return [{ apiKey: [] }, { session: [], ...csrf }];
   if (challenge) return [{ apiKey: [] }, { session: [], clearance: [], ...csrf }, { clearance: [] }];
   return [{ apiKey: [] }, { session: [], ...csrf }, {}];
 }

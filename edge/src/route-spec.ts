@@ -50,9 +50,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
   credits: number;
   /**
    * Which credentials the route serves: any (default; anonymous, session or API key), session
-   * (account and key management), or ip (credentials ignored: sign-in, sign-up, the challenge).
+   * (account and key management), owner (a session or an API key without limits; a test key acts
+   * in its sandbox: the webhook secret and log), or ip (credentials ignored: sign-in, sign-up, the
+   * challenge).
    */
-  callers?: 'any' | 'session' | 'ip';
+  callers?: 'any' | 'session' | 'owner' | 'ip';
   /** Browser callers need a challenge clearance; default: when the route spends credits. */
   challenge?: boolean;
   /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { account, creditsHeader, expectFailure, json, quota } from './billing-helpers.js';
+import { account, Browser, creditsHeader, expectFailure, json, quota } from './billing-helpers.js';
 
 /**
  * Idempotency-Key on credit-spending POSTs through the REST edge, kept by billing's store: a retry
@@ -16,7 +16,10 @@ describe('idempotent retries through the edge', function () {
 
   before(async () => {
     site = await startFixtureSite();
-    stack = await startTestStack({ allowTargets: '127.0.0.0/8' });
+    stack = await startTestStack({
+      allowTargets: '127.0.0.0/8',
+      envFor: { edge: { TRUSTED_PROXIES: '127.0.0.1/32' } },
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -90,5 +93,30 @@ describe('idempotent retries through the edge', function () {
     expect(again.headers.get('idempotent-replayed')).to.equal(null);
     expect((await json(again)).error?.code).to.equal(error?.code);
     expect((await quota(stack, { apiKey })).remaining).to.equal(100);
+  });
+
+  it('an anonymous caller’s keys are its clearance’s: a neighbour on its address neither replays nor blocks them', async () => {
+    // Two browsers behind one address (one NAT): the same client network, each with its own clearance.
+    const first = new Browser(stack, '192.0.2.90');
+    const neighbour = new Browser(stack, '192.0.2.90');
+    await first.passChallenge();
+    await neighbour.passChallenge();
+    const key = randomUUID();
+    const call = (browser: Browser) =>
+      browser.fetch('/v1/broken-links', {
+        method: 'POST',
+        headers: { 'Idempotency-Key': key },
+        body: JSON.stringify({ url: site.url('/ok') }),
+      });
+    const answered = await call(first);
+    expect(answered.status, await answered.clone().text()).to.equal(200);
+    expect(answered.headers.get('idempotent-replayed')).to.equal(null);
+    const retried = await call(first);
+    expect(retried.headers.get('idempotent-replayed')).to.equal('true');
+    expect(await retried.text()).to.equal(await answered.text());
+    // The neighbour's call with the same key and body runs on its own: no replay of the first's answer.
+    const own = await call(neighbour);
+    expect(own.status, await own.clone().text()).to.equal(200);
+    expect(own.headers.get('idempotent-replayed')).to.equal(null);
   });
 });

@@ -43,7 +43,7 @@ describe('sandbox (test) keys', function () {
   let browser: Browser;
   let liveKey: string;
   let testKey: string;
-  /** The account's webhook signing secret, and the deliveries the fixture site's /hook received. */
+  /** The sandbox's webhook signing secret, and the deliveries the fixture site's /hook received. */
   let secret: string;
   const hooks: { body: string; headers: Record<string, string> }[] = [];
   /** What the fixture site was asked for, webhook deliveries aside: a fetch of a target. */
@@ -167,7 +167,8 @@ describe('sandbox (test) keys', function () {
     const created = await json(res);
     expect(res.status, JSON.stringify(created)).to.equal(201);
     testKey = created.data.key;
-    const rotated = await json(await stack.api('/v1/webhooks/secret', { ...post({}), apiKey: liveKey }));
+    // The sandbox has webhook books of its own: its secret is made with a test key (decision 0281).
+    const rotated = await json(await stack.api('/v1/webhooks/secret', { ...post({}), apiKey: testKey }));
     secret = rotated.data.secret;
   });
   after(async () => {
@@ -241,7 +242,7 @@ describe('sandbox (test) keys', function () {
     expect(fetched()).to.deep.equal([]);
   });
 
-  it('deliver a sandbox start’s webhook: the sample job’s envelope, signed as a live one', async () => {
+  it('deliver a sandbox start’s webhook: the sample job’s envelope, signed with the sandbox’s secret', async () => {
     const delivered = await eventually(async () => {
       expect(hooks).to.have.length.of.at.least(1);
       return hooks[0]!;

@@ -29,6 +29,7 @@ const RENDER_SLOT_RETRY_SECONDS = 2;
 const POLICIES = {
   any: CallerPolicy.CALLER_POLICY_ANY,
   session: CallerPolicy.CALLER_POLICY_SESSION,
+  owner: CallerPolicy.CALLER_POLICY_OWNER,
   ip: CallerPolicy.CALLER_POLICY_IP,
 };
 /** A lease offered to billing, not yet answered. */

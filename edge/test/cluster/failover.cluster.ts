@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type CrawlSite, startCrawlSite } from '@webutil/scripts/fixture-crawl-site';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
@@ -46,7 +49,10 @@ describe('failover in a cluster (two edges, two billing, two crawl, NATS, jongod
       allowTargets: '127.0.0.0/8',
       env: { NATS_URL: nats.url, MONGO_URL: mongo.url },
       // Holds nobody settles come back within seconds, so the test can read the final ledger.
-      envFor: { billing: { RESERVATION_GRACE_MS: String(GRACE_MS), RESERVATION_SWEEP_MS: String(SWEEP_MS) } },
+      envFor: {
+        billing: { RESERVATION_GRACE_MS: String(GRACE_MS), RESERVATION_SWEEP_MS: String(SWEEP_MS) },
+        edge: { WEBHOOK_POLL_MS: '200', WEBHOOK_TICK_MS: '100' },
+      },
       replicas: { billing: 2, crawl: 2 },
       edges: 2,
     });
@@ -178,5 +184,52 @@ describe('failover in a cluster (two edges, two billing, two crawl, NATS, jongod
     expect(job.status).to.equal('done');
     expect(await crawlEnds(stack, jobId)).to.have.length(1);
     expect((await quota(stack, { apiKey })).remaining).to.equal(CREDITS - 1);
+  });
+
+  it('webhooks over both edges: a receiver that never answers holds 4 at once; another account’s arrive on time, once', async () => {
+    const hits: string[] = [];
+    const receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        hits.push(req.url ?? '/');
+        if (!req.url?.startsWith('/hang')) res.writeHead(204).end(); // /hang never answers
+      });
+    });
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    const hook = (path: string) => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${path}`;
+    const call = async (edge: number, apiKey: string, path: string, body: unknown) => {
+      const res = await fetch(`${stack.edgeUrls[edge]}/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    const crawlWithHook = (edge: number, apiKey: string, path: string) =>
+      call(edge, apiKey, '/link-extract/crawl', { url: site.url('/ok'), webhookUrl: hook(path) });
+    try {
+      const [slowKey, onTimeKey] = await Promise.all([freshKey('hooks-slow'), freshKey('hooks-on-time')]);
+      expect(await call(0, slowKey, '/webhooks/secret', {})).to.equal(201);
+      expect(await call(1, onTimeKey, '/webhooks/secret', {})).to.equal(201);
+      for (let i = 0; i < 8; i++) expect(await crawlWithHook(i % 2, slowKey, `/hang-${i}`)).to.equal(202);
+      const hanging = () => hits.filter((path) => path.startsWith('/hang'));
+      await eventually(async () => expect(hanging()).to.have.length.of.at.least(4), 60_000);
+      // Both edges together work on at most 4 of the account's deliveries (billing's leases say so).
+      expect(hanging()).to.have.length(4);
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        expect(await crawlWithHook(i % 2, onTimeKey, `/on-time-${i}`)).to.equal(202);
+        await eventually(async () => expect(hits).to.include(`/on-time-${i}`), 60_000);
+        expect(Date.now() - started, `delivery ${i}`).to.be.below(7_000);
+      }
+      // Each delivered once, by one edge.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(hits.filter((path) => path.startsWith('/on-time'))).to.have.length(3);
+    } finally {
+      receiver.closeAllConnections();
+      receiver.close();
+    }
   });
 });

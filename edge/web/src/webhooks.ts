@@ -91,7 +91,7 @@ export function webhooksSection(): { element: HTMLElement; load: () => Promise<v
   rotate.addEventListener('click', async () => {
     if (
       rotate.textContent?.startsWith('Rotate') &&
-      !window.confirm('Replace the signing secret? The old one stops signing at once.')
+      !window.confirm('Replace the signing secret? The old one keeps signing beside the new one for 24 hours.')
     )
       return;
     try {

@@ -155,7 +155,12 @@ export function keyMessage(key: ApiKeyRecord, creditsSpentThisCycle = 0): ApiKey
  * lease. A live key without limits costs nothing extra.
  */
 export function keyRestricted(key: ApiKeyRecord): boolean {
-  return key.creditLimit !== null || key.expiresAt !== null || key.allowedOperations !== null || key.mode === 'test';
+  return keyHasLimits(key) || key.mode === 'test';
+}
+
+/** The key has a limit of its own (credits, expiry or operations): it is not the account's owner. */
+export function keyHasLimits(key: ApiKeyRecord): boolean {
+  return key.creditLimit !== null || key.expiresAt !== null || key.allowedOperations !== null;
 }
 
 /** Keys need Starter or higher; a key whose account fell back to Free stops working. */

@@ -9,7 +9,7 @@ import {
   type GetQuotaResponse,
   type Quota,
 } from '@webutil/proto/webutil/billing/v1/billing';
-import { type ApiKeys, keyAllowed, keyRestricted } from './api-keys.js';
+import { type ApiKeys, keyAllowed, keyHasLimits, keyRestricted } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import { forbidden, insufficientCredits, keyCreditLimit, rateLimited, unauthenticated } from './denials.js';
 import { leaseCredits } from './leases.js';
@@ -80,6 +80,21 @@ export class Gate {
 
     const keyRestrictedCaller = caller.kind === 'apikey' && keyRestricted(caller.key);
     const sandbox = caller.kind === 'apikey' && caller.key.mode === 'test';
+    if (request.callers === CallerPolicy.CALLER_POLICY_OWNER) {
+      const denial = notTheOwner(caller);
+      if (denial) return refused(denial);
+    }
+    // A key limited to some operations may call only those, on every route that spends credits or
+    // changes state; free reads stay open (a key allowed to start a crawl may poll it).
+    const allowed = caller.kind === 'apikey' ? caller.key.allowedOperations : null;
+    if ((request.credits > 0 || request.stateChanging) && allowed !== null && !allowed.includes(request.operation)) {
+      return refused(
+        forbidden(
+          'OPERATION_NOT_ALLOWED',
+          `this API key may not call ${request.operation}; it may call ${allowed.join(', ')}`,
+        ),
+      );
+    }
     if (request.credits <= 0) {
       const quota = this.quotaOf(caller, await this.deps.ledger.balance(payer));
       return {
@@ -88,16 +103,6 @@ export class Gate {
           grant: { quota, rate: counted.window, keyRestricted: keyRestrictedCaller, sandbox },
         },
       };
-    }
-    // A key limited to some operations may call only those that spend credits; free reads stay open.
-    const allowed = caller.kind === 'apikey' ? caller.key.allowedOperations : null;
-    if (allowed !== null && !allowed.includes(request.operation)) {
-      return refused(
-        forbidden(
-          'OPERATION_NOT_ALLOWED',
-          `this API key may not call ${request.operation}; it may call ${allowed.join(', ')}`,
-        ),
-      );
     }
     // A sandbox key's call is answered from samples at the edge: nothing is held, the balance is untouched.
     if (sandbox) {
@@ -258,6 +263,23 @@ export class Gate {
     const { remaining } = await this.deps.ledger.balance(payer);
     return { outcome: { $case: 'denial', denial: { ...denial, remaining } } };
   }
+}
+
+/**
+ * A route of the account's owner (CALLER_POLICY_OWNER: its webhook secret and delivery log): a
+ * session, or an API key without limits of its own (a test key works in its sandbox's books). A
+ * key with limits is meant to be narrow; an anonymous caller has no account.
+ */
+function notTheOwner(caller: Caller): Denial | undefined {
+  if (caller.kind === 'anonymous')
+    return unauthenticated('ACCOUNT_REQUIRED', 'this route belongs to an account: sign in or send an API key');
+  if (caller.kind === 'apikey' && keyHasLimits(caller.key))
+    return forbidden(
+      'OWNER_REQUIRED',
+      'an API key with limits (creditLimit, expiresAt or allowedOperations) may not call this route: ' +
+        'use the account page, or a key without limits',
+    );
+  return undefined;
 }
 
 function payerOf(caller: Caller): Payer {

@@ -33,22 +33,56 @@ export interface DeliveryOptions {
   retryBaseMs: number;
   /** How often a running job is looked at. */
   pollMs: number;
-  /** How often this process asks billing for due deliveries. */
+  /** How often this process asks billing for due deliveries while it has room for more. */
   tickMs: number;
+  /** PUBLIC_BASE_URL: a summary's poll URL is absolute on it. */
+  publicBaseUrl: string;
 }
 
 /** Job statuses after which nothing changes. */
 const ENDED = new Set(['done', 'failed']);
-/** Deliveries one process works on at once. */
-const BATCH = 16;
+/**
+ * Deliveries one process works on at once (decision 0282): a pool, refilled as each one ends, not a
+ * batch waited for whole. Billing hands out at most 4 of one account's at once, across all edges.
+ */
+export const POOL_SIZE = 32;
+/** Sends in flight to one receiver origin from this process; more wait their turn in billing. */
+export const SENDS_PER_ORIGIN = 4;
+/** A delivery whose origin is busy is claimable again this much later (no attempt counted). */
+const ORIGIN_BUSY_MS = 1_000;
 /** A claimed delivery is this process's for this long (a send takes at most SEND_TIMEOUT_MS). */
 const LEASE_MS = 60_000;
-const SEND_TIMEOUT_MS = 15_000;
+/** A receiver has this long to answer; Standard Webhooks senders use 15 s or less. */
+export const SEND_TIMEOUT_MS = 10_000;
+/** The bodies one claim carries together, far below gRPC's 64 MB message limit (decision 0283). */
+const CLAIM_MAX_BYTES = 8 * 1024 * 1024;
 /** What is read of a receiver's answer: nothing of it is kept but the status. */
 const MAX_ANSWER_BYTES = 4 * 1024;
-/** A body billing would not keep (the job's envelope is far smaller in practice). */
-const MAX_BODY_GZIP_BYTES = 8 * 1024 * 1024;
+/**
+ * The largest job envelope delivered whole (decision 0283): a larger one is delivered as a summary
+ * (its small fields and the poll URL), so what billing keeps stays small (256 KB gzip'd at most).
+ */
+export const MAX_DELIVERED_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_GZIP_BYTES = 256 * 1024;
 const USER_AGENT = 'WebUtil-Webhooks/1.0';
+
+/**
+ * A job's envelope too large to deliver whole: its plain fields (status, counts, times), without
+ * its objects and lists (the result), marked `truncated`, with the poll URL that answers it whole.
+ */
+export function summaryOf(fields: Record<string, unknown>, pollUrl: string): Record<string, unknown> {
+  const plain = Object.entries(fields).filter(([, value]) => value === null || typeof value !== 'object');
+  return { ...Object.fromEntries(plain), truncated: true, pollUrl };
+}
+
+/** The origin a receiver's URL names (the per-origin bound's key). */
+const originOf = (url: string) => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+};
 
 /** Who reads the job: the poll routes ignore their caller; this names the worker in logs. */
 const WORKER: Caller = {
@@ -68,53 +102,75 @@ const WORKER: Caller = {
 export class WebhookDelivery {
   private readonly owner = `edge-${randomUUID()}`;
   private readonly polls = new Map<string, { spec: RouteSpec; present: (reply: Presentable<unknown>) => unknown }>();
-  private timer: NodeJS.Timeout | undefined;
+  /** The deliveries this process works on now. */
+  private readonly working = new Set<Promise<void>>();
+  /** Sends in flight per receiver origin. */
+  private readonly sending = new Map<string, number>();
   private stopped = false;
-  private tick: Promise<void> = Promise.resolve();
+  private loop: Promise<void> = Promise.resolve();
+  /** Wakes the claim loop early: a place in the pool came free, or the process stops. */
+  private wake: () => void = () => undefined;
 
   constructor(private readonly options: DeliveryOptions) {
     for (const spec of options.routes) this.polls.set(spec.operation, { spec, present: presenter(spec.output) });
   }
 
   start(): void {
-    this.schedule(0);
+    this.loop = this.claimLoop();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.tick;
+    this.wake();
+    await this.loop;
+    await Promise.allSettled([...this.working]);
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.tick = this.work().then(
-        (full) => this.schedule(full ? 0 : this.options.tickMs),
-        (err: unknown) => {
+  /**
+   * Claims as many due deliveries as the pool has room for, and again whenever room comes free
+   * (at once when the last claim filled the pool, else after a tick): one slow receiver holds only
+   * its own places, never the rest of the pool.
+   */
+  private async claimLoop(): Promise<void> {
+    while (!this.stopped) {
+      let pause = this.options.tickMs;
+      const room = POOL_SIZE - this.working.size;
+      if (room > 0) {
+        try {
+          const { deliveries } = await this.options.clients.webhooks.claimWebhookDeliveries(
+            { owner: this.owner, limit: room, leaseMs: LEASE_MS, maxBytes: CLAIM_MAX_BYTES },
+            this.call(),
+          );
+          for (const delivery of deliveries) this.begin(delivery);
+        } catch (err) {
           this.options.log.debug({ err: readGrpcError(err) }, 'webhook deliveries: billing unavailable');
-          this.schedule(this.options.tickMs * 2);
-        },
-      );
-    }, ms);
-    this.timer.unref();
+          pause = this.options.tickMs * 2;
+        }
+      }
+      // A full pool waits for a place (or the tick, whichever first); otherwise the tick.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        timer.unref();
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (this.stopped) this.wake();
+      });
+    }
   }
 
-  /** One round: the due deliveries, worked on at once; true when the batch was full (more may wait). */
-  private async work(): Promise<boolean> {
-    const { deliveries } = await this.options.clients.webhooks.claimWebhookDeliveries(
-      { owner: this.owner, limit: BATCH, leaseMs: LEASE_MS },
-      this.call(),
-    );
-    await Promise.all(
-      deliveries.map((delivery) =>
-        this.deliver(delivery).catch((err: unknown) =>
-          // The lease runs out and the delivery is claimed again.
-          this.options.log.warn({ err, webhookId: delivery.id }, 'webhook delivery could not be worked on'),
-        ),
-      ),
-    );
-    return deliveries.length === BATCH;
+  private begin(delivery: ClaimedWebhookDelivery): void {
+    const work: Promise<void> = this.deliver(delivery)
+      .catch((err: unknown) =>
+        // The lease runs out and the delivery is claimed again.
+        this.options.log.warn({ err, webhookId: delivery.id }, 'webhook delivery could not be worked on'),
+      )
+      .finally(() => {
+        this.working.delete(work);
+        if (this.working.size === POOL_SIZE - 1) this.wake();
+      });
+    this.working.add(work);
   }
 
   private async deliver(delivery: ClaimedWebhookDelivery): Promise<void> {
@@ -126,15 +182,29 @@ export class WebhookDelivery {
       const envelope = await this.jobEnvelope(delivery);
       if (envelope === 'running') return this.update(delivery, { nextAtMs: String(now + this.options.pollMs) });
       if (typeof envelope === 'string') return this.update(delivery, { abandoned: envelope });
-      bodyGzip = await gzip(envelope);
+      bodyGzip = await gzip(envelope.whole);
+      // A large result goes as a summary with its poll URL: what billing keeps stays small.
+      if (envelope.whole.length > MAX_DELIVERED_BODY_BYTES || bodyGzip.length > MAX_BODY_GZIP_BYTES)
+        bodyGzip = await gzip(envelope.summary());
       endedAt = now;
-      if (bodyGzip.length > MAX_BODY_GZIP_BYTES)
-        return this.update(delivery, { abandoned: 'the job’s envelope is too large to deliver' });
       first = { bodyGzip, endedAtMs: String(endedAt) };
     }
     if (!delivery.secret) return this.update(delivery, { ...first, abandoned: 'the account has no signing secret' });
+    const origin = originOf(delivery.url);
+    // The receiver's origin has its most sends in flight: its turn comes again in a moment.
+    if ((this.sending.get(origin) ?? 0) >= SENDS_PER_ORIGIN)
+      return this.update(delivery, {
+        ...first,
+        endedAtMs: String(endedAt),
+        nextAtMs: String(Date.now() + ORIGIN_BUSY_MS),
+      });
     const body = await gunzip(bodyGzip);
-    const sent = await this.send(delivery, body);
+    this.sending.set(origin, (this.sending.get(origin) ?? 0) + 1);
+    const sent = await this.send(delivery, body).finally(() => {
+      const left = (this.sending.get(origin) ?? 1) - 1;
+      if (left > 0) this.sending.set(origin, left);
+      else this.sending.delete(origin);
+    });
     const made = delivery.attempts + 1;
     let outcome: 'delivered' | 'retrying' | 'failed';
     let nextAt: number | undefined;
@@ -154,10 +224,13 @@ export class WebhookDelivery {
   }
 
   /**
-   * The job's envelope as its poll route answers it, once the job has ended; 'running' while it
-   * runs; a reason when it cannot be had (the job is gone, the route unknown).
+   * The job's envelope as its poll route answers it, once the job has ended, and its summary (for
+   * an envelope too large to deliver whole); 'running' while it runs; a reason when it cannot be
+   * had (the job is gone, the route unknown).
    */
-  private async jobEnvelope(delivery: ClaimedWebhookDelivery): Promise<Buffer | string> {
+  private async jobEnvelope(
+    delivery: ClaimedWebhookDelivery,
+  ): Promise<{ whole: Buffer; summary: () => Buffer } | string> {
     const poll = this.polls.get(delivery.source);
     if (!poll) return `no route ${delivery.source} to read the job with`;
     let reply: unknown;
@@ -175,9 +248,11 @@ export class WebhookDelivery {
       throw err; // the crawl service is down: claimed again once the lease runs out
     }
     const presented = poll.spec.present ? poll.spec.present(reply, undefined as unknown as Context) : reply;
-    const fields = poll.present(presented as Presentable<unknown>) as { status?: unknown };
+    const fields = poll.present(presented as Presentable<unknown>) as Record<string, unknown>;
     if (!ENDED.has(String(fields.status))) return 'running';
-    return Buffer.from(JSON.stringify(successBody(fields, poll.spec.envelope ?? 'data')));
+    const body = (value: object) => Buffer.from(JSON.stringify(successBody(value, poll.spec.envelope ?? 'data')));
+    const pollUrl = `${this.options.publicBaseUrl}/v1${poll.spec.path.replace(':job_id', encodeURIComponent(delivery.jobId))}`;
+    return { whole: body(fields), summary: () => body(summaryOf(fields, pollUrl)) };
   }
 
   /** One signed POST; never throws. */
@@ -190,7 +265,11 @@ export class WebhookDelivery {
       'user-agent': USER_AGENT,
       'webhook-id': delivery.id,
       'webhook-timestamp': String(timestamp.getTime() / 1000),
-      'webhook-signature': new Webhook(delivery.secret).sign(delivery.id, timestamp, body),
+      // A rotated-out secret signs beside the new one for a day (space-separated, as the
+      // specification allows), so a receiver still checking with it is not broken at once.
+      'webhook-signature': [delivery.secret, ...delivery.previousSecrets]
+        .map((secret) => new Webhook(secret).sign(delivery.id, timestamp, body))
+        .join(' '),
       'x-webutil-job-id': delivery.jobId,
     };
     const started = performance.now();

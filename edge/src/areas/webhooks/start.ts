@@ -49,7 +49,7 @@ export function withWebhook<In extends z.ZodObject, R extends { jobId: string },
           'webhookUrl needs an account with a signing secret: sign in or send an API key',
         );
       const { deliveryId } = await clients.webhooks.reserveWebhookDelivery(
-        { subject: caller.subject, source: poll, url: webhookUrl },
+        { subject: caller.subject, source: poll, url: webhookUrl, sandbox: caller.sandbox === true },
         billingCall(options),
       );
       let reply: R;

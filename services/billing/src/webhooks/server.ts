@@ -7,19 +7,19 @@ export function webhookService(webhooks: Webhooks, log: Logger): ServiceBinding 
   return bind(
     WebhookServiceService,
     {
-      rotateWebhookSecret: ({ subject }) => webhooks.rotateSecret(subject),
-      reserveWebhookDelivery: async ({ subject, source, url }) => ({
-        deliveryId: await webhooks.reserve(subject, source, url),
+      rotateWebhookSecret: ({ subject, sandbox }) => webhooks.rotateSecret(subject, sandbox),
+      reserveWebhookDelivery: async ({ subject, source, url, sandbox }) => ({
+        deliveryId: await webhooks.reserve(subject, source, url, sandbox),
       }),
       attachWebhookDelivery: async ({ deliveryId, jobId }) => {
         await webhooks.attach(deliveryId, jobId);
         return {};
       },
-      claimWebhookDeliveries: async ({ owner, limit, leaseMs }) => ({
-        deliveries: await webhooks.claim(owner, limit, leaseMs),
+      claimWebhookDeliveries: async ({ owner, limit, leaseMs, maxBytes }) => ({
+        deliveries: await webhooks.claim(owner, limit, leaseMs, maxBytes),
       }),
       updateWebhookDelivery: async (request) => ({ updated: await webhooks.update(request) }),
-      listWebhookAttempts: ({ subject, limit }) => webhooks.list(subject, limit),
+      listWebhookAttempts: ({ subject, limit, sandbox }) => webhooks.list(subject, limit, sandbox),
     },
     log,
   );

@@ -2,11 +2,13 @@ import mongoose, { type Connection, type Model, Schema } from 'mongoose';
 import {
   type AttemptOutcome,
   type AttemptRecord,
+  type ClaimBounds,
   type DeliveryChange,
   type DeliveryRecord,
   type DeliveryState,
   type NewDelivery,
   OPEN_STATES,
+  type ReserveLimits,
   type SigningSecret,
   type WebhookStore,
 } from './store.js';
@@ -20,10 +22,14 @@ interface SecretDoc {
   _id: string;
   secret: string;
   createdAt: number;
+  previous?: string | null;
+  previousUntil?: number;
 }
 interface DeliveryDoc extends Omit<DeliveryRecord, 'id' | 'expiresAt' | 'bodyGzip'> {
   _id: string;
   bodyGzip: Buffer | null;
+  /** The body's size, for claims bounded by bytes (absent on documents from before: no body yet). */
+  bodyBytes?: number;
   expiresAt: Date;
 }
 interface AttemptDoc extends Omit<AttemptRecord, 'expiresAt'> {
@@ -32,7 +38,13 @@ interface AttemptDoc extends Omit<AttemptRecord, 'expiresAt'> {
 }
 
 const secretSchema = new Schema<SecretDoc>(
-  { _id: String, secret: { type: String, required: true }, createdAt: { type: Number, required: true } },
+  {
+    _id: String,
+    secret: { type: String, required: true },
+    createdAt: { type: Number, required: true },
+    previous: { type: String, default: null },
+    previousUntil: { type: Number, default: 0 },
+  },
   OPTIONS,
 );
 const deliverySchema = new Schema<DeliveryDoc>(
@@ -44,6 +56,7 @@ const deliverySchema = new Schema<DeliveryDoc>(
     url: { type: String, required: true },
     state: { type: String, required: true },
     bodyGzip: { type: Buffer, default: null },
+    bodyBytes: { type: Number, default: 0 },
     endedAt: { type: Number, default: null },
     attempts: { type: Number, default: 0 },
     nextAt: { type: Number, required: true },
@@ -104,7 +117,15 @@ export class MongoWebhookStore implements WebhookStore {
 
   async secretOf(subject: string): Promise<SigningSecret | undefined> {
     const doc = await this.secrets.findById(subject).lean<SecretDoc>();
-    return doc ? { secret: doc.secret, createdAt: doc.createdAt } : undefined;
+    // Documents from before rotations kept the previous secret have neither field.
+    return doc
+      ? {
+          secret: doc.secret,
+          createdAt: doc.createdAt,
+          previous: doc.previous ?? null,
+          previousUntil: doc.previousUntil ?? 0,
+        }
+      : undefined;
   }
 
   async setSecret(subject: string, secret: SigningSecret): Promise<void> {
@@ -113,10 +134,10 @@ export class MongoWebhookStore implements WebhookStore {
 
   /**
    * MongoDB cannot count and insert in one step: the delivery is inserted, then its subject's open
-   * ones counted, itself included, and it is deleted again when that is over the bound. Two at once
+   * (and, with `perMinute`, recent) ones counted, itself included, and it is deleted again when that is over the bound. Two at once
    * may both be refused; they can never both pass.
    */
-  async reserve(delivery: NewDelivery, maxOpen: number, now: number): Promise<boolean> {
+  async reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean> {
     const { id, expiresAt, ...rest } = delivery;
     await this.deliveries.collection.insertOne({
       _id: id,
@@ -136,7 +157,11 @@ export class MongoWebhookStore implements WebhookStore {
       state: { $in: OPEN_STATES },
       expiresAt: { $gt: new Date(now) },
     });
-    if (open <= maxOpen) return true;
+    const recent =
+      limits.perMinute === undefined
+        ? 0
+        : await this.deliveries.countDocuments({ subject: delivery.subject, createdAt: { $gt: now - 60_000 } });
+    if (open <= limits.maxOpen && (limits.perMinute === undefined || recent <= limits.perMinute)) return true;
     await this.deliveries.deleteOne({ _id: id });
     return false;
   }
@@ -158,24 +183,54 @@ export class MongoWebhookStore implements WebhookStore {
     await this.deliveries.deleteOne({ _id: id, state: 'reserved' });
   }
 
-  /** One guarded findOneAndUpdate per delivery: two processes never lease the same one. */
-  async claim(owner: string, now: number, limit: number, leaseMs: number): Promise<DeliveryRecord[]> {
+  /**
+   * One guarded findOneAndUpdate per delivery: two processes never lease the same one. Turns across
+   * subjects: a subject that had its turn in this round, or has `perSubject` under lease, is left
+   * out until the round ends (nothing else due); bodies larger than the bytes left are left out.
+   */
+  async claim(
+    owner: string,
+    now: number,
+    limit: number,
+    leaseMs: number,
+    bounds: ClaimBounds,
+  ): Promise<DeliveryRecord[]> {
+    const open = { state: { $in: ['waiting', 'sending'] as DeliveryState[] } };
+    const leasedNow = await this.deliveries
+      .find({ ...open, leaseUntil: { $gt: now } }, { subject: 1 })
+      .lean<Pick<DeliveryDoc, 'subject'>[]>();
+    const leased = new Map<string, number>();
+    for (const { subject } of leasedNow) leased.set(subject, (leased.get(subject) ?? 0) + 1);
     const claimed: DeliveryRecord[] = [];
+    let bytes = 0;
+    let hadTurn = new Set<string>();
     while (claimed.length < limit) {
+      const full = [...leased].filter(([, n]) => n >= bounds.perSubject).map(([subject]) => subject);
+      const left = bounds.maxBytes - bytes;
       const doc = await this.deliveries
         .findOneAndUpdate(
           {
-            state: { $in: ['waiting', 'sending'] },
+            ...open,
             nextAt: { $lte: now },
             leaseUntil: { $lte: now },
             expiresAt: { $gt: new Date(now) },
+            subject: { $nin: [...full, ...hadTurn] },
+            ...(claimed.length > 0 ? { $or: [{ bodyBytes: null }, { bodyBytes: { $lte: left } }] } : {}),
           },
           { $set: { leaseOwner: owner, leaseUntil: now + leaseMs } },
           { returnDocument: 'after', sort: { nextAt: 1 } },
         )
         .lean<DeliveryDoc>();
-      if (!doc) break;
-      claimed.push(toDelivery(doc));
+      if (!doc) {
+        if (hadTurn.size === 0) break;
+        hadTurn = new Set(); // the round is over: every subject may take its next turn
+        continue;
+      }
+      const delivery = toDelivery(doc);
+      claimed.push(delivery);
+      bytes += delivery.bodyGzip?.length ?? 0;
+      leased.set(delivery.subject, (leased.get(delivery.subject) ?? 0) + 1);
+      hadTurn.add(delivery.subject);
     }
     return claimed;
   }
@@ -189,7 +244,10 @@ export class MongoWebhookStore implements WebhookStore {
       leaseOwner: null,
       leaseUntil: 0,
     };
-    if (current.bodyGzip == null && change.bodyGzip) set.bodyGzip = change.bodyGzip;
+    // A delivery over keeps no body: only its attempts are listed.
+    if (change.state === 'delivered' || change.state === 'failed') Object.assign(set, { bodyGzip: null, bodyBytes: 0 });
+    else if (current.bodyGzip == null && change.bodyGzip)
+      Object.assign(set, { bodyGzip: change.bodyGzip, bodyBytes: change.bodyGzip.length });
     if (current.endedAt == null && change.endedAt !== undefined) set.endedAt = change.endedAt;
     const res = await this.deliveries.updateOne(
       { _id: id, leaseOwner: change.owner, state: current.state, attempts: current.attempts },

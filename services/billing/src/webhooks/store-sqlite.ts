@@ -3,10 +3,12 @@ import Database from 'better-sqlite3';
 import type {
   AttemptOutcome,
   AttemptRecord,
+  ClaimBounds,
   DeliveryChange,
   DeliveryRecord,
   DeliveryState,
   NewDelivery,
+  ReserveLimits,
   SigningSecret,
   WebhookStore,
 } from './store.js';
@@ -47,7 +49,9 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS webhook_secrets (
   subject TEXT PRIMARY KEY,
   secret TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  previous TEXT,
+  previous_until INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id TEXT PRIMARY KEY,
@@ -87,6 +91,12 @@ CREATE INDEX IF NOT EXISTS webhook_attempts_subject ON webhook_attempts (subject
 CREATE INDEX IF NOT EXISTS webhook_attempts_expiry ON webhook_attempts (expires_at);
 `;
 
+/** Columns files made before them gain at start. */
+const ADDED_COLUMNS = [
+  { table: 'webhook_secrets', column: 'previous', type: 'TEXT' },
+  { table: 'webhook_secrets', column: 'previous_until', type: 'INTEGER NOT NULL DEFAULT 0' },
+];
+
 /** The embedded webhook store: its own SQLite file beside billing's (WAL). */
 export class SqliteWebhookStore implements WebhookStore {
   private readonly db: Database.Database;
@@ -95,15 +105,18 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly updateTx;
 
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA, addedColumns: ADDED_COLUMNS });
     const db = this.db;
     this.q = {
-      secretOf: db.prepare<[string], { secret: string; created_at: number }>(
-        'SELECT secret, created_at FROM webhook_secrets WHERE subject = ?',
-      ),
+      secretOf: db.prepare<
+        [string],
+        { secret: string; created_at: number; previous: string | null; previous_until: number }
+      >('SELECT secret, created_at, previous, previous_until FROM webhook_secrets WHERE subject = ?'),
       setSecret: db.prepare(
-        `INSERT INTO webhook_secrets (subject, secret, created_at) VALUES (@subject, @secret, @createdAt)
-         ON CONFLICT (subject) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at`,
+        `INSERT INTO webhook_secrets (subject, secret, created_at, previous, previous_until)
+         VALUES (@subject, @secret, @createdAt, @previous, @previousUntil)
+         ON CONFLICT (subject) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
+           previous = excluded.previous, previous_until = excluded.previous_until`,
       ),
       // One statement, so no other reservation comes between the count and the insert.
       reserve: db.prepare(
@@ -111,7 +124,9 @@ export class SqliteWebhookStore implements WebhookStore {
          SELECT @id, @subject, @source, @url, 'reserved', @createdAt, @createdAt, @expiresAt
          WHERE (SELECT count(*) FROM webhook_deliveries
                 WHERE subject = @subject AND state IN ('reserved', 'waiting', 'sending') AND expires_at > @now)
-               < @maxOpen`,
+               < @maxOpen
+           AND (@perMinute IS NULL OR (SELECT count(*) FROM webhook_deliveries
+                WHERE subject = @subject AND created_at > @now - 60000) < @perMinute)`,
       ),
       attach: db.prepare(
         `UPDATE webhook_deliveries SET state = 'waiting', job_id = @jobId, next_at = @now, expires_at = @expiresAt
@@ -119,14 +134,26 @@ export class SqliteWebhookStore implements WebhookStore {
       ),
       delivery: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
       drop: db.prepare(`DELETE FROM webhook_deliveries WHERE id = ? AND state = 'reserved'`),
-      due: db.prepare<[number, number, number, number], DeliveryRow>(
-        `SELECT * FROM webhook_deliveries
-         WHERE state IN ('waiting', 'sending') AND next_at <= ? AND lease_until <= ? AND expires_at > ?
-         ORDER BY next_at LIMIT ?`,
+      // Each subject's due deliveries numbered oldest first (its turn), after those it has under
+      // lease: the first turn of every subject comes before any second one.
+      due: db.prepare<{ now: number; perSubject: number; limit: number }, { id: string; body_bytes: number }>(
+        `WITH leased AS (
+           SELECT subject, count(*) AS n FROM webhook_deliveries
+           WHERE state IN ('waiting', 'sending') AND lease_until > @now GROUP BY subject
+         ), due AS (
+           SELECT id, subject, next_at, coalesce(length(body_gzip), 0) AS body_bytes,
+             row_number() OVER (PARTITION BY subject ORDER BY next_at, id) AS turn
+           FROM webhook_deliveries
+           WHERE state IN ('waiting', 'sending') AND next_at <= @now AND lease_until <= @now AND expires_at > @now
+         )
+         SELECT due.id, due.body_bytes FROM due LEFT JOIN leased ON leased.subject = due.subject
+         WHERE due.turn + coalesce(leased.n, 0) <= @perSubject
+         ORDER BY due.turn + coalesce(leased.n, 0), due.next_at LIMIT @limit`,
       ),
       lease: db.prepare('UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?'),
       update: db.prepare(
-        `UPDATE webhook_deliveries SET state = @state, body_gzip = coalesce(body_gzip, @bodyGzip),
+        `UPDATE webhook_deliveries SET state = @state,
+           body_gzip = CASE WHEN @state IN ('delivered', 'failed') THEN NULL ELSE coalesce(body_gzip, @bodyGzip) END,
            ended_at = coalesce(ended_at, @endedAt), attempts = attempts + @counted, next_at = @nextAt,
            lease_owner = NULL, lease_until = 0
          WHERE id = @id AND lease_owner = @owner AND state IN ('waiting', 'sending')`,
@@ -144,10 +171,17 @@ export class SqliteWebhookStore implements WebhookStore {
       sweepDeliveries: db.prepare('DELETE FROM webhook_deliveries WHERE expires_at <= ?'),
       sweepAttempts: db.prepare('DELETE FROM webhook_attempts WHERE expires_at <= ?'),
     };
-    this.claimTx = db.transaction((owner: string, now: number, limit: number, leaseMs: number) => {
-      const rows = this.q.due.all(now, now, now, limit);
-      for (const row of rows) this.q.lease.run(owner, now + leaseMs, row.id);
-      return rows.map((row) => toDelivery({ ...row, lease_owner: owner, lease_until: now + leaseMs }));
+    this.claimTx = db.transaction((owner: string, now: number, limit: number, leaseMs: number, bounds: ClaimBounds) => {
+      const claimed: DeliveryRecord[] = [];
+      let bytes = 0;
+      for (const { id, body_bytes } of this.q.due.all({ now, perSubject: bounds.perSubject, limit })) {
+        if (claimed.length > 0 && bytes + body_bytes > bounds.maxBytes) continue;
+        bytes += body_bytes;
+        this.q.lease.run(owner, now + leaseMs, id);
+        const row = this.q.delivery.get(id);
+        if (row) claimed.push(toDelivery(row));
+      }
+      return claimed;
     });
     this.updateTx = db.transaction((id: string, change: DeliveryChange) => {
       const applied =
@@ -167,15 +201,25 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async secretOf(subject: string): Promise<SigningSecret | undefined> {
     const row = this.q.secretOf.get(subject);
-    return row && { secret: row.secret, createdAt: row.created_at };
+    return (
+      row && {
+        secret: row.secret,
+        createdAt: row.created_at,
+        previous: row.previous,
+        previousUntil: row.previous_until,
+      }
+    );
   }
 
   async setSecret(subject: string, secret: SigningSecret): Promise<void> {
     this.q.setSecret.run({ subject, ...secret });
   }
 
-  async reserve(delivery: NewDelivery, maxOpen: number, now: number): Promise<boolean> {
-    return this.q.reserve.run({ ...delivery, maxOpen, now }).changes === 1;
+  async reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean> {
+    return (
+      this.q.reserve.run({ ...delivery, maxOpen: limits.maxOpen, perMinute: limits.perMinute ?? null, now }).changes ===
+      1
+    );
   }
 
   async attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean> {
@@ -191,8 +235,14 @@ export class SqliteWebhookStore implements WebhookStore {
     this.q.drop.run(id);
   }
 
-  async claim(owner: string, now: number, limit: number, leaseMs: number): Promise<DeliveryRecord[]> {
-    return this.claimTx(owner, now, limit, leaseMs);
+  async claim(
+    owner: string,
+    now: number,
+    limit: number,
+    leaseMs: number,
+    bounds: ClaimBounds,
+  ): Promise<DeliveryRecord[]> {
+    return this.claimTx(owner, now, limit, leaseMs, bounds);
   }
 
   async update(id: string, change: DeliveryChange): Promise<boolean> {

@@ -8,6 +8,25 @@
 export interface SigningSecret {
   secret: string;
   createdAt: number;
+  /** The secret this one replaced: it signs beside it until `previousUntil` (0: none). */
+  previous: string | null;
+  previousUntil: number;
+}
+
+/** What one claim stays within. */
+export interface ClaimBounds {
+  /** Deliveries of one subject under lease at once, across all claimers. */
+  perSubject: number;
+  /** The claimed bodies' bytes together. */
+  maxBytes: number;
+}
+
+/** What a reservation must stay within, counted per subject (its webhook books). */
+export interface ReserveLimits {
+  /** Deliveries under way (not expired), this one included. */
+  maxOpen: number;
+  /** Deliveries reserved in the last minute, this one included (sandbox books only). */
+  perMinute?: number;
 }
 
 /**
@@ -73,18 +92,24 @@ export interface WebhookStore {
   secretOf(subject: string): Promise<SigningSecret | undefined>;
   setSecret(subject: string, secret: SigningSecret): Promise<void>;
   /**
-   * Adds a delivery in state `reserved`, unless its subject already has `maxOpen` deliveries under
-   * way (not expired): false then, and nothing stored.
+   * Adds a delivery in state `reserved`, unless its subject would pass a limit (`maxOpen`
+   * deliveries under way, `perMinute` reserved in the minute before `now`): false then, and nothing
+   * stored.
    */
-  reserve(delivery: NewDelivery, maxOpen: number, now: number): Promise<boolean>;
+  reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean>;
   /** reserved -> waiting for `jobId`, due at `now`, kept until `expiresAt`; false when not reserved. */
   attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean>;
   /** A delivery by id (expired or not). */
   delivery(id: string): Promise<DeliveryRecord | undefined>;
   /** Deletes a reservation (its start failed). */
   drop(id: string): Promise<void>;
-  /** Leases up to `limit` due deliveries (waiting or sending, next_at <= now, lease over) to `owner`. */
-  claim(owner: string, now: number, limit: number, leaseMs: number): Promise<DeliveryRecord[]>;
+  /**
+   * Leases up to `limit` due deliveries (waiting or sending, next_at <= now, lease over) to `owner`,
+   * in turns across subjects (each one's oldest, then each one's second, ...), leaving out a subject
+   * once `perSubject` of its deliveries are leased (to anyone), and stopping before the bodies pass
+   * `maxBytes` (the first always taken).
+   */
+  claim(owner: string, now: number, limit: number, leaseMs: number, bounds: ClaimBounds): Promise<DeliveryRecord[]>;
   /** Applies a worker's change if `owner` still holds the lease; true if applied. */
   update(id: string, change: DeliveryChange): Promise<boolean>;
   /** The subject's most recent attempts, newest first. */
