@@ -52,45 +52,27 @@ async function readUpload(path: string) {
 const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
 export function registerCommands(program: Command, ctx: Context): void {
-  addContractOptions(
-    program
-      .command('screenshot <url>')
-      .description('A screenshot of a page (2 credits)')
-      .option('-o, --output <file>', 'where to save it (- for stdout); default: the name the API gives'),
-    'screenshot',
-    ['url'],
-  ).action(async (url: string, options: Record<string, unknown>) => {
-    const client = ctx.client();
-    const out = ctx.output();
-    const answer = await client.screenshot({ url, ...contractValues('screenshot', options) } as never);
-    const saved = await save(
-      await client.download(`/api/uploads/${answer.filename}`),
-      options.output as string | undefined,
-      answer.filename,
-    );
-    if (out.json) json(answer);
-    summary(out, true, `screenshot ${answer.format}, ${answer.sizeBytes} bytes → ${saved}`, saved === 'stdout');
-  });
-
-  addContractOptions(
-    program
-      .command('pdf <url>')
-      .description('A PDF of a page (3 credits)')
-      .option('-o, --output <file>', 'where to save it (- for stdout); default: the name the API gives'),
-    'url-to-pdf',
-    ['url'],
-  ).action(async (url: string, options: Record<string, unknown>) => {
-    const client = ctx.client();
-    const out = ctx.output();
-    const answer = await client.urlToPdf({ url, ...contractValues('url-to-pdf', options) } as never);
-    const saved = await save(
-      await client.download(`/api/uploads/${answer.filename}`),
-      options.output as string | undefined,
-      answer.filename,
-    );
-    if (out.json) json(answer);
-    summary(out, true, `PDF, ${answer.sizeBytes} bytes → ${saved}`, saved === 'stdout');
-  });
+  /** A render: its fields, then its file downloaded (free) to -o or the name the API gives. */
+  const render = (name: string, operation: 'screenshot' | 'url-to-pdf', description: string) =>
+    addContractOptions(
+      program
+        .command(`${name} <url>`)
+        .description(description)
+        .option('-o, --output <file>', 'where to save it (- for stdout); default: the name the API gives'),
+      operation,
+      ['url'],
+    ).action(async (url: string, options: Record<string, unknown>) => {
+      const client = ctx.client();
+      const out = ctx.output();
+      const body = { url, ...contractValues(operation, options) } as never;
+      const answer = operation === 'screenshot' ? await client.screenshot(body) : await client.urlToPdf(body);
+      const file = await client.download(`/api/uploads/${encodeURIComponent(answer.filename)}`);
+      const saved = await save(file, options.output as string | undefined, answer.filename);
+      if (out.json) json(answer);
+      summary(out, true, `${file.contentType}, ${answer.sizeBytes} bytes → ${saved}`, saved === 'stdout');
+    });
+  render('screenshot', 'screenshot', 'A screenshot of a page (2 credits)');
+  render('pdf', 'url-to-pdf', 'A PDF of a page (3 credits)');
 
   const links = program
     .command('links <url>')
