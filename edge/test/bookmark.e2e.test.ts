@@ -339,7 +339,7 @@ describe('XBEL routes through the edge', function () {
         body = await expectFailure(await upload(stack, 'xbel-to-html', xbel), 422, 'output_too_large');
       });
       expect(body?.error?.message).to.equal(
-        'the output would be larger than 50 MB (52428800 bytes), the most one conversion writes',
+        'the output would be larger than 50.0 MB (52428800 bytes), the most this file may convert to',
       );
       expect(credits).to.equal(0);
       expect(stored()).to.deep.equal(before);
