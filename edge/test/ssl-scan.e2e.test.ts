@@ -181,7 +181,9 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.gradeReasons).to.deep.equal([
         {
           code: 'key_exchange_strength',
-          message: 'key exchange: 3072-bit RSA-equivalent (4096 for full marks)',
+          message:
+            'key exchange: 3072-bit RSA-equivalent, the weaker of the certificate key 256-bit EC (prime256v1) ' +
+            'and the exchange X25519 (ECDH) (4096 for full marks)',
           effect: '-3 points: key exchange scores 90 of 100 (weight 30 %)',
         },
         {
@@ -296,7 +298,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(codes(data).slice(0, 2)).to.deep.equal(['no_tls12', 'legacy_protocol']);
       expect(data.securityGrade).to.equal('C');
       // HSTS is read over the TLS 1.1 the server speaks.
-      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: false, preload: false });
+      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: true, preload: false });
       expect(data.hstsStatus).to.equal('honoured');
       expect(codes(data)).to.not.include('no_hsts');
     });
