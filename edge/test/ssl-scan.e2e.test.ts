@@ -357,7 +357,7 @@ describe('GET /v1/ssl-scan, through the REST edge', function () {
       expect(data.gradeReasons[0].message).to.match(/^the certificate is not trusted: .*self-signed/);
       // The header was read; browsers ignore it over this certificate. SSL Labs' T beside the grade it would get.
       expect(data.hstsStatus).to.equal('ignored');
-      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: false, preload: false });
+      expect(data.hsts).to.deep.equal({ maxAge: 31_536_000, includeSubDomains: true, preload: false });
       expect(data).to.include({ trustMarker: 'T', gradeIgnoringTrust: 'A+' });
     });
 
