@@ -391,6 +391,14 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
     pagesCrawled: counted,
     pagesDiscovered: counted,
     totalUniqueLinks: counted,
+    truncatedLinks: { description: 'True when the 1,500-link check cap was reached (only then).' },
+    linksCutBy: {
+      value: z.enum(['anchor_cap', 'memory', 'url_length', 'time_budget']),
+      description:
+        'Each other cap that left links out of the result: `anchor_cap` (in-page anchors reached their own ' +
+        'cap), `memory` (the job’s memory budget for links ran out), `url_length` (URLs past the length ' +
+        'bound), `time_budget` (links found but not checked within the time budget). Empty when none did.',
+    },
     links: { value: CrawlLinkRecord },
     pages: {
       value: restObject(crawl.CrawledPage, {
