@@ -51,7 +51,9 @@ const jsonLd = (key: string, wrap: (url: string) => unknown): LinkKind => ({
   element: 'json-ld',
   rel: key,
   html: (url) =>
-    `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', [key]: wrap(url) })}</script>`,
+    `<script type="application/ld+json">` +
+    JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', [key]: wrap(url) }) +
+    '</script>',
 });
 
 const inCss = (name: string, rel: string, css: (url: string) => string): LinkKind => ({
@@ -187,7 +189,9 @@ export function addLinkPages(site: FixtureSite): {
       expected.push({ url: site.url(sheet), element: 'link', rel: 'stylesheet', severity: 'ok' });
     }
     const path = `/links/${category}`;
-    const html = `<!doctype html><html><head><title>${category}</title></head><body><p>${category}</p>${body.join('\n')}</body></html>`;
+    const html =
+      `<!doctype html><html><head><title>${category}</title></head>` +
+      `<body><p>${category}</p>${body.join('\n')}</body></html>`;
     site.route(path, (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     });
@@ -202,7 +206,8 @@ export function addLinkPages(site: FixtureSite): {
   site.route(malformed, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(malformedHtml);
   });
-  const indexHtml = `<!doctype html><html><body>${pages.map((p) => `<a href="${p.path}">${p.path}</a>`).join('')}</body></html>`;
+  const anchors = pages.map((p) => `<a href="${p.path}">${p.path}</a>`).join('');
+  const indexHtml = `<!doctype html><html><body>${anchors}</body></html>`;
   site.route('/links/', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(indexHtml);
   });
