@@ -48,7 +48,9 @@ const jsonLd = (key: string, wrap: (url: string) => unknown): LinkKind => ({
   element: 'json-ld',
   rel: key,
   html: (url) =>
-    `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', [key]: wrap(url) })}</script>`,
+    `<script type="application/ld+json">` +
+    JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', [key]: wrap(url) }) +
+    '</script>',
 });
 
 /** The categories of issue 37, items 3 and 4. */
@@ -145,7 +147,9 @@ export function addLinkPages(site: FixtureSite): {
       }
     }
     const path = `/links/${category}`;
-    const html = `<!doctype html><html><head><title>${category}</title></head><body><p>${category}</p>${body.join('\n')}</body></html>`;
+    const html =
+      `<!doctype html><html><head><title>${category}</title></head>` +
+      `<body><p>${category}</p>${body.join('\n')}</body></html>`;
     site.route(path, (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     });
@@ -160,7 +164,8 @@ export function addLinkPages(site: FixtureSite): {
   site.route(malformed, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(malformedHtml);
   });
-  const indexHtml = `<!doctype html><html><body>${pages.map((p) => `<a href="${p.path}">${p.path}</a>`).join('')}</body></html>`;
+  const anchors = pages.map((p) => `<a href="${p.path}">${p.path}</a>`).join('');
+  const indexHtml = `<!doctype html><html><body>${anchors}</body></html>`;
   site.route('/links/', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(indexHtml);
   });

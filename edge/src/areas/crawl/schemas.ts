@@ -218,7 +218,8 @@ const scannedAt: FieldEdit = { value: timestamp };
 const rel: FieldEdit = {
   nullable: true,
   description:
-    'The rel attribute; null when the element has none. For meta and json-ld links, the property or key naming the URL.',
+    'The rel attribute; null when the element has none. ' +
+    'For meta and json-ld links, the property or key naming the URL.',
 };
 /** Crawl results only: where a link was found. */
 const sources = {

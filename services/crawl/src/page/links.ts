@@ -40,8 +40,22 @@ export const RESOURCE_ELEMENTS = [
  * `<link rel>` tokens whose href is checked: what the page loads (docs/decisions/0214) and what it
  * names as another form of itself (canonical, alternate, amphtml, next/prev: decision 0302).
  */
-const CHECKED_RELS =
-  /(?:^|\s)(?:stylesheet|icon|preload|modulepreload|manifest|apple-touch-icon|apple-touch-icon-precomposed|mask-icon|canonical|alternate|amphtml|next|prev)(?:\s|$)/i;
+const CHECKED_REL_NAMES = [
+  'stylesheet',
+  'icon',
+  'preload',
+  'modulepreload',
+  'manifest',
+  'apple-touch-icon',
+  'apple-touch-icon-precomposed',
+  'mask-icon',
+  'canonical',
+  'alternate',
+  'amphtml',
+  'next',
+  'prev',
+];
+const CHECKED_RELS = new RegExp(`(?:^|\\s)(?:${CHECKED_REL_NAMES.join('|')})(?:\\s|$)`, 'i');
 /** `<meta property|name>` whose content is a URL (Open Graph, Twitter cards). */
 const URL_METAS = new Set([
   'og:url',

@@ -634,7 +634,7 @@ class SiteCrawl {
         truncatedPages,
         truncatedLinks: this.uncounted.size > 0 || this.tooLongLinks > 0 || records.length < entries.length,
         links: records,
-        pages: this.pages,
+        pages: this.pages.sort(byDepthThenUrl),
       },
     };
   }
@@ -694,4 +694,9 @@ function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** Pages answer in any order; the result lists them breadth first, then by URL, so it reads the same each run. */
+function byDepthThenUrl(a: CrawledPage, b: CrawledPage): number {
+  return a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
 }
