@@ -524,6 +524,9 @@ function clientRenegotiation(ctx: Context): Promise<VulnerabilityResult> {
         verdict(CHECKS.clientRenegotiation, 'not_vulnerable', 'the server refuses a renegotiation the client starts'),
       ),
     );
+    // Whatever the server sends (a web server's 400 to no request) is read and dropped: an unread
+    // socket never reports its close.
+    socket.resume();
     let renegotiated = 0;
     socket.once('close', () =>
       finish(
