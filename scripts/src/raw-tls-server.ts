@@ -4,8 +4,9 @@
  * ChangeCipherSpec taken, Ticketbleed, ROBOT's padding oracle, no downgrade or renegotiation
  * protection), for the scan's vulnerability tests: no build of such a server can run here. It reads
  * one ClientHello and sends ServerHello, Certificate, a ServerKeyExchange for DHE suites and
- * ServerHelloDone; it completes no handshake. With `delegatePort`, a hello carrying an empty session_ticket extension (Node's own
- * client) is piped to that real TLS server instead, so Node-made handshakes still complete.
+ * ServerHelloDone; it completes no handshake. With `delegatePort`, a hello carrying an empty
+ * session_ticket extension (Node's own client) is piped to that real TLS server instead, so
+ * Node-made handshakes still complete.
  */
 import { constants, type KeyObject, privateDecrypt, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
