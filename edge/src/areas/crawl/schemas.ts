@@ -150,7 +150,8 @@ const checkFields = {
     'Check the page’s resources too: images (src and srcset candidates), scripts, stylesheets, icons, preloads, ' +
       'manifests, frames, video (and posters), audio, tracks, embeds, objects, image inputs, SVG images; head ' +
       'and metadata links (canonical, alternate, amphtml, next/prev, og:url, og:image, twitter:image, meta ' +
-      'refresh targets, URLs in JSON-LD); checked, never followed.',
+      'refresh targets, URLs in JSON-LD); CSS url()s and @imports of style attributes, <style> blocks and the ' +
+      'site’s stylesheets (each read once); checked, never followed.',
   ),
   include,
   exclude,
@@ -168,7 +169,8 @@ const includeResources = (description: string) => ({
   includeResources: flag(
     'includeResources',
     `${description} List the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, ` +
-      'frames, media, objects, head and metadata links, JSON-LD URLs), each naming its `element`, and count them.',
+      'frames, media, objects, head and metadata links, JSON-LD URLs, CSS url()s and @imports), each naming ' +
+      'its `element`, and count them.',
   ),
 });
 
@@ -179,7 +181,8 @@ export const LinkExtractInput = z.object({
     default: false,
     description:
       'true: list the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, frames, ' +
-      'media, objects, head and metadata links, JSON-LD URLs), each naming its `element`, and count them. ' +
+      'media, objects, head and metadata links, JSON-LD URLs, CSS url()s and @imports), each naming its ' +
+      '`element`, and count them. ' +
       'Default false.',
   }),
 });
@@ -232,8 +235,8 @@ const scannedAt: FieldEdit = { value: timestamp };
 const rel: FieldEdit = {
   nullable: true,
   description:
-    'The rel attribute; null when the element has none. ' +
-    'For meta and json-ld links, the property or key naming the URL.',
+    'The rel attribute; null when the element has none. For meta and json-ld links, the property or key ' +
+    'naming the URL; for style and css links, the CSS property or @import.',
 };
 /** Crawl results only: where a link was found. */
 const sources = {
@@ -282,6 +285,8 @@ const ELEMENTS = [
   'use',
   'meta',
   'json-ld',
+  'style',
+  'css',
 ] as const;
 const element: FieldEdit = {
   value: z.enum(ELEMENTS),
@@ -290,7 +295,9 @@ const element: FieldEdit = {
     'followed as pages). link: its rel says which (stylesheet, icon, canonical, alternate, amphtml, next, ' +
     'prev, manifest, apple-touch-icon, modulepreload...); meta: rel is og:image, og:url, twitter:image... or ' +
     'refresh (a meta refresh target); video: rel poster for its poster image; input is type=image; image and ' +
-    'use are SVG; json-ld: a URL inside a JSON-LD block, rel its key (url, image, logo, sameAs...).',
+    'use are SVG; json-ld: a URL inside a JSON-LD block, rel its key (url, image, logo, sameAs...); ' +
+    'style: a url() or @import in a style attribute or <style> block, css: one in a stylesheet of the ' +
+    'site (its URL is the text), rel the property naming it (background, src...) or @import.',
 };
 
 const linkRecordFields = {
