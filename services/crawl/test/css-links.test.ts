@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import { cssUrls, MAX_CSS_CHARS, MAX_CSS_URLS } from '../src/page/css-links.js';
 import { LinkCollector } from '../src/page/links.js';
-import { isStylesheet, stylesheetLinks } from '../src/page/stylesheets.js';
+import {
+  isStylesheet,
+  MAX_IMPORT_DEPTH,
+  MAX_STYLESHEETS,
+  StylesheetReader,
+  stylesheetLinks,
+} from '../src/page/stylesheets.js';
 
 const page = new URL('https://example.com/dir/page.html');
 
@@ -76,5 +82,46 @@ describe('CSS in a page', () => {
       ['https://example.com/img/a.png', 'css', 'background', sheet.href, ['x']],
     ]);
     expect(links.map(isStylesheet)).to.deep.equal([true, false]);
+  });
+});
+
+describe('StylesheetReader', () => {
+  /** A site whose stylesheet /s<n>.css imports /s<n+1>.css and names /img<n>.png. */
+  const fetched: string[] = [];
+  const site = async (url: string) => {
+    fetched.push(url);
+    const n = Number(/s(\d+)\.css$/.exec(url)?.[1]);
+    return { css: `@import "s${n + 1}.css"; .a { background: url(img${n}.png) }`, url };
+  };
+  const linkTo = (path: string) => stylesheetLinks(`@import "${path}";`, page, 10, true);
+
+  beforeEach(() => {
+    fetched.length = 0;
+  });
+
+  it('follows @imports MAX_IMPORT_DEPTH levels below the page’s stylesheet, each read once per scan', async () => {
+    const reader = new StylesheetReader(site, 100, true, new AbortController().signal);
+    const links = await reader.linksOf(linkTo('/s0.css'));
+    expect(fetched).to.have.length(MAX_IMPORT_DEPTH + 1);
+    expect(links.filter((l) => l.rel === 'background').map((l) => l.url)).to.deep.equal(
+      fetched.map((_, n) => `https://example.com/img${n}.png`),
+    );
+    expect(await reader.linksOf(linkTo('/s0.css'))).to.deep.equal([]);
+    expect(fetched).to.have.length(MAX_IMPORT_DEPTH + 1);
+  });
+
+  it('reads MAX_STYLESHEETS per scan at most, and no other site’s', async () => {
+    const reader = new StylesheetReader(site, 100, true, new AbortController().signal);
+    const many = stylesheetLinks(
+      Array.from({ length: MAX_STYLESHEETS + 10 }, (_, n) => `@import "/x/s${n * 100}.css";`).join('') +
+        '@import "https://cdn.test/s1.css";',
+      page,
+      1000,
+      true,
+    );
+    await reader.linksOf(many.slice(-1));
+    expect(fetched).to.deep.equal([]);
+    await reader.linksOf(many);
+    expect(fetched).to.have.length(MAX_STYLESHEETS);
   });
 });
