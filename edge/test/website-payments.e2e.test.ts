@@ -56,7 +56,7 @@ describe('website: buying a top-up pack by card (Stripe stand-in)', function () 
   const ready = (page: Page, pagePath: string) =>
     page.waitForFunction((p) => document.getElementById('main')?.dataset.ready === p, {}, pagePath);
 
-  it('shows the prices, sends a signed-in customer to checkout, and shows the credits Stripe’s event adds', async () => {
+  it('shows prices, sends a signed-in customer to checkout, and shows the credits Stripe’s event adds', async () => {
     const email = `buyer-${Date.now()}@example.test`;
     await stack.admin('create-account', '--email', email, '--password', PASSWORD);
     const page = await browser.newPage();
