@@ -202,7 +202,10 @@ async function probeSslv2(probe: Probe): Promise<ProtocolSuites> {
   }
 }
 
-/** Each named group alone: a ServerHello or HelloRetryRequest (TLS 1.3), or an ECDHE ServerHello (older), accepts it. */
+/**
+ * Each named group alone: a ServerHello or HelloRetryRequest (TLS 1.3), or an ECDHE ServerHello (older),
+ * accepts it.
+ */
 async function acceptedGroups(probe: Probe, protocols: ProtocolSuites[]): Promise<string[]> {
   const tls13 = protocols.find((p) => p.protocol === 'TLSv1.3' && p.supported);
   const ecdhe = protocols

@@ -245,8 +245,8 @@ export interface Flight {
   /** Handshake messages in order, type and body. */
   messages: { type: number; body: Buffer }[];
   alert?: { level: number; description: number };
-  /** How the reading stopped. */
-  end: 'done' | 'alert' | 'closed' | 'timeout' | 'limit' | 'not_tls';
+  /** How the reading stopped: `resumed` is an abbreviated handshake (ServerHello, then ChangeCipherSpec). */
+  end: 'done' | 'resumed' | 'alert' | 'closed' | 'timeout' | 'limit' | 'not_tls';
 }
 
 /** No reply read past this: a certificate chain and key exchange fit many times over. */
@@ -349,7 +349,8 @@ export class RawConnection {
 
   /**
    * The server's answer to a hello, read until its ServerHelloDone (TLS 1.2 and older), its
-   * ServerHello when it speaks TLS 1.3 (the rest is encrypted), an alert, or the end.
+   * ChangeCipherSpec when it resumes a session, its ServerHello when it speaks TLS 1.3 (the rest
+   * is encrypted), an alert, or the end.
    */
   async readFlight(): Promise<Flight> {
     const flight: Flight = { messages: [], end: 'done' };
@@ -360,7 +361,10 @@ export class RawConnection {
       if (rec.type === RECORD.alert) {
         return { ...flight, alert: { level: rec.body[0] ?? 0, description: rec.body[1] ?? 0 }, end: 'alert' };
       }
-      if (rec.type !== RECORD.handshake) continue; // a TLS 1.3 middlebox ChangeCipherSpec
+      // After a TLS 1.2-or-older ServerHello, a ChangeCipherSpec means the server resumed a session:
+      // no ServerHelloDone follows. Before it, or with TLS 1.3, it is a middlebox-compatibility record.
+      if (rec.type === RECORD.changeCipherSpec && flight.hello) return { ...flight, end: 'resumed' };
+      if (rec.type !== RECORD.handshake) continue;
       pending = Buffer.concat([pending, rec.body]);
       while (pending.length >= 4) {
         const length = pending.readUIntBE(1, 3);

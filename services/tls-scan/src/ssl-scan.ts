@@ -100,7 +100,8 @@ export async function sslScan(
     },
   );
   const endpoint = { address, port, servername: host.isIp ? undefined : host.name };
-  const authority = `${host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name}${port === 443 ? '' : `:${port}`}`;
+  const hostName = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
+  const authority = `${hostName}${port === 443 ? '' : `:${port}`}`;
   // HSTS and CAA need nothing from the main handshake: they run beside it, and stop if it fails.
   // The HSTS request starts once the main connection is up, so the main one is the first the server sees.
   const sideline = new AbortController();

@@ -243,7 +243,8 @@ export function derivedChecks(suites: SuiteScan, page: HomePage): VulnerabilityR
         ? verdict(
             CHECKS.breach,
             'vulnerable',
-            `potentially: the home page is sent with HTTP compression (${encoding}); it matters if the page reflects input beside secrets`,
+            `potentially: the home page is sent with HTTP compression (${encoding}); ` +
+              'it matters if the page reflects input beside secrets',
           )
         : verdict(CHECKS.breach, 'not_vulnerable', 'the home page is sent without HTTP compression'),
     );
@@ -523,6 +524,9 @@ function clientRenegotiation(ctx: Context): Promise<VulnerabilityResult> {
         verdict(CHECKS.clientRenegotiation, 'not_vulnerable', 'the server refuses a renegotiation the client starts'),
       ),
     );
+    // Whatever the server sends (a web server's 400 to no request) is read and dropped: an unread
+    // socket never reports its close.
+    socket.resume();
     let renegotiated = 0;
     socket.once('close', () =>
       finish(
@@ -530,7 +534,8 @@ function clientRenegotiation(ctx: Context): Promise<VulnerabilityResult> {
           ? verdict(
               CHECKS.clientRenegotiation,
               'not_vulnerable',
-              `mitigated: the server accepts ${renegotiated} renegotiations started by the client, then closes the connection`,
+              `mitigated: the server accepts ${renegotiated} renegotiations started by the client, ` +
+                'then closes the connection',
             )
           : verdict(
               CHECKS.clientRenegotiation,
@@ -563,7 +568,8 @@ function clientRenegotiation(ctx: Context): Promise<VulnerabilityResult> {
           verdict(
             CHECKS.clientRenegotiation,
             'vulnerable',
-            `the server accepts ${RENEGOTIATIONS} renegotiations in a row started by the client: a denial-of-service lever`,
+            `the server accepts ${RENEGOTIATIONS} renegotiations in a row started by the client: ` +
+              'a denial-of-service lever',
           ),
         );
       });

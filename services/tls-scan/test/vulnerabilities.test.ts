@@ -146,7 +146,7 @@ describe('SSL scan vulnerability checks', function () {
     expect([...good.values()].filter((r) => r.cap)).to.deep.equal([]);
   });
 
-  it('client-initiated renegotiation: accepted again and again by Node, refused with SSL_OP_NO_RENEGOTIATION', async () => {
+  it('client-initiated renegotiation: accepted repeatedly by Node, refused with SSL_OP_NO_RENEGOTIATION', async () => {
     expect(node.get('client_renegotiation')).to.include({ verdict: 'vulnerable' });
     const refused = await scan(portOf(noRenegotiation));
     expect(refused.get('client_renegotiation')?.verdict).to.equal('not_vulnerable');
