@@ -2,7 +2,7 @@
 import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
 import { count, queryFlag, targetUrl, timestamp } from '../../rest/common.js';
-import { type FieldEdit, restObject } from '../../rest/from-proto.js';
+import { type FieldEdit, restEnum, restObject } from '../../rest/from-proto.js';
 
 /** An optional boolean option; absent, false. */
 const flag = (name: string, description: string) =>
@@ -225,8 +225,8 @@ export function linkOptions(input: {
   };
 }
 
-const severity: FieldEdit = { value: z.enum(['ok', 'warning', 'broken', 'info']) };
-const linkType: FieldEdit = { value: z.enum(['internal', 'external', 'mailto', 'tel', 'anchor', 'other']) };
+const severity: FieldEdit = { value: restEnum(crawl.Severity) };
+const linkType: FieldEdit = { value: restEnum(crawl.LinkType) };
 /** docs/grading.md: A+ 97-100, A 90-96, B 80-89, C 70-79, D 60-69, F below 60. */
 const grade: FieldEdit = { value: z.enum(['A+', 'A', 'B', 'C', 'D', 'F']) };
 const healthScore: FieldEdit = { value: z.number().int().min(0).max(100) };
@@ -381,7 +381,7 @@ const CrawlExtractResult = restObject(crawl.ExtractResult, {
 export const JobStarted = restObject(crawl.StartBrokenLinkCrawlResponse, { id: 'JobStarted' });
 
 const progressFields = {
-  phase: { value: z.enum(['queued', 'sitemap', 'crawling', 'checking', 'done', 'failed']) },
+  phase: { value: restEnum(crawl.CrawlPhase) },
   sitemapUrlCount: counted,
   pagesDiscovered: counted,
   pagesCap: counted,
@@ -398,6 +398,14 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
     pagesCrawled: counted,
     pagesDiscovered: counted,
     totalUniqueLinks: counted,
+    truncatedLinks: { description: 'True when the 1,500-link check cap was reached (only then).' },
+    linksCutBy: {
+      value: z.enum(['anchor_cap', 'memory', 'url_length', 'time_budget']),
+      description:
+        'Each other cap that left links out of the result: `anchor_cap` (in-page anchors reached their own ' +
+        'cap), `memory` (the job’s memory budget for links ran out), `url_length` (URLs past the length ' +
+        'bound), `time_budget` (links found but not checked within the time budget). Empty when none did.',
+    },
     links: { value: CrawlLinkRecord },
     pages: {
       value: restObject(crawl.CrawledPage, {
@@ -418,7 +426,7 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
 
 /** A poll's `data`: `result` once done, `error` once failed, neither while crawling. */
 const jobFields = {
-  status: { value: z.enum(['crawling', 'done', 'failed']) },
+  status: { value: restEnum(crawl.JobStatus) },
   error: { value: restObject(crawl.JobError) },
 } satisfies Record<string, FieldEdit>;
 

@@ -117,6 +117,10 @@ class SiteCrawl {
   private resultBytes = 0;
   /** Links dropped by pages' readers as too long to report (see MAX_HREF). */
   private tooLongLinks = 0;
+  /** Whether the link-check cap left a link unchecked: the spec's truncatedLinks. */
+  private checkCapReached = false;
+  /** The other caps that left links out (links_cut_by in crawl.proto). */
+  private readonly cutBy = new Set<LinksCutReason>();
   private readonly pages: CrawledPage[] = [];
   /**
    * Pages the crawl plans to fetch (found as links): their link checks wait for the fetch instead
@@ -474,6 +478,9 @@ class SiteCrawl {
         ? [this.anchors, this.limits.reportedLinks]
         : [this.linksRequested, this.limits.checkedLinks];
     if (kept >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
+      if (kept < cap) this.cutBy.add('memory');
+      else if (anchor) this.cutBy.add('anchor_cap');
+      else if (this.checking) this.checkCapReached = true;
       const hash = hash53(key);
       if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
       this.uncounted.add(hash);
@@ -647,11 +654,18 @@ class SiteCrawl {
         pagesDiscovered: this.frontier.discovered,
         totalUniqueLinks: totalUnique,
         truncatedPages,
-        truncatedLinks: this.uncounted.size > 0 || this.tooLongLinks > 0 || records.length < entries.length,
+        truncatedLinks: this.checkCapReached,
+        linksCutBy: this.linksCutBy(records.length < entries.length),
         links: records,
         pages: this.pages.sort(byDepthThenUrl),
       },
     };
+  }
+
+  private linksCutBy(unchecked: boolean): LinksCutReason[] {
+    if (this.tooLongLinks > 0) this.cutBy.add('url_length');
+    if (unchecked) this.cutBy.add('time_budget');
+    return [...this.cutBy];
   }
 
   private doneMessage(): string {
@@ -710,6 +724,9 @@ function deferred<T>(): Deferred<T> {
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+/** Why links were left out besides the check cap (crawl.proto's links_cut_by). */
+type LinksCutReason = 'anchor_cap' | 'memory' | 'url_length' | 'time_budget';
 
 /** Pages answer in any order; the result lists them breadth first, then by URL, so it reads the same each run. */
 function byDepthThenUrl(a: CrawledPage, b: CrawledPage): number {
