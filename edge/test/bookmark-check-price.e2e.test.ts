@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -89,6 +90,10 @@ describe('Bookmark check priced by size (POST /v1/bookmarks/check)', function ()
     }
   }
 
+  /** Files the bookmark service keeps for checks (the plain XBEL it read), in its artifact store. */
+  const keptFiles = () =>
+    readdirSync(path.join(stack.dataDir, 'artifacts', 'bookmark')).filter((f) => f.endsWith('.kxbel'));
+
   /** Jobs of a caller in the crawl service's store, whatever their status. */
   const storedJobs = (caller: string) => {
     const db = new Database(path.join(stack.dataDir, 'crawl-jobs.sqlite'), { readonly: true });
@@ -122,7 +127,7 @@ describe('Bookmark check priced by size (POST /v1/bookmarks/check)', function ()
     expect(middle - (await quota(stack)).remaining).to.equal(priceOf(job.result.checkedBookmarks));
   });
 
-  it('a caller short of the sized price gets 402 with it required: nothing spent, no job, no URL fetched', async () => {
+  it('a caller short of the sized price: 402 with it required, nothing spent or kept, no job, no fetch', async () => {
     const sized = priceOf(LARGE);
     // Enough for a small check, not for the large one.
     const credits = sized - 1;
@@ -139,12 +144,15 @@ describe('Bookmark check priced by size (POST /v1/bookmarks/check)', function ()
     );
     const apiKey = poor.apiKey as string;
     expect((await quota(stack, { apiKey })).remaining).to.equal(credits);
+    const kept = keptFiles();
     const refused = await upload(file('/refused', LARGE), apiKey);
     const body = await expectFailure(refused, 402, 'insufficient_credits');
     expect(body.error?.creditsRequired).to.equal(sized);
     expect(creditsHeader(refused)).to.equal(credits);
     expect((await quota(stack, { apiKey })).remaining).to.equal(credits);
     expect(storedJobs(`account:${poor.id}`)).to.equal(0);
+    // The file the bookmark service read to count it is not kept: no job will read it.
+    expect(keptFiles()).to.deep.equal(kept);
 
     // The same caller's small file is checked for the first block's price; the refused file's URLs
     // were never asked for (a job would have fetched them first: first in, first out).
@@ -154,6 +162,7 @@ describe('Bookmark check priced by size (POST /v1/bookmarks/check)', function ()
     expect((await poll(smallBody.data.jobId, apiKey)).status).to.equal('done');
     expect((await quota(stack, { apiKey })).remaining).to.equal(credits - firstBlock);
     expect(storedJobs(`account:${poor.id}`)).to.equal(1);
+    expect(keptFiles()).to.have.length(kept.length + 1);
     expect(hits.filter((hit) => hit.startsWith('/refused/'))).to.deep.equal([]);
     expect(hits.filter((hit) => hit.startsWith('/after-refusal/')).length).to.be.above(0);
   });

@@ -1,5 +1,6 @@
 /** Bookmark health: a file's bookmarks checked as a job; polls are free, as are cleaned copies. */
 import { noStore } from '../../envelope.js';
+import { NEVER_CANCELLED } from '../../grpc-clients.js';
 import { jobInput } from '../../rest/common.js';
 import { type BlockPrice, type DownloadSpec, download, type RouteSpec, route, versioned } from '../../route-spec.js';
 import { XBEL_FILE_ERRORS } from '../bookmark/routes.js';
@@ -55,8 +56,17 @@ export const bookmarkCheckRoutes: RouteSpec[] = [
           { fileName: input.file.name, file: input.file.bytes, key: input.key, salt: input.salt },
           options,
         );
-        // Priced by the bookmarks it will check, before the job exists: a caller who cannot pay gets 402.
-        await price(parsed.bookmarks.length);
+        // Priced by the bookmarks it will check, before the job exists: a caller who cannot pay gets 402,
+        // and the file kept for the job is deleted (decision 0351).
+        await price(parsed.bookmarks.length).catch(async (err: unknown) => {
+          await c.bookmark
+            .discardBookmarks(
+              { fileId: parsed.fileId },
+              { requestId: options.requestId, timeoutMs: 5_000, signal: NEVER_CANCELLED },
+            )
+            .catch(() => undefined);
+          throw err;
+        });
         return c.crawl.startBookmarkCheck({ ...parsed, caller: crawlCaller(caller) }, options);
       },
       withdraw: withdrawCrawlStart,
