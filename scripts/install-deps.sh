@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm dependencies when node_modules is missing or older than the lock file, and (unless
 # --npm-only) the Debian packages when missing: what the render service needs (Chromium, fonts for CJK and emoji),
-# and curl and jq, which the README's examples (run by the tests) use.
+# curl and jq, which the README's examples (run by the tests) use, and testssl.sh, the SSL scan's reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 major=$(node -p 'process.versions.node.split(".")[0]')
@@ -13,7 +13,8 @@ fi
 # --npm-only (the operator CLI): no system packages.
 [ "${1:-}" = "--npm-only" ] && exit 0
 # webext-ublock-origin-chromium: EasyList and EasyPrivacy, the render service's blockAds lists.
-packages="chromium fonts-noto-cjk fonts-noto-color-emoji webext-ublock-origin-chromium curl jq"
+# testssl.sh: the SSL scan's verdicts are compared with its JSON, and `npm run bench` times it.
+packages="chromium fonts-noto-cjk fonts-noto-color-emoji webext-ublock-origin-chromium curl jq testssl.sh"
 missing=$(for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "installing $(echo $missing) (Debian packages)" >&2

@@ -63,7 +63,8 @@ writeFileSync(
   `// Generated from docs/openapi.json by generate-operations.mjs; do not edit.\n` +
     `export interface OperationOption {\n  name: string;\n  in: 'query' | 'body';\n` +
     `  kind: 'text' | 'number' | 'flag' | 'list' | 'numbers' | 'size' | 'map' | 'json';\n` +
-    `  required: boolean;\n  choices?: readonly (string | number)[];\n  default?: unknown;\n  description: string;\n}\n` +
+    `  required: boolean;\n  choices?: readonly (string | number)[];\n` +
+    `  default?: unknown;\n  description: string;\n}\n` +
     `export interface Operation {\n  method: string;\n  path: string;\n  credits: number;\n  summary: string;\n` +
     `  options: readonly OperationOption[];\n}\n` +
     `export const OPERATIONS: Record<string, Operation> = ${JSON.stringify(operations, null, 2)};\n` +

@@ -17,6 +17,13 @@ const NAMESPACE = 'webutil';
 /** What the chart needs besides its defaults: the ingress controller's pod CIDR (it refuses an ingress without). */
 const PROXIES = ['--set', 'trustedProxies=10.244.0.0/16'];
 const TURNSTILE = ['--set', 'secrets.turnstileSecret=0x4AAA-secret', '--set', 'secrets.turnstileSiteKey=0x4AAA-site'];
+/** Card payments (decision 0381): Stripe's keys, and two items' prices. */
+const STRIPE = [
+  ...['--set', 'secrets.stripeSecretKey=sk_test_1', '--set', 'secrets.stripeWebhookSecret=whsec_1'],
+  ...['--set', 'payments.currency=eur', '--set', 'payments.prices.STARTER.priceId=price_s'],
+  ...['--set', 'payments.prices.STARTER.amount=2900', '--set', 'payments.prices.PACK_1000.priceId=price_p'],
+  ...['--set', 'payments.prices.PACK_1000.amount=900'],
+];
 
 /** The Secret production-values.yaml names (secrets.existingSecret), with the keys values.yaml lists for it. */
 const PRODUCTION_SECRET: Store = {
@@ -114,7 +121,11 @@ describe('Helm chart helm/webutil', function () {
   let production: Manifest[];
   let turnstile: Manifest[];
   before(async () => {
-    [defaults, production, turnstile] = await Promise.all([render(), render('-f', PRODUCTION), render(...TURNSTILE)]);
+    [defaults, production, turnstile] = await Promise.all([
+      render(),
+      render('-f', PRODUCTION),
+      render(...TURNSTILE, ...STRIPE),
+    ]);
   });
 
   it('passes helm lint with the default and the production-like values', async () => {
@@ -152,7 +163,7 @@ describe('Helm chart helm/webutil', function () {
     const cases: [string, Manifest[], Store][] = [
       ['default values', defaults, {}],
       ['production values', production, PRODUCTION_SECRET],
-      ['Turnstile set', turnstile, {}],
+      ['Turnstile and Stripe set', turnstile, {}],
     ];
     for (const [label, manifests] of cases) {
       // Only keys with a value: an empty key would reach the pods as an empty variable.
@@ -178,6 +189,11 @@ describe('Helm chart helm/webutil', function () {
     });
     const billing = results[names.indexOf('billing')]?.settings ?? [];
     expect(billing.map((s) => s.TURNSTILE_SECRET)).to.deep.equal([undefined, '0x4AAA-secret', '0x4AAA-secret']);
+    expect(billing.map((s) => [s.STRIPE_SECRET_KEY, s.STRIPE_PRICES, s.STRIPE_CURRENCY])).to.deep.equal([
+      [undefined, '-', 'usd'],
+      [undefined, '-', 'usd'],
+      ['sk_test_1', 'PACK_1000=price_p:900,STARTER=price_s:2900', 'eur'],
+    ]);
   });
 
   it('refuses an enabled ingress without trustedProxies, saying what to set; the edge gets the CIDRs', async () => {

@@ -11,7 +11,8 @@ import { parseAllDocuments } from 'yaml';
 
 const run = promisify(execFile);
 const DOCKERFILE = path.join(REPO_ROOT, 'deploy/Dockerfile');
-const WORKSPACES = ['edge', ...SERVICES.map((s) => s.dir)];
+/** Every workspace of the root manifest: the lock names them all, so each image's install needs each manifest. */
+const WORKSPACES: string[] = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).workspaces;
 
 function stage(name: string): ImageTemplate {
   const dockerfile = DockerfileParser.parse(readFileSync(DOCKERFILE, 'utf8'));
@@ -34,7 +35,7 @@ const words = (image: ImageTemplate, keyword: string) =>
 async function productionPackages(workspace: string, prepare?: string): Promise<string[]> {
   const copy = mkdtempSync(path.join(tmpdir(), 'webutil-deps-'));
   try {
-    for (const dir of ['', 'proto', 'services/kit', 'scripts', ...WORKSPACES]) {
+    for (const dir of ['', ...WORKSPACES]) {
       cpSync(path.join(REPO_ROOT, dir, 'package.json'), path.join(copy, dir, 'package.json'));
     }
     cpSync(path.join(REPO_ROOT, 'package-lock.json'), path.join(copy, 'package-lock.json'));
@@ -77,6 +78,11 @@ describe('container images', function () {
     for (const name of ['render', 'service']) expect(words(stage(name), 'USER').at(-1), name).to.equal('node');
     const froms = DockerfileParser.parse(readFileSync(DOCKERFILE, 'utf8')).getFROMs();
     expect(froms.at(-1)?.getBuildStage()).to.equal('service');
+  });
+
+  it('copies every workspace manifest before installing, as the lock lists them all', () => {
+    const copied = words(stage('manifests'), 'COPY');
+    for (const dir of WORKSPACES) expect(copied, dir).to.include(`${dir}/package.json ${dir}/`);
   });
 
   it("installs only the service's own production dependencies in its image", async () => {

@@ -16,6 +16,7 @@ import { requestId } from './middleware/request-id.js';
 import { UploadsInFlight } from './multipart.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
+import { readRawBody } from './raw-body.js';
 import { exportRoutes, PREFIXES } from './route-spec.js';
 import { EdgeRouter } from './router.js';
 import { downloads, routes } from './routes.js';
@@ -104,8 +105,12 @@ export function createApp({
   }
   for (const spec of [...routes, ...exportRoutes(routes)]) {
     const middleware = handler(spec, clients, metering, log);
-    // An upload reads its own multipart body.
-    const chain = spec.method === 'POST' && !spec.upload ? [jsonBody, middleware] : middleware;
+    // An upload reads its own multipart body; a raw body (a signed payload) is kept as sent.
+    const chain = spec.rawBody
+      ? [readRawBody(spec.rawBody), middleware]
+      : spec.method === 'POST' && !spec.upload
+        ? [jsonBody, middleware]
+        : middleware;
     for (const prefix of PREFIXES) {
       const path = `${prefix}${spec.path}`;
       router.register(path, [spec.method], chain, { name: path });

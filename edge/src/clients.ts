@@ -1,4 +1,5 @@
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { PaymentServiceService } from '@webutil/proto/webutil/billing/v1/payments';
 import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
@@ -12,6 +13,8 @@ export interface Clients {
   billing: ServiceClient<typeof BillingServiceService>;
   /** Billing's webhook books (the same process as `billing`). */
   webhooks: ServiceClient<typeof WebhookServiceService>;
+  /** Billing's card payments through Stripe (the same process as `billing`). */
+  payments: ServiceClient<typeof PaymentServiceService>;
   metaScan: ServiceClient<typeof MetaScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
   render: ServiceClient<typeof RenderServiceService>;
@@ -32,6 +35,7 @@ export function connectAll(addresses: ServiceAddresses): Clients {
   return {
     billing: connect(BillingServiceService, addresses.billing),
     webhooks: connect(WebhookServiceService, addresses.billing),
+    payments: connect(PaymentServiceService, addresses.billing),
     metaScan: connect(MetaScanServiceService, addresses.metaScan),
     crawl: connect(CrawlServiceService, addresses.crawl),
     render: connect(RenderServiceService, addresses.render),

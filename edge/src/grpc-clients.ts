@@ -10,6 +10,8 @@ export interface CallOptions {
   timeoutMs: number;
   /** Aborts the call, e.g. when the HTTP client went away. */
   signal: AbortSignal;
+  /** Where clients reach this API (PUBLIC_BASE_URL), for links a call hands out: a payment page's way back. */
+  publicBaseUrl?: string;
 }
 
 /**

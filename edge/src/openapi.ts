@@ -20,6 +20,7 @@ import {
   type DownloadSpec,
   exportRoutes,
   PREFIXES,
+  type RawBody,
   type RouteSpec,
   sizedCredits,
 } from './route-spec.js';
@@ -150,6 +151,7 @@ const AREAS: Record<string, string> = {
   keys: 'Account',
   account: 'Account',
   webhooks: 'Webhooks',
+  billing: 'Payments',
   'openapi.json': 'Contract',
 };
 const TAGS = [
@@ -159,6 +161,7 @@ const TAGS = [
   { name: 'Bookmarks', description: 'Bookmark files checked link by link, converted and decrypted.' },
   { name: 'Account', description: 'Quota, the bot challenge, sessions, API keys and usage.' },
   { name: 'Webhooks', description: 'The signing secret and the deliveries of job webhooks.' },
+  { name: 'Payments', description: 'Prices, card checkout and the customer portal (Stripe), and Stripe’s events.' },
   { name: 'Contract', description: 'This document.' },
 ];
 
@@ -250,6 +253,18 @@ export function blockPriceText(spec: Pick<RouteSpec, 'credits'>, block: BlockPri
   );
 }
 
+/** A raw body's request: the body as sent (any JSON object) and the headers the input reads. */
+function rawBodyRequest(rules: RawBody, shape: Record<string, z.ZodType>): RouteConfig['request'] {
+  const headers = Object.entries(rules.headers).map(([field, header]) => [header, shape[field] ?? z.string()]);
+  return {
+    headers: z.object(Object.fromEntries(headers)),
+    body: {
+      required: true,
+      content: { [rules.contentType]: { schema: z.looseObject({}).meta({ description: rules.description }) } },
+    },
+  };
+}
+
 function operation(spec: RouteSpec, prefix: string): RouteConfig {
   const shape = spec.input.shape as Record<string, z.ZodType>;
   const pathNames = [...spec.path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '');
@@ -275,19 +290,21 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     'x-credits': spec.credits,
     ...(spec.perBlock ? { 'x-credits-per-block': spec.perBlock } : {}),
     ...fileAnswers(spec),
-    request: {
-      ...(takesIdempotencyKey(spec) ? { headers: idempotencyHeaders } : {}),
-      ...(pathNames.length ? { params: pick(true) } : {}),
-      ...(query ? { query } : {}),
-      ...(hasRest && spec.method !== 'GET'
-        ? {
-            body: {
-              required: true,
-              content: { [spec.upload ? 'multipart/form-data' : 'application/json']: { schema: spec.input } },
-            },
-          }
-        : {}),
-    },
+    request: spec.rawBody
+      ? rawBodyRequest(spec.rawBody, shape)
+      : {
+          ...(takesIdempotencyKey(spec) ? { headers: idempotencyHeaders } : {}),
+          ...(pathNames.length ? { params: pick(true) } : {}),
+          ...(query ? { query } : {}),
+          ...(hasRest && spec.method !== 'GET'
+            ? {
+                body: {
+                  required: true,
+                  content: { [spec.upload ? 'multipart/form-data' : 'application/json']: { schema: spec.input } },
+                },
+              }
+            : {}),
+        },
     responses: {
       [status]: {
         description:

@@ -19,7 +19,7 @@ import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { issueCode } from './rest/common.js';
 import { type Presentable, presenter } from './rest/message.js';
-import { type ExportAnswer, type Price, type RouteSpec, sizedCredits } from './route-spec.js';
+import { type ExportAnswer, type Price, type RawBody, type RouteSpec, sizedCredits } from './route-spec.js';
 import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 
 /**
@@ -28,14 +28,22 @@ import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
  * without a promise of its own on every request.
  */
 export function parseInput<In extends z.ZodObject>(
-  spec: Pick<RouteSpec<In>, 'method' | 'input' | 'upload'>,
+  spec: Pick<RouteSpec<In>, 'method' | 'input' | 'upload' | 'rawBody'>,
   ctx: Context & { params?: Record<string, string> },
 ): z.output<In> | Promise<z.output<In>> {
   if (spec.upload) return readUpload(ctx, spec.upload).then((source) => validInput(spec, ctx, source));
+  if (spec.rawBody) return validInput(spec, ctx, rawInput(spec.rawBody, ctx));
   if (spec.method === 'POST' && ctx.request.is('application/json', '+json') === false) {
     throw new HttpError(415, 'unsupported_media_type', 'send the body as JSON, with Content-Type: application/json');
   }
   return validInput(spec, ctx, spec.method === 'GET' ? ctx.query : ctx.request.body);
+}
+
+/** A raw body's input: the body as read (app.ts's rawBody), and the headers the route names. */
+function rawInput(rules: RawBody, ctx: Context): Record<string, string | undefined> {
+  const input: Record<string, string | undefined> = { payload: ctx.state.rawBody as string | undefined };
+  for (const [field, header] of Object.entries(rules.headers)) input[field] = ctx.get(header) || undefined;
+  return input;
 }
 
 function validInput<In extends z.ZodObject>(
@@ -98,6 +106,10 @@ class RouteCallOptions implements CallOptions {
   get signal(): AbortSignal {
     this.watched ??= this.watch();
     return this.watched;
+  }
+
+  get publicBaseUrl(): string {
+    return this.ctx.publicBaseUrl;
   }
 
   private watch(): AbortSignal {

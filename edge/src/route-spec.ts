@@ -86,6 +86,11 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * input schema then reads the form, the file under `upload.field`.
    */
   upload?: UploadRules;
+  /**
+   * A POST whose body is kept as sent, not parsed (a signed payload: the signature covers its
+   * bytes): the input schema reads it as `payload`, beside the headers it names.
+   */
+  rawBody?: RawBody;
   /** The success fields, as the spec lists them. */
   output: Out;
   /** Fields in `data` (default) or at top level. */
@@ -158,6 +163,18 @@ export function sizedCredits(spec: Pick<RouteSpec, 'credits' | 'perBlock'>, unit
   if (!spec.perBlock) return spec.credits;
   const blocks = Math.max(1, Math.ceil(units / spec.perBlock.size));
   return spec.credits + (blocks - 1) * spec.perBlock.credits;
+}
+
+/** How a route takes its body as sent (RouteSpec.rawBody). */
+export interface RawBody {
+  /** The body's media type (anything else is a 415). */
+  contentType: 'application/json';
+  /** The largest body taken (a larger one is a 413 before anything is held). */
+  maxBytes: number;
+  /** Input field -> the request header it is read from. */
+  headers: Record<string, string>;
+  /** What the body is, for the contract. */
+  description: string;
 }
 
 /** How a route answers in another format (RouteSpec.exports). */

@@ -4,7 +4,7 @@
  * answers). Each route is served under both /v1 and /api/v1; the OpenAPI document (openapi.ts) is
  * generated from this list, in its order. docs/architecture.md says how to add a row or an area.
  */
-import { accountRoutes, sessionRoutes } from './areas/billing/routes.js';
+import { accountRoutes, paymentRoutes, sessionRoutes } from './areas/billing/routes.js';
 import { bookmarkDownloads, bookmarkRoutes } from './areas/bookmark/routes.js';
 import { bookmarkCheckDownloads, bookmarkCheckRoutes } from './areas/bookmark-check/routes.js';
 import { crawlRoutes, linkExtractRoutes } from './areas/crawl/routes.js';
@@ -31,7 +31,13 @@ const work: RouteSpec[] = [
  */
 export const KEY_OPERATIONS = creditSpending(work);
 
-export const routes: RouteSpec[] = [...work, ...sessionRoutes, ...webhookRoutes, ...accountRoutes(KEY_OPERATIONS)];
+export const routes: RouteSpec[] = [
+  ...work,
+  ...sessionRoutes,
+  ...webhookRoutes,
+  ...accountRoutes(KEY_OPERATIONS),
+  ...paymentRoutes,
+];
 
 /** Result files, streamed from the service that stored them: free, no credential needed. */
 export const downloads: DownloadSpec[] = [...renderDownloads, ...bookmarkCheckDownloads, ...bookmarkDownloads];

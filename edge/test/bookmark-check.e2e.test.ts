@@ -235,7 +235,7 @@ describe('Bookmark health (POST /v1/bookmarks/check)', function () {
       return stack.api(`/v1/${route}`, { method: 'POST', body: form });
     };
 
-    it('reads 10 MB of hostile bookmark HTML within +128 MB of the service, output bounded by its input', async function () {
+    it('reads 10 MB of hostile bookmark HTML within +128 MB, output bounded by its input', async function () {
       this.timeout(400_000); // four 10 MB uploads, each read in a worker
       const pid = stack.pid('bookmark');
       if (pid === undefined) throw new Error('no bookmark process');

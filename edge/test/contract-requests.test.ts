@@ -2,13 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import * as crawlFields from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import * as renderFields from '@webutil/proto/webutil/render/v1/render.fields';
 import { expect } from 'chai';
 
 /**
- * The contract's request direction (decision 0313): a render request field's bounds are declared
- * once, in render.proto, and the REST contract (docs/openapi.json) states the same; the render
- * service's checks take them from the same generated table.
+ * The contract's request direction (decision 0313): a request field's bounds are declared once, in
+ * its .proto (render options, crawl's link options), and the REST contract (docs/openapi.json)
+ * states the same; the services' checks take them from the same generated table.
  */
 type Bounds = { min?: number; max?: number; maxItems?: number; maxBytes?: number; maxChars?: number };
 type FieldFacts = { type: string; message?: string; bounds?: Bounds };
@@ -19,7 +20,9 @@ type JsonSchema = {
   maximum?: number;
   maxLength?: number;
   maxItems?: number;
+  maxProperties?: number;
   items?: JsonSchema;
+  additionalProperties?: JsonSchema;
   properties?: Record<string, JsonSchema>;
 };
 
@@ -28,6 +31,12 @@ const REPO = path.resolve(import.meta.dirname, '../..');
 const REST_NAMES: Record<string, string> = { delayMs: 'delay', cacheTtlSeconds: 'cacheTtl' };
 /** Each render route's request message; PageOptions' fields sit beside the request's own in REST. */
 const ROUTES = { '/v1/screenshot': 'ScreenshotRequest', '/v1/url-to-pdf': 'UrlToPdfRequest' } as const;
+/** Each crawl route and the link options (LinkOptions' fields) it takes, beside the request's own fields. */
+const LINK_OPTION_ROUTES: Record<string, string[]> = {
+  '/v1/broken-links': ['include', 'exclude', 'acceptStatus', 'headers', 'skipFragments'],
+  '/v1/broken-links/crawl': ['include', 'exclude', 'acceptStatus', 'headers', 'skipFragments', 'maxPages', 'maxDepth'],
+  '/v1/link-extract/crawl': ['include', 'exclude', 'headers', 'maxPages', 'maxDepth'],
+};
 
 const fieldsOf = (messages: Messages, name: string) =>
   (messages[name] as { fields: Record<string, FieldFacts> }).fields;
@@ -35,6 +44,12 @@ const fieldsOf = (messages: Messages, name: string) =>
 /** What the JSON Schema must say for each bound (a margin's mm are checked by the edge's own rule). */
 function expected(bounds: Bounds, type: string): Partial<Record<keyof JsonSchema, number>> {
   if (type === 'string' && bounds.min !== undefined) return {};
+  if (type === 'map') {
+    return {
+      ...(bounds.maxItems !== undefined ? { maxProperties: bounds.maxItems } : {}),
+      ...(bounds.maxChars !== undefined ? { maxLength: bounds.maxChars } : {}),
+    };
+  }
   return {
     ...(bounds.min !== undefined ? { minimum: bounds.min } : {}),
     ...(bounds.max !== undefined ? { maximum: bounds.max } : {}),
@@ -45,8 +60,24 @@ function expected(bounds: Bounds, type: string): Partial<Record<keyof JsonSchema
   };
 }
 
-/** Each place the document's render request schemas differ from the proto's bounds. */
-function requestBoundsDrift(messages: Messages, document: { paths: Record<string, unknown>; components: unknown }) {
+/** A route's request body and a proto message whose fields sit in it (all, or only those named). */
+type Placement = { route: string; message: string; only?: string[] };
+const RENDER_PLACEMENTS: Placement[] = Object.entries(ROUTES).flatMap(([route, message]) => [
+  { route, message },
+  { route, message: 'PageOptions' },
+]);
+const CRAWL_PLACEMENTS: Placement[] = Object.entries(LINK_OPTION_ROUTES).map(([route, only]) => ({
+  route,
+  message: 'LinkOptions',
+  only,
+}));
+
+/** Each place the document's request schemas differ from the proto's bounds. */
+function requestBoundsDrift(
+  messages: Messages,
+  document: { paths: Record<string, unknown>; components: unknown },
+  placements: Placement[] = RENDER_PLACEMENTS,
+) {
   const resolve = (schema: JsonSchema): JsonSchema =>
     schema.$ref
       ? resolve(
@@ -56,8 +87,9 @@ function requestBoundsDrift(messages: Messages, document: { paths: Record<string
         )
       : schema;
   const drift: string[] = [];
-  const compare = (where: string, message: string, rest: JsonSchema) => {
+  const compare = (where: string, message: string, rest: JsonSchema, only?: string[]) => {
     for (const [name, facts] of Object.entries(fieldsOf(messages, message))) {
+      if (only && !only.includes(name)) continue;
       const property = rest.properties?.[REST_NAMES[name] ?? name];
       if (facts.type === 'message' && facts.message && property && name !== 'page') {
         compare(`${where}.${name}`, facts.message.split('.').pop() as string, resolve(property));
@@ -69,28 +101,35 @@ function requestBoundsDrift(messages: Messages, document: { paths: Record<string
       }
       const schema = resolve(property);
       for (const [key, value] of Object.entries(expected(facts.bounds, facts.type))) {
-        const stated = key === 'maxLength' && schema.items ? schema.items.maxLength : schema[key as keyof JsonSchema];
+        const element = schema.items ?? schema.additionalProperties;
+        const stated = key === 'maxLength' && element ? element.maxLength : schema[key as keyof JsonSchema];
         if (stated !== value)
           drift.push(`${where}.${name}: ${key} ${String(stated)} in the document, ${value} in the proto`);
       }
     }
   };
-  for (const [route, message] of Object.entries(ROUTES)) {
+  for (const { route, message, only } of placements) {
     const post = (
       document.paths[route] as { post: { requestBody: { content: Record<string, { schema: JsonSchema }> } } }
     ).post;
     const body = resolve(post.requestBody.content['application/json']?.schema as JsonSchema);
-    compare(route, message, body);
-    compare(route, 'PageOptions', body);
+    compare(route, message, body, only);
   }
   return drift;
 }
 
 const committedDocument = () => JSON.parse(readFileSync(path.join(REPO, 'docs/openapi.json'), 'utf8'));
 
-describe('the contract, request direction: render options bounds', () => {
+describe('the contract, request direction: request bounds', () => {
   it('docs/openapi.json states every render request bound render.proto declares', () => {
     expect(requestBoundsDrift(renderFields, committedDocument())).to.deep.equal([]);
+  });
+
+  it('docs/openapi.json states every link option bound crawl.proto declares, on each crawl route', () => {
+    expect(requestBoundsDrift(crawlFields, committedDocument(), CRAWL_PLACEMENTS)).to.deep.equal([]);
+    // Each route's options are all there: a bounded option a route takes cannot go unchecked.
+    const bounded = Object.entries(crawlFields.LinkOptions.fields).filter(([, f]) => 'bounds' in f);
+    expect(bounded.map(([name]) => name)).to.have.members(LINK_OPTION_ROUTES['/v1/broken-links/crawl'] as string[]);
   });
 
   it('a bound edited in render.proto is drift until the document is regenerated', function () {

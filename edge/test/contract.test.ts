@@ -16,6 +16,7 @@ import {
   FileDescriptorSetSchema,
 } from '@bufbuild/protobuf/wkt';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
+import { PaymentServiceService } from '@webutil/proto/webutil/billing/v1/payments';
 import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
@@ -39,6 +40,7 @@ const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
   bookmark: BookmarkServiceService,
   crawl: CrawlServiceService,
   metaScan: MetaScanServiceService,
+  payments: PaymentServiceService,
   render: RenderServiceService,
   tlsScan: TlsScanServiceService,
   webhooks: WebhookServiceService,

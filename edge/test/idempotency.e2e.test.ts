@@ -95,7 +95,7 @@ describe('idempotent retries through the edge', function () {
     expect((await quota(stack, { apiKey })).remaining).to.equal(100);
   });
 
-  it('an anonymous caller’s keys are its clearance’s: a neighbour on its address neither replays nor blocks them', async () => {
+  it('an anonymous caller’s keys are its clearance’s: a neighbour neither replays nor blocks them', async () => {
     // Two browsers behind one address (one NAT): the same client network, each with its own clearance.
     const first = new Browser(stack, '192.0.2.90');
     const neighbour = new Browser(stack, '192.0.2.90');

@@ -78,7 +78,7 @@ describe('render options, through the REST edge', function () {
       expect(low.body.sizeBytes).to.be.below(high.body.sizeBytes);
     });
 
-    it('bounds an element capture in device pixels: to the widest viewport, then to the area, saying clipped', async () => {
+    it('bounds an element capture in device pixels: widest viewport, then area, saying clipped', async () => {
       const [wide, large] = await Promise.all([
         rendered(stack, 'screenshot', { url: site.url('/page/wide'), selector: '#wide' }),
         rendered(stack, 'screenshot', {

@@ -356,7 +356,8 @@ async function hostileBench(): Promise<void> {
       const floorGrowth = Math.max(1, floor.peakMb - floor.beforeMb);
       lines.push(
         `${name} (${fmt(mb, 1)} MB, ${status}): peak RSS +${fmt(growth, 0)} MB ` +
-          `(${fmt(growth / HOSTILE_GOAL_MB, 2)}x the ${HOSTILE_GOAL_MB} MB goal, ${fmt(growth / floorGrowth, 2)}x the floor's ` +
+          `(${fmt(growth / HOSTILE_GOAL_MB, 2)}x the ${HOSTILE_GOAL_MB} MB goal, ` +
+          `${fmt(growth / floorGrowth, 2)}x the floor's ` +
           `+${fmt(floorGrowth, 0)} MB); CPU ${fmt(cpuMs / mb / 1000, 3)} s per MB ` +
           `(${fmt(cpuMs / mb / 1000, 2)}x the 1 s goal, ${fmt(cpuMs / Math.max(1, floor.cpuMs), 2)}x the floor's ` +
           `${fmt(floor.cpuMs, 0)} ms)`,

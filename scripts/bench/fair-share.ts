@@ -148,7 +148,8 @@ try {
   report('screenshot (Starter key)', idleRenders, besideRenders, `   one flood render ${fmt(oneRender, 0)} ms`);
   const target = 2 * median(idleRenders) + oneRender;
   console.log(
-    `  target: beside < 2 x idle + one render = ${fmt(target, 0)} ms: ${median(besideRenders) < target ? 'met' : 'MISSED'}`,
+    `  target: beside < 2 x idle + one render = ${fmt(target, 0)} ms: ` +
+      (median(besideRenders) < target ? 'met' : 'MISSED'),
   );
 
   const idleCrawls: number[] = [];

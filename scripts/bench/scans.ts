@@ -257,7 +257,8 @@ try {
     const theirs = performance.now() - started;
     versusTestssl = `testssl.sh -E -U ${fmt(theirs / 1000, 1)} s -> ours takes ${fmt(fullP50 / theirs, 4)}x the time`;
   }
-  const fullLine = `ssl full scan, local: ours p50 ${fmt(fullP50)} ms through the edge (parts ${fullTimings}); ${versusTestssl}`;
+  const fullLine =
+    `ssl full scan, local: ours p50 ${fmt(fullP50)} ms through the edge ` + `(parts ${fullTimings}); ${versusTestssl}`;
 
   console.log('\n== scans benchmark (issue 10) ==');
   console.log(

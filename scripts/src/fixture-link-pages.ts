@@ -3,7 +3,8 @@
  * category, every link in it twice, once to a target that answers 200 and once to one that answers
  * 404, so both outcomes are asserted. The expected records are computed from the same definitions.
  *
- *   /links/<category>      the category's page (head, meta, json-ld, embedded, malformed)
+ *   /links/<category>      the category's page (head, meta, json-ld, embedded, css, malformed)
+ *   /links/css/<category>.css  the stylesheet of a category with kinds written in CSS (text/css)
  *   /links/                an index page linking to every category page (a crawl's entry)
  *   /links/ok/<name>       200 HTML, the working target of link <name>
  *   /links/gone/<name>     404 (the built-in fallback), its missing target
@@ -16,6 +17,8 @@ interface LinkKind {
   element: string;
   rel: string | null;
   html(url: string): string;
+  /** A kind written in the category's stylesheet (linked from the page), given the URL relative to it. */
+  css?: (relativeUrl: string) => string;
 }
 
 /** A record a check of the page must have: the URL, where it came from and its severity. */
@@ -48,10 +51,20 @@ const jsonLd = (key: string, wrap: (url: string) => unknown): LinkKind => ({
   element: 'json-ld',
   rel: key,
   html: (url) =>
-    `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', [key]: wrap(url) })}</script>`,
+    `<script type="application/ld+json">` +
+    JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', [key]: wrap(url) }) +
+    '</script>',
 });
 
-/** The categories of issue 37, items 3 and 4. */
+const inCss = (name: string, rel: string, css: (url: string) => string): LinkKind => ({
+  name,
+  element: 'css',
+  rel,
+  html: () => '',
+  css,
+});
+
+/** The categories of issue 37, items 2, 3 and 4. */
 export const LINK_CATEGORIES: Record<string, LinkKind[]> = {
   head: [
     linkRel('canonical'),
@@ -94,6 +107,25 @@ export const LINK_CATEGORIES: Record<string, LinkKind[]> = {
     { name: 'svg-image', element: 'image', rel: null, html: (url) => `<svg><image href="${url}"/></svg>` },
     { name: 'svg-use', element: 'use', rel: null, html: (url) => `<svg><use xlink:href="${url}#icon"/></svg>` },
   ],
+  css: [
+    {
+      name: 'style-attribute',
+      element: 'style',
+      rel: 'background-image',
+      html: (url) => `<div style="background-image: url('${url}')">x</div>`,
+    },
+    {
+      name: 'style-block',
+      element: 'style',
+      rel: 'background',
+      html: (url) => `<style>.b { background: url("${url}") no-repeat }</style>`,
+    },
+    { name: 'style-import', element: 'style', rel: '@import', html: (url) => `<style>@import "${url}";</style>` },
+    linkRel('stylesheet'),
+    inCss('css-import', '@import', (url) => `@import url("${url}");`),
+    inCss('css-url', 'background-image', (url) => `.c { background-image: url(${url}) }`),
+    inCss('css-font', 'src', (url) => `@font-face { font-family: f; src: url('${url}') format("woff2") }`),
+  ],
 };
 
 /** Malformed hrefs: broken as "Invalid URL" (their url is the href as written); data: images are not listed. */
@@ -134,18 +166,32 @@ export function addLinkPages(site: FixtureSite): {
   for (const [category, kinds] of Object.entries(LINK_CATEGORIES)) {
     const expected: ExpectedLink[] = [];
     const body: string[] = [];
+    const css: string[] = [];
     for (const kind of kinds) {
       for (const [severity, folder] of [
         ['ok', 'ok'],
         ['broken', 'gone'],
       ] as const) {
         const url = site.url(`/links/${folder}/${kind.name}`);
-        body.push(kind.html(url));
+        // A stylesheet's URLs are relative to it (/links/css/): a checker must resolve them there.
+        if (kind.css) css.push(kind.css(`../${folder}/${kind.name}`));
+        else body.push(kind.html(url));
         expected.push({ url, element: kind.element, rel: kind.rel, severity });
       }
     }
+    if (css.length > 0) {
+      const sheet = `/links/css/${category}.css`;
+      const text = css.join('\n');
+      site.route(sheet, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/css' }).end(text);
+      });
+      body.push(`<link rel="stylesheet" href="${sheet}">`);
+      expected.push({ url: site.url(sheet), element: 'link', rel: 'stylesheet', severity: 'ok' });
+    }
     const path = `/links/${category}`;
-    const html = `<!doctype html><html><head><title>${category}</title></head><body><p>${category}</p>${body.join('\n')}</body></html>`;
+    const html =
+      `<!doctype html><html><head><title>${category}</title></head>` +
+      `<body><p>${category}</p>${body.join('\n')}</body></html>`;
     site.route(path, (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     });
@@ -160,7 +206,8 @@ export function addLinkPages(site: FixtureSite): {
   site.route(malformed, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(malformedHtml);
   });
-  const indexHtml = `<!doctype html><html><body>${pages.map((p) => `<a href="${p.path}">${p.path}</a>`).join('')}</body></html>`;
+  const anchors = pages.map((p) => `<a href="${p.path}">${p.path}</a>`).join('');
+  const indexHtml = `<!doctype html><html><body>${anchors}</body></html>`;
   site.route('/links/', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(indexHtml);
   });

@@ -1,13 +1,14 @@
 /**
  * A TLS server written at the record level that answers hellos as an old or broken implementation
  * would (SSLv2, SSLv3, RC4, 3DES and export suites, TLS compression, Heartbleed, an early
- * ChangeCipherSpec taken, Ticketbleed, no downgrade or renegotiation protection), for the scan's
- * vulnerability tests: no build of such a server can run here. It reads one ClientHello and sends
- * ServerHello, Certificate, a ServerKeyExchange for DHE suites and ServerHelloDone; it completes no
- * handshake. With `delegatePort`, a hello carrying an empty session_ticket extension (Node's own
- * client) is piped to that real TLS server instead, so Node-made handshakes still complete.
+ * ChangeCipherSpec taken, Ticketbleed, ROBOT's padding oracle, no downgrade or renegotiation
+ * protection), for the scan's vulnerability tests: no build of such a server can run here. It reads
+ * one ClientHello and sends ServerHello, Certificate, a ServerKeyExchange for DHE suites and
+ * ServerHelloDone; it completes no handshake. With `delegatePort`, a hello carrying an empty
+ * session_ticket extension (Node's own client) is piped to that real TLS server instead, so
+ * Node-made handshakes still complete.
  */
-import { randomBytes } from 'node:crypto';
+import { constants, type KeyObject, privateDecrypt, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 
@@ -44,6 +45,15 @@ export interface RawTlsServerOptions {
   ticketbleed?: boolean;
   /** Prime size of the DHE ServerKeyExchange; default 2048. */
   dhBits?: number;
+  /** The DHE ServerKeyExchange's prime itself (random of `dhBits` when absent). */
+  dhPrime?: Buffer;
+  /**
+   * The certificate's private key: the server reads the RSA ClientKeyExchange and answers the
+   * Finished after it with bad_record_mac, as a patched server does whatever the premaster secret.
+   */
+  rsaKey?: KeyObject;
+  /** With `rsaKey`: a premaster secret whose PKCS#1 padding is malformed gets handshake_failure instead (ROBOT). */
+  robotOracle?: boolean;
   /** A real TLS server on 127.0.0.1 that handshakes Node's clients make are piped to. */
   delegatePort?: number;
 }
@@ -153,8 +163,8 @@ function serverFlight(hello: Hello, options: RawTlsServerOptions): Buffer {
     messages.push(message(11, vec24(vec24(options.certificate))));
     const dhe = [0x0011, 0x0014, 0x0015, 0x0016, 0x0033, 0x0039, 0x0067, 0x006b, 0x009e, 0x009f].includes(suite);
     if (dhe) {
-      const p = randomBytes((options.dhBits ?? 2048) / 8);
-      p[0] = (p[0] as number) | 0x80;
+      const p = options.dhPrime ?? randomBytes((options.dhBits ?? 2048) / 8);
+      if (!options.dhPrime) p[0] = (p[0] as number) | 0x80;
       messages.push(
         message(
           12,
@@ -174,6 +184,17 @@ function serverFlight(hello: Hello, options: RawTlsServerOptions): Buffer {
 }
 
 const vec24 = (b: Buffer) => Buffer.concat([u24(b.length), b]);
+
+/** Whether an RSA ClientKeyExchange message carries a PKCS#1 v1.5 padded secret (00 02, 8+ non-zero bytes, 00). */
+function paddingConforms(message: Buffer, key: KeyObject): boolean {
+  try {
+    const encrypted = message.subarray(6, 6 + message.readUInt16BE(4));
+    const padded = privateDecrypt({ key, padding: constants.RSA_NO_PADDING }, encrypted);
+    return padded[0] === 0 && padded[1] === 2 && padded.indexOf(0, 2) >= 10;
+  } catch {
+    return false;
+  }
+}
 
 function sslv2ServerHello(certificate: Buffer): Buffer {
   const specs = Buffer.from([0x01, 0x00, 0x80, 0x07, 0x00, 0xc0]);
@@ -200,6 +221,9 @@ export async function startRawTlsServer(options: RawTlsServerOptions): Promise<R
     let input = Buffer.alloc(0);
     let answered = false;
     let earlyCcs = false;
+    /** After an RSA ClientKeyExchange: whether its padding conformed; then whether ChangeCipherSpec came. */
+    let conforming: boolean | undefined;
+    let changedCipher = false;
     const onData = (chunk: Buffer) => {
       input = Buffer.concat([input, chunk]);
       if (input.length > 64 * 1024) return socket.destroy();
@@ -234,6 +258,14 @@ export async function startRawTlsServer(options: RawTlsServerOptions): Promise<R
           // The claimed payload length, served from "memory" whatever was sent: the bug itself.
           const claimed = body.length >= 3 ? body.readUInt16BE(1) : 0;
           socket.write(record(24, version, Buffer.concat([Buffer.from([2]), u16(claimed), randomBytes(claimed + 16)])));
+        } else if (type === 22 && body[0] === 16 && options.rsaKey) {
+          conforming = paddingConforms(body, options.rsaKey);
+        } else if (type === 20 && conforming !== undefined) {
+          changedCipher = true;
+        } else if (changedCipher) {
+          // The Finished, which no premaster secret of ours decrypts: one answer, unless this is an oracle.
+          socket.end(alert(version, options.robotOracle && !conforming ? 40 : 20));
+          return;
         } else if (type === 20) {
           if (!options.ccsInjection) {
             socket.end(alert(version, 10)); // unexpected_message: a patched server

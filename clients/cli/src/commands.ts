@@ -155,7 +155,8 @@ export function registerCommands(program: Command, ctx: Context): void {
     summary(
       out,
       !failed,
-      `${s.broken} broken, ${s.warnings} warnings, ${s.ok} ok${pages !== undefined ? ` on ${pages} pages` : ''} · grade ${r.grade} (${r.healthScore}) · ${seconds}s`,
+      `${s.broken} broken, ${s.warnings} warnings, ${s.ok} ok${pages !== undefined ? ` on ${pages} pages` : ''}` +
+        ` · grade ${r.grade} (${r.healthScore}) · ${seconds}s`,
     );
     ctx.exit(failed ? EXIT.found : EXIT.ok);
   });
@@ -316,7 +317,8 @@ export function registerCommands(program: Command, ctx: Context): void {
     summary(
       out,
       !failed,
-      `${s.broken} broken, ${s.warnings} warnings, ${s.redirected} redirected, ${s.duplicates} duplicates of ${r.totalBookmarks} bookmarks · grade ${r.grade} · ${bar.seconds()}s`,
+      `${s.broken} broken, ${s.warnings} warnings, ${s.redirected} redirected, ` +
+        `${s.duplicates} duplicates of ${r.totalBookmarks} bookmarks · grade ${r.grade} · ${bar.seconds()}s`,
     );
     ctx.exit(failed ? EXIT.found : EXIT.ok);
   });

@@ -17,11 +17,36 @@ import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { issue, startTlsServer, type TlsServer } from '@webutil/scripts/tls-fixtures';
 import { bookmark, floccusEncrypt, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
-import { account, quota } from '../../../edge/test/billing-helpers.js';
 
 /** What a one-page link check spends, from the contract. */
 const LINK_CHECK_CREDITS = OPERATIONS['broken-links']?.credits ?? Number.NaN;
 const CLI = new URL('../dist/main.js', import.meta.url).pathname;
+
+let accounts = 0;
+
+/** A fresh account through the operator CLI, with a test API key. */
+async function account(stack: TestStack, plan: string, ...options: string[]): Promise<{ apiKey: string }> {
+  const email = `cli-user${++accounts}-${Date.now()}@example.test`;
+  const created = await stack.admin(
+    'create-account',
+    '--email',
+    email,
+    '--plan',
+    plan,
+    '--mint-key',
+    'test',
+    ...options,
+  );
+  return { apiKey: created.apiKey! };
+}
+
+/** The key's remaining credits, read over plain HTTP rather than through the client under test. */
+async function remaining(stack: TestStack, apiKey: string): Promise<number> {
+  const res = await stack.api('/v1/quota', { apiKey });
+  const body = (await res.json()) as { data: { remaining: number } };
+  expect(res.status, JSON.stringify(body)).to.equal(200);
+  return body.data.remaining;
+}
 
 interface Run {
   code: number;
@@ -166,7 +191,7 @@ describe('the SDK and the webutil CLI, against a running stack', function () {
       const run = await cli(['links', site.url('/home'), '--format', 'junit'], { WEBUTIL_API_KEY: apiKey });
       expect(run.code, run.stderr).to.equal(1);
       expect(run.stdout).to.include('<testsuite').and.include('/status/404');
-      expect((await quota(stack, { apiKey })).remaining).to.equal(100 - LINK_CHECK_CREDITS);
+      expect(await remaining(stack, apiKey)).to.equal(100 - LINK_CHECK_CREDITS);
     });
 
     it('links --crawl: a live progress bar on a pseudo-terminal, the SARIF export to -o', async () => {
@@ -321,7 +346,7 @@ describe('the SDK and the webutil CLI, against a running stack', function () {
       const calls = proxy.seen.slice(before).filter((r) => r.path === '/v1/broken-links');
       expect(calls).to.have.length(2);
       expect(calls[0]?.key).to.be.a('string').and.equal(calls[1]?.key);
-      expect((await quota(stack, { apiKey })).remaining).to.equal(100 - LINK_CHECK_CREDITS);
+      expect(await remaining(stack, apiKey)).to.equal(100 - LINK_CHECK_CREDITS);
     });
 
     it('waits for a crawl with progress, and stops waiting on abort', async () => {

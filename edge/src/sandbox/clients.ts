@@ -100,6 +100,7 @@ function sampledClient<C>(service: string, rpcs: Sampled<C>): C {
 
 const sampled = {
   billing: sampledClient<Clients['billing']>('billing', {}),
+  payments: sampledClient<Clients['payments']>('payments', {}),
   metaScan: sampledClient('metaScan', metaScan),
   crawl: sampledClient('crawl', crawl),
   render: sampledClient('render', render),

@@ -186,7 +186,7 @@ describe('failover in a cluster (two edges, two billing, two crawl, NATS, jongod
     expect((await quota(stack, { apiKey })).remaining).to.equal(CREDITS - 1);
   });
 
-  it('webhooks over both edges: a receiver that never answers holds 4 at once; another account’s arrive on time, once', async () => {
+  it('webhooks over both edges: a silent receiver holds 4 at once; others arrive on time, once', async () => {
     const hits: string[] = [];
     const receiver = http.createServer((req, res) => {
       req.resume();

@@ -81,6 +81,9 @@ export function brokenLinksView(reply: Row, crawl: boolean): HTMLElement[] {
         reply.truncated || reply.truncatedPages || reply.truncatedLinks
           ? h('p', { class: 'muted' }, 'The scan reached its cap: not every link was checked.')
           : null,
+        Array.isArray(reply.linksCutBy) && reply.linksCutBy.length > 0
+          ? h('p', { class: 'muted' }, `Links left out by: ${reply.linksCutBy.map(String).join(', ')}.`)
+          : null,
       ),
       countChart('Links by result', [
         ['OK', num(summary.ok), 'ok'],

@@ -227,11 +227,7 @@ function cipherList(protocols: Row[], notes: string[]): HTMLElement {
         h(
           'table',
           { class: 'protocol cipher-suites', 'data-protocol': str(p.protocol) },
-          h(
-            'caption',
-            {},
-            `${str(p.protocol)}${p.serverPreference === true ? ' (server order)' : p.serverPreference === false ? ' (client order)' : ''}`,
-          ),
+          h('caption', {}, `${str(p.protocol)}${serverOrder(p.serverPreference)}`),
           h(
             'thead',
             {},
@@ -559,4 +555,10 @@ export async function renderResult(
   if (!isRow(reply)) return show(container, raw(reply));
   if (typeof reply.jobId === 'string') return followJob(container, operationId, reply.jobId);
   show(container, h('h2', {}, 'Result'), viewOf(operationId, reply, request), raw(reply));
+}
+
+/** How a protocol's suites are ordered, as the caption says it. */
+function serverOrder(serverPreference: unknown): string {
+  if (serverPreference === true) return ' (server order)';
+  return serverPreference === false ? ' (client order)' : '';
 }

@@ -32,6 +32,24 @@ app.kubernetes.io/name: {{ .name }}
 {{- end -}}
 {{- end -}}
 
+{{/* "true" when billing sells by card through Stripe: its keys in the chart's Secret, or in the existing one. */}}
+{{- define "webutil.stripe" -}}
+{{- if .Values.secrets.existingSecret -}}
+{{- .Values.secrets.existingSecretHasStripe -}}
+{{- else -}}
+{{- not (empty .Values.secrets.stripeSecretKey) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* STRIPE_PRICES from the payments values: ITEM=price_id:amount, comma-separated, in item order. */}}
+{{- define "webutil.stripePrices" -}}
+{{- $items := list -}}
+{{- range $item, $price := .Values.payments.prices -}}
+{{- $items = append $items (printf "%s=%s:%d" $item $price.priceId (int $price.amount)) -}}
+{{- end -}}
+{{- join "," $items | default "-" -}}
+{{- end -}}
+
 {{/* Names of the services whose `flag` (usesMongo, usesNats) is set, as JSON: (dict "root" $ "flag" "usesMongo") */}}
 {{- define "webutil.servicesWith" -}}
 {{- $names := list -}}
@@ -117,7 +135,8 @@ NetworkPolicy. Called as (dict "root" $ "name" "<key under .Values.services>").
 {{- $secret := include "webutil.secretName" $root -}}
 {{- $egress := toString $svc.internetEgress -}}
 {{- $turnstile := eq (include "webutil.turnstile" $root) "true" -}}
-{{- $internet := or (eq $egress "true") (and (eq $egress "turnstile") $turnstile) -}}
+{{- $stripe := eq (include "webutil.stripe" $root) "true" -}}
+{{- $internet := or (eq $egress "true") (and (eq $egress "turnstile") (or $turnstile $stripe)) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -209,6 +228,18 @@ spec:
             - name: TURNSTILE_SECRET
               valueFrom:
                 secretKeyRef: { name: {{ $secret }}, key: TURNSTILE_SECRET, optional: true }
+            {{- if $stripe }}
+            - name: STRIPE_SECRET_KEY
+              valueFrom:
+                secretKeyRef: { name: {{ $secret }}, key: STRIPE_SECRET_KEY }
+            - name: STRIPE_WEBHOOK_SECRET
+              valueFrom:
+                secretKeyRef: { name: {{ $secret }}, key: STRIPE_WEBHOOK_SECRET }
+            - name: STRIPE_PRICES
+              value: {{ include "webutil.stripePrices" $root | quote }}
+            - name: STRIPE_CURRENCY
+              value: {{ $root.Values.payments.currency | quote }}
+            {{- end }}
             {{- end }}
             {{- if or (eq $name "billing") $svc.http }}
             # Billing verifies with it; the edge's pages allow Cloudflare's widget in their CSP.

@@ -1,5 +1,6 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
 import { clockEnv } from './clock.js';
+import { paymentEnv } from './payments/catalogue.js';
 import { noticeEnv } from './revocation-notices.js';
 import { storeEnv } from './stores/open.js';
 
@@ -11,6 +12,7 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       ...storeEnv,
       ...clockEnv,
       ...noticeEnv,
+      ...paymentEnv,
       HOST: env.string('0.0.0.0'),
       PORT: env.port(50051),
       /** Signs challenges and clearances; generated once and kept in the store when unset. */
@@ -33,6 +35,10 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
   if (config.TURNSTILE_SECRET && !config.TURNSTILE_SITE_KEY) {
     process.stderr.write('config error: TURNSTILE_SITE_KEY is required with TURNSTILE_SECRET\n');
     process.exit(78); // EX_CONFIG
+  }
+  if (config.STRIPE_SECRET_KEY && !config.STRIPE_WEBHOOK_SECRET) {
+    process.stderr.write('config error: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY\n');
+    process.exit(78);
   }
   return config;
 }

@@ -8,6 +8,9 @@ import { readConfig } from './config.js';
 import { Gate } from './gate.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { Ledger } from './ledger.js';
+import { Payments } from './payments/payments.js';
+import { paymentService } from './payments/server.js';
+import { paymentSettings } from './payments/settings.js';
 import { DEFAULT_ANONYMOUS } from './plans.js';
 import { RateLimiter } from './rate-limit.js';
 import { RevocationNotices } from './revocation-notices.js';
@@ -64,6 +67,7 @@ const limiter = new RateLimiter(store, clock);
 const notices = await RevocationNotices.connect(config.NATS_URL, log);
 const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous });
 const idempotencyKeys = new IdempotencyKeys(store, clock);
+const payments = new Payments(paymentSettings(config), store, clock, log.child({ part: 'payments' }));
 const webhookStore = await openWebhookStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
 const webhooks = new Webhooks(webhookStore, clock);
 
@@ -86,10 +90,15 @@ const timers = [
 await runService({
   name: 'billing',
   ...processOptions(config),
-  protoFiles: ['webutil/billing/v1/billing.proto', 'webutil/billing/v1/webhooks.proto'],
+  protoFiles: [
+    'webutil/billing/v1/billing.proto',
+    'webutil/billing/v1/webhooks.proto',
+    'webutil/billing/v1/payments.proto',
+  ],
   bindings: [
     billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }, log),
     webhookService(webhooks, log),
+    paymentService(payments, gate, log),
   ],
   log,
   onShutdown: async () => {

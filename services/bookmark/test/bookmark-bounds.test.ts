@@ -44,7 +44,7 @@ describe('bookmark HTML bounds', () => {
     });
   });
 
-  it('reads in a worker thread with a heap ceiling: past it a clear FILE_TOO_COMPLEX, the next file read', async function () {
+  it('reads in a worker with a heap ceiling: past it FILE_TOO_COMPLEX, then the next file', async function () {
     this.timeout(120_000);
     const workers = new BookmarkWorkers({ concurrency: 1, heapMb: 32, timeoutMs: 60_000 });
     const large = Buffer.from(hostileBookmarkHtml('flat', 10 * MB, { items: MAX_HTML_ITEMS - 2 }));

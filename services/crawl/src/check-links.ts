@@ -6,6 +6,7 @@ import { verdictFor } from './checking/verdict.js';
 import type { PageCheck } from './model.js';
 import { type PageReadDeps, readPageLinks } from './page/fetch.js';
 import { normalizePageUrl } from './page/page-url.js';
+import { StylesheetReader, withStylesheetLinks } from './page/stylesheets.js';
 import { compileScan, inScan, type ScanOptions } from './scan-options.js';
 
 export interface PageCheckOptions {
@@ -38,10 +39,6 @@ export async function checkLinks(
     resources: scope.resources,
     originHeaders: scope.originHeaders,
   });
-  // Links the options leave out are not part of the scan: not checked, counted or reported.
-  const found = collector.links.filter((link) => inScan(link, scope));
-  let requests = 0;
-  const toCheck = found.filter((link) => link.type === 'anchor' || requests++ < deps.checkCap);
   const budget = AbortSignal.timeout(deps.budgetMs);
   const scan = AbortSignal.any([signal, budget]);
   setMaxListeners(0, scan); // every request in flight listens to it
@@ -49,6 +46,18 @@ export async function checkLinks(
     soft404: true,
     originHeaders: scope.originHeaders,
   });
+  // Links the options leave out are not part of the scan: not checked, counted or reported.
+  const onPage = collector.links.filter((link) => inScan(link, scope));
+  // The site's stylesheets are read first (a GET that also answers their check), their URLs added.
+  const sheets = new StylesheetReader((u) => checker.fetchStylesheet(u), deps.linksPerPage, true, scan);
+  const inSheets = scope.resources ? await sheets.linksOf(onPage) : [];
+  if (signal.aborted) throw signal.reason;
+  const found = withStylesheetLinks(
+    onPage,
+    inSheets.filter((link) => inScan(link, scope)),
+  );
+  let requests = 0;
+  const toCheck = found.filter((link) => link.type === 'anchor' || requests++ < deps.checkCap);
   const sources = {
     page: normalizePageUrl(res.url),
     pageTargets: collector.targets,

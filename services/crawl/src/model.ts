@@ -2,16 +2,17 @@
  * The crawl service's vocabulary. Links, checked links, pages, progress and results are the proto
  * messages (crawl.proto), under the names the domain code speaks: only their message fields are
  * required here (ts-proto makes them optional), the crawl-only `sources` split off, and the closed
- * value sets the proto carries as strings (link types, severities) narrowed to their values. The
- * rest is the crawl's own: job kinds and statuses.
+ * value sets the proto carries as strings (link types, severities, job statuses) narrowed to the
+ * values crawl.proto's enums name. Job kinds are the crawl's own.
  */
 import type * as proto from '@webutil/proto/webutil/crawl/v1/crawl';
+import type * as values from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import type { ScanOptions } from './scan-options.js';
 
 /** Link types of the spec's link records and link items. */
-export type LinkType = 'internal' | 'external' | 'mailto' | 'tel' | 'anchor' | 'other';
+export type LinkType = keyof typeof values.LinkType.values;
 
-export type Severity = 'ok' | 'warning' | 'broken' | 'info';
+export type Severity = keyof typeof values.Severity.values;
 
 /** Where a link was seen in a crawl: the first pages (at most 25) and how many pages in all. */
 export interface Sourced {
@@ -113,7 +114,7 @@ export interface BookmarkCheckResult extends Omit<proto.BookmarkCheckResult, 'bo
   bookmarks: CheckedBookmark[];
 }
 
-export type JobStatus = 'crawling' | 'done' | 'failed';
+export type JobStatus = keyof typeof values.JobStatus.values;
 
 /** A crawl job as a poll sees it. */
 export interface CrawlJobView {

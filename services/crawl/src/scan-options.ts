@@ -7,17 +7,21 @@
 /// <reference path="./glob-to-regexp.d.ts" />
 import { invalidArgument, type OriginHeaders } from '@webutil/kit';
 import type { LinkOptions } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { LinkOptions as contract } from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import globToRegExp from 'glob-to-regexp';
 import { RE2JS } from 're2js';
 import type { FragmentRules } from './page/fragments.js';
 
-export const MAX_PATTERNS = 50;
-export const MAX_PATTERN_LENGTH = 500;
-export const MAX_ACCEPT_STATUS = 20;
-export const MAX_HEADERS = 10;
-export const MAX_HEADER_VALUE = 4096;
-export const MAX_PAGES_OPTION = 250;
-export const MAX_DEPTH_OPTION = 20;
+// Every bound is declared once, beside its field in crawl.proto (decision 0313); the edge states the same.
+const { fields } = contract;
+export const MAX_PATTERN_LENGTH = fields.include.bounds.maxChars;
+export const MAX_ACCEPT_STATUS = fields.acceptStatus.bounds.maxItems;
+export const MAX_HEADERS = fields.headers.bounds.maxItems;
+export const MAX_HEADER_VALUE = fields.headers.bounds.maxChars;
+export const MIN_PAGES_OPTION = fields.maxPages.bounds.min;
+export const MAX_PAGES_OPTION = fields.maxPages.bounds.max;
+export const MIN_DEPTH_OPTION = fields.maxDepth.bounds.min;
+export const MAX_DEPTH_OPTION = fields.maxDepth.bounds.max;
 
 /**
  * Headers a caller may not set: the target is ours to name (Host), the connection ours to manage
@@ -85,7 +89,8 @@ export function scanOptionsOf(message: LinkOptions | undefined): ScanOptions {
   for (const field of ['include', 'exclude', 'skipFragments'] as const) {
     const patterns = message[field];
     if (patterns.length === 0) continue;
-    if (patterns.length > MAX_PATTERNS) throw fail(field, `has more than ${MAX_PATTERNS} patterns`);
+    const most = fields[field].bounds.maxItems;
+    if (patterns.length > most) throw fail(field, `has more than ${most} patterns`);
     for (const [i, pattern] of patterns.entries()) compilePattern(pattern, `${field}[${i}]`);
     options[field] = [...patterns];
   }
@@ -96,13 +101,15 @@ export function scanOptionsOf(message: LinkOptions | undefined): ScanOptions {
     options.acceptStatus = [...message.acceptStatus];
   }
   if (message.maxPages !== undefined) {
-    if (!Number.isInteger(message.maxPages) || message.maxPages < 1 || message.maxPages > MAX_PAGES_OPTION)
-      throw fail('maxPages', `must be an integer from 1 to ${MAX_PAGES_OPTION}`);
+    const pages = message.maxPages;
+    if (!Number.isInteger(pages) || pages < MIN_PAGES_OPTION || pages > MAX_PAGES_OPTION)
+      throw fail('maxPages', `must be an integer from ${MIN_PAGES_OPTION} to ${MAX_PAGES_OPTION}`);
     options.maxPages = message.maxPages;
   }
   if (message.maxDepth !== undefined) {
-    if (!Number.isInteger(message.maxDepth) || message.maxDepth < 0 || message.maxDepth > MAX_DEPTH_OPTION)
-      throw fail('maxDepth', `must be an integer from 0 to ${MAX_DEPTH_OPTION}`);
+    const depth = message.maxDepth;
+    if (!Number.isInteger(depth) || depth < MIN_DEPTH_OPTION || depth > MAX_DEPTH_OPTION)
+      throw fail('maxDepth', `must be an integer from ${MIN_DEPTH_OPTION} to ${MAX_DEPTH_OPTION}`);
     options.maxDepth = message.maxDepth;
   }
   if (message.githubAnchors !== undefined) options.githubAnchors = message.githubAnchors;

@@ -126,6 +126,30 @@ describe('site crawl (against a real local site)', function () {
     expect(doc?.reason).to.include('nowhere');
   });
 
+  it('sets truncatedLinks only at the link-check cap; the anchor cap is said in linksCutBy', async () => {
+    const anchors = Array.from({ length: 8 }, (_, i) => `<h2 id="s${i}">${i}</h2><a href="#s${i}">s${i}</a>`);
+    site.route('/', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html(anchors.join('') + links(['/a', '/b', '/c'])));
+    });
+    for (const p of ['/a', '/b', '/c']) {
+      site.route(p, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html(''));
+      });
+    }
+    // More in-page anchors than their cap, fewer links than the check cap: not truncatedLinks.
+    const anchorCut = await crawl('broken-links', { reportedLinks: 5 });
+    if (anchorCut.kind !== 'broken-links') throw new Error('not a broken-link crawl');
+    expect(anchorCut.result.links.filter((l) => l.type === 'anchor')).to.have.length(5);
+    expect(anchorCut.result).to.include({ truncatedLinks: false });
+    expect(anchorCut.result.linksCutBy).to.deep.equal(['anchor_cap']);
+    // More links than the check cap: truncatedLinks, and no other cut.
+    const checkCut = await crawl('broken-links', { checkedLinks: 2 });
+    if (checkCut.kind !== 'broken-links') throw new Error('not a broken-link crawl');
+    expect(checkCut.result.links.filter((l) => l.type !== 'anchor')).to.have.length(2);
+    expect(checkCut.result).to.include({ truncatedLinks: true });
+    expect(checkCut.result.linksCutBy).to.deep.equal([]);
+  });
+
   it('crawls exactly the page cap, the breadth-first pages first', async () => {
     // Five pages at depth 1, 25 at depth 2, 125 at depth 3.
     site.route('*', (_req, res, url) => {

@@ -1,5 +1,6 @@
 import { ServiceError } from '@webutil/kit';
 import type { LinkOptions } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { LinkOptions as contract } from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { expect } from 'chai';
 import { gradeLink } from '../src/checking/grade.js';
 import type { FoundLink } from '../src/model.js';
@@ -131,6 +132,34 @@ describe('link options', () => {
     expect(scanOptionsOf(message({ headers: { Authorization: 'Basic eA==', Cookie: 'a=b' } }))).to.deep.equal({
       headers: { authorization: 'Basic eA==', cookie: 'a=b' },
     });
+  });
+
+  it('holds each bound crawl.proto declares: the bound passes, one step past it is refused', () => {
+    const { fields } = contract;
+    const accepted = (options: Partial<LinkOptions>) => expect(() => scanOptionsOf(message(options))).to.not.throw();
+    for (const name of ['include', 'exclude', 'skipFragments'] as const) {
+      const { maxItems, maxChars } = fields[name].bounds;
+      accepted({ [name]: Array.from({ length: maxItems }, () => '**') });
+      expect(refused({ [name]: Array.from({ length: maxItems + 1 }, () => '**') })).to.match(new RegExp(`^${name} `));
+      accepted({ [name]: ['a'.repeat(maxChars)] });
+      expect(refused({ [name]: ['a'.repeat(maxChars + 1)] })).to.match(new RegExp(`^${name}\\[0\\]`));
+    }
+    const statuses = fields.acceptStatus.bounds.maxItems;
+    accepted({ acceptStatus: Array.from({ length: statuses }, () => '200') });
+    expect(refused({ acceptStatus: Array.from({ length: statuses + 1 }, () => '200') })).to.match(/^acceptStatus /);
+    for (const name of ['maxPages', 'maxDepth'] as const) {
+      const { min, max } = fields[name].bounds;
+      accepted({ [name]: min });
+      accepted({ [name]: max });
+      expect(refused({ [name]: min - 1 })).to.match(new RegExp(`^${name} `));
+      expect(refused({ [name]: max + 1 })).to.match(new RegExp(`^${name} `));
+    }
+    const { maxItems, maxChars } = fields.headers.bounds;
+    const headers = (n: number, value = 'v') =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-${i}`, value]));
+    accepted({ headers: headers(maxItems, 'v'.repeat(maxChars)) });
+    expect(refused({ headers: headers(maxItems + 1) })).to.match(/^headers has more than/);
+    expect(refused({ headers: headers(1, 'v'.repeat(maxChars + 1)) })).to.match(/^headers\.X-0 must be/);
   });
 
   it('matches URL globs: * within a segment, ** across, and leaves in-page anchors alone', () => {

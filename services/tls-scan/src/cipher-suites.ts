@@ -11,14 +11,13 @@ import { CIPHER_SUITES } from './cipher-suite-table.js';
 import { cipherBits, type Endpoint } from './handshake.js';
 import {
   clientHello,
-  dhPrimeBits,
+  dhPrime,
   EXTENSION,
   exchangeHello,
   type Flight,
   NAMED_GROUPS,
-  RawConnection,
   SIGNATURE_ALGORITHMS,
-  sslv2Hello,
+  sslv2Exchange,
   VERSION_CODE,
   type WireVersion,
 } from './raw-hello.js';
@@ -88,8 +87,8 @@ export interface ProtocolSuites {
 
 /** What the hellos of the enumeration saw besides suites: what the vulnerability checks read. */
 export interface HelloFindings {
-  /** Smallest DH prime of a DHE suite, in bits. */
-  dhBits: number | undefined;
+  /** The DH primes of the DHE suites' ServerKeyExchanges, each once. */
+  dhPrimes: Buffer[];
   /** The server echoed renegotiation_info (RFC 5746) on some TLS 1.2-or-older hello. */
   secureRenegotiation: boolean | undefined;
   /** Signed certificate timestamps in the TLS extension (RFC 6962 3.3.1), most seen in one ServerHello. */
@@ -152,10 +151,9 @@ async function enumerate(probe: Probe, version: WireVersion, findings: HelloFind
       findings.tlsScts = Math.max(findings.tlsScts, scts);
       const renegotiation = picked.extensions.has(EXTENSION.renegotiationInfo);
       findings.secureRenegotiation = (findings.secureRenegotiation ?? true) && renegotiation;
-      const bits = dhPrimeBits(flight);
-      if (/^TLS_DHE_/.test(suiteFacts(picked.suite).name) && bits !== undefined) {
-        findings.dhBits = Math.min(findings.dhBits ?? bits, bits);
-      }
+      const prime = dhPrime(flight);
+      const dhe = /^TLS_DHE_/.test(suiteFacts(picked.suite).name);
+      if (dhe && prime && !findings.dhPrimes.some((p) => p.equals(prime))) findings.dhPrimes.push(prime);
     }
   }
   let serverPreference: boolean | undefined;
@@ -170,39 +168,22 @@ async function enumerate(probe: Probe, version: WireVersion, findings: HelloFind
 /** SSLv2: one CLIENT-HELLO; a SERVER-HELLO lists the cipher kinds the server shares with us. */
 async function probeSslv2(probe: Probe): Promise<ProtocolSuites> {
   probe.connections++;
-  const conn = await RawConnection.open(probe.endpoint, probe.timeoutMs, probe.signal);
-  if (!conn) return { protocol: 'SSLv2', supported: undefined, suites: [], serverPreference: undefined };
-  try {
-    conn.send(sslv2Hello());
-    const header = await conn.take(2);
-    if (typeof header === 'string') {
-      return {
-        protocol: 'SSLv2',
-        supported: header === 'timeout' ? undefined : false,
-        suites: [],
-        serverPreference: undefined,
-      };
-    }
-    const serverHello = (header[0] as number) & 0x80 ? await conn.take(11) : 'not_tls';
-    if (typeof serverHello === 'string' || serverHello[0] !== 4) {
-      return { protocol: 'SSLv2', supported: false, suites: [], serverPreference: undefined };
-    }
-    const kinds = serverHello.readUInt16BE(7) / 3;
-    const suites = Array.from({ length: kinds }, (_, i) => ({
-      ...suiteFacts(0xff00 + i, 'SSL_CK_SSLV2'),
-      keyExchange: 'RSA',
-      cbc: true,
-      bits: 40,
-      export: true,
-      block64: true,
-    }));
-    return { protocol: 'SSLv2', supported: true, suites, serverPreference: undefined };
-  } finally {
-    conn.close();
-  }
+  const answer = await sslv2Exchange(probe.endpoint, probe.timeoutMs, probe.signal);
+  const suites = Array.from({ length: answer.kinds }, (_, i) => ({
+    ...suiteFacts(0xff00 + i, 'SSL_CK_SSLV2'),
+    keyExchange: 'RSA',
+    cbc: true,
+    bits: 40,
+    export: true,
+    block64: true,
+  }));
+  return { protocol: 'SSLv2', supported: answer.supported, suites, serverPreference: undefined };
 }
 
-/** Each named group alone: a ServerHello or HelloRetryRequest (TLS 1.3), or an ECDHE ServerHello (older), accepts it. */
+/**
+ * Each named group alone: a ServerHello or HelloRetryRequest (TLS 1.3), or an ECDHE ServerHello (older),
+ * accepts it.
+ */
 async function acceptedGroups(probe: Probe, protocols: ProtocolSuites[]): Promise<string[]> {
   const tls13 = protocols.find((p) => p.protocol === 'TLSv1.3' && p.supported);
   const ecdhe = protocols
@@ -299,7 +280,7 @@ export async function scanSuites(endpoint: Endpoint, timeoutMs: number, signal: 
   setMaxListeners(MAX_LISTENERS, scoped);
   signal = scoped;
   const probe: Probe = { endpoint, timeoutMs, signal, connections: 0 };
-  const findings: HelloFindings = { dhBits: undefined, secureRenegotiation: undefined, tlsScts: 0 };
+  const findings: HelloFindings = { dhPrimes: [], secureRenegotiation: undefined, tlsScts: 0 };
   const protocols = await Promise.all([
     probeSslv2(probe),
     ...(['SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const).map((v) => enumerate(probe, v, findings)),

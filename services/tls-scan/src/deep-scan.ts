@@ -2,6 +2,7 @@
  * The full scan's parts beyond the fast one: every suite per protocol, the named groups and
  * signature algorithms, then the vulnerability checks that read them. Each part is timed.
  */
+import type { X509Certificate } from 'node:crypto';
 import type { CipherSuite, ProtocolCiphers, Vulnerability } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 import { type ProtocolSuites, type SuiteFacts, type SuiteScan, scanSuites, suiteNotes } from './cipher-suites.js';
 import type { GradeCap } from './grade.js';
@@ -16,16 +17,32 @@ export interface DeepScan {
   vulnerabilitiesMs: number;
 }
 
+/** What the vulnerability checks need from the rest of the scan. */
+export interface DeepScanInputs {
+  /** The main handshake's leaf certificate: DROWN looks for its key on other ports. */
+  certificate: X509Certificate;
+  /** Other ports of the address tried for SSLv2 (DROWN). */
+  otherPorts: readonly number[];
+}
+
 export async function deepScan(
   endpoint: Endpoint,
   page: Promise<HomePage>,
   timeoutMs: number,
   signal: AbortSignal,
+  inputs: DeepScanInputs,
 ): Promise<DeepScan> {
   const started = performance.now();
   const suites = await scanSuites(endpoint, timeoutMs, signal);
   const enumerated = performance.now();
-  const vulnerabilities = await checkVulnerabilities({ endpoint, timeoutMs, signal, suites, page: await page });
+  const vulnerabilities = await checkVulnerabilities({
+    endpoint,
+    timeoutMs,
+    signal,
+    suites,
+    page: await page,
+    ...inputs,
+  });
   return {
     suites,
     vulnerabilities,

@@ -37,6 +37,7 @@ await runService({
         extraProbes: config.SSL_SCAN_EXTRA_PROBES,
         handshakeTimeoutMs: config.SSL_SCAN_HANDSHAKE_TIMEOUT_MS,
         probeTimeoutMs: config.SSL_SCAN_PROBE_TIMEOUT_MS,
+        drownPorts: config.SSL_SCAN_DROWN_PORTS,
       },
       log,
     ),

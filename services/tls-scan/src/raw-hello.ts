@@ -182,6 +182,42 @@ export function sslv2Hello(): Buffer {
   return Buffer.concat([u16(0x8000 | body.length), body]);
 }
 
+/** What an SSLv2 SERVER-HELLO says: how many cipher kinds it shares with our CLIENT-HELLO, and its certificate. */
+export interface Sslv2Answer {
+  /** A SERVER-HELLO came (true), a refusal or other bytes (false), nothing in time or no connection (undefined). */
+  supported: boolean | undefined;
+  kinds: number;
+  certificate?: Buffer;
+}
+
+/** One SSLv2 CLIENT-HELLO on a new connection, and the SERVER-HELLO read back. */
+export async function sslv2Exchange(
+  endpoint: Endpoint,
+  timeoutMs: number,
+  signal: AbortSignal,
+  connectTimeoutMs = timeoutMs,
+): Promise<Sslv2Answer> {
+  const conn = await RawConnection.open(endpoint, timeoutMs, signal, connectTimeoutMs);
+  if (!conn) return { supported: undefined, kinds: 0 };
+  try {
+    conn.send(sslv2Hello());
+    const header = await conn.take(2);
+    if (typeof header === 'string') return { supported: header === 'timeout' ? undefined : false, kinds: 0 };
+    // Message type, session-ID hit, certificate type, version, then the lengths of the certificate,
+    // the cipher specs and the connection ID.
+    const hello = (header[0] as number) & 0x80 ? await conn.take(11) : 'not_tls';
+    if (typeof hello === 'string' || hello[0] !== 4) return { supported: false, kinds: 0 };
+    const certificate = await conn.take(hello.readUInt16BE(5));
+    return {
+      supported: true,
+      kinds: Math.floor(hello.readUInt16BE(7) / 3),
+      certificate: typeof certificate === 'string' ? undefined : certificate,
+    };
+  } finally {
+    conn.close();
+  }
+}
+
 export interface ServerHello {
   version: number;
   suite: number;
@@ -245,8 +281,8 @@ export interface Flight {
   /** Handshake messages in order, type and body. */
   messages: { type: number; body: Buffer }[];
   alert?: { level: number; description: number };
-  /** How the reading stopped. */
-  end: 'done' | 'alert' | 'closed' | 'timeout' | 'limit' | 'not_tls';
+  /** How the reading stopped: `resumed` is an abbreviated handshake (ServerHello, then ChangeCipherSpec). */
+  end: 'done' | 'resumed' | 'alert' | 'closed' | 'timeout' | 'limit' | 'not_tls';
 }
 
 /** No reply read past this: a certificate chain and key exchange fit many times over. */
@@ -288,11 +324,19 @@ export class RawConnection {
     });
   }
 
-  /** Connects to exactly the endpoint's address; undefined when no TCP connection came up in time. */
-  static open(endpoint: Endpoint, timeoutMs: number, signal: AbortSignal): Promise<RawConnection | undefined> {
+  /**
+   * Connects to exactly the endpoint's address; undefined when no TCP connection came up within
+   * `connectTimeoutMs` (by default the exchange's whole `timeoutMs`).
+   */
+  static open(
+    endpoint: Endpoint,
+    timeoutMs: number,
+    signal: AbortSignal,
+    connectTimeoutMs = timeoutMs,
+  ): Promise<RawConnection | undefined> {
     return new Promise((resolve) => {
       const socket = net.connect({ host: endpoint.address, port: endpoint.port });
-      const timer = setTimeout(() => fail(), timeoutMs);
+      const timer = setTimeout(() => fail(), connectTimeoutMs);
       const fail = () => {
         clearTimeout(timer);
         socket.destroy();
@@ -349,7 +393,8 @@ export class RawConnection {
 
   /**
    * The server's answer to a hello, read until its ServerHelloDone (TLS 1.2 and older), its
-   * ServerHello when it speaks TLS 1.3 (the rest is encrypted), an alert, or the end.
+   * ChangeCipherSpec when it resumes a session, its ServerHello when it speaks TLS 1.3 (the rest
+   * is encrypted), an alert, or the end.
    */
   async readFlight(): Promise<Flight> {
     const flight: Flight = { messages: [], end: 'done' };
@@ -360,7 +405,10 @@ export class RawConnection {
       if (rec.type === RECORD.alert) {
         return { ...flight, alert: { level: rec.body[0] ?? 0, description: rec.body[1] ?? 0 }, end: 'alert' };
       }
-      if (rec.type !== RECORD.handshake) continue; // a TLS 1.3 middlebox ChangeCipherSpec
+      // After a TLS 1.2-or-older ServerHello, a ChangeCipherSpec means the server resumed a session:
+      // no ServerHelloDone follows. Before it, or with TLS 1.3, it is a middlebox-compatibility record.
+      if (rec.type === RECORD.changeCipherSpec && flight.hello) return { ...flight, end: 'resumed' };
+      if (rec.type !== RECORD.handshake) continue;
       pending = Buffer.concat([pending, rec.body]);
       while (pending.length >= 4) {
         const length = pending.readUIntBE(1, 3);
@@ -410,15 +458,13 @@ export function certificatesOf(flight: Flight): Buffer[] {
   return certs;
 }
 
-/** The prime's size in bits of a DHE ServerKeyExchange (its first field is p). */
-export function dhPrimeBits(flight: Flight): number | undefined {
+/** The prime p of a DHE ServerKeyExchange (its first field), leading zero bytes left out. */
+export function dhPrime(flight: Flight): Buffer | undefined {
   const body = flight.messages.find((m) => m.type === HANDSHAKE.serverKeyExchange)?.body;
   if (!body || body.length < 3) return undefined;
-  const length = body.readUInt16BE(0);
-  const p = body.subarray(2, 2 + length);
+  const p = body.subarray(2, 2 + body.readUInt16BE(0));
   const first = p.findIndex((b) => b !== 0);
-  if (first < 0) return 0;
-  return (p.length - first - 1) * 8 + (32 - Math.clz32(p[first] as number));
+  return first < 0 ? Buffer.alloc(0) : p.subarray(first);
 }
 
 /** The named group of an ECDHE ServerKeyExchange (curve_type 3 = named_curve). */

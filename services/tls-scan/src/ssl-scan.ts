@@ -26,6 +26,7 @@ import { connectTls, handshakeError, keyExchangeOf, MAIN_CONTEXT, negotiatedOf }
 import { type HomePage, parseHsts, readHomePage } from './hsts.js';
 import { queryRevocation, readOcspAnswer } from './ocsp.js';
 import { ALPN_OFFER, probeSupport } from './probes.js';
+import { DROWN_PORTS } from './vulnerabilities/drown.js';
 
 export interface SslScanDeps {
   policy: AddressPolicy;
@@ -40,6 +41,8 @@ export interface SslScanDeps {
   dnsServers: readonly string[];
   /** ALPN, OCSP stapling and CAA: on unless switched off (SSL_SCAN_EXTRA_PROBES). */
   extraProbes?: boolean;
+  /** Other ports of the scanned address tried for SSLv2 with the same key (DROWN); DROWN_PORTS when absent. */
+  drownPorts?: readonly number[];
   /** Budget of the main connection, TCP and TLS handshake together. */
   handshakeTimeoutMs: number;
   /** Budget of each probe, of the HSTS answer, of the CAA lookups and of each issuer download. */
@@ -100,7 +103,8 @@ export async function sslScan(
     },
   );
   const endpoint = { address, port, servername: host.isIp ? undefined : host.name };
-  const authority = `${host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name}${port === 443 ? '' : `:${port}`}`;
+  const hostName = host.isIp && host.name.includes(':') ? `[${host.name}]` : host.name;
+  const authority = `${hostName}${port === 443 ? '' : `:${port}`}`;
   // HSTS and CAA need nothing from the main handshake: they run beside it, and stop if it fails.
   // The HSTS request starts once the main connection is up, so the main one is the first the server sees.
   const sideline = new AbortController();
@@ -168,7 +172,12 @@ export async function sslScan(
       timed('probesMs', probeSupport(endpoint, main, mainAlpn, deps.probeTimeoutMs, signal)),
       chained,
       caa,
-      fast ? undefined : deepScan(endpoint, homePage, deps.probeTimeoutMs, signal),
+      fast
+        ? undefined
+        : deepScan(endpoint, homePage, deps.probeTimeoutMs, signal, {
+            certificate: sent[0].x509,
+            otherPorts: deps.drownPorts ?? DROWN_PORTS,
+          }),
       revocation,
     ]);
     if (deep) {

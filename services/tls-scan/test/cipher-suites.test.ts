@@ -26,7 +26,8 @@ describe('SSL scan cipher suite enumeration', function () {
 
   it('finds every suite per protocol in the server’s order, and tells server from client preference', async () => {
     const ciphers =
-      'ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA:ECDHE-RSA-CHACHA20-POLY1305:TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:@SECLEVEL=0';
+      'ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA:ECDHE-RSA-CHACHA20-POLY1305:' +
+      'TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:@SECLEVEL=0';
     const ordered = await serve({
       key: rsa.keyPem,
       cert: rsa.pem,
@@ -124,7 +125,8 @@ describe('SSL scan cipher suite enumeration', function () {
         'TLS 1.2 offers CBC suites only',
         'TLS 1.3 is not supported',
       ]);
-      // One connection per suite accepted plus one refusal per protocol, the order check, groups and signatures: bounded.
+      // One connection per suite accepted plus one refusal per protocol, the order check, groups and
+      // signatures: bounded.
       expect(scan.connections).to.be.below(100);
     } finally {
       server.close();

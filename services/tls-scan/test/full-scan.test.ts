@@ -66,6 +66,14 @@ describe('SSL scan: full scan, revocation and certificate transparency', functio
     expect(data.fast).to.equal(false);
     expect(data.timings?.cipherSuitesMs).to.be.above(0);
     expect(data.timings?.totalMs).to.be.at.least(data.timings?.cipherSuitesMs ?? 0);
+    // A healthy server answers every probe: none may wait out its time limit (5 s here), and the
+    // whole full scan stays under the 10 s (it takes well under a second).
+    expect(data.timings?.vulnerabilitiesMs).to.be.below(5_000);
+    expect(data.timings?.totalMs).to.be.below(10_000);
+    // The web server's answer to renegotiations (Node allows three, then a 400 and a close) is read, not waited out.
+    const renegotiation = data.vulnerabilities.find((v) => v.id === 'client_renegotiation');
+    expect(renegotiation).to.deep.include({ verdict: 'not_vulnerable' });
+    expect(renegotiation?.why).to.match(/^mitigated: the server accepts 3 renegotiations/);
   });
 
   it('fails a revoked certificate with SSL Labs’ T, naming the responder’s answer', async () => {

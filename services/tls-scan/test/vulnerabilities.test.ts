@@ -1,4 +1,4 @@
-import { constants } from 'node:crypto';
+import { constants, createPrivateKey } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
@@ -72,12 +72,15 @@ describe('SSL scan vulnerability checks', function () {
       fallbackScsv: false,
       secureRenegotiation: false,
       ticketbleed: true,
+      rsaKey: createPrivateKey(cert.keyPem),
+      robotOracle: true,
       delegatePort: portOf(real),
     });
     patched = await startRawTlsServer({
       versions: ['TLSv1.1', 'TLSv1.2'],
       suites: [0x009c], // AES128-GCM-SHA256: AEAD only
       certificate: der,
+      rsaKey: createPrivateKey(cert.keyPem),
       heartbeat: true,
     });
     [bad, good, node] = await Promise.all([
@@ -146,16 +149,36 @@ describe('SSL scan vulnerability checks', function () {
     expect([...good.values()].filter((r) => r.cap)).to.deep.equal([]);
   });
 
-  it('client-initiated renegotiation: accepted again and again by Node, refused with SSL_OP_NO_RENEGOTIATION', async () => {
+  it('client-initiated renegotiation: accepted repeatedly by Node, refused with SSL_OP_NO_RENEGOTIATION', async () => {
     expect(node.get('client_renegotiation')).to.include({ verdict: 'vulnerable' });
     const refused = await scan(portOf(noRenegotiation));
     expect(refused.get('client_renegotiation')?.verdict).to.equal('not_vulnerable');
   });
 
-  it('ROBOT: no oracle without RSA key transport; unknown (not probed) with it', () => {
-    expect(node.get('robot')).to.include({ verdict: 'not_vulnerable' });
-    expect(bad.get('robot')?.verdict).to.equal('unknown');
-    expect(bad.get('robot')?.why).to.match(/RSA key transport is accepted/);
+  it('ROBOT: an oracle on the affected server; the same answer to every premaster secret on the patched one', () => {
+    expect(bad.get('robot'), JSON.stringify(bad.get('robot'))).to.include({ verdict: 'vulnerable', cap: 'F' });
+    expect(bad.get('robot')?.why).to.match(/^the server answers malformed RSA premaster secrets differently/);
+    expect(bad.get('robot')?.why).to.include('well-formed: alert 20; wrong first bytes: alert 40');
+    expect(good.get('robot')).to.include({ verdict: 'not_vulnerable' });
+    expect(good.get('robot')?.why).to.match(/all got the same answer \(alert 20\): no oracle/);
+    expect(node.get('robot')).to.include({ verdict: 'not_vulnerable', why: 'no RSA key transport suite is accepted' });
+  });
+
+  it('ROBOT: OpenSSL with RSA key transport answers every premaster secret alike', async () => {
+    const cert = await issue({ commonName: 'localhost', altNames: ['localhost'], key: 'rsa2048' });
+    const rsaOnly = await nodeServer({
+      key: cert.keyPem,
+      cert: cert.pem,
+      maxVersion: 'TLSv1.2',
+      ciphers: 'AES128-GCM-SHA256:AES256-SHA',
+    });
+    try {
+      const found = (await scan(portOf(rsaOnly))).get('robot');
+      expect(found?.verdict, JSON.stringify(found)).to.equal('not_vulnerable');
+      expect(found?.why).to.match(/a well-formed and four malformed premaster secrets all got the same answer/);
+    } finally {
+      rsaOnly.close();
+    }
   });
 
   it('answers every check in testssl.sh order, unknown when the page could not be read', () => {
@@ -180,7 +203,7 @@ describe('SSL scan vulnerability checks', function () {
     ]);
     const suites = {
       protocols: [],
-      findings: { dhBits: undefined, secureRenegotiation: undefined, tlsScts: 0 },
+      findings: { dhPrimes: [], secureRenegotiation: undefined, tlsScts: 0 },
       groups: [],
       signatureAlgorithms: [],
       connections: 0,

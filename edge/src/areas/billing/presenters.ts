@@ -1,6 +1,6 @@
 /**
  * Where billing's replies differ in shape from the spec's JSON: the challenge union, cookies,
- * sign-in refusals, a key beside its secret, usage times.
+ * sign-in refusals, a key beside its secret, usage times, a Stripe event's outcome.
  */
 import type {
   CreateApiKeyResponse,
@@ -12,6 +12,8 @@ import type {
   SignUpResponse,
   SolveChallengeResponse,
 } from '@webutil/proto/webutil/billing/v1/billing';
+import type { ApplyStripeEventResponse } from '@webutil/proto/webutil/billing/v1/payments';
+import * as payments from '@webutil/proto/webutil/billing/v1/payments.fields';
 import type { Context } from 'koa';
 import { httpErrorFromDenial } from '../../call-errors.js';
 import { CLEARANCE_COOKIE, cookie, SESSION_COOKIE } from '../../caller.js';
@@ -62,3 +64,9 @@ export const presentUsage = (reply: ListUsageResponse) => ({
     target: target ?? null,
   })),
 });
+
+/** The outcome as its REST value (the proto enum's name). */
+export function presentStripeEvent(reply: ApplyStripeEventResponse) {
+  const outcome = Object.entries(payments.StripeEventOutcome.values).find(([, value]) => value === reply.outcome)?.[0];
+  return { ...reply, outcome: outcome as keyof typeof payments.StripeEventOutcome.values };
+}

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BILLING_TIMEOUT_MS } from '../../billing-client.js';
 import { challengeSolution } from '../../caller.js';
 import { noStore } from '../../envelope.js';
+import type { CallOptions } from '../../grpc-clients.js';
 import { noInput, required } from '../../rest/common.js';
 import { type Caller, type RouteSpec, route } from '../../route-spec.js';
 import {
@@ -11,6 +12,7 @@ import {
   presentNewKey,
   presentRevokedKey,
   presentSignedOut,
+  presentStripeEvent,
   presentUsage,
   signedIn,
   signedInHeaders,
@@ -21,13 +23,19 @@ import {
   ApiKeyList,
   Challenge,
   ChallengeCleared,
+  Checkout,
+  checkoutInput,
   credentialsInput,
   NewApiKey,
   newKeyInput,
+  Portal,
+  Prices,
   Quota,
   Session,
   SignedOut,
+  StripeEventApplied,
   solutionInput,
+  stripeEventInput,
   UsageList,
 } from './schemas.js';
 
@@ -248,5 +256,99 @@ export const accountRoutes = (keyOperations: readonly [string, ...string[]]): Ro
     call: (c, input, options, caller) =>
       c.billing.revokeApiKey({ credential: caller.credential, keyId: input.key_id }, options),
     present: presentRevokedKey,
+  }),
+];
+
+/** The website's pages come back here from Stripe's checkout and portal. */
+const RETURN_PATH = '/account';
+/** A Stripe event is a few KB; Stripe caps a webhook's body well below this. */
+const STRIPE_EVENT_MAX_BYTES = 256 * 1024;
+const PAYMENT_ERRORS = { payments_not_configured: 503, payment_provider_failed: 503 };
+
+const returnUrl = (options: CallOptions) => `${options.publicBaseUrl ?? ''}${RETURN_PATH}`;
+
+/** Card payments through Stripe (decision 0381): prices, checkout, the customer portal, Stripe's events. */
+export const paymentRoutes: RouteSpec[] = [
+  route({
+    method: 'GET',
+    path: '/billing/prices',
+    operation: 'billing-prices',
+    summary:
+      'The plans’ monthly prices and the top-up packs’ prices this deployment sells by card, in its currency; ' +
+      'configured false (and the operator’s command) when it sells none.',
+    credits: 0,
+    input: noInput,
+    output: Prices,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options) => c.payments.getPrices({}, options),
+  }),
+  route({
+    method: 'POST',
+    path: '/billing/checkout',
+    operation: 'billing-checkout',
+    summary:
+      'A Stripe Checkout page for a plan (a monthly subscription) or a top-up pack (a one-time payment); ' +
+      'credits move when Stripe says it is paid. Back at /account?checkout=success or cancelled.',
+    credits: 0,
+    callers: 'session',
+    input: checkoutInput,
+    output: Checkout,
+    errors: { ...PAYMENT_ERRORS, price_not_configured: 409 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.payments.createCheckout(
+        {
+          credential: caller.credential,
+          item:
+            input.plan !== undefined ? { $case: 'plan', plan: input.plan } : { $case: 'pack', pack: input.pack ?? 0 },
+          returnUrl: returnUrl(options),
+        },
+        options,
+      ),
+    headers: noStore,
+  }),
+  route({
+    method: 'POST',
+    path: '/billing/portal',
+    operation: 'billing-portal',
+    summary: 'A Stripe customer-portal page: plan changes, cancellation, invoices and cards.',
+    credits: 0,
+    callers: 'session',
+    input: noInput,
+    output: Portal,
+    errors: PAYMENT_ERRORS,
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, _input, options, caller) =>
+      c.payments.createPortal({ credential: caller.credential, returnUrl: returnUrl(options) }, options),
+    headers: noStore,
+  }),
+  route({
+    method: 'POST',
+    path: '/billing/stripe-webhook',
+    operation: 'stripe-webhook',
+    summary:
+      'Stripe’s events (configure this URL in Stripe): each verified by its Stripe-Signature (at most 5 minutes ' +
+      'old) and applied once per event id, from the object as Stripe tells it when asked again.',
+    credits: 0,
+    callers: 'ip',
+    input: stripeEventInput,
+    rawBody: {
+      contentType: 'application/json',
+      maxBytes: STRIPE_EVENT_MAX_BYTES,
+      headers: { signature: 'Stripe-Signature' },
+      description: 'The Stripe event exactly as Stripe sent it.',
+    },
+    output: StripeEventApplied,
+    errors: {
+      ...PAYMENT_ERRORS,
+      invalid_signature: 400,
+      invalid_event: 400,
+      payment_customer_unknown: 404,
+      price_unknown: 422,
+    },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options) =>
+      c.payments.applyStripeEvent({ payload: input.payload, signature: input.signature }, options),
+    present: presentStripeEvent,
   }),
 ];

@@ -1,5 +1,6 @@
 /** Quota, the bot challenge, sessions and API keys. */
 import * as billing from '@webutil/proto/webutil/billing/v1/billing.fields';
+import * as payments from '@webutil/proto/webutil/billing/v1/payments.fields';
 import { z } from 'zod';
 import { count, required, timestamp } from '../../rest/common.js';
 import { reshaped, restObject } from '../../rest/from-proto.js';
@@ -178,6 +179,79 @@ export const UsageList = restObject(billing.ListUsageResponse, {
         },
       }),
       description: 'The account’s 50 most recent spent calls, newest first.',
+    },
+  },
+});
+
+/** The paid plans a card buys, and the top-up packs by their credits (decision 0381). */
+const PAID_PLAN = z.enum(['STARTER', 'GROWTH', 'SCALE'], { error: 'plan must be STARTER, GROWTH or SCALE' });
+const PACK = z.union([z.literal(1000), z.literal(5000), z.literal(25000)], {
+  error: 'pack must be 1000, 5000 or 25000 (credits)',
+});
+const amount = count.meta({ description: 'In the currency’s smallest unit (cents).', example: 2900 });
+
+export const Prices = restObject(payments.GetPricesResponse, {
+  id: 'Prices',
+  fields: {
+    configured: {
+      description: 'Whether this deployment takes card payments (Stripe); else an operator grants credits.',
+    },
+    currency: { description: 'ISO 4217, lower case; empty when payments are not configured.', example: 'usd' },
+    plans: {
+      value: restObject(payments.PlanPrice, {
+        fields: { plan: { value: PAID_PLAN }, creditsPerCycle: { value: count }, amount: { value: amount } },
+      }),
+      description: 'Each paid plan’s monthly price.',
+    },
+    packs: {
+      value: restObject(payments.PackPrice, { fields: { credits: { value: count }, amount: { value: amount } } }),
+      description: 'Each top-up pack’s price; its credits outlast the cycle.',
+    },
+    operatorCommand: { description: 'What an operator runs instead of a card payment.' },
+  },
+});
+
+export const checkoutInput = z
+  .object({
+    plan: PAID_PLAN.optional().meta({ description: 'A plan’s monthly subscription.' }),
+    pack: PACK.optional().meta({ description: 'A top-up pack, by the credits it adds.' }),
+  })
+  .refine((v) => (v.plan === undefined) !== (v.pack === undefined), 'name either a plan or a pack');
+
+export const Checkout = restObject(payments.CreateCheckoutResponse, {
+  id: 'Checkout',
+  fields: {
+    url: {
+      description: 'Stripe’s checkout page; send the customer there.',
+      example: 'https://checkout.stripe.com/c/pay/cs_test_a1',
+    },
+    sessionId: { description: 'The Checkout Session’s id.', example: 'cs_test_a1' },
+  },
+});
+
+export const Portal = restObject(payments.CreatePortalResponse, {
+  id: 'Portal',
+  fields: { url: { description: 'Stripe’s customer portal: plan changes, cancellation, invoices and cards.' } },
+});
+
+/** The webhook's body as Stripe sent it (the signature covers its bytes) and its Stripe-Signature header. */
+export const stripeEventInput = z.object({
+  payload: z.string({ error: 'the body is required' }).min(2, 'the body is required'),
+  signature: z
+    .string({ error: 'the Stripe-Signature header is required' })
+    .min(1, 'the Stripe-Signature header is required')
+    .max(4096, 'the Stripe-Signature header is too long'),
+});
+
+export const StripeEventApplied = restObject(payments.ApplyStripeEventResponse, {
+  id: 'StripeEventApplied',
+  fields: {
+    eventId: { example: 'evt_1' },
+    eventType: { example: 'checkout.session.completed' },
+    outcome: {
+      description:
+        'applied: credits or plan changed now; duplicate: this event, or the object it names, was applied before; ' +
+        'ignored: a type not acted on, or an object not in a paid state.',
     },
   },
 });

@@ -3,7 +3,7 @@ import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
 import { type UploadRules, uploadedFile } from '../../multipart.js';
 import { count, required, timestamp } from '../../rest/common.js';
-import { type FieldEdit, restObject } from '../../rest/from-proto.js';
+import { type FieldEdit, restEnum, restObject } from '../../rest/from-proto.js';
 
 /** XBEL (plain or Floccus-encrypted) or a browser's bookmark HTML, at most 10 MB. */
 export const BOOKMARK_UPLOAD: UploadRules = {
@@ -32,7 +32,7 @@ export const bookmarkCheckInput = z.object({
   ),
 });
 
-const severity: FieldEdit = { value: z.enum(['ok', 'warning', 'broken', 'info']) };
+const severity: FieldEdit = { value: restEnum(crawl.Severity) };
 const counted: FieldEdit = { value: count };
 
 const folderTallies = {
@@ -114,12 +114,12 @@ const BookmarkCheckResult = restObject(crawl.BookmarkCheckResult, {
 export const BookmarkCheckJob = restObject(crawl.GetBookmarkCheckResponse, {
   id: 'BookmarkCheckJob',
   fields: {
-    status: { value: z.enum(['crawling', 'done', 'failed']) },
+    status: { value: restEnum(crawl.JobStatus) },
     progress: {
       value: restObject(crawl.BookmarkCheckProgress, {
         id: 'BookmarkCheckProgress',
         fields: {
-          phase: { value: z.enum(['queued', 'checking', 'done', 'failed']) },
+          phase: { value: restEnum(crawl.CrawlPhase).exclude(['sitemap', 'crawling']) },
           bookmarksTotal: { value: count, description: 'Bookmarks to check (at most 5,000).' },
           urlsTotal: { value: count, description: 'Distinct http(s) URLs among them.' },
           urlsChecked: counted,

@@ -138,6 +138,7 @@ export const brokenLinkCrawl: GetBrokenLinkCrawlResponse = {
     totalUniqueLinks: 2,
     truncatedPages: false,
     truncatedLinks: false,
+    linksCutBy: [],
     links: [brokenLink, okLink],
     pages: [
       {

@@ -2,7 +2,7 @@
 import * as crawl from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import { z } from 'zod';
 import { count, queryFlag, targetUrl, timestamp } from '../../rest/common.js';
-import { type FieldEdit, restObject } from '../../rest/from-proto.js';
+import { type FieldEdit, restEnum, restObject } from '../../rest/from-proto.js';
 
 /** An optional boolean option; absent, false. */
 const flag = (name: string, description: string) =>
@@ -18,19 +18,34 @@ const onFlag = (name: string, description: string) =>
     .optional()
     .meta({ default: true, description: `${description} Default true.` });
 
-/** URL globs (docs/decisions/0215-link-check-options.md); the crawl service compiles them. */
-const globs = (name: string, description: string) =>
-  z
+/** The bounds of each link option, declared once in crawl.proto (decision 0313). */
+const bounds = crawl.LinkOptions.fields;
+
+/** Glob patterns (docs/decisions/0215-link-check-options.md); the crawl service compiles them. */
+const patterns = (
+  name: 'include' | 'exclude' | 'skipFragments',
+  kind: string,
+  meta: { description: string; example: string[] },
+) => {
+  const { maxItems, maxChars } = bounds[name].bounds;
+  return z
     .array(
       z
         .string({ error: `${name} must be an array of strings` })
         .min(1, `${name} must not hold an empty pattern`)
-        .max(500, `${name} holds a pattern longer than 500 characters`),
-      { error: `${name} must be an array of URL glob patterns` },
+        .max(maxChars, `${name} holds a pattern longer than ${maxChars} characters`),
+      { error: `${name} must be an array of ${kind} glob patterns` },
     )
-    .max(50, `${name} must have at most 50 patterns`)
+    .max(maxItems, `${name} must have at most ${maxItems} patterns`)
     .optional()
-    .meta({ description, example: ['https://example.com/blog/**', '**/*.pdf'] });
+    .meta(meta);
+};
+
+const globs = (name: 'include' | 'exclude', description: string) =>
+  patterns(name, 'URL', {
+    description: `URL globs (at most ${bounds[name].bounds.maxItems}): ${description}`,
+    example: ['https://example.com/blog/**', '**/*.pdf'],
+  });
 
 const STATUS_RANGE = /^(\d{3})(?:-(\d{3}))?$/;
 const STATUS_RULE = 'acceptStatus entries must be status codes (100-599) or ranges of them such as 200-299';
@@ -45,7 +60,10 @@ const acceptStatus = z
       }, STATUS_RULE),
     { error: 'acceptStatus must be an array of status codes or ranges' },
   )
-  .max(20, 'acceptStatus must have at most 20 entries')
+  .max(
+    bounds.acceptStatus.bounds.maxItems,
+    `acceptStatus must have at most ${bounds.acceptStatus.bounds.maxItems} entries`,
+  )
   .optional()
   .meta({
     description: 'Status codes (403) or inclusive ranges ("200-299") graded ok, besides 2xx.',
@@ -53,12 +71,13 @@ const acceptStatus = z
   });
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+const HEADERS = bounds.headers.bounds;
 const headers = z
   .record(
     z.string().regex(HEADER_NAME, 'headers must have valid header names'),
     z
       .string({ error: 'headers values must be strings' })
-      .max(4096, 'headers values must be at most 4096 characters')
+      .max(HEADERS.maxChars, `headers values must be at most ${HEADERS.maxChars} characters`)
       .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'headers values must not hold line breaks or control characters'),
     {
       error: (issue) =>
@@ -67,11 +86,16 @@ const headers = z
           : 'headers must be an object of header names and values',
     },
   )
-  .refine((value) => Object.keys(value).length <= 10, 'headers must have at most 10 entries')
+  .refine(
+    (value) => Object.keys(value).length <= HEADERS.maxItems,
+    `headers must have at most ${HEADERS.maxItems} entries`,
+  )
   .optional()
   .meta({
+    maxProperties: HEADERS.maxItems,
     description:
-      'Request headers (at most 10) sent only to the entry URL’s own origin (scheme, host and port), never to ' +
+      `Request headers (at most ${HEADERS.maxItems}) sent only to the entry URL’s own origin ` +
+      '(scheme, host and port), never to ' +
       'another origin nor after a redirect leaves it: e.g. Authorization for a staging site behind basic auth. ' +
       'Host, User-Agent, Accept-Encoding, Set-Cookie, hop-by-hop and framing headers are refused.',
     example: { Authorization: 'Basic dXNlcjpwYXNz' },
@@ -79,44 +103,34 @@ const headers = z
 
 const include = globs(
   'include',
-  'URL globs (at most 50): when given, only links and pages whose URL matches one are checked and followed. ' +
+  'when given, only links and pages whose URL matches one are checked and followed. ' +
     '`*` stays within a path segment, `**` crosses them; `?`, `[abc]` and `{a,b}` as in shells.',
 );
 const exclude = globs(
   'exclude',
-  'URL globs (at most 50): links and pages whose URL matches one are left out (not checked, followed or reported).',
+  'links and pages whose URL matches one are left out (not checked, followed or reported).',
 );
-const maxPages = z
-  .number({ error: 'maxPages must be an integer from 1 to 250' })
-  .int('maxPages must be an integer from 1 to 250')
-  .min(1, 'maxPages must be an integer from 1 to 250')
-  .max(250, 'maxPages must be an integer from 1 to 250')
-  .optional()
-  .meta({ default: 250, description: 'Pages fetched at most. Default 250.' });
-const maxDepth = z
-  .number({ error: 'maxDepth must be an integer from 0 to 20' })
-  .int('maxDepth must be an integer from 0 to 20')
-  .min(0, 'maxDepth must be an integer from 0 to 20')
-  .max(20, 'maxDepth must be an integer from 0 to 20')
-  .optional()
-  .meta({ description: 'Deepest breadth-first depth fetched (0: the entry page only). Default no limit.' });
+/** An integer option from the proto's min to its max. */
+const integer = (name: 'maxPages' | 'maxDepth') => {
+  const { min, max } = bounds[name].bounds;
+  const rule = `${name} must be an integer from ${min} to ${max}`;
+  return z.number({ error: rule }).int(rule).min(min, rule).max(max, rule).optional();
+};
+const maxPages = integer('maxPages').meta({
+  default: bounds.maxPages.bounds.max,
+  description: `Pages fetched at most. Default ${bounds.maxPages.bounds.max}.`,
+});
+const maxDepth = integer('maxDepth').meta({
+  description: 'Deepest breadth-first depth fetched (0: the entry page only). Default no limit.',
+});
 
-const skipFragments = z
-  .array(
-    z
-      .string({ error: 'skipFragments must be an array of strings' })
-      .min(1, 'skipFragments must not hold an empty pattern')
-      .max(500, 'skipFragments holds a pattern longer than 500 characters'),
-    { error: 'skipFragments must be an array of fragment glob patterns' },
-  )
-  .max(50, 'skipFragments must have at most 50 patterns')
-  .optional()
-  .meta({
-    description:
-      'Fragment globs (at most 50, without the #) that checkFragments leaves unverified: single-page-app ' +
-      'routes such as `/**` (#/route) and `!/**` (#!/route). `*` stays within a /-segment, `**` crosses them.',
-    example: ['/**', '!/**'],
-  });
+const skipFragments = patterns('skipFragments', 'fragment', {
+  description:
+    `Fragment globs (at most ${bounds.skipFragments.bounds.maxItems}, without the #) that checkFragments ` +
+    'leaves unverified: single-page-app routes such as `/**` (#/route) and `!/**` (#!/route). ' +
+    '`*` stays within a /-segment, `**` crosses them.',
+  example: ['/**', '!/**'],
+});
 
 const checkFields = {
   url: targetUrl,
@@ -136,7 +150,8 @@ const checkFields = {
     'Check the page’s resources too: images (src and srcset candidates), scripts, stylesheets, icons, preloads, ' +
       'manifests, frames, video (and posters), audio, tracks, embeds, objects, image inputs, SVG images; head ' +
       'and metadata links (canonical, alternate, amphtml, next/prev, og:url, og:image, twitter:image, meta ' +
-      'refresh targets, URLs in JSON-LD); checked, never followed.',
+      'refresh targets, URLs in JSON-LD); CSS url()s and @imports of style attributes, <style> blocks and the ' +
+      'site’s stylesheets (each read once); checked, never followed.',
   ),
   include,
   exclude,
@@ -154,7 +169,8 @@ const includeResources = (description: string) => ({
   includeResources: flag(
     'includeResources',
     `${description} List the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, ` +
-      'frames, media, objects, head and metadata links, JSON-LD URLs), each naming its `element`, and count them.',
+      'frames, media, objects, head and metadata links, JSON-LD URLs, CSS url()s and @imports), each naming ' +
+      'its `element`, and count them.',
   ),
 });
 
@@ -165,7 +181,8 @@ export const LinkExtractInput = z.object({
     default: false,
     description:
       'true: list the page’s resources too (images, srcset candidates, scripts, stylesheets, icons, frames, ' +
-      'media, objects, head and metadata links, JSON-LD URLs), each naming its `element`, and count them. ' +
+      'media, objects, head and metadata links, JSON-LD URLs, CSS url()s and @imports), each naming its ' +
+      '`element`, and count them. ' +
       'Default false.',
   }),
 });
@@ -208,8 +225,8 @@ export function linkOptions(input: {
   };
 }
 
-const severity: FieldEdit = { value: z.enum(['ok', 'warning', 'broken', 'info']) };
-const linkType: FieldEdit = { value: z.enum(['internal', 'external', 'mailto', 'tel', 'anchor', 'other']) };
+const severity: FieldEdit = { value: restEnum(crawl.Severity) };
+const linkType: FieldEdit = { value: restEnum(crawl.LinkType) };
 /** docs/grading.md: A+ 97-100, A 90-96, B 80-89, C 70-79, D 60-69, F below 60. */
 const grade: FieldEdit = { value: z.enum(['A+', 'A', 'B', 'C', 'D', 'F']) };
 const healthScore: FieldEdit = { value: z.number().int().min(0).max(100) };
@@ -218,7 +235,8 @@ const scannedAt: FieldEdit = { value: timestamp };
 const rel: FieldEdit = {
   nullable: true,
   description:
-    'The rel attribute; null when the element has none. For meta and json-ld links, the property or key naming the URL.',
+    'The rel attribute; null when the element has none. For meta and json-ld links, the property or key ' +
+    'naming the URL; for style and css links, the CSS property or @import.',
 };
 /** Crawl results only: where a link was found. */
 const sources = {
@@ -267,6 +285,8 @@ const ELEMENTS = [
   'use',
   'meta',
   'json-ld',
+  'style',
+  'css',
 ] as const;
 const element: FieldEdit = {
   value: z.enum(ELEMENTS),
@@ -275,7 +295,9 @@ const element: FieldEdit = {
     'followed as pages). link: its rel says which (stylesheet, icon, canonical, alternate, amphtml, next, ' +
     'prev, manifest, apple-touch-icon, modulepreload...); meta: rel is og:image, og:url, twitter:image... or ' +
     'refresh (a meta refresh target); video: rel poster for its poster image; input is type=image; image and ' +
-    'use are SVG; json-ld: a URL inside a JSON-LD block, rel its key (url, image, logo, sameAs...).',
+    'use are SVG; json-ld: a URL inside a JSON-LD block, rel its key (url, image, logo, sameAs...); ' +
+    'style: a url() or @import in a style attribute or <style> block, css: one in a stylesheet of the ' +
+    'site (its URL is the text), rel the property naming it (background, src...) or @import.',
 };
 
 const linkRecordFields = {
@@ -359,7 +381,7 @@ const CrawlExtractResult = restObject(crawl.ExtractResult, {
 export const JobStarted = restObject(crawl.StartBrokenLinkCrawlResponse, { id: 'JobStarted' });
 
 const progressFields = {
-  phase: { value: z.enum(['queued', 'sitemap', 'crawling', 'checking', 'done', 'failed']) },
+  phase: { value: restEnum(crawl.CrawlPhase) },
   sitemapUrlCount: counted,
   pagesDiscovered: counted,
   pagesCap: counted,
@@ -376,6 +398,14 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
     pagesCrawled: counted,
     pagesDiscovered: counted,
     totalUniqueLinks: counted,
+    truncatedLinks: { description: 'True when the 1,500-link check cap was reached (only then).' },
+    linksCutBy: {
+      value: z.enum(['anchor_cap', 'memory', 'url_length', 'time_budget']),
+      description:
+        'Each other cap that left links out of the result: `anchor_cap` (in-page anchors reached their own ' +
+        'cap), `memory` (the job’s memory budget for links ran out), `url_length` (URLs past the length ' +
+        'bound), `time_budget` (links found but not checked within the time budget). Empty when none did.',
+    },
     links: { value: CrawlLinkRecord },
     pages: {
       value: restObject(crawl.CrawledPage, {
@@ -396,7 +426,7 @@ const BrokenLinkCrawlResult = restObject(crawl.BrokenLinkCrawlResult, {
 
 /** A poll's `data`: `result` once done, `error` once failed, neither while crawling. */
 const jobFields = {
-  status: { value: z.enum(['crawling', 'done', 'failed']) },
+  status: { value: restEnum(crawl.JobStatus) },
   error: { value: restObject(crawl.JobError) },
 } satisfies Record<string, FieldEdit>;
 

@@ -294,7 +294,8 @@ export const ScreenshotResult = restObject(render.ScreenshotResponse, {
     fileExtension: { value: z.enum(['png', 'jpg', 'webp']) },
     clipped: {
       description:
-        'The capture was cut to its bounds: taller than 16,000 device pixels, wider than 3840 CSS px, or larger than 80 M device pixels.',
+        'The capture was cut to its bounds: taller than 16,000 device pixels, wider than 3840 CSS px, ' +
+        'or larger than 80 M device pixels.',
     },
     durationMs,
   },

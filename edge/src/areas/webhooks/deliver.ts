@@ -252,7 +252,8 @@ export class WebhookDelivery {
     const fields = poll.present(presented as Presentable<unknown>) as Record<string, unknown>;
     if (!ENDED.has(String(fields.status))) return 'running';
     const body = (value: object) => Buffer.from(JSON.stringify(successBody(value, poll.spec.envelope ?? 'data')));
-    const pollUrl = `${this.options.publicBaseUrl}/v1${poll.spec.path.replace(':job_id', encodeURIComponent(delivery.jobId))}`;
+    const pollPath = poll.spec.path.replace(':job_id', encodeURIComponent(delivery.jobId));
+    const pollUrl = `${this.options.publicBaseUrl}/v1${pollPath}`;
     return { whole: body(fields), summary: () => body(summaryOf(fields, pollUrl)) };
   }
 

@@ -17,6 +17,7 @@ import {
   type KeyLimited,
   type KeyLimitedIf,
   keptOpen,
+  type PaymentChange,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -79,6 +80,13 @@ interface AccountDoc extends Omit<Account, 'id'>, Holding {
    * and its spend counted in the same guarded update that takes the credits.
    */
   keySpend?: Record<string, KeySpendDoc>;
+  /** The account's payment-provider customer, once it has one. */
+  paymentCustomerId?: string | null;
+  /**
+   * The payments applied to the account, by key (event and paid object), when: in the account
+   * document, so that recording them and changing the credits is one guarded update.
+   */
+  payments?: Record<string, number>;
 }
 interface ApiKeyDoc extends Omit<ApiKeyRecord, 'id'> {
   _id: string;
@@ -122,10 +130,13 @@ const accountSchema = new Schema<AccountDoc>(
     holds: Schema.Types.Mixed,
     openHolds: { type: Number, default: 0 },
     keySpend: Schema.Types.Mixed,
+    paymentCustomerId: { type: String, default: null },
+    payments: Schema.Types.Mixed,
   },
   OPTIONS,
 );
 accountSchema.index({ email: 1 }, { unique: true });
+accountSchema.index({ paymentCustomerId: 1 });
 accountSchema.index({ openHolds: 1 });
 
 const apiKeySchema = new Schema<ApiKeyDoc>(
@@ -316,6 +327,34 @@ export class MongoStore implements BillingStore {
 
   async addTopUp(id: string, credits: number): Promise<Account | undefined> {
     return this.updateAccount(id, { $inc: { topUpCredits: credits } });
+  }
+
+  async linkPaymentCustomer(accountId: string, customerId: string): Promise<string | undefined> {
+    await this.accounts.updateOne(
+      { _id: accountId, paymentCustomerId: null },
+      { $set: { paymentCustomerId: customerId } },
+    );
+    return this.paymentCustomerOf(accountId);
+  }
+
+  async paymentCustomerOf(accountId: string): Promise<string | undefined> {
+    const doc = await this.accounts.findOne({ _id: accountId }, { paymentCustomerId: 1 }).lean<AccountDoc>();
+    return doc?.paymentCustomerId ?? undefined;
+  }
+
+  async accountByPaymentCustomer(customerId: string): Promise<Account | undefined> {
+    const doc = await this.accounts.findOne({ paymentCustomerId: customerId }).lean<AccountDoc>();
+    return doc ? toAccount(doc) : undefined;
+  }
+
+  async applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'> {
+    const unseen = Object.fromEntries(payment.keys.map((key) => [`payments.${key}`, { $exists: false }]));
+    const recorded = Object.fromEntries(payment.keys.map((key) => [`payments.${key}`, payment.at]));
+    const update: mongoose.UpdateQuery<AccountDoc> = { $set: { ...recorded, ...payment.plan } };
+    if (payment.topUpCredits) update.$inc = { topUpCredits: payment.topUpCredits };
+    const applied = await this.accounts.updateOne({ _id: payment.accountId, ...unseen }, update);
+    if (applied.matchedCount === 1) return 'applied';
+    return (await this.accounts.exists({ _id: payment.accountId })) ? 'duplicate' : 'no_account';
   }
 
   private async updateAccount(id: string, update: mongoose.UpdateQuery<AccountDoc>): Promise<Account | undefined> {

@@ -18,6 +18,7 @@ import {
   type KeyLimitedIf,
   type KeyMode,
   keptOpen,
+  type PaymentChange,
   type PlanChange,
   type Reservation,
   type SessionRecord,
@@ -109,6 +110,15 @@ CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
 CREATE TABLE IF NOT EXISTS secrets (
   name TEXT PRIMARY KEY,
   value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS payment_customers (
+  account_id TEXT PRIMARY KEY,
+  customer_id TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS payments (
+  key TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  at INTEGER NOT NULL
 );
 `;
 
@@ -235,6 +245,9 @@ const toReservation = (r: ReservationRow): Reservation => ({
   expiresAt: r.expires_at,
 });
 
+/** Thrown inside applyPayment's transaction to roll it back: a key of the payment was recorded before. */
+class DuplicatePayment extends Error {}
+
 /**
  * The embedded store: one SQLite file (WAL, so the admin CLI can write while the service runs).
  * Multi-statement changes run in IMMEDIATE transactions, which serialize writers across processes.
@@ -265,6 +278,18 @@ export class SqliteStore implements BillingStore {
       setPasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?'),
       replacePasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash = ?'),
       addTopUp: db.prepare('UPDATE accounts SET top_up_credits = top_up_credits + ? WHERE id = ?'),
+      linkPaymentCustomer: db.prepare(
+        `INSERT INTO payment_customers (account_id, customer_id)
+         SELECT id, @customerId FROM accounts WHERE id = @accountId ON CONFLICT DO NOTHING`,
+      ),
+      paymentCustomerOf: db.prepare<[string], { customer_id: string }>(
+        'SELECT customer_id FROM payment_customers WHERE account_id = ?',
+      ),
+      accountByPaymentCustomer: db.prepare<[string], AccountRow>(
+        `SELECT accounts.* FROM payment_customers JOIN accounts ON accounts.id = payment_customers.account_id
+         WHERE payment_customers.customer_id = ?`,
+      ),
+      recordPayment: db.prepare('INSERT INTO payments (key, account_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       renewCycle: db.prepare(
         `UPDATE accounts SET cycle_end = @cycleEnd, cycle_credits = @cycleCredits
          WHERE id = @id AND cycle_end = @expected`,
@@ -371,6 +396,16 @@ export class SqliteStore implements BillingStore {
     };
     const q = this.q;
     this.tx = {
+      // The keys and the change commit together: a key recorded before rolls the whole payment back.
+      applyPayment: db.transaction((payment: PaymentChange): 'applied' | 'duplicate' | 'no_account' => {
+        if (!q.accountById.get(payment.accountId)) return 'no_account';
+        for (const key of payment.keys) {
+          if (q.recordPayment.run(key, payment.accountId, payment.at).changes === 0) throw new DuplicatePayment();
+        }
+        if (payment.plan) q.changePlan.run({ id: payment.accountId, ...payment.plan });
+        if (payment.topUpCredits) q.addTopUp.run(payment.topUpCredits, payment.accountId);
+        return 'applied';
+      }),
       claimIdempotency: db.transaction((claim: IdempotencyClaim, now: number): IdempotencyRecord | undefined => {
         q.dropExpiredIdempotency.run(claim.id, now);
         if (q.claimIdempotency.run(claim).changes === 1) return undefined;
@@ -515,6 +550,29 @@ export class SqliteStore implements BillingStore {
   async addTopUp(id: string, credits: number): Promise<Account | undefined> {
     this.q.addTopUp.run(credits, id);
     return this.accountById(id);
+  }
+
+  async linkPaymentCustomer(accountId: string, customerId: string): Promise<string | undefined> {
+    this.q.linkPaymentCustomer.run({ accountId, customerId });
+    return this.paymentCustomerOf(accountId);
+  }
+
+  async paymentCustomerOf(accountId: string): Promise<string | undefined> {
+    return this.q.paymentCustomerOf.get(accountId)?.customer_id;
+  }
+
+  async accountByPaymentCustomer(customerId: string): Promise<Account | undefined> {
+    const row = this.q.accountByPaymentCustomer.get(customerId);
+    return row ? toAccount(row) : undefined;
+  }
+
+  async applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'> {
+    try {
+      return this.tx.applyPayment.immediate(payment);
+    } catch (err) {
+      if (err instanceof DuplicatePayment) return 'duplicate';
+      throw err;
+    }
   }
 
   async renewCycle(id: string, expected: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void> {

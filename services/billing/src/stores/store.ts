@@ -16,6 +16,20 @@ export interface BillingStore {
   /** Replaces the hash only if it is still `current` (a password changed meanwhile wins); true if replaced. */
   replacePasswordHash(id: string, current: string, next: string): Promise<boolean>;
   addTopUp(id: string, credits: number): Promise<Account | undefined>;
+  /**
+   * Names the account's payment-provider customer, once: the first one named stays (two checkouts
+   * racing to make one agree on it). The account's customer now, or undefined when no such account.
+   */
+  linkPaymentCustomer(accountId: string, customerId: string): Promise<string | undefined>;
+  /** The account's payment-provider customer, if it has one. */
+  paymentCustomerOf(accountId: string): Promise<string | undefined>;
+  accountByPaymentCustomer(customerId: string): Promise<Account | undefined>;
+  /**
+   * Applies a payment's change to its account exactly once: records every key of `payment.keys`
+   * (the provider's event id and the id of the paid object) and makes the change in one atomic
+   * step; `duplicate` (nothing changed) when any key was recorded before, `no_account` likewise.
+   */
+  applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'>;
   /** Starts the next cycle, only if the account is still in the cycle ending at `expectedCycleEnd`. */
   renewCycle(id: string, expectedCycleEnd: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void>;
 
@@ -131,6 +145,21 @@ export type PlanChange = Pick<
   Account,
   'plan' | 'creditsPerCycle' | 'requestsPerMinute' | 'cycleAnchor' | 'cycleEnd' | 'cycleCredits'
 >;
+
+/** What one payment does to its account (BillingStore.applyPayment). */
+export interface PaymentChange {
+  accountId: string;
+  /** Names that make it once-only: letters, digits and `_`, `:` or `-` (no dots), e.g. `event:evt_1`. */
+  keys: readonly string[];
+  /** Top-up credits to add. */
+  topUpCredits?: number;
+  /** A new plan and cycle. */
+  plan?: PlanChange;
+  at: number;
+}
+
+/** A payment key may name a field of a document (MongoDB): no dots, no `$`. */
+export const PAYMENT_KEY = /^[A-Za-z0-9_:-]{1,200}$/;
 
 export interface Hold {
   id: string;

@@ -134,7 +134,8 @@ export class MongoWebhookStore implements WebhookStore {
 
   /**
    * MongoDB cannot count and insert in one step: the delivery is inserted, then its subject's open
-   * (and, with `perMinute`, recent) ones counted, itself included, and it is deleted again when that is over the bound. Two at once
+   * (and, with `perMinute`, recent) ones counted, itself included, and it is deleted again when that is
+   * over the bound. Two at once
    * may both be refused; they can never both pass.
    */
   async reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean> {

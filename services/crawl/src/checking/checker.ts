@@ -1,6 +1,7 @@
 import { header, type OriginHeaders, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
 import type { FetchSettings } from '../config.js';
-import { isHtml } from '../page/fetch.js';
+import { readCss } from '../page/css-links.js';
+import { pageFormat, pageSink } from '../page/fetch.js';
 import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetCollector } from '../page/fragments.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
@@ -15,7 +16,7 @@ export interface CheckerDeps
   throttle: HostThrottle;
 }
 
-/** Reads a crawled page's HTML body while its request slot is held; returns the start of its text. */
+/** Reads a crawled page's HTML or Markdown body while its request slot is held; returns the start of its text. */
 export type PageReader = (res: SafeResponse) => Promise<string>;
 
 /** What reading a body yields: the start of its text, or the page's fragment targets. */
@@ -86,16 +87,38 @@ export class LinkChecker {
   }
 
   /**
-   * GETs a page to crawl (`url` normalised), handing an HTML body to `read` while the request
+   * GETs a page to crawl (`url` normalised), handing an HTML or Markdown body to `read` while the request
    * slot is held. The outcome also answers later check()s of the URL.
    */
   async fetchPage(url: string, read: PageReader): Promise<CheckOutcome> {
     const exchange = await this.exchange(url, 'GET', this.deps.pageTimeoutMs, async (res) =>
-      res.status < 300 && isHtml(res) ? { sample: await read(res) } : sampleOf(res),
+      res.status < 300 && pageFormat(res) ? { sample: await read(res) } : sampleOf(res),
     );
     const outcome = await this.conclude(url, exchange);
     this.checks.set(url, Promise.resolve(outcome));
     return outcome;
+  }
+
+  /**
+   * GETs a stylesheet and reads its CSS (bounded, css-links.ts). Its outcome answers check() of
+   * the URL too, so a stylesheet asked for before its check is requested once per scan.
+   */
+  async fetchStylesheet(url: string): Promise<{ css: string; url: string } | undefined> {
+    const key = normalizePageUrl(url);
+    let sheet: { css: string; url: string } | undefined;
+    const read: BodyReader = async (res) => {
+      if (res.status < 200 || res.status >= 300) return sampleOf(res);
+      sheet = { css: await readCss(res), url: res.url };
+      return { sample: sheet.css.slice(0, SAMPLE_BYTES) };
+    };
+    if (this.checks.has(key)) {
+      await this.exchange(key, 'GET', this.deps.linkTimeoutMs, read);
+      return sheet;
+    }
+    const outcome = this.exchange(key, 'GET', this.deps.linkTimeoutMs, read).then((got) => this.conclude(key, got));
+    this.checks.set(key, outcome);
+    await outcome;
+    return sheet;
   }
 
   /** GETs a file (robots.txt, a sitemap) through the throttle, streaming a 2xx body to `read`. */
@@ -187,18 +210,19 @@ export class LinkChecker {
   }
 
   /**
-   * Reads an HTML page for its ids and anchor names (and a sample for recognition), within what
+   * Reads an HTML or Markdown page for its ids and anchor names (and a sample for recognition), within what
    * is left of the scan's budget of targets: a share is reserved before reading, the unused rest
    * given back after.
    */
   private async readTargets(res: SafeResponse): Promise<BodyFacts> {
-    if (!isHtml(res)) return sampleOf(res);
+    const format = pageFormat(res);
+    if (!format) return sampleOf(res);
     const share = Math.min(MAX_TARGETS_PER_PAGE, this.readTargetsLeft);
     this.readTargetsLeft -= share;
     const collector = new TargetCollector(share);
     let kept = 0;
     try {
-      const sample = await parseStream(res, collector, SAMPLE_BYTES);
+      const sample = await parseStream(res, pageSink(format, collector), SAMPLE_BYTES);
       kept = collector.targets.size;
       return { sample, targets: collector.targets };
     } finally {

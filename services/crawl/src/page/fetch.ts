@@ -8,7 +8,8 @@ import {
   targetFailure,
 } from '@webutil/kit';
 import { LinkCollector } from './links.js';
-import { parseStream } from './parse-stream.js';
+import { type HtmlSink, MarkdownSink } from './markdown-links.js';
+import { parseStream, type TextSink } from './parse-stream.js';
 
 export interface PageReadDeps {
   http: SafeHttp;
@@ -21,12 +22,31 @@ export interface PageReadDeps {
 }
 
 const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+const MARKDOWN_TYPES = /^text\/(?:x-)?markdown\b/i;
+/** Markdown files served as plain text (or with no type), as many servers and repositories do. */
+const MARKDOWN_PATH = /\.(?:md|markdown)$/i;
 const MAX_REDIRECTS = 10;
 
-/** An HTML content type, or none at all (then the body is given a chance). */
-export function isHtml(res: SafeResponse): boolean {
-  const type = header(res.headers, 'content-type');
-  return type === undefined || HTML_TYPES.test(type.trim());
+/** What a page's body is read as: HTML, or Markdown rendered to HTML (docs/decisions/0342). */
+export type PageFormat = 'html' | 'markdown';
+
+/**
+ * The format of an answer that is a page to read: an HTML content type, a Markdown one, a `.md`
+ * file as text/plain; none at all is given a chance (as HTML, or Markdown by its name). Else undefined.
+ */
+export function pageFormat(res: SafeResponse): PageFormat | undefined {
+  const type = header(res.headers, 'content-type')?.trim();
+  if (MARKDOWN_TYPES.test(type ?? '')) return 'markdown';
+  if (type === undefined || /^text\/plain\b/i.test(type)) {
+    if (MARKDOWN_PATH.test(new URL(res.url).pathname)) return 'markdown';
+    return type === undefined ? 'html' : undefined;
+  }
+  return HTML_TYPES.test(type) ? 'html' : undefined;
+}
+
+/** What the body of a page of `format` is fed to, for an HTML reader. */
+export function pageSink(format: PageFormat, html: HtmlSink): TextSink {
+  return format === 'markdown' ? new MarkdownSink(html) : html;
 }
 
 /** How a page's links are read: as link checking counts them (see LinkCollector), with resources. */
@@ -48,7 +68,7 @@ export async function readPageLinks(
   options: PageReadOptions = {},
 ) {
   const url = parseTargetUrl(rawUrl);
-  const res = await fetchHtmlPage(url, deps, signal, options.originHeaders);
+  const { res, format } = await fetchPage(url, deps, signal, options.originHeaders);
   const collector = new LinkCollector(
     new URL(res.url),
     deps.linksPerPage,
@@ -56,19 +76,19 @@ export async function readPageLinks(
     options.resources ?? false,
   );
   try {
-    await parseStream(res, collector);
+    await parseStream(res, pageSink(format, collector));
   } catch (err) {
     throw signal.aborted ? signal.reason : targetFailure(err);
   }
   return { url, res, collector };
 }
 
-async function fetchHtmlPage(
+async function fetchPage(
   url: URL,
   deps: PageReadDeps,
   signal: AbortSignal,
   originHeaders: OriginHeaders | undefined,
-): Promise<SafeResponse> {
+): Promise<{ res: SafeResponse; format: PageFormat }> {
   let res: SafeResponse;
   try {
     res = await deps.http.fetch(url, {
@@ -89,9 +109,11 @@ async function fetchHtmlPage(
     await res.dump();
     throw invalidArgument('TARGET_HTTP_ERROR', `the page answered ${res.status} ${res.statusText}`);
   }
-  if (!isHtml(res)) {
+  const format = pageFormat(res);
+  if (format === undefined) {
     await res.dump();
-    throw invalidArgument('NOT_HTML', `the page is ${header(res.headers, 'content-type')?.split(';')[0]}, not HTML`);
+    const type = header(res.headers, 'content-type')?.split(';')[0];
+    throw invalidArgument('NOT_HTML', `the page is ${type}, not HTML or Markdown`);
   }
-  return res;
+  return { res, format };
 }

@@ -120,6 +120,11 @@ export class TargetCollector {
     this.parser.write(chunk);
   }
 
+  /** The text fed was not the whole document: a name not found is unknown, not missing. */
+  cutShort(): void {
+    this.targets.complete = false;
+  }
+
   end(): void {
     this.parser.end();
     if (this.parser.tooDeep) this.targets.complete = false;

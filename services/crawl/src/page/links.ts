@@ -1,5 +1,6 @@
 import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
 import type { FoundLink, LinkCounts, LinkType } from '../model.js';
+import { cssUrls, MAX_CSS_CHARS } from './css-links.js';
 import { addTargets, checkableFragment, PageTargets } from './fragments.js';
 
 const MAX_TEXT = 500;
@@ -35,13 +36,29 @@ export const RESOURCE_ELEMENTS = [
   'use',
   'meta',
   'json-ld',
+  'style',
+  'css',
 ];
 /**
  * `<link rel>` tokens whose href is checked: what the page loads (docs/decisions/0214) and what it
  * names as another form of itself (canonical, alternate, amphtml, next/prev: decision 0302).
  */
-const CHECKED_RELS =
-  /(?:^|\s)(?:stylesheet|icon|preload|modulepreload|manifest|apple-touch-icon|apple-touch-icon-precomposed|mask-icon|canonical|alternate|amphtml|next|prev)(?:\s|$)/i;
+const CHECKED_REL_NAMES = [
+  'stylesheet',
+  'icon',
+  'preload',
+  'modulepreload',
+  'manifest',
+  'apple-touch-icon',
+  'apple-touch-icon-precomposed',
+  'mask-icon',
+  'canonical',
+  'alternate',
+  'amphtml',
+  'next',
+  'prev',
+];
+const CHECKED_RELS = new RegExp(`(?:^|\\s)(?:${CHECKED_REL_NAMES.join('|')})(?:\\s|$)`, 'i');
 /** `<meta property|name>` whose content is a URL (Open Graph, Twitter cards). */
 const URL_METAS = new Set([
   'og:url',
@@ -173,6 +190,8 @@ export class LinkCollector {
   full = false;
   /** Links not reported because their href or URL is longer than MAX_HREF. */
   tooLong = 0;
+  /** The document given was cut short before it reached the parser (a Markdown page past its cap). */
+  private cut = false;
   private bytes = 0;
   private readonly seen = new Map<string, FoundLink>();
   private readonly parser: BoundedParser;
@@ -183,6 +202,9 @@ export class LinkCollector {
   /** The text of the JSON-LD block being read, undefined outside one (or past its size cap). */
   private jsonLd: string[] | undefined;
   private jsonLdChars = 0;
+  /** The CSS of the `<style>` block being read (its first MAX_CSS_CHARS), undefined outside one. */
+  private style: string[] | undefined;
+  private styleChars = 0;
 
   /**
    * `byDocument`: a link to another page is one link per URL without its fragment (what link
@@ -207,6 +229,11 @@ export class LinkCollector {
             else this.jsonLd.push(text);
             return;
           }
+          if (this.style) {
+            if (this.styleChars < MAX_CSS_CHARS) this.style.push(text.slice(0, MAX_CSS_CHARS - this.styleChars));
+            this.styleChars += text.length;
+            return;
+          }
           const anchor = this.anchor;
           if (!anchor || this.skipDepth > 0 || anchor.textLength > MAX_TEXT * 2) return;
           anchor.text.push(text.slice(0, MAX_TEXT * 2));
@@ -219,7 +246,13 @@ export class LinkCollector {
 
   /** Some links of the page are not in `links`: it was not read to its end, or links were too long. */
   get truncated(): boolean {
-    return this.done || this.tooLong > 0;
+    return this.done || this.tooLong > 0 || this.cut;
+  }
+
+  /** The text fed was not the whole document: its links and targets are incomplete. */
+  cutShort(): void {
+    this.cut = true;
+    this.targets.complete = false;
   }
 
   /** The page was not read to its end: the link cap or byte budget was reached, or it nested too deep. */
@@ -240,6 +273,7 @@ export class LinkCollector {
 
   private open(name: string, attrs: Record<string, string>): void {
     addTargets(name, attrs, this.targets);
+    if (attrs.style !== undefined) this.addCss(attrs.style, 'style');
     switch (name) {
       case 'base':
         if (!this.baseSet && attrs.href !== undefined) {
@@ -315,10 +349,26 @@ export class LinkCollector {
         this.skipDepth++;
         break;
       case 'style':
+        if (this.resources && this.skipDepth === 0) {
+          this.style = [];
+          this.styleChars = 0;
+        }
+        this.skipDepth++;
+        break;
       case 'template':
         this.skipDepth++;
         break;
     }
+  }
+
+  /**
+   * The URLs of a piece of CSS as resources of `element`: `style` for the page's style attributes
+   * and `<style>` blocks, `css` for a stylesheet's (whose URL is the record's text). Rel is
+   * `@import` or the property naming the URL (`background-image`, `src`...).
+   */
+  addCss(css: string, element: 'style' | 'css', text = ''): void {
+    if (!this.resources || this.skipDepth > 0 || this.full) return;
+    for (const { url, rel } of cssUrls(css)) this.resource(element, url, text, rel);
   }
 
   /** A resource URL of an element, when resources are collected (none inside a template). */
@@ -375,6 +425,13 @@ export class LinkCollector {
       this.jsonLd = undefined;
       this.skipDepth--; // the block's own depth: its URLs are read outside it
       this.readJsonLd(text);
+      this.skipDepth++;
+    }
+    if (name === 'style' && this.style) {
+      const css = this.style.join('');
+      this.style = undefined;
+      this.skipDepth--; // the block's own depth: its URLs are read outside it
+      this.addCss(css, 'style');
       this.skipDepth++;
     }
     if (name === 'a' && this.anchor) this.finishAnchor();

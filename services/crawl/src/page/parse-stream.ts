@@ -34,7 +34,8 @@ function takeTurn(): void {
 /** What a page body is fed to: decoded text chunks, until it has had enough. */
 export interface TextSink {
   write(chunk: string): void;
-  end(): void;
+  /** The text is all there (a sink that renders it first, Markdown, finishes asynchronously). */
+  end(): void | Promise<void>;
   /** True once the sink wants no more text (full, or the rest would not be read anyway). */
   readonly done?: boolean;
 }
@@ -73,7 +74,7 @@ export async function parseStream(res: SafeResponse, sink: TextSink, sampleChars
     }
   }
   feed(decoder.decode());
-  sink.end();
+  await sink.end();
   return sample;
 }
 

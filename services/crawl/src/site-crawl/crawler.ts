@@ -14,11 +14,13 @@ import type {
   FoundLink,
   Sourced,
 } from '../model.js';
+import { pageFormat, pageSink } from '../page/fetch.js';
 import { PageTargets } from '../page/fragments.js';
 import { hash53 } from '../page/hash.js';
 import { addFragment, countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
 import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
+import { isStylesheet, StylesheetReader } from '../page/stylesheets.js';
 import { compileScan, inScan, type ScanRules } from '../scan-options.js';
 import { Frontier, type QueuedPage } from './frontier.js';
 import { type RobotsRules, readRobots } from './robots.js';
@@ -63,7 +65,7 @@ interface PageVisit {
   queued: QueuedPage;
   outcome: CheckOutcome;
   targets: PageTargets;
-  /** Read as HTML (so `targets` is complete up to the page size cap). */
+  /** Read as HTML or Markdown (so `targets` is complete up to the page size cap). */
   html: boolean;
   /** Listed in `pages`: parsed, or answered with an error. Non-HTML files are links only. */
   isPage: boolean;
@@ -115,6 +117,10 @@ class SiteCrawl {
   private resultBytes = 0;
   /** Links dropped by pages' readers as too long to report (see MAX_HREF). */
   private tooLongLinks = 0;
+  /** Whether the link-check cap left a link unchecked: the spec's truncatedLinks. */
+  private checkCapReached = false;
+  /** The other caps that left links out (links_cut_by in crawl.proto). */
+  private readonly cutBy = new Set<LinksCutReason>();
   private readonly pages: CrawledPage[] = [];
   /**
    * Pages the crawl plans to fetch (found as links): their link checks wait for the fetch instead
@@ -148,6 +154,8 @@ class SiteCrawl {
   private readonly pageCap: number;
   /** Links the options left out, as hashes of their keys (so each is matched once). */
   private readonly outOfScan = new Set<number>();
+  /** The site's stylesheets, each read once in the crawl for the URLs in it. */
+  private readonly stylesheets: StylesheetReader;
 
   constructor(
     private readonly kind: CrawlKind,
@@ -168,6 +176,12 @@ class SiteCrawl {
       soft404: this.checking,
       originHeaders: this.rules.originHeaders,
     });
+    this.stylesheets = new StylesheetReader(
+      (url) => this.checker.fetchStylesheet(url),
+      deps.linksPerPage,
+      this.checking,
+      this.scan,
+    );
     this.frontier = new Frontier({ maxShapeChain: this.limits.maxShapeChain, maxKnown: this.limits.frontierPages });
     this.site = entry;
     this.progress = {
@@ -333,7 +347,7 @@ class SiteCrawl {
         this.frontier.claim(landed);
       }
       collector = new LinkCollector(final, this.deps.linksPerPage, this.checking, this.rules.resources);
-      return parseStream(res, collector, SAMPLE_BYTES);
+      return parseStream(res, pageSink(pageFormat(res) ?? 'html', collector), SAMPLE_BYTES);
     });
     const html = collector !== undefined;
     this.tooLongLinks += collector?.tooLong ?? 0;
@@ -403,7 +417,7 @@ class SiteCrawl {
       throw new CrawlFailure('target_unreachable', 'the entry page redirects in a loop or too many times');
     if (status !== undefined && status >= 400)
       throw new CrawlFailure('target_http_error', `the entry page answered ${status}`);
-    throw new CrawlFailure('not_html', `the entry page is not HTML (status ${status})`);
+    throw new CrawlFailure('not_html', `the entry page is not HTML or Markdown (status ${status})`);
   }
 
   /**
@@ -413,6 +427,9 @@ class SiteCrawl {
    */
   private async absorb(visit: PageVisit, links: readonly FoundLink[]): Promise<void> {
     const deeper = this.rules.maxDepth === undefined || visit.queued.depth < this.rules.maxDepth;
+    // Stylesheets are read before their links are counted: that GET answers their check too.
+    const sheets = this.rules.resources ? links.filter((link) => isStylesheet(link) && this.inScan(link)) : [];
+    const inSheets = sheets.length > 0 ? this.stylesheets.linksOf(sheets) : undefined;
     for (const [i, link] of links.entries()) {
       if (i % ABSORB_SLICE === 0) await nextTurn();
       if (!this.inScan(link)) continue;
@@ -424,6 +441,8 @@ class SiteCrawl {
       }
       this.count(link, visit);
     }
+    // A stylesheet's links have the page that first linked it as their source.
+    for (const link of (await inSheets) ?? []) if (this.inScan(link)) this.count(link, visit);
     this.report({ message: this.crawlMessage() });
   }
 
@@ -459,6 +478,9 @@ class SiteCrawl {
         ? [this.anchors, this.limits.reportedLinks]
         : [this.linksRequested, this.limits.checkedLinks];
     if (kept >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
+      if (kept < cap) this.cutBy.add('memory');
+      else if (anchor) this.cutBy.add('anchor_cap');
+      else if (this.checking) this.checkCapReached = true;
       const hash = hash53(key);
       if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
       this.uncounted.add(hash);
@@ -632,11 +654,18 @@ class SiteCrawl {
         pagesDiscovered: this.frontier.discovered,
         totalUniqueLinks: totalUnique,
         truncatedPages,
-        truncatedLinks: this.uncounted.size > 0 || this.tooLongLinks > 0 || records.length < entries.length,
+        truncatedLinks: this.checkCapReached,
+        linksCutBy: this.linksCutBy(records.length < entries.length),
         links: records,
-        pages: this.pages,
+        pages: this.pages.sort(byDepthThenUrl),
       },
     };
+  }
+
+  private linksCutBy(unchecked: boolean): LinksCutReason[] {
+    if (this.tooLongLinks > 0) this.cutBy.add('url_length');
+    if (unchecked) this.cutBy.add('time_budget');
+    return [...this.cutBy];
   }
 
   private doneMessage(): string {
@@ -694,4 +723,12 @@ function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** Why links were left out besides the check cap (crawl.proto's links_cut_by). */
+type LinksCutReason = 'anchor_cap' | 'memory' | 'url_length' | 'time_budget';
+
+/** Pages answer in any order; the result lists them breadth first, then by URL, so it reads the same each run. */
+function byDepthThenUrl(a: CrawledPage, b: CrawledPage): number {
+  return a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
 }
