@@ -7,6 +7,7 @@ bash scripts/ensure-nats.sh
 npm run build --silent
 node --import tsx scripts/bench/foundation.ts
 node --import tsx scripts/bench/quota.ts
+node --import tsx scripts/bench/hot-account.ts
 node --import tsx scripts/bench/crawl.ts
 node --import tsx scripts/bench/docs-crawl.ts
 node --import tsx scripts/bench/scans.ts

@@ -59,4 +59,20 @@ describe('the edge’s view of a caller (counting against its rate)', () => {
     expect(sentAfter()).to.equal(2);
     expect(views.asks('key:k')()).to.equal(0);
   });
+
+  it('keeps what it gave back to a caller it has no view of while a read of its credits is on its way', async () => {
+    // Views dropped, and reports sent, every 20 ms: several of those turns pass during the read.
+    const quick = new CallerViews(20, billing, log);
+    try {
+      const read = quick.returnedSince('key:k'); // a GetQuota, counting nothing, on its way
+      quick.refund('key:k', 1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(read()).to.equal(1);
+      // Once the read is answered, nothing keeps the caller's count.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(quick.returnedSince('key:k')()).to.equal(0);
+    } finally {
+      quick.close();
+    }
+  });
 });

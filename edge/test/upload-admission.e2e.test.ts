@@ -3,7 +3,7 @@ import net from 'node:net';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { bookmark, largeXbel, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
-import { account, eventually, quota } from './billing-helpers.js';
+import { account, creditsHeader, eventually, quota } from './billing-helpers.js';
 import { stalledUpload } from './stalled-upload.js';
 
 const MIB = 1024 * 1024;
@@ -282,8 +282,9 @@ describe('edge: uploads are admitted from their headers', function () {
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(status, attempts.join('; ')).to.equal(200);
-    // CI has read 8 here (a stalled upload's credit still held), never reproduced outside a full
-    // run: a failure then carries the calls the edge and billing logged meanwhile.
+    // Read 8 now and then before decision 0361 (the second upload's refund, given back while this
+    // call waited for the first's, was not waited for; the next test forces it): a failure carries
+    // the calls the edge and billing logged meanwhile.
     const left = (await quota(stack, { apiKey })).remaining;
     const calls = () =>
       stack.logs
@@ -292,6 +293,38 @@ describe('edge: uploads are admitted from their headers', function () {
           /"(rpc|path)":"(Authorize|AuthorizeBatch|Settle|\/v1\/xbel-to-html)"|"level":[456]0/.test(line),
         );
     expect(left, left === 9 ? '' : `attempts: ${attempts.join('; ')}; meanwhile:\n${calls().join('\n')}`).to.equal(9);
+  });
+
+  it('a refund given back while the next call waits for an earlier one is waited for too (the "8 for 9")', async () => {
+    const { apiKey } = await account(stack, 'STARTER', '--credits', '10', '--rate-limit', '100000');
+    const billing = stack.pid('billing');
+    if (billing === undefined) throw new Error('the stack has no billing process');
+    const [first, second] = [1, 2].map(() => stalledUpload(port, apiKey));
+    await eventually(async () => expect((await quota(stack, { apiKey })).remaining).to.equal(8), 10_000);
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 150));
+    const form = new FormData();
+    form.set('file', new Blob([xbelOf([bookmark('https://example.com/', 'x')])]), 'b.xbel');
+    let call: Promise<Response>;
+    process.kill(billing, 'SIGSTOP');
+    try {
+      // The first upload's refund reaches billing and waits there; the next call, admitted to the
+      // place it freed, waits for that refund to land before it is authorized...
+      first?.destroy();
+      await pause();
+      call = stack.api('/v1/xbel-to-html', { method: 'POST', body: form, apiKey });
+      await pause();
+      // ...and the second upload ends meanwhile: its refund is queued behind the first's.
+      second?.destroy();
+      await pause();
+    } finally {
+      process.kill(billing, 'SIGCONT');
+    }
+    const res = await call;
+    await res.arrayBuffer();
+    expect(res.status).to.equal(200);
+    // Both refunds were given back before the call was authorized: neither may be missing after it.
+    expect(creditsHeader(res), 'the call’s own credits header').to.equal(9);
+    expect((await quota(stack, { apiKey })).remaining).to.equal(9);
   });
 
   it('a client that leaves while its upload is authorized: the hold it is granted comes back at once', async () => {

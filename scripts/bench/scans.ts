@@ -29,6 +29,8 @@ import { startPortSwitch, startTlsScenarios } from '../src/tls-fixtures.js';
 import { fmt, load } from './load.js';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 6000);
+/** How long testssl.sh -E -U may run before the comparison is reported as a bound. */
+const TESTSSL_BOUND_MS = Number(process.env.BENCH_TESTSSL_BOUND_MS ?? 900_000);
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
   'base64',
@@ -247,18 +249,27 @@ try {
   fullRuns.sort((a, b) => a - b);
   const fullP50 = fullRuns[2] as number;
   const testssl = ['/usr/bin/testssl', '/usr/bin/testssl.sh'].find((p) => existsSync(p));
+  const fullLine = `ssl full scan, local: ours p50 ${fmt(fullP50)} ms through the edge ` + `(parts ${fullTimings}); `;
+  // Ours is known now: printed at once, so a testssl.sh run that outlasts its bound still leaves it.
+  console.log(`${fullLine}testssl.sh -E -U running`);
   let versusTestssl = 'testssl.sh not installed: no ratio';
   if (testssl) {
     const started = performance.now();
-    execFileSync(testssl, ['-E', '-U', '--warnings', 'off', '--quiet', '--color', '0', `127.0.0.1:${good.port}`], {
-      stdio: 'ignore',
-      timeout: 600_000,
-    });
+    // No reverse DNS: this machine reaches no DNS beyond its own, and the lookups would only wait.
+    const args = ['-E', '-U', '--nodns', 'none', '--warnings', 'off', '--quiet', '--color', '0'];
+    let finished = true;
+    try {
+      execFileSync(testssl, [...args, `127.0.0.1:${good.port}`], { stdio: 'ignore', timeout: TESTSSL_BOUND_MS });
+    } catch (err) {
+      // A non-zero exit is testssl.sh reporting findings; only the bound running out is no figure.
+      finished = (err as NodeJS.ErrnoException).code !== 'ETIMEDOUT';
+    }
     const theirs = performance.now() - started;
-    versusTestssl = `testssl.sh -E -U ${fmt(theirs / 1000, 1)} s -> ours takes ${fmt(fullP50 / theirs, 4)}x the time`;
+    versusTestssl = finished
+      ? `testssl.sh -E -U ${fmt(theirs / 1000, 1)} s -> ours takes ${fmt(fullP50 / theirs, 4)}x the time`
+      : `testssl.sh -E -U did not finish within ${TESTSSL_BOUND_MS / 1000} s ` +
+        `-> ours takes under ${fmt(fullP50 / TESTSSL_BOUND_MS, 4)}x the time`;
   }
-  const fullLine =
-    `ssl full scan, local: ours p50 ${fmt(fullP50)} ms through the edge ` + `(parts ${fullTimings}); ${versusTestssl}`;
 
   console.log('\n== scans benchmark (issue 10) ==');
   console.log(
@@ -273,7 +284,7 @@ try {
   );
   for (const line of ssl) console.log(line);
   for (const line of extras) console.log(line);
-  console.log(fullLine);
+  console.log(fullLine + versusTestssl);
 } finally {
   await Promise.all([stack.stop(), specOnly.stop()]);
   await Promise.all([site.close(), tlsFixtures.close(), delayed.close(), dns.close()]);

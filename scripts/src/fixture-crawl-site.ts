@@ -10,7 +10,8 @@
  *                        loop, 404/410/500, a HEAD-hostile endpoint (405 on HEAD, 200 on GET), a
  *                        PDF and an extension-less binary, and optionally a 429 with Retry-After
  *                        and a calendar-style crawler trap (/calendar?month=YYYY-MM, endless);
- *                        /all.html, linked from nowhere, links every doc page and external URL.
+ *                        /all.html, linked from nowhere, links every doc page and external URL;
+ *                        with `css`, doc pages link /assets/site.css and name an image in a style.
  *   external  127.0.0.2  /ext/<n> (every 50th from 7 answers 404), /protected: a Cloudflare-style
  *                        bot challenge (403); with `externalHosts` > 1 the /ext/<n> URLs are spread
  *                        round robin over 127.0.0.2, .5, .6, ... (a site links to many hosts).
@@ -39,7 +40,15 @@ export interface CrawlSiteOptions {
   silentHost?: boolean;
   /** A link answering 429 with Retry-After: 1 to every other request (default true). */
   rateLimited?: boolean;
+  /**
+   * CSS (default false): doc pages link /assets/site.css (which @imports theme.css; CSS_IMAGES
+   * url()s, one missing) and carry a style attribute naming their section's image.
+   */
+  css?: boolean;
 }
+
+/** The images the CSS of a `css` site names; the last one is missing (404). */
+const CSS_IMAGES = 8;
 
 /**
  * The site the crawl benchmarks use: 260 doc pages and 17 others, ~2,100 unique links over 6
@@ -53,6 +62,7 @@ export const BENCH_SITE: CrawlSiteOptions = {
   trap: false,
   silentHost: false,
   rateLimited: false,
+  css: true,
 };
 
 export interface CrawlSite {
@@ -80,6 +90,7 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
     trap: true,
     silentHost: true,
     rateLimited: true,
+    css: false,
     ...options,
   };
   const externalAddresses = ['127.0.0.2', ...range(o.externalHosts - 1).map((k) => `127.0.0.${k + 5}`)];
@@ -142,7 +153,10 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
     ),
   );
   for (let s = 0; s < SECTIONS; s++) main.route(`/section/${s}/`, page(`Section ${s}`, sectionBody(s, o.pages)));
-  for (let i = 0; i < o.pages; i++) main.route(`/docs/${i}.html`, page(`Doc ${i}`, docBody(i, o, externalUrl)));
+  const docHead = o.css ? '<link rel="stylesheet" href="/assets/site.css">' : '';
+  for (let i = 0; i < o.pages; i++)
+    main.route(`/docs/${i}.html`, page(`Doc ${i}`, docBody(i, o, externalUrl), docHead));
+  if (o.css) addCss(main, delay);
   for (const [j, url] of expected.hiddenPages.entries())
     main.route(
       new URL(url).pathname,
@@ -345,7 +359,19 @@ function docBody(i: number, o: Required<CrawlSiteOptions>, externalUrl: (n: numb
       (k) => `<a href="${externalUrl(i * o.externalPerPage + k)}" rel="nofollow">Reference ${k}</a>`,
     ),
   ];
-  return `<h1>Doc ${i}</h1>\n<h2 id="section-2">Section 2</h2>\n<p>${links.join(' | ')}</p>`;
+  const style = o.css ? ` style="background-image: url(/assets/section-${i % SECTIONS}.png)"` : '';
+  return `<h1${style}>Doc ${i}</h1>\n<h2 id="section-2">Section 2</h2>\n<p>${links.join(' | ')}</p>`;
+}
+
+/** The stylesheets and images of a `css` site (see CrawlSiteOptions.css). */
+function addCss(main: FixtureSite, delay: (handler: FixtureHandler) => FixtureHandler): void {
+  const images = range(CSS_IMAGES).map((k) => `.i${k} { background: url("img-${k}.png") no-repeat }`);
+  const css = (body: string): FixtureHandler => delay((_req, res) => send(res, 200, 'text/css', body));
+  main.route('/assets/site.css', css(`@import "theme.css";\n${images.join('\n')}\n`));
+  main.route('/assets/theme.css', css('body { background-image: url(/assets/section-0.png) }\n'));
+  const png = delay((_req, res) => send(res, 200, 'image/png', Buffer.from('89504e470d0a1a0a', 'hex')));
+  for (let k = 0; k < CSS_IMAGES - 1; k++) main.route(`/assets/img-${k}.png`, png);
+  for (let s = 0; s < SECTIONS; s++) main.route(`/assets/section-${s}.png`, png);
 }
 
 /** Every month links to the one before and after it: an endless chain of one URL shape. */

@@ -38,6 +38,8 @@ export class CallerViews {
   private readonly asking = new Map<string, number>();
   /** Credits this edge has given back to each caller so far (failed calls, ended leases). */
   private readonly returned = new Map<string, number>();
+  /** Reads of each caller's credits on their way to billing, which count on `returned` staying. */
+  private readonly reading = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -66,12 +68,22 @@ export class CallerViews {
   }
 
   /**
-   * A read of the caller's credits goes to billing, counting nothing: the returned function gives
-   * the credits this edge gave back to the caller meanwhile, which billing's answer may not include.
+   * A read of the caller's credits goes to billing, counting nothing: the returned function, called
+   * once its answer is in, gives the credits this edge gave back to the caller meanwhile, which
+   * billing's answer may not include. Until then the caller's count of them is kept.
    */
   returnedSince(key: string): () => number {
     const returnedBefore = this.returned.get(key) ?? 0;
-    return () => Math.max(0, (this.returned.get(key) ?? 0) - returnedBefore);
+    this.reading.set(key, (this.reading.get(key) ?? 0) + 1);
+    let meanwhile: number | undefined;
+    return () => {
+      if (meanwhile !== undefined) return meanwhile;
+      meanwhile = Math.max(0, (this.returned.get(key) ?? 0) - returnedBefore);
+      const left = (this.reading.get(key) ?? 1) - 1;
+      if (left > 0) this.reading.set(key, left);
+      else this.reading.delete(key);
+      return meanwhile;
+    };
   }
 
   /** Billing's latest answer for the caller. */
@@ -183,7 +195,7 @@ export class CallerViews {
     const stale = Date.now() - this.ttlMs;
     for (const [key, view] of this.views) if (view.seenAt < stale) this.views.delete(key);
     for (const key of this.returned.keys())
-      if (!this.views.has(key) && !this.asking.has(key)) this.returned.delete(key);
+      if (!this.views.has(key) && !this.reading.has(key)) this.returned.delete(key);
     await this.flush();
   }
 }

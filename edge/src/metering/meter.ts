@@ -198,10 +198,9 @@ export class Meter {
   ): Promise<MeteredHold> {
     const offer = leasable && this.offerLease(key);
     // Read your own writes: a refund of this caller still on its way lands first.
-    await this.settlements.refunded(key);
+    const answered = await this.settlements.afterRefunds(key, () => this.views.asks(key));
     let outcome: AuthorizeResponse['outcome'];
     let returnedMeanwhile = 0;
-    const answered = this.views.asks(key);
     // The edge names the hold: a retry of this authorization (another billing replica, after one
     // died mid-call) finds the same hold, and a hold whose grant never came back is released now.
     const name = spec.credits > 0 ? randomUUID() : undefined;
@@ -349,8 +348,9 @@ export class Meter {
     refused: boolean,
     requestId: string,
   ): Promise<GetQuotaResponse> {
-    await this.settlements.refunded(key);
-    const answered = refused ? this.views.asks(key) : this.views.returnedSince(key);
+    const answered = await this.settlements.afterRefunds(key, () =>
+      refused ? this.views.asks(key) : this.views.returnedSince(key),
+    );
     let reply: GetQuotaResponse;
     let returnedMeanwhile = 0;
     try {

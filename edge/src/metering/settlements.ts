@@ -126,16 +126,23 @@ export class SettlementQueue {
   }
 
   /**
-   * Settles once the caller's refunds still queued or in flight have reached billing (or been
-   * given up), so a caller retrying right after a failure sees its credits back; at once otherwise.
+   * Runs `then` once every refund of the caller queued so far has reached billing (or been given
+   * up), so a caller retrying right after a failure sees its credits back; at once when none is
+   * on its way. A refund queued meanwhile (another of the caller's calls ending) is waited for too,
+   * and `then` runs in the same turn as the last check: what it counts as returned before the
+   * caller's request to billing, billing has (the "8 for 9" of issue 35).
    */
-  async refunded(callerKey: string): Promise<void> {
-    const sending = this.refunds.get(callerKey);
-    if (!sending) return;
+  async afterRefunds<T>(callerKey: string, then: () => T): Promise<T> {
     // Bounded: a billing that takes no settlements (an outage) must not also stall the caller.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([sending, new Promise((resolve) => (timer = setTimeout(resolve, REFUND_WAIT_MS)))]);
-    clearTimeout(timer);
+    const deadline = Date.now() + REFUND_WAIT_MS;
+    for (let sending = this.refunds.get(callerKey); sending; sending = this.refunds.get(callerKey)) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([sending, new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
+    return then();
   }
 
   /** Sends what is queued (on shutdown), for at most `withinMs`. */

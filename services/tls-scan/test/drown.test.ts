@@ -3,7 +3,9 @@ import { type RawTlsServer, startRawTlsServer } from '@webutil/scripts/raw-tls-s
 import { type Issued, issue, startTlsServer, type TlsServer } from '@webutil/scripts/tls-fixtures';
 import { expect } from 'chai';
 import { TrustStore } from '../src/chain.js';
+import { readConfig } from '../src/config.js';
 import { sslScan } from '../src/ssl-scan.js';
+import { DROWN_PORTS } from '../src/vulnerabilities/drown.js';
 
 /**
  * DROWN beyond the scanned port: a TLS server without SSLv2 whose certificate's key is served
@@ -78,5 +80,11 @@ describe('SSL scan: DROWN on other ports of the address', function () {
         'where it comes with another key (other hosts sharing the key are not checked)',
     );
     expect(data.securityGrade).to.equal('A+');
+  });
+
+  it('reads the ports to try from SSL_SCAN_DROWN_PORTS: a list, `none`, or the default', () => {
+    expect(readConfig({ SSL_SCAN_DROWN_PORTS: '993, 995' }).SSL_SCAN_DROWN_PORTS).to.deep.equal([993, 995]);
+    expect(readConfig({ SSL_SCAN_DROWN_PORTS: 'none' }).SSL_SCAN_DROWN_PORTS).to.deep.equal([]);
+    expect(readConfig({}).SSL_SCAN_DROWN_PORTS).to.deep.equal([...DROWN_PORTS]);
   });
 });

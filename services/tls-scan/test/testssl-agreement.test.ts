@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,14 +20,15 @@ const TESTSSL = ['/usr/bin/testssl', '/usr/bin/testssl.sh'].find((p) => {
 });
 
 /** testssl.sh's ids for our checks, and the flags that run them. */
-const TESTSSL_IDS = { heartbleed: 'heartbleed', drown: 'DROWN', freak: 'FREAK', rc4: 'RC4' } as const;
+const TESTSSL_IDS = { heartbleed: 'heartbleed', robot: 'ROBOT', drown: 'DROWN', freak: 'FREAK', rc4: 'RC4' } as const;
 /**
- * No reverse DNS, and no OpenSSL call waiting more than 2 s: the record-level server completes no
- * handshake, so testssl.sh's own handshakes (and its service banner read, HEADER_MAXSLEEP) would
- * otherwise each wait out its default time. Its verdicts come from its socket probes, untouched.
+ * No reverse DNS, and short waits: the record-level server completes no handshake, so each of
+ * testssl.sh's own handshakes, its service banner read (HEADER_MAXSLEEP), its socket reads
+ * (MAX_WAITSOCK) and ROBOT's shortened flow (ROBOT_TIMEOUT) would otherwise wait out its default.
+ * The server answers at once where it answers at all.
  */
-const FLAGS = ['-H', '-D', '-F', '-4', '--nodns', 'none', '--openssl-timeout', '2'];
-const TESTSSL_ENV = { ...process.env, HEADER_MAXSLEEP: '1' };
+const FLAGS = ['-H', '-BB', '-D', '-F', '-4', '--nodns', 'none', '--openssl-timeout', '2'];
+const TESTSSL_ENV = { ...process.env, HEADER_MAXSLEEP: '1', MAX_WAITSOCK: '3', ROBOT_TIMEOUT: '3' };
 
 /** testssl.sh's severities: OK and INFO clear, LOW to CRITICAL find, WARN could not tell. */
 function verdictOf(severity: string): string {
@@ -49,6 +51,8 @@ describe('SSL scan verdicts against testssl.sh on the same server', function () 
       sslv2: true,
       heartbeat: true,
       heartbleed: true,
+      rsaKey: createPrivateKey(cert.keyPem),
+      robotOracle: true,
     });
     dir = mkdtempSync(path.join(os.tmpdir(), 'testssl-'));
   });
@@ -57,7 +61,7 @@ describe('SSL scan verdicts against testssl.sh on the same server', function () 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('agrees on Heartbleed, DROWN, FREAK and RC4 (each vulnerable there)', async () => {
+  it('agrees on Heartbleed, ROBOT, DROWN, FREAK and RC4 (each vulnerable there)', async () => {
     const json = path.join(dir, 'result.json');
     await new Promise<void>((resolve, reject) =>
       execFile(

@@ -6,7 +6,7 @@
  * asked twice before it counts. The shortened flow (no ChangeCipherSpec and Finished) that some
  * oracles need is not tried: on a patched server every such exchange waits out its time limit.
  */
-import { constants, publicEncrypt, randomBytes, X509Certificate } from 'node:crypto';
+import { constants, type KeyObject, publicEncrypt, randomBytes, X509Certificate } from 'node:crypto';
 import {
   certificatesOf,
   clientHello,
@@ -66,7 +66,8 @@ async function exchange(
     const flight = await conn.readFlight();
     const leaf = certificatesOf(flight)[0];
     if (!flight.hello || flight.end !== 'done' || !leaf) return undefined;
-    const key = new X509Certificate(leaf).publicKey;
+    const key = publicKeyOf(leaf);
+    if (!key) return undefined;
     const size = ((key.asymmetricKeyDetails?.modulusLength ?? 0) + 7) >> 3;
     if (key.asymmetricKeyType !== 'rsa' || size < 64) return undefined;
     const code = VERSION_CODE[version];
@@ -74,8 +75,12 @@ async function exchange(
       { key, padding: constants.RSA_NO_PADDING },
       paddedPremaster(kind, size, VERSION_CODE[version]),
     );
-    const lengthPrefixed = Buffer.concat([Buffer.from([encrypted.length >> 8, encrypted.length & 0xff]), encrypted]);
-    conn.send(record(RECORD.handshake, code, handshake(HANDSHAKE.clientKeyExchange, lengthPrefixed)));
+    // TLS puts the encrypted secret behind a 16-bit length; SSLv3 sends it bare.
+    const body =
+      version === 'SSLv3'
+        ? encrypted
+        : Buffer.concat([Buffer.from([encrypted.length >> 8, encrypted.length & 0xff]), encrypted]);
+    conn.send(record(RECORD.handshake, code, handshake(HANDSHAKE.clientKeyExchange, body)));
     conn.send(record(RECORD.changeCipherSpec, code, Buffer.from([1])));
     conn.send(record(RECORD.handshake, code, randomBytes(48)));
     const answer = await conn.next();
@@ -83,6 +88,15 @@ async function exchange(
     return answer.type === RECORD.alert ? `alert ${answer.body[1]}` : `a record of type ${answer.type}`;
   } finally {
     conn.close();
+  }
+}
+
+/** The public key of a DER certificate; undefined when it is not one node:crypto reads. */
+function publicKeyOf(der: Buffer): KeyObject | undefined {
+  try {
+    return new X509Certificate(der).publicKey;
+  } catch {
+    return undefined;
   }
 }
 
