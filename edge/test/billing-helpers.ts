@@ -41,27 +41,7 @@ export async function quota(
   return body.data;
 }
 
-let accounts = 0;
-
-/** A fresh account through the operator CLI, with an API key. */
-export async function account(
-  stack: TestStack,
-  plan: string,
-  ...options: string[]
-): Promise<{ email: string; apiKey: string }> {
-  const email = `user${++accounts}-${Date.now()}@example.test`;
-  const created = await stack.admin(
-    'create-account',
-    '--email',
-    email,
-    '--plan',
-    plan,
-    '--mint-key',
-    'test',
-    ...options,
-  );
-  return { email, apiKey: created.apiKey! };
-}
+export { account } from '@webutil/scripts/test-accounts';
 
 /** Polls until `check` passes or the wait runs out (then the last failure is thrown). */
 export async function eventually<T>(check: () => Promise<T>, waitMs = 15_000): Promise<T> {

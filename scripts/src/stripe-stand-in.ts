@@ -1,7 +1,8 @@
 /**
  * A local stand-in of the Stripe API endpoints billing calls (Stripe cannot be reached from the
  * tests), answering objects shaped as Stripe's published API describes them: customers, Checkout
- * Sessions (create, retrieve with expand[]=line_items) and customer-portal sessions. Billing's
+ * Sessions (create, retrieve with expand[]=line_items) and customer-portal sessions, and the hosted
+ * checkout page (opening it pays, and sends the browser back to the session's success URL). Billing's
  * official SDK reaches it through its host/port/protocol options (STRIPE_API_URL). Tests move a
  * session to paid as Stripe's hosted page would, and sign events as Stripe does, with the SDK's
  * own test-header helper.
@@ -123,6 +124,16 @@ export class StripeStandIn {
     };
     const fail = (status: number, message: string, code?: string) =>
       send(status, { error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) } });
+    // Stripe's hosted checkout page, as a customer's browser sees it: paying there sends it back.
+    const page = /^GET \/c\/pay\/([A-Za-z0-9_]+)$/.exec(`${req.method} ${url.pathname}`);
+    if (page) {
+      const stored = this.sessions.get(page[1] ?? '');
+      if (!stored) return fail(404, 'No such checkout page');
+      this.pay(stored.session.id);
+      const back = String(stored.session.success_url).replace('{CHECKOUT_SESSION_ID}', stored.session.id);
+      res.writeHead(303, { location: back });
+      return void res.end();
+    }
     if (req.headers.authorization !== `Bearer ${this.secretKey}`) return fail(401, 'Invalid API Key provided');
     const route = `${req.method} ${url.pathname}`;
     if (route === 'POST /v1/customers') return send(200, this.createCustomer(params));

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { OPERATIONS, Webutil, WebutilError } from '@webutil/client';
 import { type FixtureDns, startFixtureDns } from '@webutil/scripts/fixture-dns';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
+import { account } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { issue, startTlsServer, type TlsServer } from '@webutil/scripts/tls-fixtures';
 import { bookmark, floccusEncrypt, xbelOf } from '@webutil/scripts/xbel-fixtures';
@@ -21,24 +22,6 @@ import { expect } from 'chai';
 /** What a one-page link check spends, from the contract. */
 const LINK_CHECK_CREDITS = OPERATIONS['broken-links']?.credits ?? Number.NaN;
 const CLI = new URL('../dist/main.js', import.meta.url).pathname;
-
-let accounts = 0;
-
-/** A fresh account through the operator CLI, with a test API key. */
-async function account(stack: TestStack, plan: string, ...options: string[]): Promise<{ apiKey: string }> {
-  const email = `cli-user${++accounts}-${Date.now()}@example.test`;
-  const created = await stack.admin(
-    'create-account',
-    '--email',
-    email,
-    '--plan',
-    plan,
-    '--mint-key',
-    'test',
-    ...options,
-  );
-  return { apiKey: created.apiKey! };
-}
 
 /** The key's remaining credits, read over plain HTTP rather than through the client under test. */
 async function remaining(stack: TestStack, apiKey: string): Promise<number> {

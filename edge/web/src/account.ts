@@ -2,6 +2,7 @@
 import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
 import { TOOLS } from './catalog.js';
 import { h, show } from './dom.js';
+import { accountBillingSection } from './payments.js';
 import { showError } from './playground.js';
 import { webhooksSection } from './webhooks.js';
 
@@ -430,21 +431,15 @@ export async function dashboard(
         h('dd', {}, when(account.createdAt)),
       ),
     ),
-    h(
-      'p',
-      { class: 'muted' },
-      'Changing plan: no card payment is built in. The operator changes the plan (npm run admin -- set-plan) ',
-      'or adds a top-up (add-top-up); a plan change starts a fresh cycle at once. See ',
-      h('a', { href: '/pricing' }, 'pricing'),
-      '.',
-    ),
+    accountBillingSection(),
     h('h2', {}, 'API keys'),
     account.plan === 'FREE'
       ? h(
           'p',
           { class: 'notice', id: 'keys-need-plan' },
           'API keys call the API from your own code without the browser check. They need the Starter plan or ',
-          'higher; your plan is Free, so ask the operator to change it. Until then the tools work here in the browser.',
+          'higher; your plan is Free: subscribe to a plan on the pricing page (or ask the operator). Until then the ' +
+            'tools work here in the browser.',
         )
       : [
           h(

@@ -3,6 +3,7 @@ import { isUnavailable } from './availability.js';
 import { ANONYMOUS, PLANS, TOOLS } from './catalog.js';
 import { h, show } from './dom.js';
 import { type Document, openApi, operations, priceOf, sizedPriceOf } from './openapi.js';
+import { paymentsSection } from './payments.js';
 
 /** Each operation's price in a few words, from the contract's `x-credits` (and `x-credits-per-block`). */
 export async function creditCosts(): Promise<Map<string, string>> {
@@ -127,16 +128,8 @@ export function pricing(main: HTMLElement): void {
       'Need more than a month’s credits? A top-up adds credits to your account that do not lapse with the ',
       'cycle: they are spent after the month’s credits run out.',
     ),
-    h('h2', {}, 'Changing plan'),
-    h(
-      'p',
-      {},
-      'No card payment is built in: the operator changes your plan or adds a top-up ',
-      '(npm run admin -- set-plan or add-top-up). A plan change starts a fresh monthly cycle at once; ',
-      'unused credits of a cycle lapse, top-ups stay. ',
-      h('a', { href: '/sign-up' }, 'Create a free account'),
-      ' to start.',
-    ),
+    paymentsSection(),
+    h('p', {}, h('a', { href: '/sign-up' }, 'Create a free account'), ' to start.'),
   );
   void openApi()
     .then((doc) => {

@@ -126,3 +126,14 @@ export interface CrawlJobView {
   result?: CrawlResult;
   error?: JobError;
 }
+
+/** A crawl or list check that cannot produce a result at all (the entry page never answered). */
+export class CrawlFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CrawlFailure';
+  }
+}

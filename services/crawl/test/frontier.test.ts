@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { looksLikePage, normalizePageUrl } from '../src/page/page-url.js';
+import { looksLikePage, normalizePageUrl, pageOf } from '../src/page/page-url.js';
 import { Frontier, type QueuedPage, urlShape } from '../src/site-crawl/frontier.js';
 
 describe('frontier: URLs', () => {
@@ -24,6 +24,16 @@ describe('frontier: URLs', () => {
     expect(looksLikePage(new URL('https://a.test/logo.svg'))).to.equal(false);
     expect(looksLikePage(new URL('https://a.test/docs/page.html'))).to.equal(true);
     expect(looksLikePage(new URL('https://a.test/download'))).to.equal(true);
+  });
+
+  it('takes a URL as a page of the site only when http(s), on the site (www. aside) and not a file', () => {
+    const site = new URL('https://www.a.test/');
+    expect(pageOf('https://a.test/docs/?#top', site)).to.equal('https://a.test/docs/');
+    expect(pageOf('http://www.a.test/x', site)).to.equal('http://www.a.test/x');
+    expect(pageOf('https://b.test/x', site)).to.equal(undefined);
+    expect(pageOf('https://a.test/report.pdf', site)).to.equal(undefined);
+    expect(pageOf('ftp://a.test/x', site)).to.equal(undefined);
+    expect(pageOf('not a url', site)).to.equal(undefined);
   });
 });
 

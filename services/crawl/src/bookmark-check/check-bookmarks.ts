@@ -5,7 +5,8 @@ import { LinkChecker } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
 import type { CrawlJob } from '../jobs/store.js';
 import type { BookmarkCheckResult, CheckedBookmark, CrawlProgress, CrawlResult, FoundLink } from '../model.js';
-import { type CrawlDeps, CrawlFailure } from '../site-crawl/crawler.js';
+import { CrawlFailure } from '../model.js';
+import type { CrawlDeps } from '../site-crawl/crawler.js';
 
 /**
  * A bookmark check: every distinct URL of a bookmark list checked once by the link checker (HEAD

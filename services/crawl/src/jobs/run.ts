@@ -1,7 +1,8 @@
 import { gauge, type Logger } from '@webutil/kit';
 import { checkBookmarkList } from '../bookmark-check/check-bookmarks.js';
 import type { JobSettings } from '../config.js';
-import { type CrawlDeps, CrawlFailure, crawlSite } from '../site-crawl/crawler.js';
+import { CrawlFailure } from '../model.js';
+import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
 import { type Ending, EventPublisher } from './events.js';
 import { type JobStore, packResult } from './store.js';
 import type { CrawlTransport, Delivery, JobTicket, Lease } from './transport.js';

@@ -2,6 +2,7 @@
  * Page URLs as the crawl, the link checks and the job starts compare them: one normal form, and
  * which URLs are files rather than pages to read.
  */
+import { sameSite } from './links.js';
 
 /**
  * The form page URLs are deduplicated in: fragment dropped, an empty query dropped; the WHATWG
@@ -31,4 +32,13 @@ const NOT_A_PAGE = new RegExp(
 
 export function looksLikePage(url: URL): boolean {
   return !NOT_A_PAGE.test(url.pathname);
+}
+
+/** The normal form of `url` when it is a page of `site` a crawl may fetch (http(s), same site, not a file). */
+export function pageOf(url: string, site: URL): string | undefined {
+  if (!URL.canParse(url)) return undefined;
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
+  if (!sameSite(parsed, site) || !looksLikePage(parsed)) return undefined;
+  return normalizeOwnUrl(parsed);
 }

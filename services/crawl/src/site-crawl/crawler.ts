@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
 import { type VerdictSources, verdictFor } from '../checking/verdict.js';
@@ -14,16 +13,18 @@ import type {
   FoundLink,
   Sourced,
 } from '../model.js';
+import { CrawlFailure } from '../model.js';
 import { pageFormat, pageSink } from '../page/fetch.js';
 import { PageTargets } from '../page/fragments.js';
-import { hash53 } from '../page/hash.js';
-import { addFragment, countLinks, isCounted, LinkCollector, linkBytes, sameSite } from '../page/links.js';
-import { looksLikePage, normalizeOwnUrl, normalizePageUrl } from '../page/page-url.js';
+import { countLinks, LinkCollector } from '../page/links.js';
+import { normalizePageUrl, pageOf } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { isStylesheet, StylesheetReader } from '../page/stylesheets.js';
-import { compileScan, inScan, type ScanRules } from '../scan-options.js';
+import { compileScan, type ScanRules } from '../scan-options.js';
 import { Frontier, type QueuedPage } from './frontier.js';
-import { type RobotsRules, readRobots } from './robots.js';
+import { type LinkEntry as LedgerEntry, LinkLedger } from './link-ledger.js';
+import { type CrawlCounts, checkingMessage, crawlingMessage, endMessage, nLinks, nPages } from './progress-messages.js';
+import { CrawlRobots, type RobotsRules } from './robots.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
@@ -32,33 +33,12 @@ export interface CrawlDeps extends CheckerDeps {
   linksPerPage: number;
 }
 
-/** A crawl that cannot produce a result at all (the entry page never answered). */
-export class CrawlFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CrawlFailure';
-  }
-}
-
 /** Links taken from a page between two turns of the event loop. */
 const ABSORB_SLICE = 500;
-/**
- * UTF-8 bytes of strings (link fields, sample sources) a result holds at most: it must fit a gRPC
- * reply (64 MiB) and, gzip'd, a MongoDB document (16 MB). Links past it are counted, not reported.
- */
-export const MAX_RESULT_BYTES = 12 * 1024 * 1024;
 
-interface LinkEntry {
-  link: FoundLink;
-  sources: string[];
-  sourceCount: number;
-  verdict?: Promise<Graded | undefined>;
-  /** The page it was first found on, whose targets answer a link back to that page's fragments. */
-  firstPage?: PageVisit;
-}
+export { MAX_RESULT_BYTES } from './link-ledger.js';
+
+type LinkEntry = LedgerEntry<PageVisit>;
 
 /** What the crawl keeps of a page it fetched (its links are taken at once, not kept). */
 interface PageVisit {
@@ -75,8 +55,6 @@ interface PageVisit {
 
 /** The page row's reason for a page robots.txt keeps us from. */
 export const DISALLOWED = 'disallowed by robots.txt';
-/** Origins (of the one site: www or not, ports) whose robots.txt a crawl reads at most. */
-const MAX_ROBOTS_ORIGINS = 8;
 
 /**
  * One site crawl: the site breadth first from the entry URL, each page fetched as soon as the
@@ -104,23 +82,8 @@ class SiteCrawl {
   private readonly ended = new AbortController();
   private readonly checker: LinkChecker;
   private readonly frontier: Frontier;
-  private readonly links = new Map<string, LinkEntry>();
-  /** Of `links`, the ones a check requests (not in-page anchors): what the check cap bounds. */
-  private linksRequested = 0;
-  /** Of `links`, the in-page anchors (bounded apart, by the reported-links cap). */
-  private anchors = 0;
-  /** Links seen beyond the link cap: counted (as hashes, to bound memory), not kept. */
-  private readonly uncounted = new Set<number>();
-  /** Unique links found, by the rule of the kind's result (see CrawlProgress.linksFound). */
-  private linksFound = 0;
-  /** Of MAX_RESULT_BYTES, what the links and sources kept have taken. */
-  private resultBytes = 0;
-  /** Links dropped by pages' readers as too long to report (see MAX_HREF). */
-  private tooLongLinks = 0;
-  /** Whether the link-check cap left a link unchecked: the spec's truncatedLinks. */
-  private checkCapReached = false;
-  /** The other caps that left links out (links_cut_by in crawl.proto). */
-  private readonly cutBy = new Set<LinksCutReason>();
+  /** The unique links found, under the caps. */
+  private readonly links: LinkLedger<PageVisit>;
   private readonly pages: CrawledPage[] = [];
   /**
    * Pages the crawl plans to fetch (found as links): their link checks wait for the fetch instead
@@ -140,10 +103,8 @@ class SiteCrawl {
   private pagesReading = 0;
   /** Pages handed out for fetching that the time budget cut off. */
   private pagesCutOff = 0;
-  /** Each origin's robots.txt rules, read before its first page is fetched. */
-  private readonly robots = new Map<string, Promise<RobotsRules>>();
-  /** When each origin's next page fetch may start, under its Crawl-delay. */
-  private readonly nextFetchAt = new Map<string, number>();
+  /** Each origin's robots.txt rules, read before its first page is fetched, and its Crawl-delay. */
+  private readonly robots: CrawlRobots;
   /** Pages robots.txt kept the crawl from (listed up to the page cap). */
   private pagesRefused = 0;
   /** Hands out what the frontier lets start; set while pages are crawled. */
@@ -152,8 +113,6 @@ class SiteCrawl {
   private readonly rules: ScanRules;
   /** Pages fetched at most: the page cap, or the start's maxPages when lower. */
   private readonly pageCap: number;
-  /** Links the options left out, as hashes of their keys (so each is matched once). */
-  private readonly outOfScan = new Set<number>();
   /** The site's stylesheets, each read once in the crawl for the URLs in it. */
   private readonly stylesheets: StylesheetReader;
 
@@ -168,6 +127,7 @@ class SiteCrawl {
     this.limits = deps.limits;
     this.checking = kind === 'broken-links';
     this.rules = compileScan(options.scan ?? {}, entry, this.checking);
+    this.links = new LinkLedger(this.limits, this.checking, options.checkFragments);
     this.pageCap = Math.min(this.limits.pages, this.rules.maxPages ?? this.limits.pages);
     this.budget = AbortSignal.timeout(this.limits.timeBudgetMs);
     this.scan = AbortSignal.any([signal, this.budget, this.ended.signal]);
@@ -176,6 +136,7 @@ class SiteCrawl {
       soft404: this.checking,
       originHeaders: this.rules.originHeaders,
     });
+    this.robots = new CrawlRobots((url, read) => this.checker.fetchFile(url, read), this.scan);
     this.stylesheets = new StylesheetReader(
       (url) => this.checker.fetchStylesheet(url),
       deps.linksPerPage,
@@ -212,7 +173,8 @@ class SiteCrawl {
     // The sitemap is read beside the entry page, as a source of depth 0: what it lists is depth 1.
     this.frontier.startReading(0);
     const sitemaps = this.untilBudget(
-      this.robotsOf(this.entry.origin)
+      this.robots
+        .of(this.entry.origin)
         .then((robots) =>
           discoverSitemaps(
             this.entry.origin,
@@ -230,13 +192,13 @@ class SiteCrawl {
     });
     this.failOnEntry(first);
     this.frontier.finishReading(entry.depth);
-    this.report({ phase: 'crawling', message: this.crawlMessage() });
+    this.report({ phase: 'crawling', message: crawlingMessage(this.counts()) });
     await Promise.all([this.crawlPages(), this.seedFromSitemap(sitemaps)]);
     if (this.signal.aborted) throw this.signal.reason;
     // Pages that will not be fetched now: links to them are checked like any other.
     this.planning = false;
     for (const deferred of this.waiting.values()) deferred.resolve(undefined);
-    if (this.checking) this.report({ phase: 'checking', message: this.checkingMessage() });
+    if (this.checking) this.report({ phase: 'checking', message: checkingMessage(this.counts()) });
     return this.finish();
   }
 
@@ -283,26 +245,6 @@ class SiteCrawl {
   }
 
   /** The robots.txt rules of an origin, read once per crawl. */
-  private robotsOf(origin: string): Promise<RobotsRules> {
-    let rules = this.robots.get(origin);
-    if (!rules) {
-      if (this.robots.size >= MAX_ROBOTS_ORIGINS)
-        return Promise.resolve({ allows: () => false, crawlDelayMs: 0, sitemaps: [] });
-      rules = readRobots(origin, (url, read) => this.checker.fetchFile(url, read));
-      this.robots.set(origin, rules);
-    }
-    return rules;
-  }
-
-  /** Waits for the origin's Crawl-delay since the page fetch before (no wait without one). */
-  private async politeTurn(origin: string, delayMs: number): Promise<void> {
-    if (delayMs <= 0) return;
-    const now = Date.now();
-    const at = Math.max(now, this.nextFetchAt.get(origin) ?? 0);
-    this.nextFetchAt.set(origin, at + delayMs);
-    if (at > now) await sleep(at - now, undefined, { signal: this.scan });
-  }
-
   /**
    * A page robots.txt keeps the crawl from: listed as an `info` row, never fetched; links to it
    * are still checked (a HEAD or GET of one URL is not crawling).
@@ -334,9 +276,9 @@ class SiteCrawl {
 
   private async visit(queued: QueuedPage): Promise<PageVisit> {
     const origin = new URL(queued.url).origin;
-    const robots = await this.robotsOf(origin);
+    const robots = await this.robots.of(origin);
     if (!robots.allows(queued.url)) return this.refuse(queued, robots);
-    await this.politeTurn(origin, robots.crawlDelayMs);
+    await this.robots.turn(origin, robots.crawlDelayMs);
     let collector: LinkCollector | undefined;
     const outcome = await this.checker.fetchPage(queued.url, async (res) => {
       const final = new URL(res.url);
@@ -350,7 +292,7 @@ class SiteCrawl {
       return parseStream(res, pageSink(pageFormat(res) ?? 'html', collector), SAMPLE_BYTES);
     });
     const html = collector !== undefined;
-    this.tooLongLinks += collector?.tooLong ?? 0;
+    this.links.tooLong += collector?.tooLong ?? 0;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
     const links = collector?.links ?? [];
     const visit: PageVisit = { queued, outcome, targets: collector?.targets ?? new PageTargets(), html, isPage };
@@ -395,7 +337,11 @@ class SiteCrawl {
       const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
       // What the sitemap lists is depth 1: fetched unless maxDepth is 0; include/exclude apply.
       if (this.rules.maxDepth !== 0) this.frontier.addFromSitemap(onSite.filter((u) => this.rules.inScope(u)));
-      this.report({ sitemapFound: sitemap.found, sitemapUrlCount: onSite.length, message: this.crawlMessage() });
+      this.report({
+        sitemapFound: sitemap.found,
+        sitemapUrlCount: onSite.length,
+        message: crawlingMessage(this.counts()),
+      });
     }
     this.frontier.finishReading(0);
     this.pump();
@@ -443,66 +389,16 @@ class SiteCrawl {
     }
     // A stylesheet's links have the page that first linked it as their source.
     for (const link of (await inSheets) ?? []) if (this.inScan(link)) this.count(link, visit);
-    this.report({ message: this.crawlMessage() });
+    this.report({ message: crawlingMessage(this.counts()) });
   }
 
-  /** Whether the options keep a link in the crawl; each left-out link is matched once. */
   private inScan(link: FoundLink): boolean {
-    const key = `${link.type} ${link.url}`;
-    if (this.links.has(key)) return true;
-    const hash = hash53(key);
-    if (this.outOfScan.has(hash)) return false;
-    if (inScan(link, this.rules)) return true;
-    if (this.outOfScan.size < this.limits.countedLinks) this.outOfScan.add(hash);
-    return false;
+    return this.links.inScan(link, this.rules);
   }
 
   private count(link: FoundLink, visit: PageVisit): void {
-    const key = `${link.type} ${link.url}`;
-    const source = visit.queued.url;
-    const known = this.links.get(key);
-    if (known) {
-      for (const fragment of link.fragments ?? []) addFragment(known.link, fragment);
-      // First linked without a fragment, now with one: it is verified at the end too.
-      if (link.fragments?.length && this.options.checkFragments && this.checking) known.firstPage ??= visit;
-      known.sourceCount++;
-      if (known.sources.length < this.limits.sources && this.spend(Buffer.byteLength(source)))
-        known.sources.push(source);
-      return;
-    }
-    // In-page anchors cost no request: they do not take from the check cap, but have a cap of their own.
-    const anchor = this.checking && link.type === 'anchor';
-    const [kept, cap] = !this.checking
-      ? [this.links.size, this.limits.reportedLinks]
-      : anchor
-        ? [this.anchors, this.limits.reportedLinks]
-        : [this.linksRequested, this.limits.checkedLinks];
-    if (kept >= cap || !this.spend(linkBytes(link) + Buffer.byteLength(source))) {
-      if (kept < cap) this.cutBy.add('memory');
-      else if (anchor) this.cutBy.add('anchor_cap');
-      else if (this.checking) this.checkCapReached = true;
-      const hash = hash53(key);
-      if (this.uncounted.has(hash) || this.uncounted.size >= this.limits.countedLinks) return;
-      this.uncounted.add(hash);
-      if (this.checking || isCounted(link.type)) this.linksFound++;
-      return;
-    }
-    if (this.checking || isCounted(link.type)) this.linksFound++;
-    const entry: LinkEntry = { link, sources: [source], sourceCount: 1 };
-    this.links.set(key, entry);
-    if (!this.checking) return;
-    if (anchor) this.anchors++;
-    else this.linksRequested++;
-    // A link's fragments are verified once the crawl has found them all (see finish()).
-    if (link.fragments && this.options.checkFragments) entry.firstPage = visit;
-    entry.verdict = this.judge(entry, visit);
-  }
-
-  /** Takes `bytes` of the result's budget; false (nothing taken) when they do not fit. */
-  private spend(bytes: number): boolean {
-    if (this.resultBytes + bytes > MAX_RESULT_BYTES) return false;
-    this.resultBytes += bytes;
-    return true;
+    const entry = this.links.add(link, visit.queued.url, visit);
+    if (entry && this.checking) entry.verdict = this.judge(entry, visit);
   }
 
   /** Checks and grades a link first found on `visit`'s page (whose targets answer its in-page anchors). */
@@ -573,19 +469,7 @@ class SiteCrawl {
 
   /** The normalised URL when `url` is a page of this site the crawl may fetch. */
   private asPage(url: string): string | undefined {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return undefined;
-    }
-    if (
-      (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
-      !sameSite(parsed, this.site) ||
-      !looksLikePage(parsed)
-    )
-      return undefined;
-    return normalizeOwnUrl(parsed);
+    return pageOf(url, this.site);
   }
 
   private async untilBudget<T>(promise: Promise<T>): Promise<T | undefined> {
@@ -599,21 +483,21 @@ class SiteCrawl {
 
   private async finish(): Promise<CrawlResult> {
     const truncatedPages = this.frontier.queued > 0 || this.pagesCutOff > 0;
-    const totalUnique = this.links.size + this.uncounted.size;
+    const totalUnique = this.links.uniqueTotal;
     const common = { url: this.entry.href, scannedAt: new Date().toISOString() };
     if (!this.checking) {
-      const entries = [...this.links.values()];
+      const entries = [...this.links.entries.values()];
       const counts = countLinks(entries.map((e) => e.link));
       this.report({
         phase: 'done',
-        message: `${this.doneMessage()}: found ${nLinks(this.linksFound)} on ${nPages(this.pagesCrawled)}`,
+        message: `${this.doneMessage()}: found ${nLinks(this.links.found)} on ${nPages(this.pagesCrawled)}`,
       });
       return {
         kind: 'link-extract',
         result: {
           ...common,
           totalLinks: counts.total,
-          truncated: this.uncounted.size > 0 || this.tooLongLinks > 0,
+          truncated: this.links.cut,
           counts,
           links: entries.map(({ link: { viaAnchor: _, ...link }, sources, sourceCount }) => ({
             ...link,
@@ -624,7 +508,7 @@ class SiteCrawl {
         },
       };
     }
-    const entries = [...this.links.values()];
+    const entries = [...this.links.entries.values()];
     const verdicts = await Promise.all(
       entries.map(async (e) => {
         const first = await e.verdict;
@@ -654,42 +538,27 @@ class SiteCrawl {
         pagesDiscovered: this.frontier.discovered,
         totalUniqueLinks: totalUnique,
         truncatedPages,
-        truncatedLinks: this.checkCapReached,
-        linksCutBy: this.linksCutBy(records.length < entries.length),
+        truncatedLinks: this.links.checkCapReached,
+        linksCutBy: this.links.cutReasons(records.length < entries.length),
         links: records,
         pages: this.pages.sort(byDepthThenUrl),
       },
     };
   }
 
-  private linksCutBy(unchecked: boolean): LinksCutReason[] {
-    if (this.tooLongLinks > 0) this.cutBy.add('url_length');
-    if (unchecked) this.cutBy.add('time_budget');
-    return [...this.cutBy];
-  }
-
   private doneMessage(): string {
-    return this.budget.aborted ? `Stopped at the ${Math.round(this.limits.timeBudgetMs / 1000)} s time budget` : 'Done';
+    return endMessage(this.budget.aborted ? Math.round(this.limits.timeBudgetMs / 1000) : undefined);
   }
 
-  /**
-   * What the crawl is doing, in words: "Checked 640 of 1,120 links on 48 pages; 52 more pages to
-   * read". Links are the distinct links of the result (a URL without its fragment, in-page anchors
-   * one each); pages are the pages read.
-   */
-  private crawlMessage(): string {
-    const toRead = Math.max(0, Math.min(this.frontier.discovered, this.pageCap) - this.pagesCrawled);
-    const more = toRead > 0 ? `; ${grouped(toRead)} more ${toRead === 1 ? 'page' : 'pages'} to read` : '';
-    const found = this.checking ? `Checked ${this.checkedOfTotal()}` : `Found ${nLinks(this.linksFound)}`;
-    return `${found} on ${nPages(this.pagesCrawled)}${more}`;
-  }
-
-  private checkingMessage(): string {
-    return `All ${nPages(this.pagesCrawled)} read; checked ${this.checkedOfTotal()}`;
-  }
-
-  private checkedOfTotal(): string {
-    return `${grouped(this.linksChecked)} of ${nLinks(this.links.size)}`;
+  private counts(): CrawlCounts {
+    return {
+      checking: this.checking,
+      pagesCrawled: this.pagesCrawled,
+      pagesToRead: Math.max(0, Math.min(this.frontier.discovered, this.pageCap) - this.pagesCrawled),
+      linksFound: this.links.found,
+      linksChecked: this.linksChecked,
+      linksTotal: this.links.entries.size,
+    };
   }
 
   private report(change: Partial<CrawlProgress>): void {
@@ -698,21 +567,16 @@ class SiteCrawl {
       ...change,
       pagesCrawled: this.pagesCrawled,
       pagesDiscovered: this.frontier.discovered,
-      linksFound: this.linksFound,
+      linksFound: this.links.found,
       linksChecked: this.linksChecked,
-      linksTotal: this.checking ? this.links.size : 0,
+      linksTotal: this.checking ? this.links.entries.size : 0,
     };
     // While crawling and checking, the message always tells the counts it is sent with.
-    if (this.progress.phase === 'crawling') this.progress.message = this.crawlMessage();
-    else if (this.progress.phase === 'checking') this.progress.message = this.checkingMessage();
+    if (this.progress.phase === 'crawling') this.progress.message = crawlingMessage(this.counts());
+    else if (this.progress.phase === 'checking') this.progress.message = checkingMessage(this.counts());
     this.onProgress(this.progress);
   }
 }
-
-/** Numbers in progress messages: 1,120. */
-const grouped = (n: number) => n.toLocaleString('en-US');
-const nPages = (n: number) => `${grouped(n)} ${n === 1 ? 'page' : 'pages'}`;
-const nLinks = (n: number) => `${grouped(n)} ${n === 1 ? 'link' : 'links'}`;
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -724,9 +588,6 @@ function deferred<T>(): Deferred<T> {
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
-
-/** Why links were left out besides the check cap (crawl.proto's links_cut_by). */
-type LinksCutReason = 'anchor_cap' | 'memory' | 'url_length' | 'time_budget';
 
 /** Pages answer in any order; the result lists them breadth first, then by URL, so it reads the same each run. */
 function byDepthThenUrl(a: CrawledPage, b: CrawledPage): number {

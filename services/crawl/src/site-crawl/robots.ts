@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import robotsParserModule from 'robots-parser';
 
 // The package is CommonJS (module.exports = the function) but its types declare a default export,
@@ -69,4 +70,40 @@ export async function readText(body: AsyncIterable<Buffer>, maxBytes: number): P
     if (size >= maxBytes) break;
   }
   return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+}
+
+/** Origins (of the one site: www or not, ports) whose robots.txt a crawl reads at most. */
+const MAX_ROBOTS_ORIGINS = 8;
+
+/** One crawl's robots.txt rules, each origin's read once before its first page, and its Crawl-delay turns. */
+export class CrawlRobots {
+  private readonly rules = new Map<string, Promise<RobotsRules>>();
+  /** When each origin's next page fetch may start, under its Crawl-delay. */
+  private readonly nextFetchAt = new Map<string, number>();
+
+  constructor(
+    private readonly fetchFile: FetchFile,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The origin's rules; past MAX_ROBOTS_ORIGINS origins, nothing more is fetched. */
+  of(origin: string): Promise<RobotsRules> {
+    let rules = this.rules.get(origin);
+    if (!rules) {
+      if (this.rules.size >= MAX_ROBOTS_ORIGINS)
+        return Promise.resolve({ allows: () => false, crawlDelayMs: 0, sitemaps: [] });
+      rules = readRobots(origin, this.fetchFile);
+      this.rules.set(origin, rules);
+    }
+    return rules;
+  }
+
+  /** Waits for the origin's Crawl-delay since the page fetch before (no wait without one). */
+  async turn(origin: string, delayMs: number): Promise<void> {
+    if (delayMs <= 0) return;
+    const now = Date.now();
+    const at = Math.max(now, this.nextFetchAt.get(origin) ?? 0);
+    this.nextFetchAt.set(origin, at + delayMs);
+    if (at > now) await sleep(at - now, undefined, { signal: this.signal });
+  }
 }
