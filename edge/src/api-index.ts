@@ -1,6 +1,6 @@
 /** docs/api.md: a readable index of the OpenAPI document (the document stays the reference). */
 
-import { documentedPaths } from './openapi.js';
+import { blockPriceText, documentedPaths } from './openapi.js';
 import { type DownloadSpec, exportRoutes, type RouteSpec } from './route-spec.js';
 
 const INTRO = `# API index
@@ -74,7 +74,10 @@ export function apiIndex(
 ): string {
   const rows = [...routes, ...exportRoutes(routes)].map((spec) => {
     const path = `/v1${spec.path.replace(/:(\w+)/g, '{$1}')}`;
-    return `| \`${spec.method} ${path}\` | ${spec.credits || 'free'} | ${who(spec)} | ${spec.summary} | ${
+    const credits = spec.perBlock
+      ? `${spec.credits} per ${spec.perBlock.size.toLocaleString('en')} ${spec.perBlock.unit}`
+      : spec.credits || 'free';
+    return `| \`${spec.method} ${path}\` | ${credits} | ${who(spec)} | ${spec.summary} | ${
       spec.status ?? 200
     } | ${failures(spec).join(', ')} |`;
   });
@@ -92,5 +95,23 @@ export function apiIndex(
     ),
     '| `GET /v1/openapi.json` | free | anyone | The OpenAPI document. | 200 | |',
     '',
+    ...sizedPrices(routes),
   ].join('\n');
+}
+
+/** The routes priced by size (RouteSpec.perBlock), each price in words, below the table. */
+function sizedPrices(routes: readonly RouteSpec[]): string[] {
+  const sized = routes.filter((spec) => spec.perBlock);
+  if (sized.length === 0) return [];
+  return [
+    '## Prices by size',
+    '',
+    'A job whose work grows with its input is priced by its size once its input is read (the ' +
+      "contract's `x-credits` is its first block's price, `x-credits-per-block` the rule):",
+    '',
+    ...sized.map(
+      (spec) => `- \`${spec.method} /v1${spec.path}\`: ${spec.perBlock && blockPriceText(spec, spec.perBlock)}.`,
+    ),
+    '',
+  ];
 }

@@ -15,7 +15,15 @@ import {
   takesIdempotencyKey,
 } from './idempotency.js';
 import { Failure, successSchema } from './rest/common.js';
-import { type DownloadSpec, exportRoutes, PREFIXES, type RawBody, type RouteSpec } from './route-spec.js';
+import {
+  type BlockPrice,
+  type DownloadSpec,
+  exportRoutes,
+  PREFIXES,
+  type RawBody,
+  type RouteSpec,
+  sizedCredits,
+} from './route-spec.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -223,6 +231,28 @@ function security(spec: RouteSpec): RouteConfig['security'] {
   return [{ apiKey: [] }, { session: [], ...csrf }, {}];
 }
 
+/** What a success spends, as the response's description says it. */
+function successPrice(spec: RouteSpec): string {
+  if (!spec.credits) return 'Success.';
+  const credits = (n: number) => `${n.toLocaleString('en')} credit${n > 1 ? 's' : ''}`;
+  if (!spec.perBlock) return `Success; spends ${credits(spec.credits)}.`;
+  return `Success; spends ${blockPriceText(spec, spec.perBlock)}.`;
+}
+
+/**
+ * A price by size in words (the contract, docs/api.md): "2 credits for the first 1,000 bookmarks and
+ * 2 more for each further 1,000 begun (10 for 5,000)".
+ */
+export function blockPriceText(spec: Pick<RouteSpec, 'credits'>, block: BlockPrice): string {
+  const n = (value: number) => value.toLocaleString('en');
+  const most = sizedCredits({ ...spec, perBlock: block }, block.maxUnits);
+  return (
+    `${n(spec.credits)} credits for the first ${n(block.size)} ${block.unit} and ${n(block.credits)} more ` +
+    `for each further ${n(block.size)} begun (${n(most)} for ${n(block.maxUnits)}); ` +
+    'a caller without the sized price is refused with 402 before anything is created'
+  );
+}
+
 /** A raw body's request: the body as sent (any JSON object) and the headers the input reads. */
 function rawBodyRequest(rules: RawBody, shape: Record<string, z.ZodType>): RouteConfig['request'] {
   const headers = Object.entries(rules.headers).map(([field, header]) => [header, shape[field] ?? z.string()]);
@@ -258,6 +288,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     tags: areaOf(spec.path),
     security: security(spec),
     'x-credits': spec.credits,
+    ...(spec.perBlock ? { 'x-credits-per-block': spec.perBlock } : {}),
     ...fileAnswers(spec),
     request: spec.rawBody
       ? rawBodyRequest(spec.rawBody, shape)
@@ -277,7 +308,7 @@ function operation(spec: RouteSpec, prefix: string): RouteConfig {
     responses: {
       [status]: {
         description:
-          (spec.credits ? `Success; spends ${spec.credits} credit${spec.credits > 1 ? 's' : ''}.` : 'Success.') +
+          successPrice(spec) +
           (spec.file
             ? ` With an Accept header naming the file's content type (${spec.file.contentTypes.join(', ')}), ` +
               'the file itself, the fields as X- headers; otherwise JSON.'

@@ -19,7 +19,7 @@ import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { issueCode } from './rest/common.js';
 import { type Presentable, presenter } from './rest/message.js';
-import type { ExportAnswer, RawBody, RouteSpec } from './route-spec.js';
+import { type ExportAnswer, type Price, type RawBody, type RouteSpec, sizedCredits } from './route-spec.js';
 import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 
 /**
@@ -132,9 +132,10 @@ export function callOptions(
 /**
  * validate -> authorize (authenticate, challenge, rate limit, hold credits) -> [read the upload]
  * -> [claim the Idempotency-Key: a retry of a call that succeeded gets its answer, nothing spent]
- * -> the one RPC -> present -> commit on success, before answering (even if the client left once
- * the service had done the work), release on any failure (a refused upload body, service error,
- * service down, deadline, a client gone before the work was done).
+ * -> the one RPC (a route priced by size holds its sized price once the call has read its input,
+ * before it creates anything: decision 0351) -> present -> commit on success, before answering
+ * (even if the client left once the service had done the work), release on any failure (a refused
+ * upload body, service error, service down, deadline, a client gone before the work was done).
  */
 export function handler(spec: RouteSpec, clients: Clients, metering: Metering, log: Logger): Middleware {
   const present = presenter(spec.output);
@@ -151,7 +152,12 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // The clients the call is made with: the services', or the sandbox's samples (decision 0207).
     let called = clients;
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(called, id)));
-    const hold = await metering.authorize(spec, ctx, options.requestId);
+    let hold = await metering.authorize(spec, ctx, options.requestId);
+    // A route priced by size holds its first block's price until the call has read its input.
+    const price: Price = async (units) => {
+      if (!spec.perBlock) throw new Error(`${spec.operation} has no price by size`);
+      hold = await metering.reprice(hold, spec, ctx, options.requestId, sizedCredits(spec, units));
+    };
     const sandbox = answersFromSamples(spec, hold.caller, ctx.params);
     if (sandbox) called = sampled;
     let body: object;
@@ -192,7 +198,7 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
         }
         claim = outcome.claim;
       }
-      const reply = await spec.call(called, parsed, options, hold.caller);
+      const reply = await spec.call(called, parsed, options, hold.caller, price);
       headers = spec.headers?.(reply, ctx);
       // Presented even when the answer is the file: an idempotent retry replays this JSON answer.
       const fields = present((spec.present ? spec.present(reply, ctx) : reply) as Presentable<unknown>);

@@ -46,8 +46,15 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
   operation: string;
   /** One line for the contract. */
   summary: string;
-  /** Credits a success spends (spec's table); 0 for free routes. */
+  /** Credits a success spends (spec's table); 0 for free routes. With `perBlock`, its first block's. */
   credits: number;
+  /**
+   * A price by size, for a job whose work grows with its input and is known only once the call has
+   * read it (a bookmark check's list): `credits` pays for the first block of `size` units, and each
+   * further block begun costs `perBlock.credits` more (decision 0351). The call states its size
+   * with its `price` argument before it creates anything.
+   */
+  perBlock?: BlockPrice;
   /**
    * Which credentials the route serves: any (default; anonymous, session or API key), session
    * (account and key management), owner (a session or an API key without limits; a test key acts
@@ -97,7 +104,8 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
   errors?: Record<string, number>;
   /** Deadline handed to the service. */
   timeoutMs: number;
-  call(clients: Clients, input: z.output<In>, options: CallOptions, caller: Caller): Promise<R>;
+  /** `price`: a route with `perBlock` states its size with it (see Price); other routes never call it. */
+  call(clients: Clients, input: z.output<In>, options: CallOptions, caller: Caller, price: Price): Promise<R>;
   /**
    * A call whose work stays behind (a crawl start creates a job): when its client leaves, the call
    * is not cancelled (its answer says whether the work stands, which is billed); the service is
@@ -126,6 +134,35 @@ export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out ex
    * file, so a generated client types it as the file and the route's own answer as JSON.
    */
   exportOnly?: boolean;
+}
+
+/** A price by size (RouteSpec.perBlock). */
+export interface BlockPrice {
+  /** Units per block, e.g. 1,000 bookmarks. */
+  size: number;
+  /** What is counted, plural, for the contract: bookmarks. */
+  unit: string;
+  /** Credits of each block after the first. */
+  credits: number;
+  /** The most units a call has (its list's cap), for the contract's highest price. */
+  maxUnits: number;
+}
+
+/**
+ * The call's size, once it has read its input (units of its route's `perBlock`): its sized price is
+ * held instead of the first block's, or it is refused, 402, with nothing held any more. Called
+ * before the call creates anything, at most once.
+ */
+export type Price = (units: number) => Promise<void>;
+
+/** The `price` of a call made outside a request (a webhook's poll of a job): it holds nothing to price. */
+export const NOT_PRICED: Price = () => Promise.reject(new Error('a call outside a request is not priced'));
+
+/** What a call of `units` costs on a route priced by size: the first block's credits, then each further block's. */
+export function sizedCredits(spec: Pick<RouteSpec, 'credits' | 'perBlock'>, units: number): number {
+  if (!spec.perBlock) return spec.credits;
+  const blocks = Math.max(1, Math.ceil(units / spec.perBlock.size));
+  return spec.credits + (blocks - 1) * spec.perBlock.credits;
 }
 
 /** How a route takes its body as sent (RouteSpec.rawBody). */

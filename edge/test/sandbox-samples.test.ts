@@ -25,7 +25,15 @@ const options = { requestId: 'r1', timeoutMs: 1_000, signal: new AbortController
 
 /** The answer the pipeline would give a sandbox call of the route, as a Response. */
 async function sandboxAnswer(spec: RouteSpec, jobId?: string): Promise<Response> {
-  const reply = await spec.call(sandboxClients, inputOf(spec, { job_id: jobId }) as never, options, anything as never);
+  // A sandbox call holds nothing, so pricing it by size changes nothing (the pipeline's reprice).
+  const noPrice = async () => {};
+  const reply = await spec.call(
+    sandboxClients,
+    inputOf(spec, { job_id: jobId }) as never,
+    options,
+    anything as never,
+    noPrice,
+  );
   const fields = presenter(spec.output)(spec.present ? spec.present(reply, ctx) : reply);
   const headers = { 'content-type': 'application/json', 'x-credits-remaining': '9', 'x-request-id': 'r1' };
   return new Response(JSON.stringify(successBody(fields, spec.envelope ?? 'data')), {

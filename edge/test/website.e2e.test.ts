@@ -629,6 +629,11 @@ describe('website: pages in a real browser', function () {
       expect(await page.$eval('main', (el) => el.textContent))
         .to.include('3,000 credits')
         .and.include('Top-ups');
+      // A price by size, read from the contract (decision 0351).
+      const sized = await page.waitForSelector('.sized-prices li[data-operation="bookmarks-check"]');
+      expect(await sized?.evaluate((el) => el.textContent)).to.match(
+        /^Bookmark health: 2 credits for the first 1,000 bookmarks, 2 more for each further 1,000 begun/,
+      );
       // The password rule shows before any attempt.
       await open(page, '/sign-up');
       const rule = await page.$eval('#f-password', (el) => ({

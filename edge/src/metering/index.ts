@@ -8,7 +8,8 @@
  * the credits are held is the folder's business: one billing call per call (meter.ts), batched
  * (authorize-queue.ts), a free read answered from the edge's short-lived view of the caller
  * (caller-views.ts), or a busy API-key caller's call paid from a lease billing granted
- * (lease-rules.ts); a success's hold is settled before its answer, batched (settlements.ts).
+ * (lease-rules.ts); a success's hold is settled before its answer, batched (settlements.ts). A
+ * call priced by its size swaps its hold for one of the sized price once it knows its size.
  */
 import type { Logger } from '@webutil/kit';
 import type { Context } from 'koa';
@@ -38,6 +39,13 @@ export interface Metering {
    * refusal is thrown as its 401/402/403/429.
    */
   authorize(spec: Metered, ctx: Context, requestId: string): Promise<Hold>;
+  /**
+   * The call, authorized with `hold`, is priced again by its size (a route priced per block, once
+   * its input is read): `hold` is released and `credits` held instead, at billing, without counting
+   * the request again; the new hold is what the call ends. A refusal (402) is thrown with nothing
+   * held any more. A hold that holds nothing (a sandbox key's) stays as it is.
+   */
+  reprice(hold: Hold, spec: Metered, ctx: Context, requestId: string, credits: number): Promise<Hold>;
   /**
    * The caller's credits left, for a response that authorized nothing (unknown route, malformed
    * body); the request counts toward the caller's rate. 0 when the caller is unknown. Sets the

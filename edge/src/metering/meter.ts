@@ -88,6 +88,18 @@ export class Meter {
   }
 
   /**
+   * The call's own hold (or its lease's share) goes back, then billing holds the sized price as
+   * the call's own hold, not counting the request again: the caller needs only the sized price,
+   * never both. The refund lands before billing is asked (`askBilling` waits for it).
+   */
+  async reprice(hold: Hold, spec: Metered, ctx: Context, requestId: string, credits: number): Promise<Hold> {
+    if (!(hold instanceof PaidHold) || hold.call.credits === credits) return hold;
+    hold.release();
+    const sized = { ...spec, credits };
+    return this.askBilling(sized, ctx, requestId, hold.caller.credential, hold.key, false, true);
+  }
+
+  /**
    * The hold with one of the caller's render slots, freed as the hold ends; over the caller's
    * bound the hold is released (nothing spent) and the call refused.
    */
@@ -182,6 +194,7 @@ export class Meter {
     credential: Credential,
     key: string,
     leasable: boolean,
+    repriced = false,
   ): Promise<MeteredHold> {
     const offer = leasable && this.offerLease(key);
     // Read your own writes: a refund of this caller still on its way lands first.
@@ -203,6 +216,7 @@ export class Meter {
           holdMs: spec.timeoutMs,
           leaseHoldMs: offer ? rules.leaseHoldMs(this.leaseMs) : undefined,
           reservationId: name,
+          repriced,
         },
         requestId,
       ));

@@ -34,8 +34,33 @@ export interface Operation {
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
   security?: Record<string, string[]>[];
-  /** Credits a success spends. */
+  /** Credits a success spends; with a price by size, its first block's. */
   'x-credits'?: number;
+  /** A price by size: each further block of `size` units begun costs `credits` more. */
+  'x-credits-per-block'?: { size: number; unit: string; credits: number; maxUnits: number };
+}
+
+const count = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
+
+/** An operation's price in a few words, from the contract: "2 credits", or "2 credits per 1,000 bookmarks". */
+export function priceOf(op: Pick<Operation, 'x-credits' | 'x-credits-per-block'>): string {
+  const credits = count(op['x-credits'] ?? 0, 'credit');
+  const block = op['x-credits-per-block'];
+  return block ? `${credits} per ${block.size.toLocaleString('en')} ${block.unit}` : credits;
+}
+
+/** A price by size in a sentence, from the contract; undefined for a fixed price. */
+export function sizedPriceOf(op: Pick<Operation, 'x-credits' | 'x-credits-per-block'>): string | undefined {
+  const block = op['x-credits-per-block'];
+  if (!block) return undefined;
+  const first = op['x-credits'] ?? 0;
+  const n = (value: number) => value.toLocaleString('en');
+  const most = first + (Math.ceil(block.maxUnits / block.size) - 1) * block.credits;
+  return (
+    `${count(first, 'credit')} for the first ${n(block.size)} ${block.unit}, ${n(block.credits)} more for each ` +
+    `further ${n(block.size)} begun (${n(most)} for ${n(block.maxUnits)}). Without credits for the whole file the ` +
+    'check is refused before it starts, and nothing is spent.'
+  );
 }
 
 export interface Document {

@@ -2,24 +2,21 @@
 import { isUnavailable } from './availability.js';
 import { ANONYMOUS, PLANS, TOOLS } from './catalog.js';
 import { h, show } from './dom.js';
-import { type Document, openApi, operations } from './openapi.js';
+import { type Document, openApi, operations, priceOf, sizedPriceOf } from './openapi.js';
 import { paymentsSection } from './payments.js';
 
-/** Each operation's credit cost, from the contract's `x-credits`. */
-export async function creditCosts(): Promise<Map<string, number>> {
-  const doc: Document = await openApi();
-  return new Map(
-    operations(doc)
-      .filter((op) => op.path.startsWith('/v1/'))
-      .map((op) => [op.operationId, Number(op['x-credits'] ?? 0)]),
-  );
+/** Each operation's price in a few words, from the contract's `x-credits` (and `x-credits-per-block`). */
+export async function creditCosts(): Promise<Map<string, string>> {
+  return new Map(priced(await openApi()).map((op) => [op.operationId, priceOf(op)]));
 }
+
+const priced = (doc: Document) => operations(doc).filter((op) => op.path.startsWith('/v1/'));
 
 const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
 
 /** Shown at once; each tool's cost fills in when the contract arrives. */
 export async function home(main: HTMLElement): Promise<void> {
-  const costs = new Map<string, number>();
+  const costs = new Map<string, string>();
   const costSlots = new Map<string, HTMLElement>();
   show(
     main,
@@ -67,11 +64,13 @@ export async function home(main: HTMLElement): Promise<void> {
   );
   for (const [id, cost] of await creditCosts().catch(() => costs)) {
     const slot = costSlots.get(id);
-    if (slot) slot.textContent = plural(cost, 'credit');
+    if (slot) slot.textContent = cost;
   }
 }
 
 export function pricing(main: HTMLElement): void {
+  // Filled in from the contract: the operations priced by the size of their input.
+  const bySize = h('ul', { class: 'sized-prices' });
   show(
     main,
     h('h1', {}, 'Pricing'),
@@ -114,6 +113,14 @@ export function pricing(main: HTMLElement): void {
         ),
       ),
     ),
+    h('h2', {}, 'Priced by size'),
+    h(
+      'p',
+      {},
+      'A job whose work grows with its file is priced by its size, once the file is read and before the ',
+      'job starts:',
+    ),
+    bySize,
     h('h2', {}, 'Top-ups'),
     h(
       'p',
@@ -124,6 +131,15 @@ export function pricing(main: HTMLElement): void {
     paymentsSection(),
     h('p', {}, h('a', { href: '/sign-up' }, 'Create a free account'), ' to start.'),
   );
+  void openApi()
+    .then((doc) => {
+      for (const op of priced(doc)) {
+        const sized = sizedPriceOf(op);
+        const title = TOOLS.find((tool) => tool.id === op.operationId)?.title ?? op.operationId;
+        if (sized) bySize.append(h('li', { 'data-operation': op.operationId }, h('b', {}, `${title}: `), sized));
+      }
+    })
+    .catch(() => undefined);
 }
 
 export function notFound(main: HTMLElement): void {

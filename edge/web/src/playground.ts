@@ -3,7 +3,17 @@ import { ApiError, call, ensureClearance, refreshCredits } from './api.js';
 import { isUnavailable, isUnavailableError, rememberAvailability } from './availability.js';
 import { toolById } from './catalog.js';
 import { h, show } from './dom.js';
-import { type Document, inputFields, type Operation, openApi, operations, resolve, type Schema } from './openapi.js';
+import {
+  type Document,
+  inputFields,
+  type Operation,
+  openApi,
+  operations,
+  priceOf,
+  resolve,
+  type Schema,
+  sizedPriceOf,
+} from './openapi.js';
 import { followJob, renderResult } from './results.js';
 
 const typeOf = (schema: Schema) => (Array.isArray(schema.type) ? schema.type[0] : schema.type);
@@ -278,14 +288,13 @@ export async function playground(main: HTMLElement, operationId: string): Promis
       button.disabled = false;
     }
   });
-  const cost = op['x-credits'] ?? 0;
   show(
     main,
     h('p', { class: 'crumbs' }, h('a', { href: '/' }, 'Tools'), ' / '),
     h('h1', {}, tool.title),
     notice,
     h('p', { class: 'lead' }, tool.pitch),
-    h('p', { class: 'muted' }, `${cost} credit${cost === 1 ? '' : 's'} a call; a failed call costs nothing.`),
+    h('p', { class: 'muted' }, sizedPriceOf(op) ?? `${priceOf(op)} a call; a failed call costs nothing.`),
     form,
     result,
   );

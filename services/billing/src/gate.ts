@@ -47,7 +47,8 @@ export class Gate {
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResponse> {
     const credential = request.credential ?? { clientIp: '' };
-    const { caller, counted } = await this.admit(credential, request.callers);
+    // A call priced again by its size was counted when it was first authorized.
+    const { caller, counted } = await this.admit(credential, request.callers, request.repriced ? 0 : 1);
     const limited = counted.retryAfterSeconds;
     if ('refusal' in caller) {
       // An unknown caller has no credits to show; saying so spares the edge a second billing call.
@@ -203,18 +204,24 @@ export class Gate {
   /**
    * Who is calling, and whether this request, counted now, is past the per-minute rate. It counts
    * against a known caller's own rate, else against the client network's (a refused credential
-   * is no better than none).
+   * is no better than none). `requests` 0: the request was counted before (a call priced again).
    */
   private async admit(
     credential: Credential,
     policy: CallerPolicy,
+    requests = 1,
   ): Promise<{ caller: Caller | Denial; counted: Counted }> {
     const caller = await this.identify(credential, policy);
     const payer = 'refusal' in caller ? this.anonymous(credential) : caller;
     const subject = rateSubject(payer);
     return {
       caller,
-      counted: await this.deps.limiter.hit(subject, this.requestsPerMinute(payer), this.rendersInFlight(payer)),
+      counted: await this.deps.limiter.hit(
+        subject,
+        this.requestsPerMinute(payer),
+        this.rendersInFlight(payer),
+        requests,
+      ),
     };
   }
 

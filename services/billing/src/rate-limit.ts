@@ -20,13 +20,16 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  /** Counts one request of `subject` against `perMinute`; the window also carries its `rendersInFlight`. */
-  async hit(subject: string, perMinute: number, rendersInFlight: number): Promise<Counted> {
+  /**
+   * Counts `requests` (one, or none for a request counted before) of `subject` against `perMinute`;
+   * the window also carries its `rendersInFlight`. A request counted before is never past the limit.
+   */
+  async hit(subject: string, perMinute: number, rendersInFlight: number, requests = 1): Promise<Counted> {
     const now = this.clock();
     const minute = Math.floor(now / MINUTE_MS);
-    const used = await this.store.increment(rateKey(subject, minute), 1, (minute + 2) * MINUTE_MS);
+    const used = await this.store.increment(rateKey(subject, minute), requests, (minute + 2) * MINUTE_MS);
     const window = { key: subject, perMinute, used, minute: String(minute), rendersInFlight };
-    if (used <= perMinute) return { window };
+    if (used <= perMinute || requests === 0) return { window };
     return { window, retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - now) / 1000)) };
   }
 

@@ -1,5 +1,7 @@
 import { invalidArgument, ServiceError } from '@webutil/kit';
 import type {
+  DiscardBookmarksRequest,
+  DiscardBookmarksResponse,
   ParseBookmarksRequest,
   ParseBookmarksResponse,
   ParsedBookmark,
@@ -55,6 +57,19 @@ export async function parseBookmarks(
     downloadName: cleanUploadName(request.fileName) || `bookmarks.${format}`,
   });
   return { fileId: stored.name, sourceFormat: format, totalBookmarks: total, bookmarks };
+}
+
+/**
+ * DiscardBookmarks: a kept file deleted now, its check refused before a job existed. Only a kept
+ * file (never a conversion's download) is deleted; another name, or one already gone, changes nothing.
+ */
+export async function discardBookmarks(
+  request: DiscardBookmarksRequest,
+  deps: BookmarkFilesDeps,
+): Promise<DiscardBookmarksResponse> {
+  const kept = Object.values(KEPT).some((k) => request.fileId.endsWith(`.${k.extension}`));
+  if (kept) await deps.store.delete(request.fileId);
+  return {};
 }
 
 /** What the file is, by its first characters, and its plain bytes. */

@@ -5,7 +5,7 @@ import { readCleanedBookmarks } from './cleaned-bookmarks.js';
 import { convertHtmlToXbel } from './convert-html-to-xbel.js';
 import { convertXbelToHtml } from './convert-xbel-to-html.js';
 import { decryptXbel } from './decrypt-xbel.js';
-import { parseBookmarks } from './parse-bookmarks.js';
+import { discardBookmarks, parseBookmarks } from './parse-bookmarks.js';
 import { readDownload } from './read-download.js';
 
 export function bookmarkService(deps: BookmarkFilesDeps, log: Logger): ServiceBinding {
@@ -17,6 +17,7 @@ export function bookmarkService(deps: BookmarkFilesDeps, log: Logger): ServiceBi
       convertHtmlToXbel: (request, ctx) => convertHtmlToXbel(request, deps, ctx.signal),
       readDownload: (request, ctx, send) => readDownload(request, deps, send, ctx.signal),
       parseBookmarks: (request, ctx) => parseBookmarks(request, deps, ctx.signal),
+      discardBookmarks: (request) => discardBookmarks(request, deps),
       readCleanedBookmarks: (request, ctx, send) => readCleanedBookmarks(request, deps, send, ctx.signal),
     },
     log,

@@ -203,6 +203,26 @@ for (const harness of harnesses) {
       expect(await harness.leftovers()).to.equal(0);
     });
 
+    it('deletes an artifact before its lifetime ends, for every replica, and leaves nothing behind', async () => {
+      const info = await store.put({
+        body: Buffer.from('kept'),
+        extension: 'kxbel',
+        contentType: 'application/xml',
+        ttlMs: 5000,
+      });
+      const replica = await opened.replica();
+      try {
+        await replica.delete(info.name);
+        expect(await store.stat(info.name)).to.equal(undefined);
+        expect(await store.open(info.name)).to.equal(undefined);
+      } finally {
+        await replica.close();
+      }
+      // Twice, unknown or malformed: no error.
+      for (const name of [info.name, newArtifactName('png'), '../../etc/passwd', '']) await store.delete(name);
+      expect(await harness.leftovers()).to.equal(0);
+    });
+
     it('answers unknown and malformed names with nothing', async () => {
       await store.put({ body: Buffer.from('x'), extension: 'png', contentType: 'image/png', ttlMs: 1000 });
       for (const name of [newArtifactName('png'), '../../etc/passwd', 'keys', 'tmp', '', '.json']) {

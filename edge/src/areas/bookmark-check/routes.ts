@@ -1,7 +1,8 @@
 /** Bookmark health: a file's bookmarks checked as a job; polls are free, as are cleaned copies. */
 import { noStore } from '../../envelope.js';
+import { NEVER_CANCELLED } from '../../grpc-clients.js';
 import { jobInput } from '../../rest/common.js';
-import { type DownloadSpec, download, type RouteSpec, route, versioned } from '../../route-spec.js';
+import { type BlockPrice, type DownloadSpec, download, type RouteSpec, route, versioned } from '../../route-spec.js';
 import { XBEL_FILE_ERRORS } from '../bookmark/routes.js';
 import { CRAWL_START_ERRORS, crawlCaller, JOB_ERRORS, withdrawCrawlStart } from '../crawl/routes.js';
 import { JobStarted } from '../crawl/schemas.js';
@@ -26,6 +27,13 @@ const BOOKMARK_FILE_ERRORS = {
   file_too_complex: 400,
 };
 
+/**
+ * A check's price grows with its list (decision 0351): the route's 2 credits pay for the first
+ * 1,000 bookmarks, each further 1,000 begun (up to the 5,000 checked) costs 2 more. A block is
+ * about what a broken-link crawl checks for its 2 credits (1,500 links at most).
+ */
+export const BOOKMARK_CHECK_BLOCKS: BlockPrice = { size: 1_000, unit: 'bookmarks', credits: 2, maxUnits: 5_000 };
+
 export const bookmarkCheckRoutes: RouteSpec[] = [
   withWebhook(
     route({
@@ -36,17 +44,29 @@ export const bookmarkCheckRoutes: RouteSpec[] = [
         'Checks every bookmark of an XBEL (plain or Floccus-encrypted) or browser bookmark HTML file (the first ' +
         '5,000, each URL once, within 6 minutes); poll its job, then download a cleaned copy.',
       credits: 2,
+      perBlock: BOOKMARK_CHECK_BLOCKS,
       input: bookmarkCheckInput,
       upload: BOOKMARK_UPLOAD,
       output: JobStarted,
       status: 202,
       errors: { ...BOOKMARK_FILE_ERRORS, ...CRAWL_START_ERRORS },
       timeoutMs: 60_000,
-      call: async (c, input, options, caller) => {
+      call: async (c, input, options, caller, price) => {
         const parsed = await c.bookmark.parseBookmarks(
           { fileName: input.file.name, file: input.file.bytes, key: input.key, salt: input.salt },
           options,
         );
+        // Priced by the bookmarks it will check, before the job exists: a caller who cannot pay gets 402,
+        // and the file kept for the job is deleted (decision 0351).
+        await price(parsed.bookmarks.length).catch(async (err: unknown) => {
+          await c.bookmark
+            .discardBookmarks(
+              { fileId: parsed.fileId },
+              { requestId: options.requestId, timeoutMs: 5_000, signal: NEVER_CANCELLED },
+            )
+            .catch(() => undefined);
+          throw err;
+        });
         return c.crawl.startBookmarkCheck({ ...parsed, caller: crawlCaller(caller) }, options);
       },
       withdraw: withdrawCrawlStart,

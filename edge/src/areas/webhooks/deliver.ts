@@ -15,7 +15,7 @@ import type { Clients } from '../../clients.js';
 import { successBody } from '../../envelope.js';
 import { type CallOptions, NEVER_CANCELLED } from '../../grpc-clients.js';
 import { type Presentable, presenter } from '../../rest/message.js';
-import type { Caller, RouteSpec } from '../../route-spec.js';
+import { type Caller, NOT_PRICED, type RouteSpec } from '../../route-spec.js';
 import { sandboxClientsFor } from '../../sandbox/clients.js';
 import { isSample } from '../../sandbox/files.js';
 import { nextAttemptAt, retryAfterMs, retryableStatus } from './retry.js';
@@ -242,6 +242,7 @@ export class WebhookDelivery {
         { job_id: delivery.jobId },
         { requestId: `webhook-${delivery.id}`, timeoutMs: poll.spec.timeoutMs, signal: NEVER_CANCELLED },
         WORKER,
+        NOT_PRICED,
       );
     } catch (err) {
       if (readGrpcError(err).code === grpcStatus.NOT_FOUND) return 'the job is gone (jobs are kept 30 minutes)';

@@ -37,9 +37,9 @@ export function withWebhook<In extends z.ZodObject, R extends { jobId: string },
     ...spec,
     input,
     errors: { ...spec.errors, ...WEBHOOK_START_ERRORS },
-    call: async (clients, parsed, options, caller) => {
+    call: async (clients, parsed, options, caller, price) => {
       const { webhookUrl, ...rest } = parsed as z.output<In> & { webhookUrl?: unknown };
-      const startJob = () => spec.call(clients, rest as z.output<In>, options, caller);
+      const startJob = () => spec.call(clients, rest as z.output<In>, options, caller, price);
       if (typeof webhookUrl !== 'string') return startJob();
       await checkWebhookTarget(webhookUrl);
       if (!caller.subject.startsWith('account:'))

@@ -83,6 +83,12 @@ export class DiskArtifactStore implements ArtifactStore {
     return info ? this.stat(info.name) : undefined;
   }
 
+  async delete(name: string): Promise<void> {
+    if (!isArtifactName(name)) return;
+    await rm(this.metaPath(name), { force: true });
+    await rm(path.join(this.dir, name), { force: true });
+  }
+
   async sweep(): Promise<number> {
     const now = this.now();
     let removed = 0;

@@ -106,6 +106,14 @@ export class GridFsArtifactStore implements ArtifactStore {
     return info && info.expiresAt > this.now() ? info : undefined;
   }
 
+  async delete(name: string): Promise<void> {
+    if (!isArtifactName(name)) return;
+    for (const file of await this.bucket.find({ filename: name }).toArray()) {
+      // Another replica may have deleted it first.
+      await this.bucket.delete(file._id).catch(() => undefined);
+    }
+  }
+
   async sweep(): Promise<number> {
     const expired = await this.bucket.find({ 'metadata.expiresAt': { $lte: new Date(this.now()) } }).toArray();
     let removed = 0;

@@ -14,6 +14,8 @@ export interface ArtifactStore {
   open(name: string): Promise<OpenArtifact | undefined>;
   /** The artifact stored most recently with this cache key, while it lives. */
   findCached(cacheKey: string): Promise<ArtifactInfo | undefined>;
+  /** Deletes the artifact now, before its lifetime ends (nothing will read it); an unknown name is no error. */
+  delete(name: string): Promise<void>;
   /** Deletes every artifact whose lifetime has ended; returns how many. */
   sweep(): Promise<number>;
   close(): Promise<void>;
