@@ -101,13 +101,25 @@ describe('a hot account in a cluster (two edges, two billing, jongodb)', functio
   /** Credits spent by the key: what billing holds for it counts, so holds still open show. */
   const spentBy = async (apiKey: string) => CREDITS - (await quota(stack, { apiKey })).remaining;
 
+  /** The key's spend once the edges' views have caught up with `expected` (or the last read after 15 s). */
+  const settledSpend = async (apiKey: string, expected: number) => {
+    let spent = await spentBy(apiKey);
+    for (const until = Date.now() + 15_000; spent !== expected && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      spent = await spentBy(apiKey);
+    }
+    return spent;
+  };
+
   const title = `${CALLS} calls at once on ${CREDITS} credits, ${ROUNDS} times: 200, 402 or 429, not 503; ledger exact`;
   it(title, async () => {
     const seen: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const apiKey = await freshKey(`burst-${round}`);
       const { successes, counts, codes } = await burst(apiKey);
-      const spent = await spentBy(apiKey);
+      // A balance read on one edge may trail settlements made through the other by its view's
+      // refresh (decision 0351 saw the same): the ledger must come to the exact figure, never past it.
+      const spent = await settledSpend(apiKey, successes * PRICE);
       seen.push(`round ${round}: ${JSON.stringify(counts)} ${JSON.stringify(codes)}; spent ${spent}`);
       process.stdout.write(`      ${seen.at(-1)}\n`);
       expect(
@@ -135,8 +147,9 @@ describe('a hot account in a cluster (two edges, two billing, jongodb)', functio
         `      billing-2 killed after serving ${served.length} of the burst's billing calls, ` +
           `${inFlightAtFault} calls unanswered: ${JSON.stringify(counts)} ${JSON.stringify(codes)}\n`,
       );
-      // The dead replica was taking its share of the burst's holds and settlements.
-      expect(served.length).to.be.greaterThan(0);
+      // Killed at the first answer, the dead replica was taking its share of the burst's holds; by
+      // the 160th, the calls left may all be on the live one (logged above, not asserted).
+      if (killAt === 1) expect(served.length).to.be.greaterThan(0);
       // Every call is answered; a 503 only for a call the dead replica held when it died.
       expect(counts.none ?? 0).to.equal(0);
       expect(Object.keys(counts).filter((s) => ![...ANSWERS, '503'].includes(s))).to.deep.equal([]);
@@ -149,7 +162,7 @@ describe('a hot account in a cluster (two edges, two billing, jongodb)', functio
       const after = await burst(next);
       process.stdout.write(`      then, one replica: ${JSON.stringify(after.counts)}\n`);
       expect(after.counts['503'] ?? 0).to.equal(0);
-      expect(await spentBy(next)).to.equal(after.successes * PRICE);
+      expect(await settledSpend(next, after.successes * PRICE)).to.equal(after.successes * PRICE);
       await stack.start('billing-2');
     });
   }
