@@ -22,3 +22,17 @@ export async function account(
   if (!created.apiKey) throw new Error(`create-account minted no key for ${email}`);
   return { email, apiKey: created.apiKey };
 }
+
+/**
+ * A fresh Starter account holding exactly `credits`, its rate limit out of the way, and a live key
+ * named `name` (the cluster tests' bursts).
+ */
+export async function fundedKey(stack: TestStack, name: string, credits: number): Promise<string> {
+  const email = `funded-${name}-${process.pid}-${Date.now()}@example.test`;
+  const created = await stack.admin(
+    ...['create-account', '--email', email, '--plan', 'STARTER', '--credits', String(credits)],
+    ...['--rate-limit', '1000000', '--mint-key', name],
+  );
+  if (!created.apiKey) throw new Error(`create-account minted no key for ${email}`);
+  return created.apiKey;
+}

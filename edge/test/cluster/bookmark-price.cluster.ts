@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { type OwnNats, startOwnNats } from '@webutil/scripts/nats-under-test';
+import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { xbelOf } from '@webutil/scripts/xbel-fixtures';
 import { expect } from 'chai';
@@ -54,22 +55,7 @@ describe('bookmark check priced by size in a cluster (two edges, two billing, tw
     await Promise.all([nats?.dispose(), mongo?.stop()]);
   });
 
-  const freshKey = async (name: string, credits: number) => {
-    const created = await stack.admin(
-      'create-account',
-      '--email',
-      `cluster-price-${name}-${Date.now()}@example.test`,
-      '--plan',
-      'STARTER',
-      '--credits',
-      String(credits),
-      '--rate-limit',
-      '1000000',
-      '--mint-key',
-      name,
-    );
-    return created.apiKey as string;
-  };
+  const freshKey = (name: string, credits: number) => fundedKey(stack, name, credits);
 
   const file = (prefix: string) =>
     xbelOf(

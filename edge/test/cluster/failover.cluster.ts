@@ -5,6 +5,7 @@ import { type CrawlSite, startCrawlSite } from '@webutil/scripts/fixture-crawl-s
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { type OwnNats, startOwnNats } from '@webutil/scripts/nats-under-test';
+import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { eventually, quota } from '../billing-helpers.js';
@@ -63,23 +64,8 @@ describe('failover in a cluster (two edges, two billing, two crawl, NATS, jongod
     await Promise.all([site?.close(), slow?.close(), nats?.dispose(), mongo?.stop()]);
   });
 
-  /** A fresh Starter account with exactly CREDITS credits and a key. */
-  const freshKey = async (name: string) => {
-    const created = await stack.admin(
-      'create-account',
-      '--email',
-      `cluster-${name}-${Date.now()}@example.test`,
-      '--plan',
-      'STARTER',
-      '--credits',
-      String(CREDITS),
-      '--rate-limit',
-      '1000000',
-      '--mint-key',
-      name,
-    );
-    return created.apiKey as string;
-  };
+  /** A fresh Starter account holding CREDITS credits, and its key. */
+  const freshKey = (name: string) => fundedKey(stack, name, CREDITS);
 
   /**
    * CALLS paid down-checks over both edges, IN_FLIGHT at a time; `fault` runs once after `faultAt`

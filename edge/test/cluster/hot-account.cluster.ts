@@ -1,6 +1,7 @@
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { type OwnNats, startOwnNats } from '@webutil/scripts/nats-under-test';
+import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { eventually, quota } from '../billing-helpers.js';
@@ -41,22 +42,7 @@ describe('a hot account in a cluster (two edges, two billing, jongodb)', functio
   });
 
   /** A fresh Starter account holding CREDITS credits, and its key. */
-  const freshKey = async (name: string) => {
-    const created = await stack.admin(
-      'create-account',
-      '--email',
-      `hot-${name}-${Date.now()}@example.test`,
-      '--plan',
-      'STARTER',
-      '--credits',
-      String(CREDITS),
-      '--rate-limit',
-      '1000000',
-      '--mint-key',
-      name,
-    );
-    return created.apiKey as string;
-  };
+  const freshKey = (name: string) => fundedKey(stack, name, CREDITS);
 
   /**
    * CALLS link checks of one key sent at once, alternating between the edges; `fault` runs once
