@@ -356,8 +356,8 @@ describe('Helm chart helm/webutil', function () {
   });
 
   it('lets the URL fetchers reach the internet over IPv4 and IPv6, never cluster, node or metadata addresses', () => {
-    // The edge delivers webhooks (decision 0206).
-    const fetchers = ['edge', 'render', 'crawl', 'tls-scan', 'meta-scan'];
+    // The edge delivers webhooks (decision 0206); the monitor service, Slack-compatible alerts.
+    const fetchers = ['edge', 'render', 'crawl', 'tls-scan', 'meta-scan', 'monitor'];
     const internet = ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'];
     const forbidden = [
       '10.96.0.1', // the service network
@@ -403,7 +403,7 @@ describe('Helm chart helm/webutil', function () {
   });
 
   it('gives MongoDB and NATS only to the services that use them: variables and network', () => {
-    const usesMongo = ['billing', 'render', 'crawl', 'bookmark'];
+    const usesMongo = ['billing', 'render', 'crawl', 'bookmark', 'monitor'];
     // Billing tells the edges of revocations over NATS; crawl carries its jobs on it.
     const usesNats = ['crawl', 'edge', 'billing'];
     for (const manifests of [defaults, production]) {

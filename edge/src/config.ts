@@ -15,6 +15,7 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       RENDER_ADDR: env.string('127.0.0.1:50052'),
       BOOKMARK_ADDR: env.string('127.0.0.1:50056'),
       TLS_SCAN_ADDR: env.string('127.0.0.1:50054'),
+      MONITOR_ADDR: env.string('127.0.0.1:50057'),
       SHUTDOWN_GRACE_MS: env.int(10_000),
       /** Reverse proxies (CIDRs) whose X-Forwarded-For names the client; none by default. */
       TRUSTED_PROXIES: env.cidrList(),

@@ -28,6 +28,7 @@ export const SERVICES: ServiceEntry[] = [
   { name: 'tls-scan', dir: 'services/tls-scan', portOffset: 4, addressEnv: 'TLS_SCAN_ADDR' },
   { name: 'meta-scan', dir: 'services/meta-scan', portOffset: 5, addressEnv: 'META_SCAN_ADDR' },
   { name: 'bookmark', dir: 'services/bookmark', portOffset: 6, addressEnv: 'BOOKMARK_ADDR' },
+  { name: 'monitor', dir: 'services/monitor', portOffset: 7, addressEnv: 'MONITOR_ADDR' },
 ];
 
 /**
