@@ -270,6 +270,31 @@ for (const harness of harnesses) {
       expect((await store.delivery(taken!.id))?.bodyGzip).to.equal(null);
     });
 
+    it('edges claiming at once never lease more than perSubject of one account', async () => {
+      for (let i = 0; i < 12; i++) {
+        const delivery = { id: `many-${i}`, subject: 'account:many', source: 'poll', url: 'https://e.com/h' };
+        await store.reserve({ ...delivery, createdAt: T0 + i, expiresAt: T0 + 3_600_000 }, { maxOpen: 100 }, T0);
+        await store.attach(`many-${i}`, `job-${i}`, T0 + i, T0 + 3_600_000);
+      }
+      now = T0 + 1_000;
+      const bounds = { perSubject: 4, maxBytes: 1_000_000 };
+      // Many rounds of six edges at once: however the claims interleave, 4 at most, and none twice.
+      const held = new Set<string>();
+      for (let round = 0; round < 5; round++) {
+        const claims = await Promise.all(
+          Array.from({ length: 6 }, (_, edge) => store.claim(`edge-${round}-${edge}`, now, 10, 60_000, bounds)),
+        );
+        for (const d of claims.flat()) {
+          expect(held.has(d.id), d.id).to.equal(false);
+          held.add(d.id);
+        }
+        expect(held.size, `round ${round}`).to.be.at.most(4);
+      }
+      // Claims handed back stay claimable: one more claim alone fills the account's 4 exactly.
+      const last = await store.claim('edge-last', now, 10, 60_000, bounds);
+      expect(held.size + last.length).to.equal(4);
+    });
+
     it('lists an account’s attempts newest first, bounded, and sweeps expired ones', async () => {
       for (let i = 1; i <= 5; i++) {
         const id = `d${i}`;

@@ -185,7 +185,8 @@ export class MongoWebhookStore implements WebhookStore {
   }
 
   /**
-   * One guarded findOneAndUpdate per delivery: two processes never lease the same one. Turns across
+   * One guarded findOneAndUpdate per delivery: two processes never lease the same one, and a lease
+   * that puts its subject over `perSubject` is handed back at once. Turns across
    * subjects: a subject that had its turn in this round, or has `perSubject` under lease, is left
    * out until the round ends (nothing else due); bodies larger than the bytes left are left out.
    */
@@ -225,6 +226,22 @@ export class MongoWebhookStore implements WebhookStore {
       if (!doc) {
         if (hadTurn.size === 0) break;
         hadTurn = new Set(); // the round is over: every subject may take its next turn
+        continue;
+      }
+      // The count before the loop may be stale: another replica may have claimed meanwhile. Counted
+      // again with this lease in, and handed back when over the bound; two at once may both hand
+      // back, never both keep.
+      const leasedToSubject = await this.deliveries.countDocuments({
+        ...open,
+        subject: doc.subject,
+        leaseUntil: { $gt: now },
+      });
+      if (leasedToSubject > bounds.perSubject) {
+        await this.deliveries.updateOne(
+          { _id: doc._id, leaseOwner: owner, leaseUntil: now + leaseMs },
+          { $set: { leaseOwner: null, leaseUntil: 0 } },
+        );
+        leased.set(doc.subject, bounds.perSubject);
         continue;
       }
       const delivery = toDelivery(doc);
