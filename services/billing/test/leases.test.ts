@@ -13,7 +13,8 @@ import { Ledger } from '../src/ledger.js';
 import { RateLimiter } from '../src/rate-limit.js';
 import { Sessions } from '../src/sessions.js';
 import { SignInThrottle } from '../src/sign-in-throttle.js';
-import { SqliteStore } from '../src/stores/sqlite.js';
+import type { BillingStore } from '../src/stores/store.js';
+import { openSqliteStore } from '../src/stores/store-sqlite.js';
 
 describe('credit leases: how many credits billing grants', () => {
   it('a twentieth of what the caller has left, 16 to 100 credits, and at least twice the call', () => {
@@ -30,7 +31,7 @@ describe('credit leases: how many credits billing grants', () => {
   describe('through Authorize (embedded store, injected clock)', () => {
     const GRACE_MS = 1_000;
     let dir: string;
-    let store: SqliteStore;
+    let store: BillingStore;
     let now: number;
     let ledger: Ledger;
     let accounts: Accounts;
@@ -39,7 +40,7 @@ describe('credit leases: how many credits billing grants', () => {
 
     beforeEach(() => {
       dir = mkdtempSync(path.join(os.tmpdir(), 'billing-leases-'));
-      store = new SqliteStore(path.join(dir, 'billing.sqlite'));
+      store = openSqliteStore(path.join(dir, 'billing.sqlite'));
       now = Date.UTC(2026, 0, 31, 10);
       const clock = () => now;
       const anonymous = { creditsPerDay: 10_000, requestsPerMinute: 1_000, rendersInFlight: 2 };

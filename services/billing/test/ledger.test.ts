@@ -7,7 +7,8 @@ import { creditsSpent, expiredHolds } from '../src/credit-metrics.js';
 import { Ledger } from '../src/ledger.js';
 import { addMonths, cycleEndAfter } from '../src/plans.js';
 import { RateLimiter } from '../src/rate-limit.js';
-import { SqliteStore } from '../src/stores/sqlite.js';
+import type { BillingStore } from '../src/stores/store.js';
+import { openSqliteStore } from '../src/stores/store-sqlite.js';
 
 const DAY = 86_400_000;
 
@@ -17,7 +18,7 @@ const spentTotal = async () => (await creditsSpent.get()).values[0]?.value ?? 0;
 const SPENT = { outcome: 'spent', ended: true };
 describe('billing domain (embedded store, injected clock)', () => {
   let dir: string;
-  let store: SqliteStore;
+  let store: BillingStore;
   let now: number;
   const clock = () => now;
   let ledger: Ledger;
@@ -25,7 +26,7 @@ describe('billing domain (embedded store, injected clock)', () => {
 
   beforeEach(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'billing-domain-'));
-    store = new SqliteStore(path.join(dir, 'billing.sqlite'));
+    store = openSqliteStore(path.join(dir, 'billing.sqlite'));
     now = Date.UTC(2026, 0, 31, 10);
     ledger = new Ledger(store, clock, {
       anonymous: { creditsPerDay: 3, requestsPerMinute: 10, rendersInFlight: 2 },

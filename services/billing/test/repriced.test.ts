@@ -12,7 +12,8 @@ import { Ledger } from '../src/ledger.js';
 import { RateLimiter } from '../src/rate-limit.js';
 import { Sessions } from '../src/sessions.js';
 import { SignInThrottle } from '../src/sign-in-throttle.js';
-import { SqliteStore } from '../src/stores/sqlite.js';
+import type { BillingStore } from '../src/stores/store.js';
+import { openSqliteStore } from '../src/stores/store-sqlite.js';
 
 /**
  * A call priced again by its size (AuthorizeRequest.repriced, decision 0351): the same request as
@@ -21,13 +22,13 @@ import { SqliteStore } from '../src/stores/sqlite.js';
 describe('Authorize of a call priced again by its size (embedded store)', () => {
   const PER_MINUTE = 2;
   let dir: string;
-  let store: SqliteStore;
+  let store: BillingStore;
   let gate: Gate;
   let apiKey: string;
 
   beforeEach(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'billing-repriced-'));
-    store = new SqliteStore(path.join(dir, 'billing.sqlite'));
+    store = openSqliteStore(path.join(dir, 'billing.sqlite'));
     const now = Date.UTC(2026, 0, 31, 10, 0, 5);
     const clock = () => now;
     const anonymous = { creditsPerDay: 10, requestsPerMinute: PER_MINUTE, rendersInFlight: 2 };

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { SqliteStore } from '../src/stores/sqlite.js';
+import { openSqliteStore } from '../src/stores/store-sqlite.js';
 
 describe('an SQLite store file of an earlier release', () => {
   let dir: string;
@@ -31,7 +31,7 @@ describe('an SQLite store file of an earlier release', () => {
     );
     old.prepare('INSERT INTO usage VALUES (?, ?, ?, ?)').run('a1', 'down-check', 1, 1_000);
     old.close();
-    const store = new SqliteStore(file);
+    const store = openSqliteStore(file);
     try {
       const columns = (table: string) => {
         const db = new Database(file, { readonly: true });
@@ -68,7 +68,7 @@ describe('an SQLite store file of an earlier release', () => {
       .prepare('INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)')
       .run('k1', 'a1', 'ci', 'wu_live_Ab', 'h1', 1);
     old.close();
-    const store = new SqliteStore(file);
+    const store = openSqliteStore(file);
     try {
       expect(await store.apiKeyByHash('h1')).to.include({ mode: 'live', creditLimit: null, allowedOperations: null });
     } finally {

@@ -5,8 +5,6 @@ import path from 'node:path';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
 import mongoose from 'mongoose';
-import { MongoStore } from '../src/stores/mongo.js';
-import { SqliteStore } from '../src/stores/sqlite.js';
 import {
   type Account,
   type ApiKeyRecord,
@@ -14,6 +12,8 @@ import {
   EmailTakenError,
   type Reservation,
 } from '../src/stores/store.js';
+import { connectMongoStore } from '../src/stores/store-mongo.js';
+import { openSqliteStore } from '../src/stores/store-sqlite.js';
 
 /** How one adapter is opened fresh for a test, and reopened on the same data (a restart). */
 interface Harness {
@@ -59,8 +59,8 @@ const harnesses: Harness[] = [
       const dir = mkdtempSync(path.join(os.tmpdir(), 'billing-store-'));
       const file = path.join(dir, 'billing.sqlite');
       return {
-        store: new SqliteStore(file),
-        reopen: async () => new SqliteStore(file),
+        store: openSqliteStore(file),
+        reopen: async () => openSqliteStore(file),
         drop: async () => rmSync(dir, { recursive: true, force: true }),
       };
     },
@@ -87,8 +87,8 @@ const harnesses: Harness[] = [
     async open() {
       const dbName = `billing_${randomUUID().replace(/-/g, '')}`;
       return {
-        store: await MongoStore.connect(mongo!.url, dbName),
-        reopen: () => MongoStore.connect(mongo!.url, dbName),
+        store: await connectMongoStore(mongo!.url, dbName),
+        reopen: () => connectMongoStore(mongo!.url, dbName),
         drop: async () => undefined,
       };
     },
@@ -930,7 +930,7 @@ for (const harness of harnesses) {
 describe('embedded SQLite store: housekeeping', () => {
   it('sweep deletes expired counters and sessions', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'billing-store-'));
-    const store = new SqliteStore(path.join(dir, 'billing.sqlite'));
+    const store = openSqliteStore(path.join(dir, 'billing.sqlite'));
     try {
       await store.increment('old', 1, T0);
       await store.insertSession({ id: 'old', accountId: 'a', csrfToken: 'c', createdAt: T0, expiresAt: T0 });

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { env } from '@webutil/kit';
-import { MongoStore } from './mongo.js';
-import { SqliteStore } from './sqlite.js';
 import type { BillingStore } from './store.js';
+import { connectMongoStore } from './store-mongo.js';
+import { openSqliteStore } from './store-sqlite.js';
 
 /** The variables that pick and place the store (the service and the admin CLI read the same). */
 export const storeEnv = {
@@ -23,7 +23,7 @@ export interface StoreConfig {
 
 /** The embedded SQLite file under the data directory, or MongoDB when MONGO_URL is set. */
 export async function openStore(config: StoreConfig): Promise<BillingStore> {
-  if (config.mongoUrl) return MongoStore.connect(config.mongoUrl);
+  if (config.mongoUrl) return connectMongoStore(config.mongoUrl);
   mkdirSync(config.dataDir, { recursive: true });
-  return new SqliteStore(path.join(config.dataDir, SQLITE_FILE));
+  return openSqliteStore(path.join(config.dataDir, SQLITE_FILE));
 }

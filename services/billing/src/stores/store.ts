@@ -2,11 +2,29 @@ import { failedPrecondition } from '@webutil/kit';
 import type { PlanName } from '../plans.js';
 
 /**
- * The billing store port. Every balance change is one guarded, atomic operation in the adapter
- * (never read-then-write in the domain), so concurrent calls cannot overspend and a hold is
- * settled exactly once. Times are epoch milliseconds from the service's clock.
+ * The billing store port, one part per aggregate (each adapter has a file per part, decision 0401).
+ * Every balance change is one guarded, atomic operation in the adapter (never read-then-write in
+ * the domain), so concurrent calls cannot overspend and a hold is settled exactly once. Times are
+ * epoch milliseconds from the service's clock.
  */
-export interface BillingStore {
+export interface BillingStore
+  extends AccountStore,
+    LedgerStore,
+    PaymentStore,
+    SessionStore,
+    IdempotencyStore,
+    CounterStore,
+    Sweeps {
+  close(): Promise<void>;
+}
+
+export interface Sweeps {
+  /** Deletes expired records (adapters with TTL indexes let the database do it); a store sweeps each part. */
+  sweep(now: number): Promise<void>;
+}
+
+/** Accounts and their API keys. */
+export interface AccountStore {
   insertAccount(account: Account): Promise<void>;
   accountById(id: string): Promise<Account | undefined>;
   accountByEmail(email: string): Promise<Account | undefined>;
@@ -16,23 +34,20 @@ export interface BillingStore {
   /** Replaces the hash only if it is still `current` (a password changed meanwhile wins); true if replaced. */
   replacePasswordHash(id: string, current: string, next: string): Promise<boolean>;
   addTopUp(id: string, credits: number): Promise<Account | undefined>;
-  /**
-   * Names the account's payment-provider customer, once: the first one named stays (two checkouts
-   * racing to make one agree on it). The account's customer now, or undefined when no such account.
-   */
-  linkPaymentCustomer(accountId: string, customerId: string): Promise<string | undefined>;
-  /** The account's payment-provider customer, if it has one. */
-  paymentCustomerOf(accountId: string): Promise<string | undefined>;
-  accountByPaymentCustomer(customerId: string): Promise<Account | undefined>;
-  /**
-   * Applies a payment's change to its account exactly once: records every key of `payment.keys`
-   * (the provider's event id and the id of the paid object) and makes the change in one atomic
-   * step; `duplicate` (nothing changed) when any key was recorded before, `no_account` likewise.
-   */
-  applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'>;
   /** Starts the next cycle, only if the account is still in the cycle ending at `expectedCycleEnd`. */
   renewCycle(id: string, expectedCycleEnd: number, next: { cycleEnd: number; cycleCredits: number }): Promise<void>;
 
+  insertApiKey(key: ApiKeyRecord): Promise<void>;
+  apiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  apiKeysOf(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Marks a key of this account revoked (once); undefined when the account has no such key. */
+  revokeApiKey(accountId: string, keyId: string, at: number): Promise<ApiKeyRecord | undefined>;
+  /** Records use, at most once per `everyMs`, so a busy key is not a write per request. */
+  touchApiKey(keyId: string, at: number, everyMs: number): Promise<void>;
+}
+
+/** Credit holds (calls, leases and the anonymous allowance), what API keys spend, and recent usage. */
+export interface LedgerStore {
   /**
    * Holds `credits` from an account, cycle credits first, then top-ups; undefined when short. With
    * `key` (an API key's call), the same atomic change adds them to the key's spend in the account's
@@ -72,18 +87,6 @@ export interface BillingStore {
   /** Live holds whose time ran out, oldest first; the caller refunds each with settle(id, 0). */
   expiredReservations(now: number, limit: number): Promise<Reservation[]>;
 
-  /** Adds `by` to a named counter (created at 0, deleted after `expiresAt`); returns the new value. */
-  increment(key: string, by: number, expiresAt: number): Promise<number>;
-  /** A counter's value; 0 when it does not exist. */
-  counter(key: string): Promise<number>;
-
-  insertApiKey(key: ApiKeyRecord): Promise<void>;
-  apiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
-  apiKeysOf(accountId: string): Promise<ApiKeyRecord[]>;
-  /** Marks a key of this account revoked (once); undefined when the account has no such key. */
-  revokeApiKey(accountId: string, keyId: string, at: number): Promise<ApiKeyRecord | undefined>;
-  /** Records use, at most once per `everyMs`, so a busy key is not a write per request. */
-  touchApiKey(keyId: string, at: number, everyMs: number): Promise<void>;
   /** Credits each key of the account has spent (and holds) in the cycle ending at `cycleEnd`. */
   keySpend(accountId: string, cycleEnd: number): Promise<Map<string, number>>;
 
@@ -91,13 +94,37 @@ export interface BillingStore {
   addUsage(records: readonly UsageRecord[]): Promise<void>;
   /** An account's most recent spent calls, newest first. */
   recentUsage(accountId: string, limit: number): Promise<UsageRecord[]>;
+}
 
+/** Payment-provider customers and applied payments. */
+export interface PaymentStore {
+  /**
+   * Names the account's payment-provider customer, once: the first one named stays (two checkouts
+   * racing to make one agree on it). The account's customer now, or undefined when no such account.
+   */
+  linkPaymentCustomer(accountId: string, customerId: string): Promise<string | undefined>;
+  /** The account's payment-provider customer, if it has one. */
+  paymentCustomerOf(accountId: string): Promise<string | undefined>;
+  accountByPaymentCustomer(customerId: string): Promise<Account | undefined>;
+  /**
+   * Applies a payment's change to its account exactly once: records every key of `payment.keys`
+   * (the provider's event id and the id of the paid object) and makes the change in one atomic
+   * step; `duplicate` (nothing changed) when any key was recorded before, `no_account` likewise.
+   */
+  applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'>;
+}
+
+/** Signed-in sessions. */
+export interface SessionStore {
   insertSession(session: SessionRecord): Promise<void>;
   sessionById(id: string): Promise<SessionRecord | undefined>;
   deleteSession(id: string): Promise<void>;
   /** Deletes every session of the account (its password changed). */
   deleteSessionsOf(accountId: string): Promise<void>;
+}
 
+/** Idempotency keys of calls and their kept answers. */
+export interface IdempotencyStore {
   /**
    * Claims an idempotency key for a call (a record, running until `completeIdempotency`):
    * undefined when claimed; else the live record that holds it (running, or its answer kept).
@@ -111,13 +138,17 @@ export interface BillingStore {
   completeIdempotency(id: string, fingerprint: string, answer: IdempotentAnswer, expiresAt: number): Promise<boolean>;
   /** Drops the running claim (the call failed: its retry runs again). */
   releaseIdempotency(id: string, fingerprint: string): Promise<void>;
+}
+
+/** Named counters (rate limits, throttles, the allowance) and named secrets. */
+export interface CounterStore {
+  /** Adds `by` to a named counter (created at 0, deleted after `expiresAt`); returns the new value. */
+  increment(key: string, by: number, expiresAt: number): Promise<number>;
+  /** A counter's value; 0 when it does not exist. */
+  counter(key: string): Promise<number>;
 
   /** The stored value of a named secret, storing `candidate` first if there is none. */
   secret(name: string, candidate: string): Promise<string>;
-
-  /** Deletes expired counters and sessions (adapters with TTL indexes let the database do it). */
-  sweep(now: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 export interface Account {
@@ -247,7 +278,7 @@ export function freshCalls(spend: HoldSpend, spentBefore: readonly string[]): { 
 
 /** settle(id, credits) through settleCalls(). */
 export async function settleCredits(
-  store: BillingStore,
+  store: Pick<LedgerStore, 'settleCalls'>,
   id: string,
   credits: number,
 ): Promise<Reservation | undefined> {
