@@ -3,6 +3,7 @@ import { PaymentServiceService } from '@webutil/proto/webutil/billing/v1/payment
 import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
@@ -17,6 +18,8 @@ export interface Clients {
   payments: ServiceClient<typeof PaymentServiceService>;
   metaScan: ServiceClient<typeof MetaScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
+  /** Site audits (the same process as `crawl`). */
+  siteAudit: ServiceClient<typeof SiteAuditServiceService>;
   render: ServiceClient<typeof RenderServiceService>;
   bookmark: ServiceClient<typeof BookmarkServiceService>;
   tlsScan: ServiceClient<typeof TlsScanServiceService>;
@@ -38,6 +41,7 @@ export function connectAll(addresses: ServiceAddresses): Clients {
     payments: connect(PaymentServiceService, addresses.billing),
     metaScan: connect(MetaScanServiceService, addresses.metaScan),
     crawl: connect(CrawlServiceService, addresses.crawl),
+    siteAudit: connect(SiteAuditServiceService, addresses.crawl),
     render: connect(RenderServiceService, addresses.render),
     bookmark: connect(BookmarkServiceService, addresses.bookmark),
     tlsScan: connect(TlsScanServiceService, addresses.tlsScan),

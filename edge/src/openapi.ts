@@ -153,6 +153,7 @@ const AREAS: Record<string, string> = {
   webhooks: 'Webhooks',
   billing: 'Payments',
   'openapi.json': 'Contract',
+  'site-audit': 'Site audits',
 };
 const TAGS = [
   { name: 'Rendering', description: 'Screenshots and PDFs of pages, and their files.' },
@@ -163,6 +164,7 @@ const TAGS = [
   { name: 'Webhooks', description: 'The signing secret and the deliveries of job webhooks.' },
   { name: 'Payments', description: 'Prices, card checkout and the customer portal (Stripe), and Stripe’s events.' },
   { name: 'Contract', description: 'This document.' },
+  { name: 'Site audits', description: 'Every page of a site checked for technical and SEO issues, as a job.' },
 ];
 
 function areaOf(path: string): string[] {

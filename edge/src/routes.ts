@@ -10,6 +10,7 @@ import { bookmarkCheckDownloads, bookmarkCheckRoutes } from './areas/bookmark-ch
 import { crawlRoutes, linkExtractRoutes } from './areas/crawl/routes.js';
 import { metaScanRoutes } from './areas/meta-scan/routes.js';
 import { renderDownloads, renderRoutes } from './areas/render/routes.js';
+import { siteAuditRoutes } from './areas/site-audit/routes.js';
 import { tlsScanRoutes } from './areas/tls-scan/routes.js';
 import { webhookRoutes } from './areas/webhooks/routes.js';
 import type { DownloadSpec, RouteSpec } from './route-spec.js';
@@ -23,6 +24,7 @@ const work: RouteSpec[] = [
   ...crawlRoutes,
   ...bookmarkCheckRoutes,
   ...bookmarkRoutes,
+  ...siteAuditRoutes,
 ];
 
 /**

@@ -20,6 +20,7 @@ import { PaymentServiceService } from '@webutil/proto/webutil/billing/v1/payment
 import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookmark';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
@@ -42,6 +43,7 @@ const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
   metaScan: MetaScanServiceService,
   payments: PaymentServiceService,
   render: RenderServiceService,
+  siteAudit: SiteAuditServiceService,
   tlsScan: TlsScanServiceService,
   webhooks: WebhookServiceService,
 };

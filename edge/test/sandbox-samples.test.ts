@@ -16,6 +16,7 @@ const POLLED: Record<string, string> = {
   'broken-links-crawl-status': SAMPLE_JOBS.brokenLinksCrawl,
   'link-extract-crawl-status': SAMPLE_JOBS.linkExtractCrawl,
   'bookmarks-check-status': SAMPLE_JOBS.bookmarksCheck,
+  'site-audit-status': SAMPLE_JOBS.siteAudit,
 };
 
 /** No real client is reached: the webhook books are the only real part, and no start here has a webhookUrl. */

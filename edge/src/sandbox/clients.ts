@@ -11,6 +11,7 @@ import * as bookmarkCheckSamples from '../areas/bookmark-check/samples.js';
 import * as crawlSamples from '../areas/crawl/samples.js';
 import * as metaScanSamples from '../areas/meta-scan/samples.js';
 import * as renderSamples from '../areas/render/samples.js';
+import * as siteAuditSamples from '../areas/site-audit/samples.js';
 import * as tlsScanSamples from '../areas/tls-scan/samples.js';
 import type { Clients } from '../clients.js';
 import { HttpError } from '../envelope.js';
@@ -98,11 +99,18 @@ function sampledClient<C>(service: string, rpcs: Sampled<C>): C {
   }) as C;
 }
 
+const siteAudit: Sampled<Clients['siteAudit']> = {
+  startSiteAudit: async () => ({ jobId: SAMPLE_JOBS.siteAudit }),
+  getSiteAudit: sampleJob(SAMPLE_JOBS.siteAudit, siteAuditSamples.siteAudit),
+  getSiteAuditIssue: sampleJob(SAMPLE_JOBS.siteAudit, siteAuditSamples.siteAuditIssue),
+};
+
 const sampled = {
   billing: sampledClient<Clients['billing']>('billing', {}),
   payments: sampledClient<Clients['payments']>('payments', {}),
   metaScan: sampledClient('metaScan', metaScan),
   crawl: sampledClient('crawl', crawl),
+  siteAudit: sampledClient('siteAudit', siteAudit),
   render: sampledClient('render', render),
   bookmark: sampledClient('bookmark', bookmark),
   tlsScan: sampledClient('tlsScan', tlsScan),

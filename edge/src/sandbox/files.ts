@@ -21,6 +21,7 @@ export const SAMPLE_JOBS = {
   brokenLinksCrawl: `${SAMPLE_PREFIX}broken-links-crawl`,
   linkExtractCrawl: `${SAMPLE_PREFIX}link-extract-crawl`,
   bookmarksCheck: `${SAMPLE_PREFIX}bookmarks-check`,
+  siteAudit: `${SAMPLE_PREFIX}site-audit`,
 } as const;
 
 export interface SampleFile {

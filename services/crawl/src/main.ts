@@ -20,7 +20,7 @@ import { CrawlStarts } from './jobs/start.js';
 import type { JobStore } from './jobs/store.js';
 import { SqliteJobStore } from './jobs/store-sqlite.js';
 import type { CrawlTransport } from './jobs/transport.js';
-import { crawlService } from './server.js';
+import { crawlService, siteAuditService } from './server.js';
 import { warmUp } from './warm-up.js';
 
 const config = readConfig();
@@ -75,8 +75,11 @@ sweeper.unref();
 await runService({
   name: 'crawl',
   ...processOptions(config),
-  protoFiles: ['webutil/crawl/v1/crawl.proto'],
-  bindings: [crawlService({ pageCheck: { ...fetching, ...config.pageCheck }, starts, reader }, log)],
+  protoFiles: ['webutil/crawl/v1/crawl.proto', 'webutil/crawl/v1/site_audit.proto'],
+  bindings: [
+    crawlService({ pageCheck: { ...fetching, ...config.pageCheck }, starts, reader }, log),
+    siteAuditService({ starts, reader }, log),
+  ],
   log,
   onShutdown: async () => {
     clearInterval(sweeper);

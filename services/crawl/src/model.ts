@@ -5,8 +5,13 @@
  * value sets the proto carries as strings (link types, severities, job statuses) narrowed to the
  * values crawl.proto's enums name. Job kinds are the crawl's own.
  */
+
+import type { SafeResponse } from '@webutil/kit';
 import type * as proto from '@webutil/proto/webutil/crawl/v1/crawl';
 import type * as values from '@webutil/proto/webutil/crawl/v1/crawl.fields';
+import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
+import type { CheckOutcome } from './checking/grade.js';
+import type { HtmlSink } from './page/markdown-links.js';
 import type { ScanOptions } from './scan-options.js';
 
 /** Link types of the spec's link records and link items. */
@@ -70,8 +75,11 @@ export interface PageCheck extends Omit<proto.CheckLinksResponse, keyof ScoreCar
   links: CheckedLink[];
 }
 
-/** `bookmarks`: a bookmark check (bookmark-check/), a list of URLs rather than a site. */
-export type CrawlKind = 'broken-links' | 'link-extract' | 'bookmarks';
+/**
+ * `bookmarks`: a bookmark check (bookmark-check/), a list of URLs rather than a site. `site-audit`:
+ * a broken-link crawl whose pages are audited as they are read (site-audit/).
+ */
+export type CrawlKind = 'broken-links' | 'link-extract' | 'bookmarks' | 'site-audit';
 
 /** A crawl's options; an extract crawl has no checkFragments and its resources default to false. */
 export interface CrawlOptions {
@@ -79,6 +87,31 @@ export interface CrawlOptions {
   checkFragments: boolean;
   /** The request's LinkOptions, checked (scan-options.ts). */
   scan?: ScanOptions;
+  /** Sees each page as it is read (a site audit); absent for a plain crawl. */
+  observer?: PageObserver;
+}
+
+/** What a site audit sees of its crawl: each page's body as it is read, each page once done. */
+export interface PageObserver {
+  /** The sink a page's HTML is read through: `links` (the link collector), or one feeding it. */
+  reading(url: string, res: SafeResponse, links: HtmlSink): HtmlSink;
+  /** A page fetched (or kept out by robots.txt `refused`), once, with the links read from it. */
+  visited(page: ObservedPage): void;
+  /** The pages of the site its sitemaps list. */
+  sitemap(urls: readonly string[]): void;
+}
+
+export interface ObservedPage {
+  url: string;
+  depth: number;
+  fromSitemap: boolean;
+  outcome: CheckOutcome;
+  /** Read as HTML or Markdown. */
+  html: boolean;
+  /** A page (parsed, or answered with an error), not a file linked as one. */
+  isPage: boolean;
+  refused?: string;
+  links: readonly FoundLink[];
 }
 
 /**
@@ -103,7 +136,11 @@ export interface LinkExtractCrawlResult extends Omit<PageLinks, 'links'> {
 export type CrawlResult =
   | { kind: 'broken-links'; result: BrokenLinkCrawlResult }
   | { kind: 'link-extract'; result: LinkExtractCrawlResult }
-  | { kind: 'bookmarks'; result: BookmarkCheckResult };
+  | { kind: 'bookmarks'; result: BookmarkCheckResult }
+  | { kind: 'site-audit'; result: SiteAuditReport };
+
+/** A site audit's report as stored: every issue with all its affected URLs (a poll shows the first). */
+export type SiteAuditReport = SiteAuditResult;
 
 /** A bookmark check's result (crawl.proto's message, severities narrowed). */
 export interface CheckedBookmark extends Omit<proto.CheckedBookmark, 'severity'> {

@@ -1,5 +1,6 @@
 import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
+import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { BookmarkChecks } from './bookmark-check/jobs.js';
 import { checkLinks, type PageCheckDeps } from './check-links.js';
 import { extractLinks } from './extract-links.js';
@@ -7,6 +8,7 @@ import type { CrawlReader } from './jobs/read.js';
 import type { CrawlStarts } from './jobs/start.js';
 import { toBrokenLinkJob, toCheckLinksResponse, toExtractResult, toLinkExtractJob } from './proto-mapping.js';
 import { scanOptionsOf } from './scan-options.js';
+import { SiteAudits } from './site-audit/jobs.js';
 
 export interface CrawlServiceDeps {
   pageCheck: PageCheckDeps;
@@ -54,6 +56,20 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
       }),
       getBookmarkCheck: (request) => bookmarks.get(request.jobId),
       getBookmarkCheckEdits: (request) => bookmarks.edits(request),
+    },
+    log,
+  );
+}
+
+/** The site audit's RPCs: crawl jobs of their own kind, run by the same workers. */
+export function siteAuditService(deps: Pick<CrawlServiceDeps, 'starts' | 'reader'>, log: Logger): ServiceBinding {
+  const audits = new SiteAudits(deps.starts, deps.reader);
+  return bind(
+    SiteAuditServiceService,
+    {
+      startSiteAudit: async (request, ctx) => ({ jobId: await audits.start(request, ctx.requestId, ctx.signal) }),
+      getSiteAudit: (request) => audits.get(request.jobId),
+      getSiteAuditIssue: (request) => audits.issue(request),
     },
     log,
   );

@@ -120,7 +120,7 @@ const maxPages = integer('maxPages').meta({
   default: bounds.maxPages.bounds.max,
   description: `Pages fetched at most. Default ${bounds.maxPages.bounds.max}.`,
 });
-const maxDepth = integer('maxDepth').meta({
+export const maxDepth = integer('maxDepth').meta({
   description: 'Deepest breadth-first depth fetched (0: the entry page only). Default no limit.',
 });
 
@@ -132,7 +132,7 @@ const skipFragments = patterns('skipFragments', 'fragment', {
   example: ['/**', '!/**'],
 });
 
-const checkFields = {
+export const checkFields = {
   url: targetUrl,
   skipFragments,
   githubAnchors: flag(

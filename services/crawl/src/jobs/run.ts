@@ -1,7 +1,8 @@
 import { gauge, type Logger } from '@webutil/kit';
 import { checkBookmarkList } from '../bookmark-check/check-bookmarks.js';
 import type { JobSettings } from '../config.js';
-import { CrawlFailure } from '../model.js';
+import { CrawlFailure, type CrawlProgress, type CrawlResult } from '../model.js';
+import { auditSite } from '../site-audit/audit-site.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
 import { type Ending, EventPublisher } from './events.js';
 import { type JobStore, packResult } from './store.js';
@@ -60,17 +61,22 @@ export class CrawlRunner {
     activeCrawls.inc();
     try {
       const restarted = attempt > 1 ? ` (restarted after an interruption, try ${attempt})` : '';
+      const onProgress = (p: CrawlProgress) =>
+        events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p);
+      const options = { checkFragments: ticket.checkFragments ?? false, scan: ticket.scan };
       const crawl =
         ticket.kind === 'bookmarks'
           ? checkBookmarkList(job, this.deps.crawl, (p) => events.progress(p), lease.signal)
-          : crawlSite(
-              ticket.kind,
-              new URL(ticket.url),
-              this.deps.crawl,
-              (p) => events.progress(restarted && p.phase === 'sitemap' ? { ...p, message: p.message + restarted } : p),
-              lease.signal,
-              { checkFragments: ticket.checkFragments ?? false, scan: ticket.scan },
-            );
+          : ticket.kind === 'site-audit'
+            ? auditSite(
+                new URL(ticket.url),
+                ticket.scan?.maxPages ?? 1,
+                this.deps.crawl,
+                onProgress,
+                lease.signal,
+                options,
+              ).then((result): CrawlResult => ({ kind: 'site-audit', result }))
+            : crawlSite(ticket.kind, new URL(ticket.url), this.deps.crawl, onProgress, lease.signal, options);
       const outcome: Ending = await crawl.then(
         (result) => ({ type: 'done' as const, result: packResult(result) }),
         (err: unknown) => {

@@ -13,6 +13,7 @@ import {
 import type { CrawlKind, CrawlOptions, CrawlProgress } from '../model.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import type { ScanOptions } from '../scan-options.js';
+import { auditBudgetMs } from '../site-audit/audit-site.js';
 import { failedProgress, initialProgress } from './events.js';
 import type { JobStore } from './store.js';
 import type { CrawlTransport } from './transport.js';
@@ -141,8 +142,11 @@ export class CrawlStarts {
     if (signal.aborted) throw signal.reason;
     const id = randomUUID();
     const now = new Date();
-    const progress =
-      list?.progress ?? initialProgress(Math.min(this.deps.pagesCap, options.scan?.maxPages ?? this.deps.pagesCap));
+    // A site audit's cap is its own (its plan's, set by the edge), and its job lives past its time budget.
+    const audit = kind === 'site-audit' ? (options.scan?.maxPages ?? 1) : undefined;
+    const pagesCap = audit ?? Math.min(this.deps.pagesCap, options.scan?.maxPages ?? this.deps.pagesCap);
+    const progress = list?.progress ?? initialProgress(pagesCap);
+    const lifetimeMs = this.deps.retentionMs + (audit ? auditBudgetMs(audit) : 0);
     const bound = caller && crawlsPerCaller(caller.plan);
     const created = await this.deps.store.create(
       {
@@ -157,7 +161,7 @@ export class CrawlStarts {
         input: list?.input,
         progress,
         createdAt: now,
-        expiresAt: new Date(now.getTime() + this.deps.retentionMs),
+        expiresAt: new Date(now.getTime() + lifetimeMs),
       },
       bound,
     );

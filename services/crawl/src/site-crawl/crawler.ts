@@ -244,7 +244,6 @@ class SiteCrawl {
     });
   }
 
-  /** The robots.txt rules of an origin, read once per crawl. */
   /**
    * A page robots.txt keeps the crawl from: listed as an `info` row, never fetched; links to it
    * are still checked (a HEAD or GET of one URL is not crawling).
@@ -252,6 +251,18 @@ class SiteCrawl {
   private refuse(queued: QueuedPage, robots: RobotsRules): PageVisit {
     this.planned.delete(queued.url);
     this.waiting.get(queued.url)?.resolve(undefined);
+    const { url, depth, fromSitemap } = queued;
+    const outcome = { redirects: 0, error: robots.failure };
+    this.options.observer?.visited({
+      url,
+      depth,
+      fromSitemap,
+      outcome,
+      html: false,
+      isPage: false,
+      refused: DISALLOWED,
+      links: [],
+    });
     if (this.pagesRefused++ < this.pageCap)
       this.pages.push({
         url: queued.url,
@@ -266,7 +277,7 @@ class SiteCrawl {
     // Nothing answered for robots.txt: the origin is down or blocked, which the entry page reports as such.
     return {
       queued,
-      outcome: { redirects: 0, error: robots.failure },
+      outcome,
       targets: new PageTargets(),
       html: false,
       isPage: false,
@@ -289,7 +300,8 @@ class SiteCrawl {
         this.frontier.claim(landed);
       }
       collector = new LinkCollector(final, this.deps.linksPerPage, this.checking, this.rules.resources);
-      return parseStream(res, pageSink(pageFormat(res) ?? 'html', collector), SAMPLE_BYTES);
+      const sink = this.options.observer?.reading(queued.url, res, collector) ?? collector;
+      return parseStream(res, pageSink(pageFormat(res) ?? 'html', sink), SAMPLE_BYTES);
     });
     const html = collector !== undefined;
     this.links.tooLong += collector?.tooLong ?? 0;
@@ -324,6 +336,7 @@ class SiteCrawl {
     }
     // The site is where the entry page landed (http -> https, a www. host, another domain).
     if (queued.depth === 0 && visit.isPage && outcome.finalUrl) this.site = new URL(outcome.finalUrl);
+    this.options.observer?.visited({ ...queued, outcome, html, isPage: visit.isPage, links });
     if (this.planned.has(queued.url)) this.visits.set(queued.url, visit);
     this.waiting.get(queued.url)?.resolve(visit);
     await this.absorb(visit, links);
@@ -335,6 +348,7 @@ class SiteCrawl {
     const sitemap = await sitemaps;
     if (sitemap) {
       const onSite = sitemap.urls.flatMap((u) => this.asPage(u) ?? []);
+      this.options.observer?.sitemap(onSite);
       // What the sitemap lists is depth 1: fetched unless maxDepth is 0; include/exclude apply.
       if (this.rules.maxDepth !== 0) this.frontier.addFromSitemap(onSite.filter((u) => this.rules.inScope(u)));
       this.report({

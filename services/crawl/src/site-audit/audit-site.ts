@@ -1,0 +1,131 @@
+/**
+ * One site audit: a broken-link crawl (site-crawl/crawler.ts) up to the audit's page cap and time
+ * budget, each page's facts read from the same fetch as its links (page-facts.ts), then the page
+ * and site checks and the report. Pages are held as compact records until the report is made.
+ */
+import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
+import type { CrawlOptions, CrawlProgress, ObservedPage, PageObserver } from '../model.js';
+import { pageOf } from '../page/page-url.js';
+import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
+import { type AuditedPage, checkPage } from './page-checks.js';
+import { type PageFacts, PageFactsReader } from './page-facts.js';
+import { issuesOf, scores, tallies } from './report.js';
+import { checkSite } from './site-checks.js';
+
+/** The smallest time budget of an audit (a spec crawl's 6 minutes), and what each page adds beyond 250. */
+const BASE_BUDGET_MS = 6 * 60_000;
+const BUDGET_PER_PAGE_MS = 150;
+/** Links checked per audited page at most, on average (a spec crawl: 1,500 for 250 pages). */
+const CHECKED_LINKS_PER_PAGE = 6;
+
+/** An audit's time budget for its page cap: a crawl's 6 minutes, plus 150 ms for each page past 250. */
+export function auditBudgetMs(pagesCap: number): number {
+  return BASE_BUDGET_MS + Math.max(0, pagesCap - 250) * BUDGET_PER_PAGE_MS;
+}
+
+/** The crawl limits of an audit of `pagesCap` pages. */
+export function auditLimits(deps: CrawlDeps, pagesCap: number): CrawlDeps {
+  const { limits } = deps;
+  return {
+    ...deps,
+    limits: {
+      ...limits,
+      pages: pagesCap,
+      timeBudgetMs: Math.max(limits.timeBudgetMs, auditBudgetMs(pagesCap)),
+      checkedLinks: Math.max(limits.checkedLinks, pagesCap * CHECKED_LINKS_PER_PAGE),
+      frontierPages: Math.max(limits.frontierPages, pagesCap * 2),
+    },
+  };
+}
+
+/** Collects what the crawl shows of each page. */
+class AuditObserver implements PageObserver {
+  readonly pages: AuditedPage[] = [];
+  sitemapUrls: readonly string[] = [];
+  private readonly reading_ = new Map<string, PageFactsReader>();
+
+  constructor(private readonly site: URL) {}
+
+  reading(url: string, res: Parameters<PageObserver['reading']>[1], links: Parameters<PageObserver['reading']>[2]) {
+    const reader = new PageFactsReader(links, res);
+    this.reading_.set(url, reader);
+    return reader;
+  }
+
+  visited(page: ObservedPage): void {
+    const facts: PageFacts | undefined = this.reading_.get(page.url)?.facts;
+    this.reading_.delete(page.url);
+    if (!page.isPage && !page.refused) return;
+    const targets = new Set<string>();
+    for (const link of page.links) {
+      if (link.type !== 'internal' || !link.viaAnchor) continue;
+      const target = pageOf(link.url, this.site);
+      if (target && target !== page.url) targets.add(target);
+    }
+    const { outcome } = page;
+    this.pages.push({
+      url: page.url,
+      depth: page.depth,
+      fromSitemap: page.fromSitemap,
+      status: outcome.status,
+      error: outcome.error?.message,
+      redirects: outcome.redirects,
+      redirectTrouble: outcome.redirectTrouble,
+      finalUrl: outcome.finalUrl,
+      refused: page.refused !== undefined,
+      facts: page.html ? facts : undefined,
+      links: [...targets],
+    });
+  }
+
+  sitemap(urls: readonly string[]): void {
+    this.sitemapUrls = urls;
+  }
+}
+
+export async function auditSite(
+  entry: URL,
+  pagesCap: number,
+  deps: CrawlDeps,
+  onProgress: (progress: CrawlProgress) => void,
+  signal: AbortSignal,
+  options: CrawlOptions,
+): Promise<SiteAuditResult> {
+  const observer = new AuditObserver(entry);
+  const crawl = await crawlSite('broken-links', entry, auditLimits(deps, pagesCap), onProgress, signal, {
+    ...options,
+    scan: { ...options.scan, maxPages: pagesCap },
+    observer,
+  });
+  if (crawl.kind !== 'broken-links') throw new Error('a site audit crawls as a broken-link crawl');
+  const crawled = crawl.result;
+  const pages = observer.pages.sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : 1));
+  const entryPage = pages.find((p) => p.depth === 0)?.url ?? entry.href;
+  const site = checkSite({
+    entry: entryPage,
+    pages,
+    links: crawled.links,
+    sitemapFound: observer.sitemapUrls.length > 0,
+    sitemap: observer.sitemapUrls,
+  });
+  const findings = [...pages.flatMap(checkPage), ...site.findings];
+  const issues = issuesOf(findings);
+  const audited = new Set(pages.map((p) => p.url));
+  return {
+    url: crawled.url,
+    scannedAt: crawled.scannedAt,
+    pagesAudited: pages.length,
+    pagesDiscovered: crawled.pagesDiscovered,
+    pagesCap,
+    truncatedPages: crawled.truncatedPages,
+    ...scores(findings, audited, issues),
+    issues,
+    ...tallies(pages, site.depths),
+    totalUniqueLinks: crawled.totalUniqueLinks,
+    brokenLinks: crawled.summary.broken,
+    cutBy: [...(crawled.truncatedLinks ? ['check_cap'] : []), ...crawled.linksCutBy],
+    sitemapFound: observer.sitemapUrls.length > 0,
+    sitemapUrlCount: observer.sitemapUrls.length,
+    comparison: undefined,
+  };
+}
