@@ -1,0 +1,107 @@
+/**
+ * Uptime from a down-check monitor's run history: the share of checks that found the site up
+ * over the last 24 hours, 7, 30 and 90 days, one bar per day, and response times in buckets for a
+ * chart. Runs without a verdict (skipped for credits, failed to run) are gaps, not uptime.
+ */
+
+/** The fields of a run (proto webutil.monitor.v1.Run) uptime reads. */
+export interface UptimeRun {
+  startedAt: string;
+  /** up, degraded (reachable, slow or erroring) or down; absent when the run did not check. */
+  verdict?: string;
+  responseTimeMs?: number;
+}
+
+export interface UptimeFigure {
+  /** Percent of checks up, floored to two decimals (99.999 shows as 99.99, never 100); null: no checks. */
+  percent: number | null;
+  checks: number;
+  failures: number;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The windows a status page and badges show (decision 0438). */
+export const UPTIME_WINDOWS = { '24h': DAY_MS, '7d': 7 * DAY_MS, '30d': 30 * DAY_MS, '90d': 90 * DAY_MS } as const;
+export type UptimeWindow = keyof typeof UPTIME_WINDOWS;
+
+const isCheck = (run: UptimeRun) => run.verdict === 'up' || run.verdict === 'degraded' || run.verdict === 'down';
+
+const percentUp = (checks: number, failures: number) =>
+  checks ? Math.floor(((checks - failures) / checks) * 10_000) / 100 : null;
+
+/** Uptime over each window ending at `now` (runs after `now` are ignored). */
+export function uptimeWindows(runs: readonly UptimeRun[], now: number): Record<UptimeWindow, UptimeFigure> {
+  const ages = runs.map((run) => (isCheck(run) ? now - Date.parse(run.startedAt) : Number.NaN));
+  const entries = Object.entries(UPTIME_WINDOWS).map(([name, span]) => {
+    let checks = 0;
+    let failures = 0;
+    for (const [i, age] of ages.entries()) {
+      if (!(age >= 0 && age <= span)) continue;
+      checks++;
+      if (runs[i]?.verdict === 'down') failures++;
+    }
+    return [name, { percent: percentUp(checks, failures), checks, failures }];
+  });
+  return Object.fromEntries(entries) as Record<UptimeWindow, UptimeFigure>;
+}
+
+export interface DayBar extends UptimeFigure {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+}
+
+/** One bar per UTC day for the last `days` days up to `now`'s day, oldest first. */
+export function dailyBars(runs: readonly UptimeRun[], now: number, days = 90): DayBar[] {
+  const first = (Math.floor(now / DAY_MS) - days + 1) * DAY_MS;
+  const counts = Array.from({ length: days }, () => ({ checks: 0, failures: 0 }));
+  for (const run of runs) {
+    if (!isCheck(run)) continue;
+    const at = Date.parse(run.startedAt);
+    const count = at <= now ? counts[Math.floor((at - first) / DAY_MS)] : undefined;
+    if (!count) continue;
+    count.checks++;
+    if (run.verdict === 'down') count.failures++;
+  }
+  return counts.map(({ checks, failures }, i) => ({
+    day: new Date(first + i * DAY_MS).toISOString().slice(0, 10),
+    percent: percentUp(checks, failures),
+    checks,
+    failures,
+  }));
+}
+
+export interface ResponseTimePoint {
+  /** Start of the bucket, ISO 8601. */
+  at: string;
+  /** Mean and slowest response time of the bucket's checks that answered; null: none did. */
+  meanMs: number | null;
+  maxMs: number | null;
+}
+
+/** Response times over [from, to) in `buckets` equal buckets (a chart's points), oldest first. */
+export function responseTimeSeries(
+  runs: readonly UptimeRun[],
+  from: number,
+  to: number,
+  buckets: number,
+): ResponseTimePoint[] {
+  const width = (to - from) / buckets;
+  const sums = Array.from({ length: buckets }, () => ({ total: 0, count: 0, max: 0 }));
+  for (const run of runs) {
+    if (run.responseTimeMs === undefined || run.verdict === 'down') continue;
+    const at = Date.parse(run.startedAt);
+    if (at < from || at >= to) continue;
+    const bucket = sums[Math.min(buckets - 1, Math.floor((at - from) / width))];
+    if (!bucket) continue;
+    bucket.total += run.responseTimeMs;
+    bucket.count++;
+    bucket.max = Math.max(bucket.max, run.responseTimeMs);
+  }
+  return sums.map((sum, i) => ({
+    at: new Date(from + i * width).toISOString(),
+    meanMs: sum.count ? Math.round(sum.total / sum.count) : null,
+    maxMs: sum.count ? sum.max : null,
+  }));
+}
