@@ -9,10 +9,9 @@ import {
   dailyBars,
   type ResponseTimePoint,
   responseTimeSeries,
-  type UptimeFigure,
   type UptimeRun,
-  type UptimeWindow,
   uptimeWindows,
+  type WindowFigure,
 } from './uptime.js';
 
 /** A status page's address: lower-case letters, digits and inner hyphens, 3 to 40 characters. */
@@ -50,7 +49,7 @@ export interface StatusMonitorView {
   kind: string;
   status: string;
   lastRunAt: string | null;
-  uptime: Record<UptimeWindow, UptimeFigure>;
+  uptime: WindowFigure[];
   days: DayBar[];
   responseTimes: ResponseTimePoint[];
 }

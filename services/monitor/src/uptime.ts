@@ -31,10 +31,14 @@ const isCheck = (run: UptimeRun) => run.verdict === 'up' || run.verdict === 'deg
 const percentUp = (checks: number, failures: number) =>
   checks ? Math.floor(((checks - failures) / checks) * 10_000) / 100 : null;
 
-/** Uptime over each window ending at `now` (runs after `now` are ignored). */
-export function uptimeWindows(runs: readonly UptimeRun[], now: number): Record<UptimeWindow, UptimeFigure> {
+export interface WindowFigure extends UptimeFigure {
+  window: UptimeWindow;
+}
+
+/** Uptime over each window ending at `now`, shortest first (runs after `now` are ignored). */
+export function uptimeWindows(runs: readonly UptimeRun[], now: number): WindowFigure[] {
   const ages = runs.map((run) => (isCheck(run) ? now - Date.parse(run.startedAt) : Number.NaN));
-  const entries = Object.entries(UPTIME_WINDOWS).map(([name, span]) => {
+  return (Object.entries(UPTIME_WINDOWS) as [UptimeWindow, number][]).map(([window, span]) => {
     let checks = 0;
     let failures = 0;
     for (const [i, age] of ages.entries()) {
@@ -42,9 +46,8 @@ export function uptimeWindows(runs: readonly UptimeRun[], now: number): Record<U
       checks++;
       if (runs[i]?.verdict === 'down') failures++;
     }
-    return [name, { percent: percentUp(checks, failures), checks, failures }];
+    return { window, percent: percentUp(checks, failures), checks, failures };
   });
-  return Object.fromEntries(entries) as Record<UptimeWindow, UptimeFigure>;
 }
 
 export interface DayBar extends UptimeFigure {
