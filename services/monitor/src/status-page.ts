@@ -74,13 +74,9 @@ function overallOf(monitors: readonly StatusMonitorInput[]): StatusPageView['ove
   return down === known.length ? 'major-outage' : 'partial-outage';
 }
 
-/** The page's figures at `now` from the chosen monitors' runs and incidents. */
-export function statusPageView(
-  page: { slug: string; title: string },
-  monitors: readonly StatusMonitorInput[],
-  now: number,
-): StatusPageView {
-  const views = monitors.map((monitor) => ({
+/** A monitor's figures at `now` from its runs: what its owner's page and the status page show. */
+export function monitorFiguresOf(monitor: Omit<StatusMonitorInput, 'incidents'>, now: number): StatusMonitorView {
+  return {
     id: monitor.id,
     name: monitor.name,
     kind: monitor.kind,
@@ -89,7 +85,15 @@ export function statusPageView(
     uptime: uptimeWindows(monitor.runs, now),
     days: dailyBars(monitor.runs, now, 90),
     responseTimes: responseTimeSeries(monitor.runs, now - DAY_MS, now, RESPONSE_TIME_POINTS),
-  }));
+  };
+}
+
+/** The page's figures at `now` from the chosen monitors' runs and incidents. */
+export function statusPageView(
+  page: { slug: string; title: string },
+  monitors: readonly StatusMonitorInput[],
+  now: number,
+): StatusPageView {
   const incidents = monitors
     .flatMap((monitor) =>
       monitor.incidents
@@ -103,7 +107,7 @@ export function statusPageView(
     title: page.title,
     overall: overallOf(monitors),
     generatedAt: new Date(now).toISOString(),
-    monitors: views,
+    monitors: monitors.map((monitor) => monitorFiguresOf(monitor, now)),
     incidents,
   };
 }
