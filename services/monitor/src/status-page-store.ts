@@ -7,7 +7,7 @@ import { setUpSqlite } from '@webutil/kit';
 import type Database from 'better-sqlite3';
 
 export interface StatusPageRecord {
-  /** Whose page: the owner's key (ownerKey). */
+  /** Whose page: billing's subject of the account (`account:<id>`). */
   owner: string;
   slug: string;
   title: string;
@@ -31,10 +31,6 @@ export interface StatusPageStore {
   /** The enabled page that shows the monitor, if any (badges are served only then). */
   showing(monitorId: string): Promise<StatusPageRecord | undefined>;
 }
-
-/** A sandbox's monitors are its own: its page is kept apart from the live one. */
-export const ownerKey = (owner: { subject: string; sandbox: boolean }) =>
-  owner.sandbox ? `${owner.subject}#sandbox` : owner.subject;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS monitor_status_pages (

@@ -20,14 +20,12 @@ import {
   type StatusMonitorView,
   statusPageView,
 } from './status-page.js';
-import { ownerKey, SlugTakenError, type StatusPageRecord, type StatusPageStore } from './status-page-store.js';
+import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from './status-page-store.js';
 import { UPTIME_WINDOWS, type UptimeRun, type UptimeWindow, uptimeWindows } from './uptime.js';
 
 /** A monitor as the status views read it. */
 export interface MonitorSummary {
   id: string;
-  subject: string;
-  sandbox: boolean;
   name: string;
   kind: string;
   status: string;
@@ -36,8 +34,8 @@ export interface MonitorSummary {
 
 /** What the status views read of the core's store. */
 export interface MonitorReads {
-  /** A monitor by id, whoever owns it. */
-  monitor(id: string): Promise<MonitorSummary | undefined>;
+  /** One of the account's monitors (undefined: none of that id is the account's). */
+  monitor(subject: string, id: string): Promise<MonitorSummary | undefined>;
   /** Its runs started in [fromMs, toMs]. */
   runs(monitorId: string, fromMs: number, toMs: number): Promise<UptimeRun[]>;
   /** Its newest incidents, newest first. */
@@ -86,8 +84,8 @@ export interface StatusDeps {
 
 export function monitorStatusService({ reads, pages, now = Date.now }: StatusDeps, log: Logger): ServiceBinding {
   const owned = async (owner: MonitorOwner | undefined, id: string) => {
-    const monitor = await reads.monitor(id);
-    if (!owner || !monitor || ownerKey(monitor) !== ownerKey(owner)) throw noMonitor();
+    const monitor = owner && !owner.sandbox ? await reads.monitor(owner.subject, id) : undefined;
+    if (!monitor) throw noMonitor();
     return monitor;
   };
   const figures = async (monitor: MonitorSummary, at: number) =>
@@ -102,7 +100,7 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
       },
 
       putStatusPage: async ({ owner, slug, title, monitorIds, enabled }) => {
-        if (!owner) throw invalidArgument('INVALID_OWNER', 'no owner');
+        if (!owner || owner.sandbox) throw invalidArgument('INVALID_OWNER', 'a status page is a live account’s');
         if (!STATUS_SLUG.test(slug))
           throw invalidArgument('INVALID_SLUG', 'slug must be 3 to 40 lower-case letters, digits or inner hyphens');
         const name = title.trim();
@@ -118,7 +116,7 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
         }
         try {
           const page = await pages.put({
-            owner: ownerKey(owner),
+            owner: owner.subject,
             slug,
             title: name,
             monitorIds: ids,
@@ -133,7 +131,7 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
       },
 
       getOwnStatusPage: async ({ owner }) => {
-        const page = owner ? await pages.byOwner(ownerKey(owner)) : undefined;
+        const page = owner && !owner.sandbox ? await pages.byOwner(owner.subject) : undefined;
         if (!page) throw noPage();
         return { page: settingsMessage(page) };
       },
@@ -144,9 +142,9 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
         const at = now();
         const monitors = [];
         for (const id of page.monitorIds) {
-          const monitor = await reads.monitor(id);
-          // A monitor deleted (or moved) since the page was saved is left out.
-          if (!monitor || ownerKey(monitor) !== page.owner) continue;
+          // A monitor deleted since the page was saved is left out.
+          const monitor = await reads.monitor(page.owner, id);
+          if (!monitor) continue;
           const [runs, incidents] = await Promise.all([
             reads.runs(id, at - 90 * DAY_MS, at),
             reads.incidents(id, INCIDENTS_READ),
@@ -169,8 +167,8 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
         if (!BADGE_STYLES.includes(badgeStyle))
           throw invalidArgument('INVALID_STYLE', `style must be one of ${BADGE_STYLES.join(', ')}`);
         const page = await pages.showing(monitorId);
-        const monitor = page ? await reads.monitor(monitorId) : undefined;
-        if (!page || !monitor || ownerKey(monitor) !== page.owner) throw noMonitor();
+        const monitor = page ? await reads.monitor(page.owner, monitorId) : undefined;
+        if (!page || !monitor) throw noMonitor();
         return { svg: badgeSvg(await badgeFigure(reads, monitor, figure, window || '30d', now()), badgeStyle) };
       },
     },
