@@ -94,7 +94,7 @@ describe('credit leases through the edge', function () {
     expect(Date.now() - revokedAt, 'a liveness bound, well past the lease').to.be.below(LEASE_MS + 10_000);
   });
 
-  // Last: it moves billing's clock, which the edge's rate windows (its own clock) no longer match.
+  // Late: it moves billing's clock, which the edge's rate windows (its own clock) no longer match.
   it('an edge SIGKILLed holding a lease: its answered calls stay spent, the rest returns at expiry', async () => {
     await becomeBusy();
     await stack.kill('edge');
@@ -105,5 +105,24 @@ describe('credit leases through the edge', function () {
     await eventually(async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 4990 }), 30_000);
     await new Promise((r) => setTimeout(r, 1_000)); // more expiry sweeps: nothing else returns
     expect(await quota(stack, { apiKey }), 'the ten answered calls, exactly').to.include({ remaining: 4990 });
+  });
+
+  // After the one above: billing's clock runs ahead of the edge's, which changes when leases end, not what is spent.
+  it('a burst of leased calls, several settlements in flight at once, then the edge SIGKILLed: each success spent', async () => {
+    await becomeBusy();
+    const answers = await Promise.all(Array.from({ length: 60 }, () => downCheck()));
+    const successes = answers.filter((res) => res.status === 200).length;
+    expect(successes, JSON.stringify(answers.map((res) => res.status))).to.be.above(0);
+    await stack.kill('edge');
+    await stack.start('edge');
+    // Past every hold's expiry: what was not spent has come back, so the balance shows exactly what was.
+    stack.advanceClock(200_000);
+    const spent = 10 + successes;
+    await eventually(
+      async () => expect(await quota(stack, { apiKey })).to.include({ remaining: 5000 - spent }),
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await quota(stack, { apiKey }), 'every answered success, exactly').to.include({ remaining: 5000 - spent });
   });
 });

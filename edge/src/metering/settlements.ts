@@ -26,6 +26,8 @@ interface Queued {
 export interface SettlementOptions {
   /** Most settlements in one Settle call. */
   maxBatch: number;
+  /** Settle calls in flight at once. */
+  maxInFlight: number;
   /** Wait between attempts of a batch billing did not answer. */
   retryMs: number;
   /** Deadline of one Settle call. */
@@ -43,6 +45,7 @@ const REFUND_WAIT_MS = 2_000;
  */
 const DEFAULTS: SettlementOptions = {
   maxBatch: 256,
+  maxInFlight: 2,
   retryMs: 250,
   timeoutMs: Math.min(BILLING_TIMEOUT_MS, 3_000),
   waitMs: 8_000,
@@ -53,9 +56,10 @@ const DEFAULTS: SettlementOptions = {
  * batched with others, as Google's ESP aggregates reports to Service Control. A success's
  * settlement is waited for before the success is answered (`spend`), so an answered success is
  * charged whatever crashes next (decision 0255); a refund or a lease's final settlement is not
- * waited for (`add`). Group commit: a settlement goes out at once when no batch is in flight, else
- * it joins the next batch, sent when the one in flight returns, so batches grow with the load and
- * add no delay when idle.
+ * waited for (`add`). Group commit: a settlement goes out at once while fewer than `maxInFlight`
+ * batches are in flight, else it joins the next batch, sent when one returns, so batches grow with
+ * the load and add no delay when idle; with two in flight, a success that just missed a batch
+ * waits for its own round trip, not for the one in flight first (decision 0451).
  * A batch billing did not answer is retried whole until its holds expire: settling is idempotent
  * (billing remembers a settled hold, and the calls a lease spent by name), so nothing is spent
  * twice, and a settlement that never arrives (the edge crashed) ends as the hold's expiry decides
@@ -63,14 +67,12 @@ const DEFAULTS: SettlementOptions = {
  */
 export class SettlementQueue {
   private readonly pending: Queued[] = [];
-  private inFlight: Promise<void> | undefined;
+  /** The Settle calls in flight. */
+  private readonly inFlight = new Set<Promise<void>>();
   /** A batch is to leave on the event loop's next check phase. */
   private scheduled = false;
   private readonly options: SettlementOptions;
-  /**
-   * Per caller, its latest refund's sending (batches leave one at a time, in order, so earlier ones are
-   * done by then).
-   */
+  /** Per caller, the sending of every refund of its still on the way (batches may return out of order). */
   private readonly refunds = new Map<string, Promise<void>>();
 
   constructor(
@@ -92,9 +94,11 @@ export class SettlementQueue {
       const sending = new Promise<void>((sent) => {
         this.pending.push({ reservationId, spent, expiresAt, sent });
       });
-      this.refunds.set(refundOf, sending);
-      void sending.then(() => {
-        if (this.refunds.get(refundOf) === sending) this.refunds.delete(refundOf);
+      const earlier = this.refunds.get(refundOf);
+      const all = earlier ? Promise.all([earlier, sending]).then(() => {}) : sending;
+      this.refunds.set(refundOf, all);
+      void all.then(() => {
+        if (this.refunds.get(refundOf) === all) this.refunds.delete(refundOf);
       });
     }
     this.sendNext();
@@ -148,11 +152,11 @@ export class SettlementQueue {
   /** Sends what is queued (on shutdown), for at most `withinMs`. */
   async drain(withinMs: number): Promise<void> {
     const deadline = Date.now() + withinMs;
-    while ((this.inFlight || this.scheduled) && Date.now() < deadline) {
-      if (!this.inFlight) await new Promise((resolve) => setImmediate(resolve));
-      else await Promise.race([this.inFlight, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()))]);
+    while ((this.inFlight.size > 0 || this.scheduled) && Date.now() < deadline) {
+      if (this.inFlight.size === 0) await new Promise((resolve) => setImmediate(resolve));
+      else await Promise.race([...this.inFlight, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()))]);
     }
-    if (this.pending.length > 0 || this.inFlight)
+    if (this.pending.length > 0 || this.inFlight.size > 0)
       this.log.warn({ unsent: this.pending.length }, 'settlements left unsent: their holds will expire');
   }
 
@@ -161,17 +165,20 @@ export class SettlementQueue {
    * in the same turn join one batch rather than one Settle call each.
    */
   private sendNext(): void {
-    if (this.inFlight || this.scheduled || this.pending.length === 0) return;
+    if (this.inFlight.size >= this.options.maxInFlight || this.scheduled || this.pending.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.inFlight || this.pending.length === 0) return;
+      if (this.inFlight.size >= this.options.maxInFlight || this.pending.length === 0) return;
       const batch = this.pending.splice(0, this.options.maxBatch);
-      this.inFlight = this.send(batch).finally(() => {
-        this.inFlight = undefined;
+      const sending: Promise<void> = this.send(batch).finally(() => {
+        this.inFlight.delete(sending);
         for (const queued of batch) queued.sent?.();
         this.sendNext();
       });
+      this.inFlight.add(sending);
+      // More than one batch's worth was waiting.
+      this.sendNext();
     });
   }
 
