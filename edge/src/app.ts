@@ -17,7 +17,7 @@ import { UploadsInFlight } from './multipart.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { handler } from './pipeline.js';
 import { readRawBody } from './raw-body.js';
-import { exportRoutes, PREFIXES } from './route-spec.js';
+import { exportRoutes, PREFIXES, takesJsonBody } from './route-spec.js';
 import { EdgeRouter } from './router.js';
 import { downloads, routes } from './routes.js';
 import {
@@ -108,7 +108,7 @@ export function createApp({
     // An upload reads its own multipart body; a raw body (a signed payload) is kept as sent.
     const chain = spec.rawBody
       ? [readRawBody(spec.rawBody), middleware]
-      : spec.method === 'POST' && !spec.upload
+      : takesJsonBody(spec) && !spec.upload
         ? [jsonBody, middleware]
         : middleware;
     for (const prefix of PREFIXES) {

@@ -5,6 +5,7 @@ import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookm
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
+import { MonitorServiceService } from '@webutil/proto/webutil/monitor/v1/monitor';
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 import { connect, type ServiceClient } from './grpc-clients.js';
@@ -23,6 +24,7 @@ export interface Clients {
   render: ServiceClient<typeof RenderServiceService>;
   bookmark: ServiceClient<typeof BookmarkServiceService>;
   tlsScan: ServiceClient<typeof TlsScanServiceService>;
+  monitor: ServiceClient<typeof MonitorServiceService>;
 }
 
 export interface ServiceAddresses {
@@ -32,6 +34,7 @@ export interface ServiceAddresses {
   render: string;
   bookmark: string;
   tlsScan: string;
+  monitor: string;
 }
 
 export function connectAll(addresses: ServiceAddresses): Clients {
@@ -45,6 +48,7 @@ export function connectAll(addresses: ServiceAddresses): Clients {
     render: connect(RenderServiceService, addresses.render),
     bookmark: connect(BookmarkServiceService, addresses.bookmark),
     tlsScan: connect(TlsScanServiceService, addresses.tlsScan),
+    monitor: connect(MonitorServiceService, addresses.monitor),
   };
 }
 

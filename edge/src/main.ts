@@ -20,6 +20,7 @@ const clients = connectAll({
   render: config.RENDER_ADDR,
   bookmark: config.BOOKMARK_ADDR,
   tlsScan: config.TLS_SCAN_ADDR,
+  monitor: config.MONITOR_ADDR,
 });
 const metering = createMetering(clients.billing, log, { callerViewMs: config.CALLER_VIEW_MS });
 const revocations =

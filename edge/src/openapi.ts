@@ -23,6 +23,7 @@ import {
   type RawBody,
   type RouteSpec,
   sizedCredits,
+  takesJsonBody,
 } from './route-spec.js';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -64,12 +65,12 @@ function platformFailures(spec: FailureFacts): Failures {
     failures.set(status, set);
   };
   const fields = Object.keys(spec.input.shape);
-  if (fields.length || spec.method === 'POST') add(400, 'invalid_request');
+  if (fields.length || takesJsonBody(spec)) add(400, 'invalid_request');
   if (fields.includes('url')) add(400, 'invalid_url');
   if (spec.upload) {
     add(413, 'payload_too_large');
     add(429, 'too_many_uploads');
-  } else if (spec.method === 'POST') {
+  } else if (takesJsonBody(spec)) {
     add(400, 'invalid_json');
     add(413, 'payload_too_large');
     add(415, 'unsupported_media_type');
@@ -152,6 +153,7 @@ const AREAS: Record<string, string> = {
   account: 'Account',
   webhooks: 'Webhooks',
   billing: 'Payments',
+  monitors: 'Monitors',
   'openapi.json': 'Contract',
   'site-audit': 'Site audits',
 };
@@ -163,6 +165,7 @@ const TAGS = [
   { name: 'Account', description: 'Quota, the bot challenge, sessions, API keys and usage.' },
   { name: 'Webhooks', description: 'The signing secret and the deliveries of job webhooks.' },
   { name: 'Payments', description: 'Prices, card checkout and the customer portal (Stripe), and Stripe’s events.' },
+  { name: 'Monitors', description: 'Operations run on a schedule: their runs, incidents and alerts.' },
   { name: 'Contract', description: 'This document.' },
   { name: 'Site audits', description: 'Every page of a site checked for technical and SEO issues, as a job.' },
 ];

@@ -19,7 +19,14 @@ import type { Metering } from './metering/index.js';
 import { admitUpload, readUpload } from './multipart.js';
 import { issueCode } from './rest/common.js';
 import { type Presentable, presenter } from './rest/message.js';
-import { type ExportAnswer, type Price, type RawBody, type RouteSpec, sizedCredits } from './route-spec.js';
+import {
+  type ExportAnswer,
+  type Price,
+  type RawBody,
+  type RouteSpec,
+  sizedCredits,
+  takesJsonBody,
+} from './route-spec.js';
 import { answersFromSamples, sandboxClientsFor } from './sandbox/clients.js';
 
 /**
@@ -33,7 +40,7 @@ export function parseInput<In extends z.ZodObject>(
 ): z.output<In> | Promise<z.output<In>> {
   if (spec.upload) return readUpload(ctx, spec.upload).then((source) => validInput(spec, ctx, source));
   if (spec.rawBody) return validInput(spec, ctx, rawInput(spec.rawBody, ctx));
-  if (spec.method === 'POST' && ctx.request.is('application/json', '+json') === false) {
+  if (takesJsonBody(spec) && ctx.request.is('application/json', '+json') === false) {
     throw new HttpError(415, 'unsupported_media_type', 'send the body as JSON, with Content-Type: application/json');
   }
   return validInput(spec, ctx, spec.method === 'GET' ? ctx.query : ctx.request.body);

@@ -39,7 +39,7 @@ export type FreeReadKind = 'job-poll' | 'site-read';
 /** One public route: everything between the HTTP request and the one RPC it maps to. */
 // biome-ignore lint/suspicious/noExplicitAny: the table holds rows of every reply type; `route()` types each row
 export interface RouteSpec<In extends z.ZodObject = z.ZodObject, R = any, Out extends z.ZodType = z.ZodType> {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Path below the version prefix, in @koa/router syntax, e.g. /broken-links/crawl/:job_id. */
   path: string;
   /** Operation name, for billing, logs and the contract's operationId. */
@@ -207,6 +207,9 @@ export interface FileAnswer<R> {
   /** The stored file, as the download route streams it. */
   read(clients: Clients, reply: R, options: CallOptions): AsyncIterable<FilePart>;
 }
+
+/** The methods whose input is a JSON body (POST and PATCH; a GET's is its query, a DELETE's its path). */
+export const takesJsonBody = (spec: Pick<RouteSpec, 'method'>) => spec.method === 'POST' || spec.method === 'PATCH';
 
 /** Identity helper so each table row infers its own input, reply and output types. */
 export const route = <In extends z.ZodObject, R, Out extends z.ZodType>(

@@ -9,6 +9,7 @@ import { bookmarkDownloads, bookmarkRoutes } from './areas/bookmark/routes.js';
 import { bookmarkCheckDownloads, bookmarkCheckRoutes } from './areas/bookmark-check/routes.js';
 import { crawlRoutes, linkExtractRoutes } from './areas/crawl/routes.js';
 import { metaScanRoutes } from './areas/meta-scan/routes.js';
+import { monitorRoutes } from './areas/monitors/routes.js';
 import { renderDownloads, renderRoutes } from './areas/render/routes.js';
 import { siteAuditRoutes } from './areas/site-audit/routes.js';
 import { tlsScanRoutes } from './areas/tls-scan/routes.js';
@@ -37,6 +38,7 @@ export const routes: RouteSpec[] = [
   ...work,
   ...sessionRoutes,
   ...webhookRoutes,
+  ...monitorRoutes,
   ...accountRoutes(KEY_OPERATIONS),
   ...paymentRoutes,
 ];

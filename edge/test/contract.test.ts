@@ -22,6 +22,7 @@ import { BookmarkServiceService } from '@webutil/proto/webutil/bookmark/v1/bookm
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
+import { MonitorServiceService } from '@webutil/proto/webutil/monitor/v1/monitor';
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 import { expect } from 'chai';
@@ -41,11 +42,21 @@ const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
   bookmark: BookmarkServiceService,
   crawl: CrawlServiceService,
   metaScan: MetaScanServiceService,
+  monitor: MonitorServiceService,
   payments: PaymentServiceService,
   render: RenderServiceService,
   siteAudit: SiteAuditServiceService,
   tlsScan: TlsScanServiceService,
   webhooks: WebhookServiceService,
+};
+
+/**
+ * Inputs a route's `call` reads before its RPC: a monitor's kind and input (validated and recorded as
+ * that kind's request), and none on a change (which would read the monitor first).
+ */
+const GIVEN: Record<string, Record<string, unknown>> = {
+  'create-monitor': { kind: 'down-check', input: { url: 'https://example.com/' }, alerts: undefined },
+  'update-monitor': { input: undefined, alerts: undefined },
 };
 
 /** The RPC a route's `call` makes (service client and method), found by calling it with recording clients. */
@@ -65,7 +76,13 @@ async function calledRpc(spec: RouteSpec): Promise<string | undefined> {
       ),
   });
   // A call priced by size is priced (as a sandbox call is: nothing held) and goes on to its RPC.
-  await spec.call(clients, inputOf(spec) as never, {} as never, anything as never, async () => {});
+  await spec.call(
+    clients,
+    inputOf(spec, GIVEN[spec.operation]) as never,
+    {} as never,
+    anything as never,
+    async () => {},
+  );
   return path;
 }
 

@@ -120,12 +120,13 @@ const made = new WeakMap<Clients, Clients>();
 /**
  * The sandbox's clients beside the real ones: the services' RPCs answered from samples, billing's
  * webhook books kept real, so a sandbox start's webhook is reserved, and then delivered with the
- * sample job's envelope, as a live start's is (decision 0207).
+ * sample job's envelope, as a live start's is (decision 0207); the monitor service's too (its free
+ * routes refuse a sandbox caller themselves).
  */
 export function sandboxClientsFor(real: Clients): Clients {
   let clients = made.get(real);
   if (!clients) {
-    clients = { ...sampled, webhooks: real.webhooks };
+    clients = { ...sampled, webhooks: real.webhooks, monitor: real.monitor };
     made.set(real, clients);
   }
   return clients;

@@ -1,16 +1,34 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
-import { readConfig } from './config.js';
+import { type MonitorConfig, readConfig } from './config.js';
+import { Monitors } from './monitors.js';
 import { monitorService } from './server.js';
+import type { MonitorStore } from './store/store.js';
 
 const config = readConfig();
 
 const log = createLogger('monitor', config.LOG_LEVEL);
 exitOnFatalErrors(log);
+const store = await openStore(config);
+const monitors = new Monitors({ store });
 
 await runService({
   name: 'monitor',
   ...processOptions(config),
   protoFiles: ['webutil/monitor/v1/monitor.proto'],
-  bindings: [monitorService(log)],
+  bindings: [monitorService(monitors, log)],
   log,
+  onShutdown: () => store.close(),
 });
+
+/** The store the config names; mongoose is imported only when used. */
+async function openStore(config: MonitorConfig): Promise<MonitorStore> {
+  if (config.MONGO_URL) {
+    const { MongoMonitorStore } = await import('./store/mongo.js');
+    return MongoMonitorStore.connect(config.MONGO_URL);
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const { SqliteMonitorStore } = await import('./store/sqlite.js');
+  return new SqliteMonitorStore(path.join(config.DATA_DIR, 'monitors.sqlite'));
+}

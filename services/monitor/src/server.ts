@@ -1,22 +1,32 @@
-import { bind, type Logger, type ServiceBinding, unavailable } from '@webutil/kit';
+import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
 import { MonitorServiceService } from '@webutil/proto/webutil/monitor/v1/monitor';
+import type { Monitors } from './monitors.js';
 
-const notYet = () => Promise.reject(unavailable('not_implemented', 'monitors are not served yet'));
-
-/** The monitor service's RPCs (the skeleton: each answers UNAVAILABLE until its handler lands). */
-export function monitorService(log: Logger): ServiceBinding {
+/** The monitor service's RPCs: each is one call of the monitors' book (monitors.ts). */
+export function monitorService(monitors: Monitors, log: Logger): ServiceBinding {
   return bind(
     MonitorServiceService,
     {
-      createMonitor: notYet,
-      listMonitors: notYet,
-      getMonitor: notYet,
-      updateMonitor: notYet,
-      deleteMonitor: notYet,
-      pauseMonitor: notYet,
-      resumeMonitor: notYet,
-      listRuns: notYet,
-      listIncidents: notYet,
+      createMonitor: async (request) => ({ monitor: await monitors.create(request) }),
+      listMonitors: async (request) => ({ monitors: await monitors.list(request.owner) }),
+      getMonitor: async (request) => ({ monitor: await monitors.get(request.owner, request.id) }),
+      updateMonitor: async (request) => ({ monitor: await monitors.update(request) }),
+      deleteMonitor: async (request) => {
+        await monitors.delete(request.owner, request.id);
+        return { id: request.id, deleted: true };
+      },
+      pauseMonitor: async (request) => ({ monitor: await monitors.pause(request.owner, request.id) }),
+      resumeMonitor: async (request) => ({ monitor: await monitors.resume(request.owner, request.id) }),
+      listRuns: (request) =>
+        monitors.runs(request.owner, request.monitorId, {
+          from: request.from,
+          to: request.to,
+          limit: request.limit,
+          pageToken: request.pageToken,
+        }),
+      listIncidents: async (request) => ({
+        incidents: await monitors.incidents(request.owner, request.monitorId, request.limit),
+      }),
     },
     log,
   );

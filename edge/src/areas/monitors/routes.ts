@@ -1,0 +1,229 @@
+/**
+ * Monitors (issue 40, docs/decisions/0431-monitor-scheduling.md, 0432-monitors-api.md): an operation
+ * run on a schedule for the account. Managing them is free; each run spends its operation's credits.
+ * The account's owner only (a session or an API key without limits); another account's id is a 404.
+ */
+
+import type { z } from 'zod';
+import { noStore } from '../../envelope.js';
+import { type RouteSpec, route } from '../../route-spec.js';
+import { checkWebhookTarget } from '../webhooks/targets.js';
+import { readKindInput } from './kinds.js';
+import { ownerOf, presentMonitorList, presentMonitorReply, presentRunList } from './presenters.js';
+import {
+  type AlertsInput,
+  DeletedMonitor,
+  IncidentList,
+  IncidentsInput,
+  Monitor,
+  MonitorChangeInput,
+  MonitorIdInput,
+  MonitorList,
+  NewMonitorInput,
+  RunList,
+  RunsInput,
+} from './schemas.js';
+
+const MONITOR_TIMEOUT_MS = 10_000;
+const OWNER_ERRORS = { account_required: 401, owner_required: 403, live_key_required: 403 };
+const FOUND_ERRORS = { ...OWNER_ERRORS, monitor_not_found: 404 };
+const INPUT_ERRORS = {
+  invalid_input: 400,
+  invalid_url: 400,
+  invalid_interval: 400,
+  invalid_kind: 400,
+  invalid_webhook_url: 400,
+  target_blocked: 400,
+};
+
+/** Slack-compatible URLs obey the address policy of every outbound call (refused: 400 invalid_webhook_url). */
+async function checkedAlerts(alerts: z.output<typeof AlertsInput> | undefined) {
+  for (const url of alerts?.slackUrls ?? []) await checkWebhookTarget(url);
+  return alerts && { emails: [], slackUrls: [], expiryDays: [], maintenance: [], webhook: false, ...alerts };
+}
+
+export const monitorRoutes: RouteSpec[] = [
+  route({
+    method: 'POST',
+    path: '/monitors',
+    operation: 'create-monitor',
+    summary:
+      'Creates a monitor: one of the operations (down-check, ssl-scan, meta-scan, broken-links-crawl, screenshot) ' +
+      'with its own input, run every intervalSeconds (each run spends its credits), with alert channels and rules.',
+    credits: 0,
+    callers: 'owner',
+    input: NewMonitorInput,
+    output: Monitor,
+    status: 201,
+    errors: { ...OWNER_ERRORS, ...INPUT_ERRORS, monitor_limit_reached: 403 },
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: async (c, input, options, caller) => {
+      const owner = ownerOf(caller);
+      const kind = await readKindInput(input.kind, input.input, caller);
+      const alerts = await checkedAlerts(input.alerts);
+      return c.monitor.createMonitor(
+        {
+          owner,
+          name: input.name,
+          kind: input.kind,
+          inputJson: kind.inputJson,
+          requestJson: kind.requestJson,
+          intervalSeconds: input.intervalSeconds,
+          alerts,
+        },
+        options,
+      );
+    },
+    present: presentMonitorReply,
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/monitors',
+    operation: 'list-monitors',
+    summary: 'The account’s monitors, newest first.',
+    credits: 0,
+    callers: 'owner',
+    input: MonitorIdInput.omit({ id: true }),
+    output: MonitorList,
+    errors: OWNER_ERRORS,
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, _input, options, caller) => c.monitor.listMonitors({ owner: ownerOf(caller) }, options),
+    present: presentMonitorList,
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/monitors/:id',
+    operation: 'get-monitor',
+    summary: 'One of the account’s monitors.',
+    credits: 0,
+    callers: 'owner',
+    input: MonitorIdInput,
+    output: Monitor,
+    errors: FOUND_ERRORS,
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.monitor.getMonitor({ owner: ownerOf(caller), id: input.id }, options),
+    present: presentMonitorReply,
+    headers: noStore,
+  }),
+  route({
+    method: 'PATCH',
+    path: '/monitors/:id',
+    operation: 'update-monitor',
+    summary:
+      'Changes a monitor’s name, input (validated as its kind’s route validates it), interval or alerts; ' +
+      'fields left out stay as they are. A new interval applies from its next slot.',
+    credits: 0,
+    callers: 'owner',
+    input: MonitorChangeInput,
+    output: Monitor,
+    errors: { ...FOUND_ERRORS, ...INPUT_ERRORS },
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: async (c, input, options, caller) => {
+      const owner = ownerOf(caller);
+      let kind: { inputJson?: string; requestJson?: string } = {};
+      if (input.input !== undefined) {
+        const current = await c.monitor.getMonitor({ owner, id: input.id }, options);
+        kind = await readKindInput(current.monitor?.kind as never, input.input, caller);
+      }
+      return c.monitor.updateMonitor(
+        {
+          owner,
+          id: input.id,
+          name: input.name,
+          intervalSeconds: input.intervalSeconds,
+          alerts: await checkedAlerts(input.alerts),
+          ...kind,
+        },
+        options,
+      );
+    },
+    present: presentMonitorReply,
+    headers: noStore,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/monitors/:id',
+    operation: 'delete-monitor',
+    summary: 'Deletes a monitor with its runs and incidents.',
+    credits: 0,
+    callers: 'owner',
+    input: MonitorIdInput,
+    output: DeletedMonitor,
+    errors: FOUND_ERRORS,
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.monitor.deleteMonitor({ owner: ownerOf(caller), id: input.id }, options),
+  }),
+  route({
+    method: 'POST',
+    path: '/monitors/:id/pause',
+    operation: 'pause-monitor',
+    summary: 'Stops a monitor’s runs until it is resumed (its history stays).',
+    credits: 0,
+    callers: 'owner',
+    input: MonitorIdInput,
+    output: Monitor,
+    errors: FOUND_ERRORS,
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.monitor.pauseMonitor({ owner: ownerOf(caller), id: input.id }, options),
+    present: presentMonitorReply,
+    headers: noStore,
+  }),
+  route({
+    method: 'POST',
+    path: '/monitors/:id/resume',
+    operation: 'resume-monitor',
+    summary: 'Runs a paused monitor again from its next slot (the slots it was paused over are not run).',
+    credits: 0,
+    callers: 'owner',
+    input: MonitorIdInput,
+    output: Monitor,
+    errors: FOUND_ERRORS,
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, input, options, caller) => c.monitor.resumeMonitor({ owner: ownerOf(caller), id: input.id }, options),
+    present: presentMonitorReply,
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/monitors/:id/runs',
+    operation: 'monitor-runs',
+    summary: 'A monitor’s runs, newest first, within a time range, a page at a time (data.runs).',
+    credits: 0,
+    callers: 'owner',
+    input: RunsInput,
+    output: RunList,
+    errors: { ...FOUND_ERRORS, invalid_page_token: 400 },
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.monitor.listRuns(
+        {
+          owner: ownerOf(caller),
+          monitorId: input.id,
+          from: input.from,
+          to: input.to,
+          limit: input.limit ?? 50,
+          pageToken: input.pageToken,
+        },
+        options,
+      ),
+    present: presentRunList,
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/monitors/:id/incidents',
+    operation: 'monitor-incidents',
+    summary: 'A monitor’s incidents (down-check: opened after failed runs in a row, closed after good ones).',
+    credits: 0,
+    callers: 'owner',
+    input: IncidentsInput,
+    output: IncidentList,
+    errors: FOUND_ERRORS,
+    timeoutMs: MONITOR_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.monitor.listIncidents({ owner: ownerOf(caller), monitorId: input.id, limit: input.limit ?? 50 }, options),
+    headers: noStore,
+  }),
+];

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
+import { expect } from 'chai';
+import { MongoMonitorStore } from '../src/store/mongo.js';
+import { SqliteMonitorStore } from '../src/store/sqlite.js';
+import type { MonitorRecord, MonitorStore, RunRecord } from '../src/store/store.js';
+
+interface Adapter {
+  name: string;
+  open(): Promise<MonitorStore>;
+  cleanup(): Promise<void>;
+}
+
+function sqlite(): Adapter {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'monitor-store-'));
+  return {
+    name: 'SQLite (embedded)',
+    open: async () => new SqliteMonitorStore(path.join(dir, `${randomUUID()}.sqlite`)),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function mongo(): Adapter {
+  let server: MongoUnderTest | undefined;
+  return {
+    name: `mongoose on ${process.env.MONGO_URL ? 'MONGO_URL' : 'jongodb'}`,
+    open: async () => {
+      server ??= await startMongo();
+      return MongoMonitorStore.connect(server.url, `monitor_${randomUUID().slice(0, 8)}`);
+    },
+    cleanup: async () => server?.stop(),
+  };
+}
+
+const monitor = (over: Partial<MonitorRecord> = {}): MonitorRecord => ({
+  id: `mon_${randomUUID()}`,
+  subject: 'account:a1',
+  name: 'home page',
+  kind: 'down-check',
+  inputJson: '{"url":"https://a.test/"}',
+  requestJson: '{"url":"https://a.test/"}',
+  intervalSeconds: 60,
+  alertsJson: '{}',
+  state: 'active',
+  status: 'unknown',
+  createdAt: 1_000,
+  updatedAt: 1_000,
+  nextRunAt: 60_000,
+  failures: 0,
+  successes: 0,
+  ...over,
+});
+
+const run = (monitorId: string, slot: number, over: Partial<RunRecord> = {}): RunRecord => ({
+  id: `${monitorId}@${slot}`,
+  monitorId,
+  slot,
+  startedAt: slot + 10,
+  late: false,
+  outcome: 'running',
+  reason: '',
+  creditsSpent: 0,
+  replica: 'r1',
+  ...over,
+});
+
+/** One conformance suite; both store adapters must pass it. */
+for (const adapter of [sqlite(), mongo()]) {
+  describe(`monitor store conformance: ${adapter.name}`, function () {
+    this.timeout(30_000);
+    let store: MonitorStore;
+    before(async () => {
+      store = await adapter.open();
+    });
+    after(async () => {
+      await store.close();
+      await adapter.cleanup();
+    });
+
+    it("keeps each account's monitors to itself: another account's id reads, changes and deletes nothing", async () => {
+      const mine = monitor({ createdAt: 1 });
+      const newer = monitor({ createdAt: 2 });
+      await store.insertMonitor(mine);
+      await store.insertMonitor(newer);
+      await store.insertMonitor(monitor({ subject: 'account:other' }));
+      expect(await store.countMonitors('account:a1')).to.equal(2);
+      expect((await store.listMonitors('account:a1')).map((m) => m.id)).to.deep.equal([newer.id, mine.id]);
+      expect(await store.getMonitor('account:other', mine.id)).to.equal(undefined);
+      expect(await store.updateMonitor('account:other', mine.id, { name: 'stolen' })).to.equal(false);
+      expect(await store.deleteMonitor('account:other', mine.id)).to.equal(false);
+      expect(await store.updateMonitor('account:a1', mine.id, { name: 'renamed', pausedReason: undefined })).to.equal(
+        true,
+      );
+      const read = await store.getMonitor('account:a1', mine.id);
+      expect(read).to.deep.equal({ ...mine, name: 'renamed' });
+    });
+
+    it('claims a slot once: a second claim of (monitor, slot) fails, the next slot is free', async () => {
+      const m = monitor();
+      await store.insertMonitor(m);
+      expect(await store.claimRun(run(m.id, 60_000))).to.equal(true);
+      expect(await store.claimRun(run(m.id, 60_000, { replica: 'r2' }))).to.equal(false);
+      expect(await store.claimRun(run(m.id, 120_000))).to.equal(true);
+      const runs = await store.listRuns(m.id, { limit: 10 });
+      expect(runs.map((r) => [r.slot, r.replica])).to.deep.equal([
+        [120_000, 'r1'],
+        [60_000, 'r1'],
+      ]);
+    });
+
+    it('hands out due monitors, most overdue first, and advances each from the slot it waited for only', async () => {
+      const a = monitor({ subject: 'account:due', nextRunAt: 5_000 });
+      const b = monitor({ subject: 'account:due', nextRunAt: 3_000 });
+      const later = monitor({ subject: 'account:due', nextRunAt: 9_000_000 });
+      const paused = monitor({ subject: 'account:due', nextRunAt: 1_000, state: 'paused' });
+      for (const m of [a, b, later, paused]) await store.insertMonitor(m);
+      const due = (await store.dueMonitors(6_000, 100)).filter((m) => m.subject === 'account:due');
+      expect(due.map((m) => m.id)).to.deep.equal([b.id, a.id]);
+      expect(await store.advance(a.id, 5_000, 65_000)).to.equal(true);
+      expect(await store.advance(a.id, 5_000, 65_000)).to.equal(false);
+      expect((await store.getMonitor('account:due', a.id))?.nextRunAt).to.equal(65_000);
+      expect(await store.pauseAll('account:due', 'out of credits', 7_000)).to.have.members([a.id, b.id, later.id]);
+      expect((await store.dueMonitors(10_000_000, 100)).filter((m) => m.subject === 'account:due')).to.deep.equal([]);
+    });
+
+    it('finishes runs, pages them by time, finds the previous finished one and interrupts stale ones', async () => {
+      const m = monitor();
+      await store.insertMonitor(m);
+      for (const slot of [60_000, 120_000, 180_000, 240_000]) await store.claimRun(run(m.id, slot));
+      await store.finishRun(`${m.id}@60000`, {
+        finishedAt: 60_500,
+        outcome: 'ok',
+        verdict: 'up',
+        responseTimeMs: 42,
+        reason: 'HTTP 200',
+        creditsSpent: 1,
+        resultJson: '{}',
+      });
+      await store.finishRun(`${m.id}@120000`, { outcome: 'failed', reason: 'timed out', creditsSpent: 0 });
+      const page = await store.listRuns(m.id, { limit: 2, from: 60_000, to: 240_000, beforeSlot: 240_000 });
+      expect(page.map((r) => r.slot)).to.deep.equal([180_000, 120_000]);
+      const first = (await store.listRuns(m.id, { limit: 1, to: 60_000 }))[0];
+      expect(first).to.include({ outcome: 'ok', verdict: 'up', responseTimeMs: 42, creditsSpent: 1 });
+      expect((await store.previousRun(m.id, 240_000))?.slot).to.equal(120_000);
+      expect(await store.interruptStale(200_000, 300_000)).to.be.at.least(1);
+      const runs = await store.listRuns(m.id, { limit: 10 });
+      expect(runs.map((r) => r.outcome)).to.deep.equal(['running', 'interrupted', 'failed', 'ok']);
+    });
+
+    it('opens and closes incidents, and deletes a monitor with its runs and incidents', async () => {
+      const m = monitor();
+      await store.insertMonitor(m);
+      await store.claimRun(run(m.id, 60_000));
+      await store.openIncident({
+        id: `inc_${randomUUID()}`,
+        monitorId: m.id,
+        state: 'open',
+        openedAt: 1_000,
+        reason: 'connection refused',
+        silenced: false,
+      });
+      const open = await store.openIncidentOf(m.id);
+      expect(open).to.include({ state: 'open', reason: 'connection refused' });
+      await store.closeIncident(open?.id ?? '', 5_000);
+      expect(await store.openIncidentOf(m.id)).to.equal(undefined);
+      expect((await store.listIncidents(m.id, 10))[0]).to.include({ state: 'closed', closedAt: 5_000 });
+      expect(await store.deleteMonitor('account:a1', m.id)).to.equal(true);
+      expect(await store.listRuns(m.id, { limit: 10 })).to.deep.equal([]);
+      expect(await store.listIncidents(m.id, 10)).to.deep.equal([]);
+    });
+  });
+}
