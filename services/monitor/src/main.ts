@@ -25,10 +25,10 @@ await runService({
 /** The store the config names; mongoose is imported only when used. */
 async function openStore(config: MonitorConfig): Promise<MonitorStore> {
   if (config.MONGO_URL) {
-    const { MongoMonitorStore } = await import('./store/mongo.js');
+    const { MongoMonitorStore } = await import('./store/store-mongo.js');
     return MongoMonitorStore.connect(config.MONGO_URL);
   }
   mkdirSync(config.DATA_DIR, { recursive: true });
-  const { SqliteMonitorStore } = await import('./store/sqlite.js');
+  const { SqliteMonitorStore } = await import('./store/store-sqlite.js');
   return new SqliteMonitorStore(path.join(config.DATA_DIR, 'monitors.sqlite'));
 }

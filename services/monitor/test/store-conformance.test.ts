@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
-import { MongoMonitorStore } from '../src/store/mongo.js';
-import { SqliteMonitorStore } from '../src/store/sqlite.js';
 import type { MonitorRecord, MonitorStore, RunRecord } from '../src/store/store.js';
+import { MongoMonitorStore } from '../src/store/store-mongo.js';
+import { SqliteMonitorStore } from '../src/store/store-sqlite.js';
 
 interface Adapter {
   name: string;
