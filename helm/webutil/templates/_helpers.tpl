@@ -239,6 +239,8 @@ spec:
               value: {{ include "webutil.stripePrices" $root | quote }}
             - name: STRIPE_CURRENCY
               value: {{ $root.Values.payments.currency | quote }}
+            - name: PAYMENT_GRACE_DAYS
+              value: {{ $root.Values.payments.graceDays | default 7 | quote }}
             {{- end }}
             {{- end }}
             {{- if or (eq $name "billing") $svc.http }}

@@ -60,6 +60,7 @@ export class Accounts {
       cycleCredits: PLANS[plan].creditsPerCycle,
       topUpCredits: 0,
       createdAt: now,
+      paidThrough: null,
     };
     try {
       await this.store.insertAccount(account);

@@ -140,6 +140,7 @@ async function main(): Promise<Record<string, unknown>> {
       cycleCredits: current.cycleCredits,
       topUpCredits: current.topUpCredits,
       cycleEnds: new Date(current.cycleEnd).toISOString(),
+      paidThrough: current.paidThrough === null ? undefined : new Date(current.paidThrough).toISOString(),
       keys: keys.map((k) => `${k.prefix}… ${k.name}${k.revokedAt === null ? '' : ' (revoked)'}`),
       ...extra,
     };

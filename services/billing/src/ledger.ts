@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { creditsSpent, expiredHoldCredits, expiredHolds } from './credit-metrics.js';
-import { type AnonymousAllowance, cycleEndAfter, PLANS, utcDay } from './plans.js';
+import { type AnonymousAllowance, addMonths, cycleEndAfter, PLANS, utcDay } from './plans.js';
 import type { Account, BillingStore, KeyBudget, Reservation, UsageRecord } from './stores/store.js';
 
 /** Whose credits a call spends: an account's (sessions, API keys) or an anonymous subject's day. */
@@ -77,10 +77,25 @@ export class Ledger {
     return account.creditsPerCycle ?? PLANS[account.plan].creditsPerCycle;
   }
 
-  /** The account as of now: a cycle that has ended is renewed (once, even when racing) first. */
+  /**
+   * The account as of now: a paid plan whose time ran out ends (the account is on Free), and a cycle
+   * that has ended is renewed (once, even when racing) first; a paid plan's cycles start only when
+   * its provider says the period is paid (decision 0411), so its ended cycle waits.
+   */
   async current(account: Account): Promise<Account> {
     const now = this.clock();
-    if (now < account.cycleEnd) return account;
+    if (account.paidThrough !== null && now >= account.paidThrough) {
+      await this.store.endPaidPlan(account.id, account.paidThrough, {
+        plan: 'FREE',
+        creditsPerCycle: account.creditsPerCycle,
+        requestsPerMinute: account.requestsPerMinute,
+        cycleAnchor: now,
+        cycleEnd: addMonths(now, 1),
+        cycleCredits: account.creditsPerCycle ?? PLANS.FREE.creditsPerCycle,
+      });
+      return (await this.store.accountById(account.id)) ?? account;
+    }
+    if (now < account.cycleEnd || account.paidThrough !== null) return account;
     await this.store.renewCycle(account.id, account.cycleEnd, {
       cycleEnd: cycleEndAfter(account.cycleAnchor, now),
       cycleCredits: this.creditsPerCycle(account),

@@ -96,7 +96,7 @@ await runService({
     'webutil/billing/v1/payments.proto',
   ],
   bindings: [
-    billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }, log),
+    billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys, payments }, log),
     webhookService(webhooks, log),
     paymentService(payments, gate, log),
   ],

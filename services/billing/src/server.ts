@@ -13,6 +13,7 @@ import { creditsRefused } from './credit-metrics.js';
 import type { Gate } from './gate.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { Ledger } from './ledger.js';
+import type { Payments } from './payments/payments.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { RevocationNotices } from './revocation-notices.js';
 import { accountMessage, type Sessions } from './sessions.js';
@@ -27,10 +28,11 @@ export interface BillingDeps {
   limiter: RateLimiter;
   notices: RevocationNotices;
   idempotencyKeys: IdempotencyKeys;
+  payments: Payments;
 }
 
 export function billingService(
-  { gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys }: BillingDeps,
+  { gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys, payments }: BillingDeps,
   log: Logger,
 ): ServiceBinding {
   return bind(
@@ -75,8 +77,9 @@ export function billingService(
         return {};
       },
       getAccount: async (request) => {
-        const { session, account } = await gate.session(request.credential);
-        return { account: accountMessage(account), csrfToken: session.csrfToken };
+        const { session, account: read } = await gate.session(request.credential);
+        const account = await ledger.current(read);
+        return { account: accountMessage(account, payments.planPrice(account.plan)), csrfToken: session.csrfToken };
       },
       createApiKey: async (request) => {
         const { account } = await gate.session(request.credential);

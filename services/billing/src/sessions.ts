@@ -22,13 +22,17 @@ const SESSION_TTL_MS = 14 * 86_400_000;
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export function accountMessage(account: Account): AccountMessage {
+/** The account as its owner sees it; `price`, the plan's card price where it is sold. */
+export function accountMessage(account: Account, price?: { amount: number; currency: string }): AccountMessage {
   return {
     email: account.email,
     plan: account.plan,
     createdAt: new Date(account.createdAt).toISOString(),
     cycleEnds: new Date(account.cycleEnd).toISOString(),
     topUpCredits: account.topUpCredits,
+    ...(price ? { planPrice: price.amount, currency: price.currency } : {}),
+    ...(account.paidThrough === null ? {} : { paidThrough: new Date(account.paidThrough).toISOString() }),
+    renews: account.paidThrough === null || account.paidThrough > account.cycleEnd,
   };
 }
 

@@ -293,7 +293,7 @@ export const paymentRoutes: RouteSpec[] = [
     callers: 'session',
     input: checkoutInput,
     output: Checkout,
-    errors: { ...PAYMENT_ERRORS, price_not_configured: 409 },
+    errors: { ...PAYMENT_ERRORS, price_not_configured: 409, subscription_exists: 409 },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
       c.payments.createCheckout(
@@ -328,7 +328,8 @@ export const paymentRoutes: RouteSpec[] = [
     operation: 'stripe-webhook',
     summary:
       'Stripe’s events (configure this URL in Stripe): each verified by its Stripe-Signature (at most 5 minutes ' +
-      'old) and applied once per event id, from the object as Stripe tells it when asked again.',
+      'old) and applied once per event id, from the object as Stripe tells it when asked again: a paid pack, a ' +
+      'plan’s paid invoice (its cycle), plan changes and cancellations, a failed renewal (grace), a refund.',
     credits: 0,
     callers: 'ip',
     input: stripeEventInput,

@@ -67,6 +67,18 @@ const Account = restObject(billing.Account, {
     createdAt: { value: timestamp },
     cycleEnds: { value: timestamp, description: 'When the cycle’s credits renew.' },
     topUpCredits: { value: count, description: 'Purchased credits left; they outlast the cycle.' },
+    planPrice: {
+      value: count,
+      description: 'The plan’s monthly card price in the currency’s smallest unit; absent where not sold by card.',
+    },
+    currency: { description: 'ISO 4217, lower case, of planPrice; absent with it.' },
+    paidThrough: {
+      value: timestamp,
+      description:
+        'Until when a paid subscription holds the plan: its period’s end, plus the grace while a renewal is unpaid; ' +
+        'after it, unpaid, the account is on Free. Absent when no subscription holds the plan.',
+    },
+    renews: { description: 'Whether the plan renews at cycleEnds (false: its subscription ends then).' },
   },
 });
 export const Session = restObject(billing.Session, {

@@ -44,6 +44,8 @@ export const paymentEnv = {
   STRIPE_API_URL: env.optionalString(),
   /** How old a signed event may be, in seconds (Stripe's default tolerance). */
   STRIPE_WEBHOOK_TOLERANCE_S: env.int(300, 1),
+  /** Days a paid plan holds past its period's end while the renewal is unpaid; then the account is on Free. */
+  PAYMENT_GRACE_DAYS: env.int(7, 0),
 };
 
 /** Parses STRIPE_PRICES; throws an Error naming the bad item. */

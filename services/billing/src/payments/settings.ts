@@ -9,6 +9,7 @@ interface PaymentConfig {
   STRIPE_CURRENCY: string;
   STRIPE_API_URL?: string;
   STRIPE_WEBHOOK_TOLERANCE_S: number;
+  PAYMENT_GRACE_DAYS: number;
 }
 
 /** The Stripe client and catalogue; undefined without Stripe's keys. A bad STRIPE_PRICES stops the process. */
@@ -35,5 +36,6 @@ export function paymentSettings(config: PaymentConfig): PaymentSettings | undefi
     webhookSecret: config.STRIPE_WEBHOOK_SECRET,
     toleranceSeconds: config.STRIPE_WEBHOOK_TOLERANCE_S,
     catalogue,
+    graceMs: config.PAYMENT_GRACE_DAYS * 86_400_000,
   };
 }

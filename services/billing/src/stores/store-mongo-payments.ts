@@ -1,6 +1,9 @@
 import type mongoose from 'mongoose';
-import type { Account, PaymentChange, PaymentStore } from './store.js';
+import type { Account, PaymentChange, PaymentStore, PlanChange } from './store.js';
 import { type AccountDoc, type Models, toAccount } from './store-mongo-schema.js';
+
+/** Tries of a refund whose account's top-ups changed between its read and its guarded update. */
+const REFUND_ATTEMPTS = 20;
 
 /**
  * Payment-provider customers and applied payments in MongoDB: both live in the account document,
@@ -31,11 +34,34 @@ export function mongoPayments({ accounts }: Models): PaymentStore {
     async applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'> {
       const unseen = Object.fromEntries(payment.keys.map((key) => [`payments.${key}`, { $exists: false }]));
       const recorded = Object.fromEntries(payment.keys.map((key) => [`payments.${key}`, payment.at]));
-      const update: mongoose.UpdateQuery<AccountDoc> = { $set: { ...recorded, ...payment.plan } };
-      if (payment.topUpCredits) update.$inc = { topUpCredits: payment.topUpCredits };
-      const applied = await accounts.updateOne({ _id: payment.accountId, ...unseen }, update);
-      if (applied.matchedCount === 1) return 'applied';
+      const set: Record<string, unknown> = { ...recorded, ...payment.plan };
+      if (payment.upgrade) set.plan = payment.upgrade.plan;
+      if (payment.paidThrough !== undefined) set.paidThrough = payment.paidThrough;
+      const inc: Record<string, number> = {};
+      if (payment.topUpCredits) inc.topUpCredits = payment.topUpCredits;
+      if (payment.upgrade?.addCycleCredits) inc.cycleCredits = payment.upgrade.addCycleCredits;
+      for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt++) {
+        const filter: Record<string, unknown> = { _id: payment.accountId, ...unseen };
+        if (payment.removeTopUpCredits) {
+          // No $max in an update: the top-ups read are the guard, and a change in between tries again.
+          const doc = await accounts.findById(payment.accountId, { topUpCredits: 1 }).lean<AccountDoc>();
+          if (!doc) return 'no_account';
+          filter.topUpCredits = doc.topUpCredits;
+          set.topUpCredits = Math.max(0, doc.topUpCredits - payment.removeTopUpCredits);
+        }
+        const update: mongoose.UpdateQuery<AccountDoc> = { $set: set };
+        if (Object.keys(inc).length > 0) update.$inc = inc;
+        const applied = await accounts.updateOne(filter, update);
+        if (applied.matchedCount === 1) return 'applied';
+        if (!payment.removeTopUpCredits) break;
+        const seen = await accounts.exists({ _id: payment.accountId, ...unseen });
+        if (!seen) break;
+      }
       return (await accounts.exists({ _id: payment.accountId })) ? 'duplicate' : 'no_account';
+    },
+
+    async endPaidPlan(id: string, expected: number, free: PlanChange): Promise<void> {
+      await accounts.updateOne({ _id: id, paidThrough: expected }, { $set: { ...free, paidThrough: null } });
     },
   };
 }

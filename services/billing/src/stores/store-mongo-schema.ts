@@ -91,6 +91,7 @@ const accountSchema = new Schema<AccountDoc>(
     cycleCredits: Number,
     topUpCredits: Number,
     createdAt: Number,
+    paidThrough: { type: Number, default: null },
     holds: Schema.Types.Mixed,
     openHolds: { type: Number, default: 0 },
     keySpend: Schema.Types.Mixed,
@@ -175,6 +176,7 @@ export const toAccount = (doc: AccountDoc): Account => ({
   cycleCredits: doc.cycleCredits,
   topUpCredits: doc.topUpCredits,
   createdAt: doc.createdAt,
+  paidThrough: doc.paidThrough ?? null,
 });
 
 /** The store's collections, one model each. */

@@ -63,9 +63,9 @@ export function sqliteAccounts(db: Database.Database): AccountStore {
     ...accountStatements(db),
     insertAccount: db.prepare(
       `INSERT INTO accounts (id, email, password_hash, plan, credits_per_cycle, requests_per_minute,
-         cycle_anchor, cycle_end, cycle_credits, top_up_credits, created_at)
+         cycle_anchor, cycle_end, cycle_credits, top_up_credits, created_at, paid_through)
        VALUES (@id, @email, @passwordHash, @plan, @creditsPerCycle, @requestsPerMinute,
-         @cycleAnchor, @cycleEnd, @cycleCredits, @topUpCredits, @createdAt)`,
+         @cycleAnchor, @cycleEnd, @cycleCredits, @topUpCredits, @createdAt, @paidThrough)`,
     ),
     accountByEmail: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE email = ?'),
     setPasswordHash: db.prepare('UPDATE accounts SET password_hash = ? WHERE id = ?'),

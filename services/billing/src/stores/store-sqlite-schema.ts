@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS accounts (
   cycle_end INTEGER NOT NULL,
   cycle_credits INTEGER NOT NULL CHECK (cycle_credits >= 0),
   top_up_credits INTEGER NOT NULL CHECK (top_up_credits >= 0),
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  paid_through INTEGER
 );
 CREATE TABLE IF NOT EXISTS api_keys (
   id TEXT PRIMARY KEY,
@@ -108,6 +109,7 @@ export const ADDED_COLUMNS: readonly AddedColumn[] = [
   { table: 'reservations', column: 'spent_calls', type: 'TEXT' },
   { table: 'reservations', column: 'partly_spent', type: 'INTEGER' },
   { table: 'reservations', column: 'settled_spent', type: 'INTEGER' },
+  { table: 'accounts', column: 'paid_through', type: 'INTEGER' },
 ];
 
 export interface AccountRow {
@@ -122,6 +124,7 @@ export interface AccountRow {
   cycle_credits: number;
   top_up_credits: number;
   created_at: number;
+  paid_through: number | null;
 }
 
 export const toAccount = (r: AccountRow): Account => ({
@@ -136,6 +139,7 @@ export const toAccount = (r: AccountRow): Account => ({
   cycleCredits: r.cycle_credits,
   topUpCredits: r.top_up_credits,
   createdAt: r.created_at,
+  paidThrough: r.paid_through ?? null,
 });
 
 /** The row an upsert or insert-then-read always yields. */

@@ -112,6 +112,11 @@ export interface PaymentStore {
    * step; `duplicate` (nothing changed) when any key was recorded before, `no_account` likewise.
    */
   applyPayment(payment: PaymentChange): Promise<'applied' | 'duplicate' | 'no_account'>;
+  /**
+   * Ends a paid plan whose time ran out (decision 0413): the account moves to `free` (a new plan and
+   * cycle) and holds no paid plan, only if it still holds one until `expectedPaidThrough`.
+   */
+  endPaidPlan(id: string, expectedPaidThrough: number, free: PlanChange): Promise<void>;
 }
 
 /** Signed-in sessions. */
@@ -169,6 +174,11 @@ export interface Account {
   /** Purchased credits; they persist across cycles and are spent after cycle credits. */
   topUpCredits: number;
   createdAt: number;
+  /**
+   * Until when a paid subscription holds the plan (its period's end, plus the grace for an unpaid
+   * renewal); null when none does. While set, cycles start only on the provider's word.
+   */
+  paidThrough: number | null;
 }
 
 /** A plan change replaces these fields together: a new plan starts a new cycle. */
@@ -184,8 +194,14 @@ export interface PaymentChange {
   keys: readonly string[];
   /** Top-up credits to add. */
   topUpCredits?: number;
+  /** Top-up credits to take back (a refund): never more than the account has left. */
+  removeTopUpCredits?: number;
   /** A new plan and cycle. */
   plan?: PlanChange;
+  /** A higher plan within the same cycle, adding credits to the cycle's. */
+  upgrade?: { plan: PlanName; addCycleCredits: number };
+  /** Sets Account.paidThrough. */
+  paidThrough?: number | null;
   at: number;
 }
 

@@ -48,6 +48,7 @@ export function account(overrides: Partial<Account> = {}): Account {
     cycleCredits: 100,
     topUpCredits: 0,
     createdAt: T0,
+    paidThrough: null,
     ...overrides,
   };
 }

@@ -77,5 +77,44 @@ export function paymentCases(t: StoreUnderTest): void {
       ).to.equal('duplicate');
       expect(await t.store.accountById(a.id)).to.include({ plan: 'FREE', cycleCredits: 0 });
     });
+
+    it('takes refunds back only from what is left, upgrades in the cycle, holds and ends paid plans', async () => {
+      const a = account({ plan: 'STARTER', cycleCredits: 40, topUpCredits: 300 });
+      await t.store.insertAccount(a);
+      const refund = (key: string, credits: number) =>
+        t.store.applyPayment({ accountId: a.id, keys: [key], removeTopUpCredits: credits, at: T0 });
+      expect(await refund('refund:re_1', 200)).to.equal('applied');
+      expect(await refund('refund:re_1', 200)).to.equal('duplicate');
+      // More than is left: the top-ups go to zero, never below (what was spent stays spent).
+      expect(await refund('refund:re_2', 1000)).to.equal('applied');
+      expect(await t.store.accountById(a.id)).to.include({ topUpCredits: 0, paidThrough: null });
+      const upgrade = { plan: 'GROWTH' as const, addCycleCredits: 12_000 };
+      const through = T0 + MONTH + 7;
+      expect(
+        await t.store.applyPayment({ accountId: a.id, keys: ['upgrade:u1'], upgrade, paidThrough: through, at: T0 }),
+      ).to.equal('applied');
+      expect(await t.store.applyPayment({ accountId: a.id, keys: ['upgrade:u1'], upgrade, at: T0 })).to.equal(
+        'duplicate',
+      );
+      expect(await t.store.accountById(a.id)).to.include({
+        plan: 'GROWTH',
+        cycleCredits: 12_040,
+        cycleEnd: T0 + MONTH,
+        paidThrough: through,
+      });
+      const free = {
+        plan: 'FREE' as const,
+        creditsPerCycle: null,
+        requestsPerMinute: null,
+        cycleAnchor: through,
+        cycleEnd: through + MONTH,
+        cycleCredits: 100,
+      };
+      // Only the paid plan as it was read ends: a held time changed since is kept.
+      await t.store.endPaidPlan(a.id, through - 1, free);
+      expect((await t.store.accountById(a.id))?.plan).to.equal('GROWTH');
+      await t.store.endPaidPlan(a.id, through, free);
+      expect(await t.store.accountById(a.id)).to.include({ plan: 'FREE', cycleCredits: 100, paidThrough: null });
+    });
   });
 }
