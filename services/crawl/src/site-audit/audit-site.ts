@@ -110,11 +110,12 @@ export async function auditSite(
   });
   const findings = [...pages.flatMap(checkPage), ...site.findings];
   const issues = issuesOf(findings);
-  const audited = new Set(pages.map((p) => p.url));
+  // Pages fetched: what pagesAudited and the scores count (refused pages only show as blocked).
+  const audited = new Set(pages.flatMap((p) => (p.refused ? [] : [p.url])));
   return {
     url: crawled.url,
     scannedAt: crawled.scannedAt,
-    pagesAudited: pages.length,
+    pagesAudited: audited.size,
     pagesDiscovered: crawled.pagesDiscovered,
     pagesCap,
     truncatedPages: crawled.truncatedPages,

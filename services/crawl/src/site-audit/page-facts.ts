@@ -79,6 +79,8 @@ export class PageFactsReader implements HtmlSink {
   private jsonLdChars = 0;
   private readonly text = createHash('sha1');
   private textChars = 0;
+  /** Whitespace came after the last word hashed. */
+  private space = false;
 
   constructor(
     private readonly links: HtmlSink,
@@ -197,10 +199,15 @@ export class PageFactsReader implements HtmlSink {
       return;
     }
     if (!this.inBody || this.skipDepth > 0) return;
-    const words = collapse(text);
-    if (words) {
-      this.text.update(this.textChars > 0 ? ` ${words}` : words);
-      this.textChars += words.length;
+    // Whitespace runs count as one space wherever the text was split (by the network or the parser).
+    const words = text.split(/\s+/);
+    for (const [i, word] of words.entries()) {
+      if (i > 0) this.space = true;
+      if (!word) continue;
+      if (this.space && this.textChars > 0) this.text.update(' ');
+      this.space = false;
+      this.text.update(word);
+      this.textChars += word.length;
     }
   }
 

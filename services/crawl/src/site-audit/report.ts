@@ -104,8 +104,13 @@ export function tallies(pages: readonly AuditedPage[], depths: Map<string, numbe
   const rows = (m: Map<string, number>): AuditCount[] =>
     [...m]
       .map(([key, pages]) => ({ key, pages }))
-      .sort((a, b) => (Number(a.key) || 1e9) - (Number(b.key) || 1e9) || (a.key < b.key ? -1 : 1));
+      .sort((a, b) => order(a.key) - order(b.key) || (a.key < b.key ? -1 : 1));
   return { statusCodes: rows(statuses), depths: rows(levels) };
+}
+
+/** Numbers first, in order; words (error, robots, unlinked) after them. */
+function order(key: string): number {
+  return /^\d+$/.test(key) ? Number(key) : Number.MAX_SAFE_INTEGER;
 }
 
 /** The report as a poll shows it: each issue with its first affected URLs. */
