@@ -6,6 +6,7 @@ import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
 import { MonitorServiceService } from '@webutil/proto/webutil/monitor/v1/monitor';
+import { MonitorStatusServiceService } from '@webutil/proto/webutil/monitor/v1/status';
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 import { connect, type ServiceClient } from './grpc-clients.js';
@@ -25,6 +26,8 @@ export interface Clients {
   bookmark: ServiceClient<typeof BookmarkServiceService>;
   tlsScan: ServiceClient<typeof TlsScanServiceService>;
   monitor: ServiceClient<typeof MonitorServiceService>;
+  /** Status pages and badges (the monitor service's process). */
+  monitorStatus: ServiceClient<typeof MonitorStatusServiceService>;
 }
 
 export interface ServiceAddresses {
@@ -49,6 +52,7 @@ export function connectAll(addresses: ServiceAddresses): Clients {
     bookmark: connect(BookmarkServiceService, addresses.bookmark),
     tlsScan: connect(TlsScanServiceService, addresses.tlsScan),
     monitor: connect(MonitorServiceService, addresses.monitor),
+    monitorStatus: connect(MonitorStatusServiceService, addresses.monitor),
   };
 }
 

@@ -29,7 +29,7 @@ export function downloadHandler(spec: DownloadSpec, clients: Clients, metering: 
     } catch (err) {
       throw err instanceof HttpError ? err : httpErrorFromCall(err, spec);
     }
-    sendFile(ctx, file, String(input[spec.nameParam]), spec.disposition, log);
+    sendFile(ctx, file, String(input[spec.nameParam]), spec.disposition, log, spec.cacheControl);
   };
 }
 
@@ -54,13 +54,14 @@ export function sendFile(
   name: string,
   disposition: 'inline' | 'attachment',
   log: Logger,
+  cacheControl = 'private, no-store',
 ): void {
   ctx.attachment(head.fileName || name, { type: disposition });
   ctx.type = head.contentType;
   ctx.set({
     'Content-Length': head.sizeBytes,
-    // The file is gone in minutes and only its holder knows the name: keep it out of shared caches.
-    'Cache-Control': 'private, no-store',
+    // By default the file is gone in minutes and only its holder knows the name: kept out of shared caches.
+    'Cache-Control': cacheControl,
     'X-Content-Type-Options': 'nosniff',
   });
   ctx.body = Readable.from(bytesOf(head, rest, ctx, log));

@@ -156,6 +156,9 @@ const AREAS: Record<string, string> = {
   monitors: 'Monitors',
   'openapi.json': 'Contract',
   'site-audit': 'Site audits',
+  'status-page': 'Monitors',
+  status: 'Monitors',
+  badges: 'Monitors',
 };
 const TAGS = [
   { name: 'Rendering', description: 'Screenshots and PDFs of pages, and their files.' },

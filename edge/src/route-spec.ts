@@ -263,6 +263,8 @@ export interface DownloadSpec<In extends z.ZodObject = z.ZodObject> {
    */
   callers?: 'ip' | 'any';
   errors?: Record<string, number>;
+  /** Cache-Control of the answer; default private, no-store (a stored result is its holder's alone). */
+  cacheControl?: string;
   timeoutMs: number;
   call(clients: Clients, input: z.output<In>, options: CallOptions): AsyncIterable<FilePart>;
 }

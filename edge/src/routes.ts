@@ -10,6 +10,7 @@ import { bookmarkCheckDownloads, bookmarkCheckRoutes } from './areas/bookmark-ch
 import { crawlRoutes, linkExtractRoutes } from './areas/crawl/routes.js';
 import { metaScanRoutes } from './areas/meta-scan/routes.js';
 import { monitorRoutes } from './areas/monitors/routes.js';
+import { monitorStatusDownloads, monitorStatusRoutes } from './areas/monitors/status-routes.js';
 import { renderDownloads, renderRoutes } from './areas/render/routes.js';
 import { siteAuditRoutes } from './areas/site-audit/routes.js';
 import { tlsScanRoutes } from './areas/tls-scan/routes.js';
@@ -39,12 +40,18 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...webhookRoutes,
   ...monitorRoutes,
+  ...monitorStatusRoutes,
   ...accountRoutes(KEY_OPERATIONS),
   ...paymentRoutes,
 ];
 
 /** Result files, streamed from the service that stored them: free, no credential needed. */
-export const downloads: DownloadSpec[] = [...renderDownloads, ...bookmarkCheckDownloads, ...bookmarkDownloads];
+export const downloads: DownloadSpec[] = [
+  ...renderDownloads,
+  ...bookmarkCheckDownloads,
+  ...bookmarkDownloads,
+  ...monitorStatusDownloads,
+];
 
 function creditSpending(specs: readonly RouteSpec[]): readonly [string, ...string[]] {
   const [first, ...rest] = specs.filter((spec) => spec.credits > 0).map((spec) => spec.operation);

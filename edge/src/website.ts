@@ -31,7 +31,17 @@ export function contentSecurityPolicy(options: { turnstile: boolean }): string {
 }
 
 /** Paths that show the single-page shell; the page's router picks the view. */
-export const PAGE_PATHS = ['/', '/pricing', '/sign-in', '/sign-up', '/account', '/docs', '/play/:operation'];
+export const PAGE_PATHS = [
+  '/',
+  '/pricing',
+  '/sign-in',
+  '/sign-up',
+  '/account',
+  '/docs',
+  '/play/:operation',
+  '/monitors',
+  '/status/:slug',
+];
 
 /** Names visitors type for pages that have another: a permanent redirect. */
 export const PAGE_ALIASES: Record<string, string> = {

@@ -23,6 +23,7 @@ import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
 import { MonitorServiceService } from '@webutil/proto/webutil/monitor/v1/monitor';
+import { MonitorStatusServiceService } from '@webutil/proto/webutil/monitor/v1/status';
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 import { expect } from 'chai';
@@ -43,6 +44,7 @@ const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
   crawl: CrawlServiceService,
   metaScan: MetaScanServiceService,
   monitor: MonitorServiceService,
+  monitorStatus: MonitorStatusServiceService,
   payments: PaymentServiceService,
   render: RenderServiceService,
   siteAudit: SiteAuditServiceService,

@@ -126,7 +126,7 @@ const made = new WeakMap<Clients, Clients>();
 export function sandboxClientsFor(real: Clients): Clients {
   let clients = made.get(real);
   if (!clients) {
-    clients = { ...sampled, webhooks: real.webhooks, monitor: real.monitor };
+    clients = { ...sampled, webhooks: real.webhooks, monitor: real.monitor, monitorStatus: real.monitorStatus };
     made.set(real, clients);
   }
   return clients;

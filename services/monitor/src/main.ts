@@ -4,6 +4,9 @@ import { createLogger, exitOnFatalErrors, processOptions, runService } from '@we
 import { type MonitorConfig, readConfig } from './config.js';
 import { Monitors } from './monitors.js';
 import { monitorService } from './server.js';
+import { openStatusPages } from './status-page-store.js';
+import { storeReads } from './status-reads.js';
+import { monitorStatusService } from './status-server.js';
 import type { MonitorStore } from './store/store.js';
 
 const config = readConfig();
@@ -12,12 +15,16 @@ const log = createLogger('monitor', config.LOG_LEVEL);
 exitOnFatalErrors(log);
 const store = await openStore(config);
 const monitors = new Monitors({ store });
+const pages = await openStatusPages({
+  mongoUrl: config.MONGO_URL,
+  sqliteFile: path.join(config.DATA_DIR, 'monitors.sqlite'),
+});
 
 await runService({
   name: 'monitor',
   ...processOptions(config),
-  protoFiles: ['webutil/monitor/v1/monitor.proto'],
-  bindings: [monitorService(monitors, log)],
+  protoFiles: ['webutil/monitor/v1/monitor.proto', 'webutil/monitor/v1/status.proto'],
+  bindings: [monitorService(monitors, log), monitorStatusService({ reads: storeReads(store), pages }, log)],
   log,
   onShutdown: () => store.close(),
 });

@@ -115,3 +115,21 @@ export class SqliteStatusPageStore implements StatusPageStore {
     return fromRow(row);
   }
 }
+
+/** The store beside the monitors': the Mongo database when one is named, else the embedded file. */
+export async function openStatusPages(options: { mongoUrl?: string; sqliteFile: string }): Promise<StatusPageStore> {
+  if (options.mongoUrl) {
+    const [{ default: mongoose }, { MongoStatusPageStore }] = await Promise.all([
+      import('mongoose'),
+      import('./status-page-store-mongo.js'),
+    ]);
+    const connection = await mongoose
+      .createConnection(options.mongoUrl, { autoCreate: false, autoIndex: false })
+      .asPromise();
+    const store = new MongoStatusPageStore(connection);
+    await store.init();
+    return store;
+  }
+  const { default: Database } = await import('better-sqlite3');
+  return new SqliteStatusPageStore(new Database(options.sqliteFile));
+}
