@@ -1,3 +1,4 @@
+import { AccountMailServiceService } from '@webutil/proto/webutil/billing/v1/account_mail';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
 import { PaymentServiceService } from '@webutil/proto/webutil/billing/v1/payments';
 import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
@@ -18,6 +19,8 @@ export interface Clients {
   webhooks: ServiceClient<typeof WebhookServiceService>;
   /** Billing's card payments through Stripe (the same process as `billing`). */
   payments: ServiceClient<typeof PaymentServiceService>;
+  /** Billing's account mail: verification, password reset, notice settings (the same process as `billing`). */
+  accountMail: ServiceClient<typeof AccountMailServiceService>;
   metaScan: ServiceClient<typeof MetaScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
   /** Site audits (the same process as `crawl`). */
@@ -45,6 +48,7 @@ export function connectAll(addresses: ServiceAddresses): Clients {
     billing: connect(BillingServiceService, addresses.billing),
     webhooks: connect(WebhookServiceService, addresses.billing),
     payments: connect(PaymentServiceService, addresses.billing),
+    accountMail: connect(AccountMailServiceService, addresses.billing),
     metaScan: connect(MetaScanServiceService, addresses.metaScan),
     crawl: connect(CrawlServiceService, addresses.crawl),
     siteAudit: connect(SiteAuditServiceService, addresses.crawl),

@@ -4,6 +4,7 @@
  * answers). Each route is served under both /v1 and /api/v1; the OpenAPI document (openapi.ts) is
  * generated from this list, in its order. docs/architecture.md says how to add a row or an area.
  */
+import { accountMailRoutes } from './areas/account-mail/routes.js';
 import { accountRoutes, paymentRoutes, sessionRoutes } from './areas/billing/routes.js';
 import { bookmarkDownloads, bookmarkRoutes } from './areas/bookmark/routes.js';
 import { bookmarkCheckDownloads, bookmarkCheckRoutes } from './areas/bookmark-check/routes.js';
@@ -43,6 +44,7 @@ export const routes: RouteSpec[] = [
   ...monitorStatusRoutes,
   ...accountRoutes(KEY_OPERATIONS),
   ...paymentRoutes,
+  ...accountMailRoutes,
 ];
 
 /** Result files, streamed from the service that stored them: free, no credential needed. */

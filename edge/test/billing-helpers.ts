@@ -1,4 +1,5 @@
 import { solveAltcha } from '@webutil/scripts/altcha';
+import { linkIn, readOutbox, waitForMail } from '@webutil/scripts/mail-under-test';
 import type { ApiInit, TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 
@@ -112,6 +113,20 @@ export class Browser {
     const res = await this.post('/v1/auth/sign-up', { email, password, payload: await this.solve() });
     if (res.status === 201) this.csrfToken = ((await res.clone().json()) as Envelope).data.csrfToken;
     return res;
+  }
+
+  /**
+   * Follows the verification link mailed at sign-up to `email`, as its owner would: the stack runs
+   * without SMTP_URL, so billing wrote the mail to its dev outbox (DATA_DIR/mail/).
+   */
+  async verifyEmail(email: string): Promise<void> {
+    const mail = await waitForMail(
+      () => readOutbox(this.stack.dataDir),
+      (m) => m.to.includes(email) && linkIn(m, 'verify-email') !== undefined,
+    );
+    const token = linkIn(mail, 'verify-email')?.searchParams.get('token');
+    const res = await this.post('/v1/auth/verify-email', { token });
+    expect(res.status, JSON.stringify(await res.clone().json())).to.equal(200);
   }
 
   /** `solved`: a challenge payload, which an account with many failed sign-ins asks for. */

@@ -15,6 +15,7 @@ import {
   type FileDescriptorSet,
   FileDescriptorSetSchema,
 } from '@bufbuild/protobuf/wkt';
+import { AccountMailServiceService } from '@webutil/proto/webutil/billing/v1/account_mail';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
 import { PaymentServiceService } from '@webutil/proto/webutil/billing/v1/payments';
 import { WebhookServiceService } from '@webutil/proto/webutil/billing/v1/webhooks';
@@ -39,6 +40,7 @@ const readDescriptors = (): FileDescriptorSet =>
   fromBinary(FileDescriptorSetSchema, readFileSync(new URL('../../proto/gen/descriptors.binpb', import.meta.url)));
 
 const SERVICES: Record<keyof Clients, Record<string, { path: string }>> = {
+  accountMail: AccountMailServiceService,
   billing: BillingServiceService,
   bookmark: BookmarkServiceService,
   crawl: CrawlServiceService,

@@ -108,6 +108,7 @@ const siteAudit: Sampled<Clients['siteAudit']> = {
 const sampled = {
   billing: sampledClient<Clients['billing']>('billing', {}),
   payments: sampledClient<Clients['payments']>('payments', {}),
+  accountMail: sampledClient<Clients['accountMail']>('accountMail', {}),
   metaScan: sampledClient('metaScan', metaScan),
   crawl: sampledClient('crawl', crawl),
   siteAudit: sampledClient('siteAudit', siteAudit),

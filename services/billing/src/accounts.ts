@@ -7,6 +7,8 @@ import { addMonths, PLANS, type PlanName } from './plans.js';
 import { type Account, type BillingStore, EmailTakenError } from './stores/store.js';
 
 export interface NewAccount {
+  /** Chosen by the caller when something is recorded under it first (sign-up's verification); else random. */
+  id?: string;
   email: string;
   /** Omitted for accounts that only use API keys (created by an operator). */
   password?: string;
@@ -45,11 +47,11 @@ export class Accounts {
   ) {}
 
   /** A new account starts its first cycle now, with the plan's credits. Throws EmailTakenError. */
-  async create({ email, password, plan }: NewAccount): Promise<Account> {
+  async create({ id, email, password, plan }: NewAccount): Promise<Account> {
     const now = this.clock();
     if (password !== undefined) checkPassword(password);
     const account: Account = {
-      id: randomUUID(),
+      id: id ?? randomUUID(),
       email: normalizeEmail(email),
       passwordHash: password === undefined ? null : await hashPassword(password),
       plan,

@@ -1,4 +1,5 @@
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
+import { mailEnv } from '@webutil/kit/mail';
 import { clockEnv } from './clock.js';
 import { paymentEnv } from './payments/catalogue.js';
 import { noticeEnv } from './revocation-notices.js';
@@ -13,6 +14,9 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       ...clockEnv,
       ...noticeEnv,
       ...paymentEnv,
+      ...mailEnv,
+      /** Where clients reach the API and website: the base of the links in notices (the edge's same setting). */
+      PUBLIC_BASE_URL: env.string('http://127.0.0.1:8080'),
       HOST: env.string('0.0.0.0'),
       PORT: env.port(50051),
       /** Signs challenges and clearances; generated once and kept in the store when unset. */

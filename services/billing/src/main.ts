@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
+import { createMailer } from '@webutil/kit/mail';
 import { Accounts } from './accounts.js';
 import { ApiKeys } from './api-keys.js';
 import { Challenges } from './challenge.js';
@@ -8,6 +9,11 @@ import { readConfig } from './config.js';
 import { Gate } from './gate.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { Ledger } from './ledger.js';
+import { EmailVerification } from './mail/email-verification.js';
+import { AccountNotices } from './mail/notices.js';
+import { PasswordReset } from './mail/password-reset.js';
+import { accountMailService } from './mail/server.js';
+import { openMailStore } from './mail/store.js';
 import { Payments } from './payments/payments.js';
 import { paymentService } from './payments/server.js';
 import { paymentSettings } from './payments/settings.js';
@@ -55,10 +61,27 @@ const challenges = new Challenges(
   clock,
   log,
 );
+const mailStore = await openMailStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
+const mailLog = log.child({ part: 'mail' });
+const mailer = createMailer({
+  smtpUrl: config.SMTP_URL,
+  from: config.MAIL_FROM,
+  dataDir: config.DATA_DIR,
+  log: mailLog,
+});
+const publicBaseUrl = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+const mailDeps = { mail: mailStore, billing: store, mailer, clock, log: mailLog, publicBaseUrl };
+const verification = new EmailVerification(mailDeps);
+const passwordReset = new PasswordReset({ ...mailDeps, accounts, verification });
+const accountNotices = new AccountNotices({
+  ...mailDeps,
+  accountUrl: `${publicBaseUrl}/account`,
+});
 const sessions = new Sessions({
   store,
   accounts,
   challenges,
+  verification,
   throttle: new SignInThrottle(store, challenges, clock),
   clock,
   signUpsPerNetworkPerDay: config.SIGN_UPS_PER_NETWORK_PER_DAY,
@@ -85,6 +108,7 @@ const timers = [
   ),
   every(60_000, () => store.sweep(clock()), 'store sweep'),
   every(60_000, () => webhookStore.sweep(clock()), 'webhook store sweep'),
+  every(60_000, () => mailStore.sweep(clock()), 'mail store sweep'),
 ];
 
 await runService({
@@ -94,17 +118,36 @@ await runService({
     'webutil/billing/v1/billing.proto',
     'webutil/billing/v1/webhooks.proto',
     'webutil/billing/v1/payments.proto',
+    'webutil/billing/v1/account_mail.proto',
   ],
   bindings: [
-    billingService({ gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys, payments }, log),
+    billingService(
+      {
+        gate,
+        ledger,
+        sessions,
+        apiKeys,
+        challenges,
+        limiter,
+        notices,
+        idempotencyKeys,
+        payments,
+        verification,
+        accountNotices,
+      },
+      log,
+    ),
     webhookService(webhooks, log),
-    paymentService(payments, gate, log),
+    paymentService(payments, gate, log, verification),
+    accountMailService({ gate, verification, passwordReset, notices: accountNotices }, log),
   ],
   log,
   onShutdown: async () => {
     for (const timer of timers) clearInterval(timer);
     await notices.close();
     await webhookStore.close();
+    mailer.close();
+    await mailStore.close();
     await store.close();
   },
 });

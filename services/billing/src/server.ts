@@ -7,12 +7,14 @@ import {
   type Denial,
   type Session,
 } from '@webutil/proto/webutil/billing/v1/billing';
-import { type ApiKeys, keyMessage } from './api-keys.js';
+import { type ApiKeys, keyAllowed, keyMessage } from './api-keys.js';
 import type { Challenges } from './challenge.js';
 import { creditsRefused } from './credit-metrics.js';
 import type { Gate } from './gate.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { Ledger } from './ledger.js';
+import type { EmailVerification } from './mail/email-verification.js';
+import type { AccountNotices } from './mail/notices.js';
 import type { Payments } from './payments/payments.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { RevocationNotices } from './revocation-notices.js';
@@ -29,10 +31,24 @@ export interface BillingDeps {
   notices: RevocationNotices;
   idempotencyKeys: IdempotencyKeys;
   payments: Payments;
+  verification: EmailVerification;
+  accountNotices: AccountNotices;
 }
 
 export function billingService(
-  { gate, ledger, sessions, apiKeys, challenges, limiter, notices, idempotencyKeys, payments }: BillingDeps,
+  {
+    gate,
+    ledger,
+    sessions,
+    apiKeys,
+    challenges,
+    limiter,
+    notices,
+    idempotencyKeys,
+    verification,
+    accountNotices,
+    payments,
+  }: BillingDeps,
   log: Logger,
 ): ServiceBinding {
   return bind(
@@ -65,6 +81,7 @@ export function billingService(
           else if (outcome === 'expired') answer.expired.push(reservationId);
         }
         await ledger.recordUsage(usage);
+        accountNotices.creditsSpent(new Set(usage.map((record) => record.accountId)));
         return answer;
       },
       getQuota: (request) => gate.quota(request.credential ?? { clientIp: '' }, request.refused),
@@ -79,10 +96,15 @@ export function billingService(
       getAccount: async (request) => {
         const { session, account: read } = await gate.session(request.credential);
         const account = await ledger.current(read);
-        return { account: accountMessage(account, payments.planPrice(account.plan)), csrfToken: session.csrfToken };
+        return {
+          account: accountMessage(account, await verification.isVerified(account.id), payments.planPrice(account.plan)),
+          csrfToken: session.csrfToken,
+        };
       },
       createApiKey: async (request) => {
         const { account } = await gate.session(request.credential);
+        // A plan without keys says so first (plan_required); a plan with them needs a verified address.
+        if (keyAllowed(account)) await verification.requireVerified(account);
         const { key, secret } = await apiKeys.mint(account, request.name, {
           creditLimit: request.creditLimit,
           expiresAt: request.expiresAt,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { clientNetwork } from '@webutil/kit';
 import type {
   Account as AccountMessage,
@@ -12,6 +12,7 @@ import { checkPassword, normalizeEmail } from './accounts.js';
 import type { Challenges } from './challenge.js';
 import type { Clock } from './clock.js';
 import { rateLimited, unauthenticated } from './denials.js';
+import type { EmailVerification } from './mail/email-verification.js';
 import { hashPassword, verifyDecoy, verifyPassword } from './passwords.js';
 import { utcDay } from './plans.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
@@ -23,13 +24,18 @@ const SESSION_TTL_MS = 14 * 86_400_000;
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /** The account as its owner sees it; `price`, the plan's card price where it is sold. */
-export function accountMessage(account: Account, price?: { amount: number; currency: string }): AccountMessage {
+export function accountMessage(
+  account: Account,
+  emailVerified: boolean,
+  price?: { amount: number; currency: string },
+): AccountMessage {
   return {
     email: account.email,
     plan: account.plan,
     createdAt: new Date(account.createdAt).toISOString(),
     cycleEnds: new Date(account.cycleEnd).toISOString(),
     topUpCredits: account.topUpCredits,
+    emailVerified,
     ...(price ? { planPrice: price.amount, currency: price.currency } : {}),
     ...(account.paidThrough === null ? {} : { paidThrough: new Date(account.paidThrough).toISOString() }),
     renews: account.paidThrough === null || account.paidThrough > account.cycleEnd,
@@ -40,6 +46,7 @@ export interface SessionDeps {
   store: BillingStore;
   accounts: Accounts;
   challenges: Challenges;
+  verification: EmailVerification;
   throttle: SignInThrottle;
   clock: Clock;
   /** New accounts per client network (IPv4 address, IPv6 /64) per UTC day. */
@@ -70,14 +77,19 @@ export class Sessions {
       const message = 'this network has opened its accounts for today; sign in, or try again after 00:00 UTC';
       return { denial: { ...rateLimited(retryAfter, message), reason: 'SIGN_UP_LIMIT' } };
     }
+    // The account waits for its address to be verified from its first moment (recorded first).
+    const id = randomUUID();
+    await this.deps.verification.expect(id, email);
     let account: Account;
     try {
-      account = await this.deps.accounts.create({ email, password: request.password, plan: 'FREE' });
+      account = await this.deps.accounts.create({ id, email, password: request.password, plan: 'FREE' });
     } catch (err) {
       await this.deps.store.increment(key, -1, endsAt); // no account, nothing counted
+      await this.deps.verification.forget(id);
       throw err;
     }
-    return { session: await this.start(account) };
+    await this.deps.verification.sendLink(account, request.linkBase);
+    return { session: await this.start(account, false) };
   }
 
   /** Checks the password (throttled); a hash made with older parameters is replaced on success. */
@@ -100,7 +112,7 @@ export class Sessions {
     await this.deps.throttle.succeeded(admitted.attempt);
     if (verified.outdated)
       await this.deps.store.replacePasswordHash(account.id, stored, await hashPassword(request.password));
-    return { session: await this.start(account) };
+    return { session: await this.start(account, await this.deps.verification.isVerified(account.id)) };
   }
 
   async signOut(token: string): Promise<void> {
@@ -115,7 +127,7 @@ export class Sessions {
     return account && { session, account };
   }
 
-  private async start(account: Account): Promise<Session> {
+  private async start(account: Account, emailVerified: boolean): Promise<Session> {
     const token = randomBytes(32).toString('base64url');
     const now = this.deps.clock();
     const record: SessionRecord = {
@@ -130,7 +142,7 @@ export class Sessions {
       token,
       csrfToken: record.csrfToken,
       maxAgeSeconds: SESSION_TTL_MS / 1000,
-      account: accountMessage(account),
+      account: accountMessage(account, emailVerified),
     };
   }
 }

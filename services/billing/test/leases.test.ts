@@ -15,6 +15,7 @@ import { Sessions } from '../src/sessions.js';
 import { SignInThrottle } from '../src/sign-in-throttle.js';
 import type { BillingStore } from '../src/stores/store.js';
 import { openSqliteStore } from '../src/stores/store-sqlite.js';
+import { verificationIn } from './verification-in.js';
 
 describe('credit leases: how many credits billing grants', () => {
   it('a twentieth of what the caller has left, 16 to 100 credits, and at least twice the call', () => {
@@ -54,7 +55,16 @@ describe('credit leases: how many credits billing grants', () => {
         createLogger('test', 'silent'),
       );
       const throttle = new SignInThrottle(store, challenges, clock);
-      const sessions = new Sessions({ store, accounts, challenges, throttle, clock, signUpsPerNetworkPerDay: 3 });
+      const verification = verificationIn(dir, store, clock);
+      const sessions = new Sessions({
+        store,
+        accounts,
+        challenges,
+        verification,
+        throttle,
+        clock,
+        signUpsPerNetworkPerDay: 3,
+      });
       gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter: new RateLimiter(store, clock), anonymous });
     });
     afterEach(async () => {

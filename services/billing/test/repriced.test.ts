@@ -14,6 +14,7 @@ import { Sessions } from '../src/sessions.js';
 import { SignInThrottle } from '../src/sign-in-throttle.js';
 import type { BillingStore } from '../src/stores/store.js';
 import { openSqliteStore } from '../src/stores/store-sqlite.js';
+import { verificationIn } from './verification-in.js';
 
 /**
  * A call priced again by its size (AuthorizeRequest.repriced, decision 0351): the same request as
@@ -42,7 +43,16 @@ describe('Authorize of a call priced again by its size (embedded store)', () => 
       createLogger('test', 'silent'),
     );
     const throttle = new SignInThrottle(store, challenges, clock);
-    const sessions = new Sessions({ store, accounts, challenges, throttle, clock, signUpsPerNetworkPerDay: 3 });
+    const verification = verificationIn(dir, store, clock);
+    const sessions = new Sessions({
+      store,
+      accounts,
+      challenges,
+      verification,
+      throttle,
+      clock,
+      signUpsPerNetworkPerDay: 3,
+    });
     gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter: new RateLimiter(store, clock), anonymous });
     const created = await accounts.create({ email: 'sized@example.test', plan: 'STARTER' });
     const account = await accounts.changePlan(created, 'STARTER', {

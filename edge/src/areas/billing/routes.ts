@@ -99,8 +99,9 @@ export const sessionRoutes: RouteSpec[] = [
     path: '/auth/sign-up',
     operation: 'sign-up',
     summary:
-      'Creates a Free account and signs it in (sets wu_session). Each sign-up redeems a freshly solved ' +
-      'challenge (payload or turnstileToken), not the clearance; a client network opens 3 accounts a day.',
+      'Creates a Free account and signs it in (sets wu_session), and mails a link verifying the address ' +
+      '(POST /v1/auth/verify-email). Each sign-up redeems a freshly solved challenge (payload or ' +
+      'turnstileToken), not the clearance; a client network opens 3 accounts a day.',
     credits: 0,
     callers: 'ip',
     input: credentialsInput,
@@ -117,7 +118,8 @@ export const sessionRoutes: RouteSpec[] = [
       challenge_unavailable: 503,
     },
     timeoutMs: BILLING_TIMEOUT_MS,
-    call: (c, input, options, caller) => c.billing.signUp(signInput(input, caller), options),
+    call: (c, input, options, caller) =>
+      c.billing.signUp({ ...signInput(input, caller), linkBase: options.publicBaseUrl ?? '' }, options),
     present: signedIn,
     headers: signedInHeaders,
   }),
@@ -225,6 +227,7 @@ export const accountRoutes = (keyOperations: readonly [string, ...string[]]): Ro
       invalid_allowed_operations: 400,
       invalid_mode: 400,
       plan_required: 403,
+      email_not_verified: 403,
     },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
@@ -293,7 +296,7 @@ export const paymentRoutes: RouteSpec[] = [
     callers: 'session',
     input: checkoutInput,
     output: Checkout,
-    errors: { ...PAYMENT_ERRORS, price_not_configured: 409, subscription_exists: 409 },
+    errors: { ...PAYMENT_ERRORS, price_not_configured: 409, subscription_exists: 409, email_not_verified: 403 },
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, input, options, caller) =>
       c.payments.createCheckout(

@@ -67,6 +67,11 @@ const Account = restObject(billing.Account, {
     createdAt: { value: timestamp },
     cycleEnds: { value: timestamp, description: 'When the cycle’s credits renew.' },
     topUpCredits: { value: count, description: 'Purchased credits left; they outlast the cycle.' },
+    emailVerified: {
+      description:
+        'Whether the address is verified (the link mailed at sign-up). Until it is, the account works on the ' +
+        'Free plan but may not create API keys or buy (403 email_not_verified).',
+    },
     planPrice: {
       value: count,
       description: 'The plan’s monthly card price in the currency’s smallest unit; absent where not sold by card.',
