@@ -53,6 +53,16 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   secret signs beside the new one for 24 hours (two space-separated signatures). A receiver has
   10 s to answer; at most 4 of an account's deliveries are in flight at once; an envelope over
   1 MB (256 KB gzip'd) is delivered as a summary with \`truncated: true\` and its \`pollUrl\`.
+- Email: sign-up mails a single-use link (48 hours) to \`PUBLIC_BASE_URL/verify-email?token=…\`,
+  whose page posts the token to \`POST /v1/auth/verify-email\`. An unverified account works on the
+  Free plan, but creating an API key and buying (\`POST /v1/keys\`, \`POST /v1/billing/checkout\`)
+  are 403 \`email_not_verified\` until it is verified (\`account.emailVerified\` in
+  \`GET /v1/auth/me\`); accounts made before verification existed, or by the operator CLI, count as
+  verified. \`POST /v1/auth/password-reset\` answers 202 the same for any address and mails a
+  single-use link (30 minutes) to an account's address (3 requests an hour per address, 10 per client
+  network: 429 \`password_reset_limit\`); \`POST /v1/auth/password-reset/confirm\` sets the new password
+  and ends every session of the account. Notices (receipts, failed renewals, 80 % and 100 % of the
+  cycle's credits, once per cycle each) are on unless turned off with \`POST /v1/account/notices\`.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422

@@ -53,6 +53,7 @@ describe('payments: Stripe checkout, portal and events through the edge (a Strip
     const address = email();
     const res = await browser.signUp(address, PASSWORD);
     expect(res.status, JSON.stringify(await res.clone().json())).to.equal(201);
+    await browser.verifyEmail(address); // buying needs a verified address (decision 0422)
     return { browser, email: address };
   }
 
@@ -264,7 +265,9 @@ describe('payments: a deployment without Stripe settings', function () {
     expect(prices.data).to.deep.include({ configured: false, currency: '', plans: [], packs: [] });
     expect(prices.data.operatorCommand).to.match(/^npm run admin -- add-top-up/);
     const browser = new Browser(stack);
-    expect((await browser.signUp(email(), PASSWORD)).status).to.equal(201);
+    const address = email();
+    expect((await browser.signUp(address, PASSWORD)).status).to.equal(201);
+    await browser.verifyEmail(address);
     await expectFailure(await browser.post('/v1/billing/checkout', { pack: 1000 }), 503, 'payments_not_configured');
     await expectFailure(await browser.post('/v1/billing/portal', {}), 503, 'payments_not_configured');
     const event = JSON.stringify({ id: 'evt_1', object: 'event', type: 'checkout.session.completed' });

@@ -18,7 +18,7 @@ import { bookmark, folder, xbelOf } from '@webutil/scripts/xbel-fixtures';
 import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { eventually, json } from './billing-helpers.js';
+import { eventually, json, verifyFromOutbox } from './billing-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there (the tests' program has no DOM types).
 declare const document: any;
@@ -417,6 +417,7 @@ describe('website: pages in a real browser', function () {
       // The Free plan has no keys: said before any form.
       expect(await page.$eval('#keys-need-plan', (el) => el.textContent)).to.include('Starter plan');
       expect(await page.$('#key-name')).to.equal(null);
+      await verifyFromOutbox(stack, email); // keys need a verified address (decision 0422)
       await stack.admin('set-plan', '--email', email, '--plan', 'STARTER');
       await stack.admin('add-top-up', '--email', email, '--credits', '500');
       // The page's quota comes from the edge's view of the caller, up to CALLER_VIEW_MS (1 s) behind
