@@ -7,9 +7,10 @@
 import type { Logger } from '@webutil/kit';
 import type { Mailer } from '@webutil/kit/mail';
 import type { Clock } from '../clock.js';
+import type { Receipt as PaidReceipt, PaymentNotices, RenewalFailed } from '../payments/notices.js';
 import { PLANS } from '../plans.js';
 import type { Account, BillingStore } from '../stores/store.js';
-import { creditsMail, type FailedRenewal, type Receipt, receiptMail, renewalFailedMail } from './messages.js';
+import { creditsMail, receiptMail, renewalFailedMail } from './messages.js';
 import { sendInBackground } from './send.js';
 import { DEFAULT_NOTICES, type MailStore, type NoticeSettings } from './store.js';
 
@@ -28,7 +29,7 @@ export interface NoticeDeps {
   accountUrl: string;
 }
 
-export class AccountNotices {
+export class AccountNotices implements PaymentNotices {
   /** Accounts being checked now, and those to check again once that ends (settlements keep coming). */
   private readonly checking = new Set<string>();
   private readonly again = new Set<string>();
@@ -47,10 +48,16 @@ export class AccountNotices {
     return next;
   }
 
-  /** A payment was applied (once per Stripe event): its receipt. */
-  async paymentReceipt(accountId: string, receipt: Receipt): Promise<void> {
-    const account = await this.deps.billing.accountById(accountId);
-    if (!account || !(await this.settings(accountId)).receipts) return;
+  /** A payment was applied (once per paid object, payments' hook): its receipt. */
+  async receipt(account: Account, paid: PaidReceipt): Promise<void> {
+    if (!(await this.settings(account.id)).receipts) return;
+    const receipt = {
+      description: describeItem(paid.item),
+      amount: paid.amount,
+      currency: paid.currency,
+      reference: paid.paidObject,
+      at: this.deps.clock(),
+    };
     await sendInBackground(
       this.deps.mailer,
       receiptMail(account.email, receipt, this.deps.accountUrl),
@@ -59,10 +66,9 @@ export class AccountNotices {
     );
   }
 
-  /** A renewal payment failed (once per Stripe event): the plan's grace period runs. */
-  async renewalFailed(accountId: string, failed: FailedRenewal): Promise<void> {
-    const account = await this.deps.billing.accountById(accountId);
-    if (!account || !(await this.settings(accountId)).renewals) return;
+  /** A renewal payment failed (once per failed invoice, payments' hook): the plan's grace period runs. */
+  async renewalFailed(account: Account, failed: RenewalFailed): Promise<void> {
+    if (!(await this.settings(account.id)).renewals) return;
     await sendInBackground(
       this.deps.mailer,
       renewalFailedMail(account.email, failed, this.deps.accountUrl),
@@ -123,4 +129,12 @@ export function creditsThreshold(account: Account, now: number): 80 | 100 | unde
   if (spent >= allowance) return 100;
   if (spent * 100 >= allowance * 80) return 80;
   return undefined;
+}
+
+/** What a payment bought, in words: `pack:5000` is 5,000 top-up credits, `plan:GROWTH` a month of Growth. */
+export function describeItem(item: string): string {
+  const [kind = '', what = ''] = item.split(':');
+  if (kind === 'pack' && /^\d+$/.test(what)) return `${Number(what).toLocaleString('en-US')} top-up credits`;
+  if (kind === 'plan' && what) return `the ${what.charAt(0)}${what.slice(1).toLowerCase()} plan, one month`;
+  return item;
 }
