@@ -4,7 +4,7 @@ import { createLogger, exitOnFatalErrors, processOptions, runService } from '@we
 import { type MonitorConfig, readConfig } from './config.js';
 import { Monitors } from './monitors.js';
 import { monitorService } from './server.js';
-import { openStatusPages } from './status-page-store.js';
+import { openStatusPages } from './status-pages/store.js';
 import { storeReads } from './status-reads.js';
 import { monitorStatusService } from './status-server.js';
 import type { MonitorStore } from './store/store.js';

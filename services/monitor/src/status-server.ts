@@ -20,7 +20,7 @@ import {
   type StatusMonitorView,
   statusPageView,
 } from './status-page.js';
-import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from './status-page-store.js';
+import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from './status-pages/store.js';
 import { UPTIME_WINDOWS, type UptimeRun, type UptimeWindow, uptimeWindows } from './uptime.js';
 
 /** A monitor as the status views read it. */

@@ -3,13 +3,9 @@ import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-te
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import mongoose from 'mongoose';
-import {
-  SlugTakenError,
-  SqliteStatusPageStore,
-  type StatusPageRecord,
-  type StatusPageStore,
-} from '../src/status-page-store.js';
-import { MongoStatusPageStore } from '../src/status-page-store-mongo.js';
+import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from '../src/status-pages/store.js';
+import { MongoStatusPageStore } from '../src/status-pages/store-mongo.js';
+import { SqliteStatusPageStore } from '../src/status-pages/store-sqlite.js';
 
 let mongo: MongoUnderTest | undefined;
 const connections: mongoose.Connection[] = [];

@@ -3,7 +3,7 @@ import { type CallContext, createLogger, ServiceError } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { badgeSvg } from '../src/badges.js';
-import { SqliteStatusPageStore } from '../src/status-page-store.js';
+import { SqliteStatusPageStore } from '../src/status-pages/store-sqlite.js';
 import { type MonitorReads, type MonitorSummary, monitorStatusService } from '../src/status-server.js';
 import type { UptimeRun } from '../src/uptime.js';
 

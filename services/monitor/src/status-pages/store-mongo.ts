@@ -1,7 +1,7 @@
 /** The status pages in the Mongo store (the cluster's): one document per owner, the slug unique. */
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
-import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from './status-page-store.js';
+import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from './store.js';
 
 interface StatusPageDoc {
   _id: string;
