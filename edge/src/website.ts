@@ -41,6 +41,8 @@ export const PAGE_PATHS = [
   '/play/:operation',
   '/monitors',
   '/status/:slug',
+  '/verify-email',
+  '/reset-password',
 ];
 
 /** Names visitors type for pages that have another: a permanent redirect. */

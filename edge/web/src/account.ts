@@ -2,6 +2,7 @@
 import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
 import { TOOLS } from './catalog.js';
 import { h, show } from './dom.js';
+import { verificationNotice } from './email-links.js';
 import { accountBillingSection } from './payments.js';
 import { showError } from './playground.js';
 import { webhooksSection } from './webhooks.js';
@@ -73,7 +74,10 @@ export function authPage(main: HTMLElement, mode: 'sign-in' | 'sign-up', go: (pa
     message,
     mode === 'sign-up'
       ? h('p', {}, 'Already have an account? ', h('a', { href: '/sign-in' }, 'Sign in'))
-      : h('p', {}, 'New here? ', h('a', { href: '/sign-up' }, 'Create an account')),
+      : [
+          h('p', {}, 'New here? ', h('a', { href: '/sign-up' }, 'Create an account')),
+          h('p', {}, h('a', { href: '/reset-password' }, 'Forgot your password?')),
+        ],
   );
 }
 
@@ -402,6 +406,7 @@ export async function dashboard(
   show(
     main,
     h('h1', {}, 'Your account'),
+    account.emailVerified === false ? verificationNotice(account.email) : null,
     h(
       'div',
       { class: 'card plan-card' },

@@ -176,6 +176,8 @@ export interface Account {
   createdAt: string;
   cycleEnds: string;
   topUpCredits: number;
+  /** false until the address is verified (decision 0422); absent from older services. */
+  emailVerified?: boolean;
 }
 
 /** The signed-in account, or undefined when signed out (other failures throw); keeps the CSRF token. */

@@ -3,6 +3,7 @@ import { authPage, dashboard } from './account.js';
 import { type Account, currentAccount, refreshCredits } from './api.js';
 import { docs } from './docs.js';
 import { h, show } from './dom.js';
+import { resetPasswordPage, verifyEmailPage } from './email-links.js';
 import { monitorsPage } from './monitors.js';
 import { home, notFound, pricing } from './pages.js';
 import { playground, showError } from './playground.js';
@@ -65,6 +66,8 @@ async function route(): Promise<void> {
     else if (path === '/sign-in' || path === '/sign-up') authPage(main, path.slice(1) as 'sign-in' | 'sign-up', go);
     else if (path === '/account') await dashboard(main, go, await account, await quota);
     else if (path === '/docs') await docs(main);
+    else if (path === '/verify-email') await verifyEmailPage(main);
+    else if (path === '/reset-password') resetPasswordPage(main);
     else if (path === '/monitors') await monitorsPage(main, await account);
     else if (path.startsWith('/status/')) await statusPage(main, decodeURIComponent(path.slice(8)));
     else notFound(main);
