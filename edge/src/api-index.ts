@@ -60,8 +60,10 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   \`GET /v1/auth/me\`); accounts made before verification existed, or by the operator CLI, count as
   verified. \`POST /v1/auth/password-reset\` answers 202 the same for any address and mails a
   single-use link (30 minutes) to an account's address (3 requests an hour per address, 10 per client
-  network: 429 \`password_reset_limit\`); \`POST /v1/auth/password-reset/confirm\` sets the new password
-  and ends every session of the account. Notices (receipts, failed renewals, 80 % and 100 % of the
+  network: 429 \`password_reset_limit\`) to \`PUBLIC_BASE_URL/reset-password?token=…\`, whose page posts the
+  new password to \`POST /v1/auth/password-reset/confirm\`, which ends every session of the account. The
+  website's sign-in page links to \`/reset-password\` ("Forgot your password?"); its account page mails a
+  new verification link while the address is unverified. Notices (receipts, failed renewals, 80 % and 100 % of the
   cycle's credits, once per cycle each) are on unless turned off with \`POST /v1/account/notices\`.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
