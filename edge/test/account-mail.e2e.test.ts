@@ -58,7 +58,7 @@ describe('account mail: verification, password reset and notices over SMTP', fun
     return browser;
   };
 
-  it('sign-up mails a single-use link; until it is followed, no API keys and no checkout (403 email_not_verified)', async () => {
+  it('sign-up mails a single-use link; until followed, no API keys, no checkout (email_not_verified)', async () => {
     const address = email();
     const browser = await signedUp(address);
     const mail = await smtp.waitFor(address);

@@ -108,7 +108,7 @@ describe('credit leases through the edge', function () {
   });
 
   // After the one above: billing's clock runs ahead of the edge's, which changes when leases end, not what is spent.
-  it('a burst of leased calls, several settlements in flight at once, then the edge SIGKILLed: each success spent', async () => {
+  it('leased calls, several settlements in flight, then the edge SIGKILLed: each success spent', async () => {
     await becomeBusy();
     const answers = await Promise.all(Array.from({ length: 60 }, () => downCheck()));
     const successes = answers.filter((res) => res.status === 200).length;

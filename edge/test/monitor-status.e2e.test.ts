@@ -57,7 +57,7 @@ describe('monitors: status pages and badges through the REST edge', function () 
     await stack?.stop();
   });
 
-  it('a monitor’s summary: four uptime windows, 90 daily bars, 48 response-time points; another’s id is 404', async () => {
+  it('a monitor’s summary: four uptime windows, 90 daily bars, 48 response times; another’s id is 404', async () => {
     const res = await stack.api(`/v1/monitors/${monitorId}/summary`, { apiKey: mine });
     expect(res.status, await res.clone().text()).to.equal(200);
     const { data } = await json(res);

@@ -161,7 +161,8 @@ function html(page: FixturePage, base: string): string {
     ...(page.links ?? []).map((href) => `<a href="${href}">${escapeHtml(href)}</a>`),
     page.padChars ? `<!-- ${'x'.repeat(page.padChars)} -->` : '',
   ].join('\n');
-  return `<!doctype html><html${d.lang === null ? '' : ` lang="${d.lang}"`}><head>${head}</head><body>${body}</body></html>`;
+  const lang = d.lang === null ? '' : ` lang="${d.lang}"`;
+  return `<!doctype html><html${lang}><head>${head}</head><body>${body}</body></html>`;
 }
 
 /** Serves the site on 127.0.0.1; `/img/ok.png` is an image, every path not defined a 404. */

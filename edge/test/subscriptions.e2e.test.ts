@@ -51,7 +51,7 @@ for (const backend of ['embedded', 'jongodb'] as const) {
       return { browser, email, subscription, invoice: String(subscription.latest_invoice) };
     }
 
-    it('a paid invoice starts the plan’s cycle with Stripe’s dates; replays and older events change nothing', async () => {
+    it('a paid invoice starts the plan’s cycle with Stripe’s dates; replays, older events change nothing', async () => {
       const { browser, email, subscription, invoice } = await subscribed('STARTER');
       expect(await balance(stack, email)).to.deep.equal({ plan: 'FREE', cycle: 100, topUp: 0 });
       const paid = event('invoice.paid', stripe.invoices.get(invoice)!);
@@ -123,7 +123,7 @@ for (const backend of ['embedded', 'jongodb'] as const) {
       expect(await balance(stack, email)).to.deep.equal({ plan: 'FREE', cycle: 100, topUp: 0 });
     });
 
-    it('a failed renewal keeps the plan through the grace period; past it, Free; paid later, the plan again', async () => {
+    it('a failed renewal keeps the plan through the grace period; past it, Free; paid later, the plan', async () => {
       // Within the grace: the period ended a day ago and its renewal is declined.
       const within = await subscribed('STARTER');
       const lastEnd = nowS() - DAY_S;

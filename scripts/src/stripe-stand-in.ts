@@ -131,7 +131,8 @@ export class StripeStandIn {
   }
 
   /**
-   * The subscription's next period begins where the current one ends, and Stripe invoices it: paid, or not (status past_due, as when the card is declined). Answers the invoice.
+   * The subscription's next period begins where the current one ends, and Stripe invoices it: paid, or not
+   * (status past_due, as when the card is declined). Answers the invoice.
    */
   renew(subscriptionId: string, paid: boolean): StripeObject {
     const subscription = this.subscription(subscriptionId);

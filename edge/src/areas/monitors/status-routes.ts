@@ -29,7 +29,8 @@ export const monitorStatusRoutes: RouteSpec[] = [
     path: '/monitors/:id/summary',
     operation: 'monitor-summary',
     summary:
-      'A monitor’s uptime over 24 h, 7 d, 30 d and 90 d, one bar per day for 90 days, and its last 24 hours’ response times.',
+      'A monitor’s uptime over 24 h, 7 d, 30 d and 90 d, one bar per day for 90 days, ' +
+      'and its last 24 hours’ response times.',
     credits: 0,
     callers: 'owner',
     input: MonitorIdInput,

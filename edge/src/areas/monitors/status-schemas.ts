@@ -4,7 +4,10 @@ import { z } from 'zod';
 import { count, required, timestamp } from '../../rest/common.js';
 import { restObject } from '../../rest/from-proto.js';
 
-/** The service's rules (services/monitor/src/status-page.ts STATUS_SLUG, status-server.ts bounds), said once more for a 400 before the call. */
+/**
+ * The service's rules (services/monitor/src/status-page.ts STATUS_SLUG, status-server.ts bounds), said once
+ * more for a 400 before the call.
+ */
 const SLUG = /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/;
 const SLUG_RULE = 'slug must be 3 to 40 lower-case letters, digits or inner hyphens';
 

@@ -84,7 +84,8 @@ export class SqliteMailStore implements MailStore {
         'SELECT receipts, renewals, credits FROM notice_settings WHERE account_id = ?',
       ),
       setNoticeSettings: db.prepare(
-        `INSERT INTO notice_settings (account_id, receipts, renewals, credits) VALUES (@accountId, @receipts, @renewals, @credits)
+        `INSERT INTO notice_settings (account_id, receipts, renewals, credits)
+         VALUES (@accountId, @receipts, @renewals, @credits)
          ON CONFLICT (account_id) DO UPDATE SET receipts = @receipts, renewals = @renewals, credits = @credits`,
       ),
       claimNotice: db.prepare(
