@@ -278,7 +278,7 @@ export class Payments {
       stripe.checkout.sessions.list({ payment_intent: intent, limit: 1 }),
     );
     const found = sessions.data[0];
-    if (!found || found.mode !== 'payment') return 'ignored';
+    if (found?.mode !== 'payment') return 'ignored';
     const account = await this.accountOf(charge.customer);
     const session = await this.readSession(found.id);
     const credits = this.packCredits(session);
