@@ -43,6 +43,7 @@ describe('the edge refuses bad requests before anything is held', function () {
       '/broken-links',
       '/broken-links/crawl',
       '/link-extract/crawl',
+      '/site-audit',
     ]);
   });
 

@@ -40,6 +40,7 @@ export async function customer(stack: TestStack): Promise<{ browser: Browser; em
   const address = email();
   const res = await browser.signUp(address, PASSWORD);
   expect(res.status, JSON.stringify(await res.clone().json())).to.equal(201);
+  await browser.verifyEmail(address); // buying needs a verified address (decision 0422)
   return { browser, email: address };
 }
 

@@ -65,6 +65,7 @@ describe('sandbox (test) keys', function () {
       init: post({ url: target(), webhookUrl: site.url('/hook') }),
     }),
     'link-extract-crawl': () => ({ path: '/v1/link-extract/crawl', init: post({ url: target() }) }),
+    'site-audit': () => ({ path: '/v1/site-audit', init: post({ url: target() }) }),
     'xbel-decrypt': () => ({ path: '/v1/xbel-decrypt', init: upload(XBEL, 'application/xml', 'b.xbel', { key: 'k' }) }),
     'xbel-to-html': () => ({ path: '/v1/xbel-to-html', init: upload(XBEL, 'application/xml', 'b.xbel') }),
     'html-to-xbel': () => ({ path: '/v1/html-to-xbel', init: upload(HTML, 'text/html', 'b.html') }),

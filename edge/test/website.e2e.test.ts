@@ -1085,7 +1085,12 @@ describe('website: pages in a real browser', function () {
           ] as const) {
             await page.setViewport({ width, height: 800 });
             const name = `${pagePath === '/' ? 'home' : pagePath.slice(1).replace(/\//g, '-')}-${label}-${scheme}.png`;
-            if (label !== 'narrow') await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true });
+            // Chromium captures at most 16,384 px: a longer page (the API docs at phone width) keeps its top.
+            const tall = (await page.evaluate(() => document.documentElement.scrollHeight)) > 16_000;
+            const whole = tall
+              ? { clip: { x: 0, y: 0, width, height: 16_000 }, captureBeyondViewport: true }
+              : { fullPage: true };
+            if (label !== 'narrow') await page.screenshot({ path: path.join(ARTIFACTS, name), ...whole });
             // Nothing may overflow the narrowest phone width.
             if (label === 'narrow') {
               const wide = await page.evaluate(() =>
