@@ -111,11 +111,11 @@ export class MongoMailStore implements MailStore {
   }
 
   async useToken(hash: string, purpose: TokenPurpose, now: number): Promise<MailToken | undefined> {
-    // One findOneAndDelete: of two uses, only one gets the document.
-    const doc = await this.tokens
-      .findOneAndDelete({ _id: hash, purpose, expiresAt: { $gt: new Date(now) } })
-      .lean<TokenDoc>();
+    const doc = await this.tokens.findOne({ _id: hash, purpose, expiresAt: { $gt: new Date(now) } }).lean<TokenDoc>();
     if (!doc) return undefined;
+    // Of two uses, only one deletes the document (one deleteOne; findOneAndDelete is past jongodb's subset).
+    const { deletedCount } = await this.tokens.deleteOne({ _id: hash, purpose });
+    if (deletedCount !== 1) return undefined;
     return {
       hash: doc._id,
       accountId: doc.accountId,
