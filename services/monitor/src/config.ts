@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
 
 /** The service's settings from environment variables (a bad value stops the process, naming it). */
@@ -9,6 +10,22 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
       PORT: env.port(50057),
       DATA_DIR: env.string('.data'),
       MONGO_URL: env.optionalString(),
+      // The scheduler (docs/decisions/0431, 0469).
+      /** How often this replica asks the store for due monitors. */
+      MONITOR_TICK_MS: env.int(1_000, 10),
+      /** A run started later than this after its slot is marked late. */
+      MONITOR_GRACE_MS: env.int(15_000, 0),
+      /** Runs in flight at once on this replica. */
+      MONITOR_CONCURRENCY: env.int(50, 1),
+      /** The name kept on this replica's claims: the pod's (HOSTNAME) and the process id. */
+      MONITOR_REPLICA: env.string(`${source.HOSTNAME || os.hostname()}:${process.pid}`),
+      /** A run still `running` this long after it started lost its replica: marked interrupted. */
+      MONITOR_STALE_RUN_MS: env.int(30 * 60_000, 1_000),
+      /**
+       * Intervals pass this many times faster (tests and benchmarks only: 60 makes a one-minute monitor run
+       * every second). Only the environment sets it; the API's intervals keep their minimums.
+       */
+      MONITOR_TIME_SCALE: env.int(1, 1),
     },
     source,
   );

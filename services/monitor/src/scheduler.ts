@@ -5,6 +5,7 @@
  * (the run is marked interrupted later); slots missed in an outage give one late run, not a burst.
  */
 import type { Logger } from '@webutil/kit';
+import { claimsLost, runsClaimed, runsInFlight, runsInterrupted, scheduleLag } from './scheduler-metrics.js';
 import { dueRun, slotAfter } from './slots.js';
 import type { MonitorRecord, MonitorStore, RunRecord } from './store/store.js';
 
@@ -17,6 +18,10 @@ export interface SchedulerOptions {
   graceMs: number;
   /** Runs in flight at once on this replica: a due monitor beyond them waits for the next tick. */
   concurrency: number;
+  /** A run still `running` this long after it started lost its replica: the sweep marks it interrupted. */
+  staleRunMs?: number;
+  /** Intervals pass this many times faster (tests and benchmarks only); default 1. */
+  timeScale?: number;
   now?: () => number;
 }
 
@@ -25,6 +30,7 @@ export type RunClaimed = (monitor: MonitorRecord, run: RunRecord) => Promise<voi
 
 export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private ticking = false;
   private readonly now: () => number;
@@ -39,13 +45,36 @@ export class Scheduler {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
+    this.timer = setInterval(() => {
+      // A store that does not answer (a restart, a network cut) costs this tick, not the process.
+      this.tick().catch((err: unknown) => this.log.warn({ err }, 'a scheduler tick failed'));
+    }, this.options.tickMs);
     this.timer.unref();
+    const staleRunMs = this.options.staleRunMs;
+    if (staleRunMs === undefined) return;
+    // Every replica sweeps (an idempotent update), so the claims of a dead one are closed by any survivor.
+    this.sweeper = setInterval(() => void this.sweep(staleRunMs), Math.min(60_000, Math.ceil(staleRunMs / 2)));
+    this.sweeper.unref();
+  }
+
+  /** Marks interrupted the runs whose replica died (still `running` after staleRunMs). */
+  async sweep(staleRunMs: number): Promise<number> {
+    const now = this.now();
+    try {
+      const interrupted = await this.store.interruptStale(now - staleRunMs, now);
+      runsInterrupted.inc(interrupted);
+      if (interrupted > 0) this.log.warn({ interrupted }, 'runs whose replica stopped were marked interrupted');
+      return interrupted;
+    } catch (err) {
+      this.log.warn({ err }, 'the sweep for interrupted runs failed');
+      return 0;
+    }
   }
 
   /** Stops claiming; the runs in flight finish. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.sweeper);
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -53,39 +82,69 @@ export class Scheduler {
   async tick(): Promise<number> {
     if (this.ticking) return 0;
     this.ticking = true;
-    let claimed = 0;
     try {
       const room = this.options.concurrency - this.inFlight.size;
       if (room <= 0) return 0;
       const now = this.now();
-      for (const monitor of await this.store.dueMonitors(now, room)) {
-        const due = dueRun(monitor.id, monitor.intervalSeconds, monitor.nextRunAt, now, this.options.graceMs);
-        if (!due) continue;
-        const run: RunRecord = {
-          id: `${monitor.id}@${due.slotMs}`,
-          monitorId: monitor.id,
-          slot: due.slotMs,
-          startedAt: now,
-          late: due.late,
-          outcome: 'running',
-          reason: '',
-          creditsSpent: 0,
-          replica: this.options.replica,
-        };
-        const won = await this.store.claimRun(run);
-        // Winner or not, the monitor moves on past this slot (the winner may die before it does).
-        await this.store.advance(monitor.id, monitor.nextRunAt, slotAfter(monitor.id, monitor.intervalSeconds, now));
-        if (!won) continue;
-        claimed++;
-        const running = this.runClaimed(monitor, run).catch((err: unknown) =>
-          this.log.warn({ err, monitorId: monitor.id }, 'a monitor run failed'),
-        );
-        this.inFlight.add(running);
-        void running.finally(() => this.inFlight.delete(running));
-      }
+      // Every replica reads the same due monitors: each tries them in its own order, all at once, so
+      // a tick costs the store's round trip once, not once per monitor, and the replicas collide less.
+      const due = shuffled(await this.store.dueMonitors(now, room));
+      const won = await Promise.all(due.map((monitor) => this.claim(monitor, now)));
+      return won.filter(Boolean).length;
     } finally {
       this.ticking = false;
     }
-    return claimed;
   }
+
+  /** Claims the monitor's due slot; the winner moves the monitor on and starts the run. */
+  private async claim(monitor: MonitorRecord, now: number): Promise<boolean> {
+    const { graceMs, timeScale } = this.options;
+    const due = dueRun(monitor.id, monitor.intervalSeconds, monitor.nextRunAt, now, graceMs, timeScale);
+    if (!due) return false;
+    const run: RunRecord = {
+      id: `${monitor.id}@${due.slotMs}`,
+      monitorId: monitor.id,
+      slot: due.slotMs,
+      // The claim's own instant, for the schedule's lag.
+      startedAt: this.now(),
+      late: due.late,
+      outcome: 'running',
+      reason: '',
+      creditsSpent: 0,
+      replica: this.options.replica,
+    };
+    if (!(await this.store.claimRun(run))) {
+      claimsLost.inc();
+      return false;
+    }
+    // Only the winner moves the monitor on (guarded by the value read). A winner that dies first leaves
+    // it due for a slot whose claim exists: nobody runs it again, and the next slot's run is marked late.
+    await this.store.advance(
+      monitor.id,
+      monitor.nextRunAt,
+      slotAfter(monitor.id, monitor.intervalSeconds, now, timeScale),
+    );
+    runsClaimed.labels({ late: String(run.late) }).inc();
+    scheduleLag.observe(Math.max(0, run.startedAt - run.slot) / 1000);
+    const running = this.runClaimed(monitor, run).catch((err: unknown) =>
+      this.log.warn({ err, monitorId: monitor.id }, 'a monitor run failed'),
+    );
+    this.inFlight.add(running);
+    runsInFlight.set(this.inFlight.size);
+    void running.finally(() => {
+      this.inFlight.delete(running);
+      runsInFlight.set(this.inFlight.size);
+    });
+    return true;
+  }
+}
+
+/** A copy in random order (Fisher-Yates). */
+function shuffled<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
 }

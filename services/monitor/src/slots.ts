@@ -5,22 +5,26 @@
  */
 import { createHash } from 'node:crypto';
 
+/** An interval's length in ms at this time scale (at least 1 ms). */
+export const intervalMs = (intervalSeconds: number, timeScale = 1): number =>
+  Math.max(1, Math.round((intervalSeconds * 1000) / timeScale));
+
 /** The monitor's jitter: where in each interval its slots start, from its id alone (the same on every replica). */
-export function slotOffsetMs(monitorId: string, intervalSeconds: number): number {
+export function slotOffsetMs(monitorId: string, intervalSeconds: number, timeScale = 1): number {
   const digest = createHash('sha256').update(monitorId).digest();
-  return digest.readUInt32BE(0) % (intervalSeconds * 1000);
+  return digest.readUInt32BE(0) % intervalMs(intervalSeconds, timeScale);
 }
 
 /** The start of the slot that `atMs` falls in (the latest slot start at or before it). */
-export function slotAt(monitorId: string, intervalSeconds: number, atMs: number): number {
-  const interval = intervalSeconds * 1000;
-  const offset = slotOffsetMs(monitorId, intervalSeconds);
+export function slotAt(monitorId: string, intervalSeconds: number, atMs: number, timeScale = 1): number {
+  const interval = intervalMs(intervalSeconds, timeScale);
+  const offset = slotOffsetMs(monitorId, intervalSeconds, timeScale);
   return Math.floor((atMs - offset) / interval) * interval + offset;
 }
 
 /** The first slot start strictly after `atMs`. */
-export function slotAfter(monitorId: string, intervalSeconds: number, atMs: number): number {
-  return slotAt(monitorId, intervalSeconds, atMs) + intervalSeconds * 1000;
+export function slotAfter(monitorId: string, intervalSeconds: number, atMs: number, timeScale = 1): number {
+  return slotAt(monitorId, intervalSeconds, atMs, timeScale) + intervalMs(intervalSeconds, timeScale);
 }
 
 /** What a replica does with a monitor that is due: which slot it claims, and whether that run is late. */
@@ -42,8 +46,9 @@ export function dueRun(
   dueMs: number,
   nowMs: number,
   graceMs: number,
+  timeScale = 1,
 ): DueRun | undefined {
   if (nowMs < dueMs) return undefined;
-  const slotMs = slotAt(monitorId, intervalSeconds, nowMs);
+  const slotMs = slotAt(monitorId, intervalSeconds, nowMs, timeScale);
   return { slotMs, late: slotMs > dueMs || nowMs - slotMs > graceMs };
 }

@@ -30,4 +30,13 @@ describe('monitor slots', () => {
     // Ten minutes down: one run, for the slot now, not ten.
     expect(dueRun('mon_b', 60, due, due + 600_000 + 100, 5_000)).to.deep.equal({ slotMs: due + 600_000, late: true });
   });
+
+  it('a time scale of 60 makes a one-minute interval last 1 s, its slots spread over it', () => {
+    const offsets = Array.from({ length: 1000 }, (_, i) => slotOffsetMs(`mon_${i}`, 60, 60));
+    expect(Math.max(...offsets)).to.be.below(1_000);
+    expect(new Set(offsets).size).to.be.above(500);
+    const at = slotAt('mon_c', 60, 1_800_000_000_000, 60);
+    expect(slotAfter('mon_c', 60, at, 60)).to.equal(at + 1_000);
+    expect(dueRun('mon_c', 60, at, at + 3_050, 200, 60)).to.deep.equal({ slotMs: at + 3_000, late: true });
+  });
 });
