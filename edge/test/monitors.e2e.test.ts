@@ -67,7 +67,9 @@ describe('monitors: the REST routes', function () {
     expect(resumed).to.include({ state: 'active', pausedReason: null });
 
     const runs = await json(await stack.api(`/v1/monitors/${monitor.id}/runs?limit=10`));
-    expect(runs.data).to.deep.equal({ runs: [], nextPageToken: null });
+    // The scheduler runs: a slot may have come in the seconds the monitor was active (its first is within a minute).
+    expect(runs.data.nextPageToken).to.equal(null);
+    expect(runs.data.runs).to.have.length.at.most(2);
     const incidents = await json(await stack.api(`/v1/monitors/${monitor.id}/incidents`));
     expect(incidents.data).to.deep.equal({ incidents: [] });
 
