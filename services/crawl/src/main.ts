@@ -12,6 +12,8 @@ import {
 } from '@webutil/kit';
 import { throttleFor } from './checking/throttle.js';
 import { type CrawlConfig, readConfig } from './config.js';
+import type { AuditPageStore } from './jobs/audit-pages.js';
+import { SqliteAuditPages } from './jobs/audit-pages-sqlite.js';
 import { MemoryTransport } from './jobs/memory-transport.js';
 import { CrawlReader } from './jobs/read.js';
 import { recordEvent } from './jobs/record.js';
@@ -38,6 +40,7 @@ const http = new SafeHttp({
 });
 const fetching = { http, throttle: throttleFor(config.fetch), ...config.fetch };
 const store = await openStore(config);
+const auditPages = await openAuditPages(config);
 const transport = await openTransport(config, log);
 
 // A crawl job's four roles, each its own file under jobs/: any replica may play any of them.
@@ -52,6 +55,7 @@ const starts = new CrawlStarts({
 });
 const runner = new CrawlRunner({
   store,
+  auditPages,
   transport,
   crawl: { ...fetching, limits: config.crawl },
   options: config.jobs,
@@ -67,6 +71,7 @@ if (transport instanceof MemoryTransport) {
 const sweeper = setInterval(
   () => {
     store.sweep().catch((err: unknown) => log.warn({ err }, 'could not delete expired crawl jobs'));
+    auditPages.sweep().catch((err: unknown) => log.warn({ err }, 'could not delete expired audit pages'));
   },
   Math.min(60_000, config.jobs.retentionMs),
 );
@@ -85,6 +90,7 @@ await runService({
     clearInterval(sweeper);
     await transport.close(); // running crawls are handed back
     await store.close();
+    await auditPages.close();
     await http.close();
   },
 });
@@ -100,6 +106,15 @@ async function openStore(config: CrawlConfig): Promise<JobStore> {
   }
   mkdirSync(config.DATA_DIR, { recursive: true });
   return new SqliteJobStore(path.join(config.DATA_DIR, 'crawl-jobs.sqlite'));
+}
+
+/** Site audits' page records, in the same database as the jobs (docs/decisions/0471). */
+async function openAuditPages(config: CrawlConfig): Promise<AuditPageStore> {
+  if (config.MONGO_URL) {
+    const { MongoAuditPages } = await import('./jobs/audit-pages-mongo.js');
+    return MongoAuditPages.connect(config.MONGO_URL);
+  }
+  return new SqliteAuditPages(path.join(config.DATA_DIR, 'crawl-jobs.sqlite'));
 }
 
 async function openTransport(config: CrawlConfig, log: Logger): Promise<CrawlTransport> {

@@ -4,12 +4,15 @@ import type { JobSettings } from '../config.js';
 import { CrawlFailure, type CrawlProgress, type CrawlResult } from '../model.js';
 import { auditSite } from '../site-audit/audit-site.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
+import type { AuditPageStore } from './audit-pages.js';
 import { type Ending, EventPublisher } from './events.js';
 import { type JobStore, packResult } from './store.js';
 import type { CrawlTransport, Delivery, JobTicket, Lease } from './transport.js';
 
 export interface RunDeps {
   store: JobStore;
+  /** Site audits' per-page results, in the job store's database. */
+  auditPages: AuditPageStore;
   transport: CrawlTransport;
   crawl: CrawlDeps;
   options: Pick<JobSettings, 'maxAttempts' | 'heartbeatMs' | 'progressIntervalMs'>;
@@ -75,6 +78,7 @@ export class CrawlRunner {
                 onProgress,
                 lease.signal,
                 options,
+                { store: this.deps.auditPages, jobId: job.id, expiresAt: job.expiresAt },
               ).then((result): CrawlResult => ({ kind: 'site-audit', result }))
             : crawlSite(ticket.kind, new URL(ticket.url), this.deps.crawl, onProgress, lease.signal, options);
       const outcome: Ending = await crawl.then(

@@ -1,10 +1,12 @@
 /**
  * One site audit: a broken-link crawl (site-crawl/crawler.ts) up to the audit's page cap and time
  * budget, each page's facts read from the same fetch as its links (page-facts.ts), then the page
- * and site checks and the report. Pages are held as compact records until the report is made.
+ * and site checks and the report. Each page's record goes to the job store as it is audited
+ * (jobs/audit-pages.ts); the report is made from the stored records.
  */
 import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
-import type { CrawlOptions, CrawlProgress, ObservedPage, PageObserver } from '../model.js';
+import type { AuditPageStore } from '../jobs/audit-pages.js';
+import type { BrokenLinkCrawlResult, CrawlOptions, CrawlProgress, ObservedPage, PageObserver } from '../model.js';
 import { pageOf } from '../page/page-url.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
 import { type AuditedPage, checkPage } from './page-checks.js';
@@ -38,13 +40,30 @@ export function auditLimits(deps: CrawlDeps, pagesCap: number): CrawlDeps {
   };
 }
 
-/** Collects what the crawl shows of each page. */
+/** Where an audit's page records go: the job's pages in the store. */
+export interface AuditPagesOf {
+  store: AuditPageStore;
+  jobId: string;
+  /** The job's expiry: its pages go with it when a crashed try leaves them behind. */
+  expiresAt: Date;
+}
+
+/** Page records written to the store in one go. */
+const WRITE_BATCH = 100;
+
+/** Collects what the crawl shows of each page and writes it to the store a batch at a time. */
 class AuditObserver implements PageObserver {
-  readonly pages: AuditedPage[] = [];
   sitemapUrls: readonly string[] = [];
   private readonly reading_ = new Map<string, PageFactsReader>();
+  private batch: AuditedPage[] = [];
+  /** The writes so far, one after another; a failed write fails the audit when it ends. */
+  private written: Promise<void> = Promise.resolve();
+  private failure: unknown;
 
-  constructor(private readonly site: URL) {}
+  constructor(
+    private readonly site: URL,
+    private readonly out: AuditPagesOf,
+  ) {}
 
   reading(url: string, res: Parameters<PageObserver['reading']>[1], links: Parameters<PageObserver['reading']>[2]) {
     const reader = new PageFactsReader(links, res);
@@ -63,7 +82,7 @@ class AuditObserver implements PageObserver {
       if (target && target !== page.url) targets.add(target);
     }
     const { outcome } = page;
-    this.pages.push({
+    this.batch.push({
       url: page.url,
       depth: page.depth,
       fromSitemap: page.fromSitemap,
@@ -76,6 +95,32 @@ class AuditObserver implements PageObserver {
       facts: page.html ? facts : undefined,
       links: [...targets],
     });
+    if (this.batch.length >= WRITE_BATCH) this.write();
+  }
+
+  /** Every page visited so far, stored. */
+  async flush(): Promise<void> {
+    this.write();
+    await this.written;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Resolves once no write is in flight, whether or not they worked. */
+  async settled(): Promise<void> {
+    await this.written;
+  }
+
+  private write(): void {
+    const pages = this.batch;
+    this.batch = [];
+    if (pages.length === 0) return;
+    const { store, jobId, expiresAt } = this.out;
+    this.written = this.written.then(
+      () => store.add(jobId, pages, expiresAt).then(() => undefined),
+      (err: unknown) => {
+        this.failure ??= err;
+      },
+    );
   }
 
   sitemap(urls: readonly string[]): void {
@@ -90,23 +135,43 @@ export async function auditSite(
   onProgress: (progress: CrawlProgress) => void,
   signal: AbortSignal,
   options: CrawlOptions,
+  out: AuditPagesOf,
 ): Promise<SiteAuditResult> {
-  const observer = new AuditObserver(entry);
-  const crawl = await crawlSite('broken-links', entry, auditLimits(deps, pagesCap), onProgress, signal, {
-    ...options,
-    scan: { ...options.scan, maxPages: pagesCap },
-    observer,
-  });
-  if (crawl.kind !== 'broken-links') throw new Error('a site audit crawls as a broken-link crawl');
-  const crawled = crawl.result;
-  const pages = observer.pages.sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : 1));
+  // A new try starts over: what an interrupted one stored is not this crawl's.
+  await out.store.clear(out.jobId);
+  const observer = new AuditObserver(entry, out);
+  try {
+    const crawl = await crawlSite('broken-links', entry, auditLimits(deps, pagesCap), onProgress, signal, {
+      ...options,
+      scan: { ...options.scan, maxPages: pagesCap },
+      observer,
+    });
+    if (crawl.kind !== 'broken-links') throw new Error('a site audit crawls as a broken-link crawl');
+    await observer.flush();
+    const pages: AuditedPage[] = [];
+    for await (const batch of out.store.read(out.jobId)) pages.push(...batch);
+    return report(entry, pagesCap, crawl.result, pages, observer.sitemapUrls);
+  } finally {
+    // The report carries what the pages showed: their records go once it is made (or the try failed).
+    await observer.settled();
+    await out.store.clear(out.jobId).catch(() => undefined);
+  }
+}
+
+function report(
+  entry: URL,
+  pagesCap: number,
+  crawled: BrokenLinkCrawlResult,
+  pages: readonly AuditedPage[],
+  sitemapUrls: readonly string[],
+): SiteAuditResult {
   const entryPage = pages.find((p) => p.depth === 0)?.url ?? entry.href;
   const site = checkSite({
     entry: entryPage,
     pages,
     links: crawled.links,
-    sitemapFound: observer.sitemapUrls.length > 0,
-    sitemap: observer.sitemapUrls,
+    sitemapFound: sitemapUrls.length > 0,
+    sitemap: sitemapUrls,
   });
   const findings = [...pages.flatMap(checkPage), ...site.findings];
   const issues = issuesOf(findings);
@@ -125,8 +190,8 @@ export async function auditSite(
     totalUniqueLinks: crawled.totalUniqueLinks,
     brokenLinks: crawled.summary.broken,
     cutBy: [...(crawled.truncatedLinks ? ['check_cap'] : []), ...crawled.linksCutBy],
-    sitemapFound: observer.sitemapUrls.length > 0,
-    sitemapUrlCount: observer.sitemapUrls.length,
+    sitemapFound: sitemapUrls.length > 0,
+    sitemapUrlCount: sitemapUrls.length,
     comparison: undefined,
   };
 }

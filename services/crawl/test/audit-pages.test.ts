@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
+import { expect } from 'chai';
+import type { AuditPageStore } from '../src/jobs/audit-pages.js';
+import { MongoAuditPages } from '../src/jobs/audit-pages-mongo.js';
+import { SqliteAuditPages } from '../src/jobs/audit-pages-sqlite.js';
+import type { AuditedPage } from '../src/site-audit/page-checks.js';
+
+interface Adapter {
+  name: string;
+  /** A second handle on the same data (another replica's). */
+  open(): Promise<AuditPageStore>;
+  cleanup(): Promise<void>;
+}
+
+function sqlite(): Adapter {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'audit-pages-'));
+  return {
+    name: 'SQLite (embedded)',
+    open: async () => new SqliteAuditPages(path.join(dir, 'jobs.sqlite')),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function mongo(): Adapter {
+  let server: MongoUnderTest | undefined;
+  const collection = `audit_pages_${randomUUID().slice(0, 8)}`;
+  return {
+    name: `mongoose on ${process.env.MONGO_URL ? 'MONGO_URL' : 'jongodb'}`,
+    open: async () => {
+      server ??= await startMongo();
+      return MongoAuditPages.connect(server.url, collection);
+    },
+    cleanup: async () => server?.stop(),
+  };
+}
+
+const page = (url: string, depth: number, over: Partial<AuditedPage> = {}): AuditedPage => ({
+  url,
+  depth,
+  fromSitemap: false,
+  status: 200,
+  redirects: 0,
+  refused: false,
+  facts: {
+    title: `Title of ${url}`,
+    h1Count: 1,
+    noindex: false,
+    hreflang: [{ lang: 'de', url: `${url}de` }],
+    jsonLdInvalid: 0,
+    imagesWithoutAlt: 0,
+    imagesWithoutAltSrc: [],
+    mixedContent: [],
+    htmlChars: 1234,
+    bodyHash: 'abc',
+    ttfbMs: 5,
+  },
+  links: [`${url}next`],
+  ...over,
+});
+
+const later = () => new Date(Date.now() + 60_000);
+
+async function readAll(store: AuditPageStore, jobId: string, batch?: number): Promise<AuditedPage[][]> {
+  const batches: AuditedPage[][] = [];
+  for await (const b of store.read(jobId, batch)) batches.push(b);
+  return batches;
+}
+
+/** One conformance suite; every audit page store adapter must pass it. */
+for (const adapter of [sqlite(), mongo()]) {
+  describe(`audit page store conformance: ${adapter.name}`, function () {
+    this.timeout(30_000);
+    let store: AuditPageStore;
+    let other: AuditPageStore;
+
+    before(async () => {
+      store = await adapter.open();
+      other = await adapter.open();
+    });
+    after(async () => {
+      await store.close();
+      await other.close();
+      await adapter.cleanup();
+    });
+
+    it('stores page records and reads them back whole, by depth then URL, a batch at a time', async () => {
+      const job = randomUUID();
+      const pages = [
+        page('https://a.test/b', 1),
+        page('https://a.test/', 0, { fromSitemap: true }),
+        page('https://a.test/c', 2, { status: undefined, error: 'timed out', facts: undefined }),
+        page('https://a.test/a', 1, { redirects: 2, redirectTrouble: 'loop', finalUrl: 'https://a.test/z' }),
+        page('https://a.test/d', 1, { refused: true }),
+      ];
+      expect(await store.add(job, pages, later())).to.equal(5);
+      const batches = await readAll(store, job, 2);
+      expect(batches.map((b) => b.length)).to.deep.equal([2, 2, 1]);
+      const urls = batches.flat().map((p) => p.url);
+      expect(urls).to.deep.equal([
+        'https://a.test/',
+        'https://a.test/a',
+        'https://a.test/b',
+        'https://a.test/d',
+        'https://a.test/c',
+      ]);
+      expect(batches.flat().find((p) => p.url === 'https://a.test/a')).to.deep.equal(pages[3]);
+      expect(batches.flat().find((p) => p.url === 'https://a.test/')).to.deep.equal(pages[1]);
+      expect(await store.count(job)).to.equal(5);
+    });
+
+    it('keeps one record per URL, the first, whoever stores it again (another replica, another try)', async () => {
+      const job = randomUUID();
+      expect(await store.add(job, [page('https://a.test/x', 1)], later())).to.equal(1);
+      const again = page('https://a.test/x', 3, { status: 404 });
+      expect(await other.add(job, [again, page('https://a.test/y', 1)], later())).to.equal(1);
+      const stored = (await readAll(other, job)).flat();
+      expect(stored.map((p) => [p.url, p.depth, p.status])).to.deep.equal([
+        ['https://a.test/x', 1, 200],
+        ['https://a.test/y', 1, 200],
+      ]);
+    });
+
+    it('stores each URL once when two replicas store overlapping pages at the same time', async () => {
+      const job = randomUUID();
+      const urls = Array.from({ length: 60 }, (_, i) => `https://a.test/p${i}`);
+      const [a, b] = await Promise.all([
+        store.add(
+          job,
+          urls.slice(0, 40).map((u) => page(u, 1)),
+          later(),
+        ),
+        other.add(
+          job,
+          urls.slice(20).map((u) => page(u, 1)),
+          later(),
+        ),
+      ]);
+      expect(a + b).to.equal(60);
+      expect(await store.count(job)).to.equal(60);
+      expect((await readAll(store, job, 7)).flat().map((p) => p.url)).to.have.members(urls);
+    });
+
+    it('keeps jobs apart; clear deletes one job only; an unknown job reads empty', async () => {
+      const [one, two] = [randomUUID(), randomUUID()];
+      await store.add(one, [page('https://a.test/', 0)], later());
+      await store.add(two, [page('https://a.test/', 0), page('https://a.test/q', 1)], later());
+      expect(await store.clear(two)).to.equal(2);
+      expect(await store.count(two)).to.equal(0);
+      expect(await readAll(store, two)).to.deep.equal([]);
+      expect(await store.count(one)).to.equal(1);
+      expect(await readAll(store, randomUUID())).to.deep.equal([]);
+    });
+
+    it('sweeps the pages of expired jobs only', async () => {
+      const [gone, kept] = [randomUUID(), randomUUID()];
+      await store.add(gone, [page('https://a.test/', 0)], new Date(Date.now() + 1_000));
+      await store.add(kept, [page('https://a.test/', 0)], later());
+      expect(await store.sweep(new Date(Date.now() + 2_000))).to.be.at.least(1);
+      expect(await store.count(gone)).to.equal(0);
+      expect(await store.count(kept)).to.equal(1);
+    });
+  });
+}
