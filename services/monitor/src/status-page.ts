@@ -6,6 +6,7 @@
  */
 import {
   type DayBar,
+  type DayCounts,
   dailyBars,
   type ResponseTimePoint,
   responseTimeSeries,
@@ -39,7 +40,9 @@ export interface StatusMonitorInput {
   /** up, down, unknown (down-check); ok, failed (the other kinds). */
   status: string;
   lastRunAt?: string;
+  /** Its runs, and whole days' counts for the days not among them (the store's rollup). */
   runs: UptimeRun[];
+  days?: DayCounts[];
   incidents: StatusIncidentInput[];
 }
 
@@ -74,7 +77,7 @@ function overallOf(monitors: readonly StatusMonitorInput[]): StatusPageView['ove
   return down === known.length ? 'major-outage' : 'partial-outage';
 }
 
-/** A monitor's figures at `now` from its runs: what its owner's page and the status page show. */
+/** A monitor's figures at `now` from its runs and days: what its owner's page and the status page show. */
 export function monitorFiguresOf(monitor: Omit<StatusMonitorInput, 'incidents'>, now: number): StatusMonitorView {
   return {
     id: monitor.id,
@@ -82,8 +85,8 @@ export function monitorFiguresOf(monitor: Omit<StatusMonitorInput, 'incidents'>,
     kind: monitor.kind,
     status: monitor.status,
     lastRunAt: monitor.lastRunAt ?? null,
-    uptime: uptimeWindows(monitor.runs, now),
-    days: dailyBars(monitor.runs, now, 90),
+    uptime: uptimeWindows(monitor.runs, now, monitor.days),
+    days: dailyBars(monitor.runs, now, 90, monitor.days),
     responseTimes: responseTimeSeries(monitor.runs, now - DAY_MS, now, RESPONSE_TIME_POINTS),
   };
 }

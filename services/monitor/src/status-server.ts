@@ -21,7 +21,13 @@ import {
   statusPageView,
 } from './status-page.js';
 import { SlugTakenError, type StatusPageRecord, type StatusPageStore } from './status-pages/store.js';
-import { UPTIME_WINDOWS, type UptimeRun, type UptimeWindow, uptimeWindows } from './uptime.js';
+import { type DayCounts, UPTIME_WINDOWS, type UptimeRun, uptimeWindows } from './uptime.js';
+
+/** What uptime is figured from: runs read one by one, and the rollup's counts of the other days. */
+export interface UptimeHistory {
+  runs: UptimeRun[];
+  days: DayCounts[];
+}
 
 /** A monitor as the status views read it. */
 export interface MonitorSummary {
@@ -36,8 +42,8 @@ export interface MonitorSummary {
 export interface MonitorReads {
   /** One of the account's monitors (undefined: none of that id is the account's). */
   monitor(subject: string, id: string): Promise<MonitorSummary | undefined>;
-  /** Its runs started in [fromMs, toMs]. */
-  runs(monitorId: string, fromMs: number, toMs: number): Promise<UptimeRun[]>;
+  /** Its last 90 days up to `at`: runs, and whole days' counts for the days not among them. */
+  history(monitorId: string, at: number): Promise<UptimeHistory>;
   /** Its newest incidents, newest first. */
   incidents(monitorId: string, limit: number): Promise<StatusIncidentInput[]>;
   /** The operation's answer of its newest run that has one (parsed JSON). */
@@ -48,7 +54,6 @@ export interface MonitorReads {
 export const STATUS_PAGE_MONITORS = 50;
 export const STATUS_TITLE_MAX = 100;
 const INCIDENTS_READ = 50;
-const DAY_MS = 86_400_000;
 
 const figuresMessage = (view: StatusMonitorView): MonitorFigures => ({
   id: view.id,
@@ -89,7 +94,7 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
     return monitor;
   };
   const figures = async (monitor: MonitorSummary, at: number) =>
-    monitorFiguresOf({ ...monitor, runs: await reads.runs(monitor.id, at - 90 * DAY_MS, at) }, at);
+    monitorFiguresOf({ ...monitor, ...(await reads.history(monitor.id, at)) }, at);
 
   return bind(
     MonitorStatusServiceService,
@@ -145,11 +150,8 @@ export function monitorStatusService({ reads, pages, now = Date.now }: StatusDep
           // A monitor deleted since the page was saved is left out.
           const monitor = await reads.monitor(page.owner, id);
           if (!monitor) continue;
-          const [runs, incidents] = await Promise.all([
-            reads.runs(id, at - 90 * DAY_MS, at),
-            reads.incidents(id, INCIDENTS_READ),
-          ]);
-          monitors.push({ ...monitor, runs, incidents });
+          const [history, incidents] = await Promise.all([reads.history(id, at), reads.incidents(id, INCIDENTS_READ)]);
+          monitors.push({ ...monitor, ...history, incidents });
         }
         const view = statusPageView(page, monitors, at);
         return {
@@ -184,8 +186,8 @@ async function badgeFigure(reads: MonitorReads, monitor: MonitorSummary, figure:
     case 'uptime': {
       if (!(window in UPTIME_WINDOWS))
         throw invalidArgument('INVALID_WINDOW', `window must be one of ${Object.keys(UPTIME_WINDOWS).join(', ')}`);
-      const span = UPTIME_WINDOWS[window as UptimeWindow];
-      const shown = uptimeWindows(await reads.runs(monitor.id, at - span, at), at).find((f) => f.window === window);
+      const { runs, days } = await reads.history(monitor.id, at);
+      const shown = uptimeWindows(runs, at, days).find((f) => f.window === window);
       return { kind: 'uptime', window, percent: shown?.percent ?? null } satisfies BadgeFigure;
     }
     case 'ssl': {

@@ -12,6 +12,17 @@ export interface UptimeRun {
   responseTimeMs?: number;
 }
 
+/**
+ * The checks of one whole UTC day, summed (the store's daily rollup). Uptime reads a day either
+ * from its runs or from its counts, never both: the caller hands each day over once.
+ */
+export interface DayCounts {
+  /** The UTC day's start, epoch ms. */
+  day: number;
+  checks: number;
+  failures: number;
+}
+
 export interface UptimeFigure {
   /** Percent of checks up, floored to two decimals (99.999 shows as 99.99, never 100); null: no checks. */
   percent: number | null;
@@ -35,8 +46,15 @@ export interface WindowFigure extends UptimeFigure {
   window: UptimeWindow;
 }
 
-/** Uptime over each window ending at `now`, shortest first (runs after `now` are ignored). */
-export function uptimeWindows(runs: readonly UptimeRun[], now: number): WindowFigure[] {
+/**
+ * Uptime over each window ending at `now`, shortest first (runs after `now` are ignored), from runs
+ * and from whole days' counts (a day counts when it lies wholly within the window).
+ */
+export function uptimeWindows(
+  runs: readonly UptimeRun[],
+  now: number,
+  days: readonly DayCounts[] = [],
+): WindowFigure[] {
   const ages = runs.map((run) => (isCheck(run) ? now - Date.parse(run.startedAt) : Number.NaN));
   return (Object.entries(UPTIME_WINDOWS) as [UptimeWindow, number][]).map(([window, span]) => {
     let checks = 0;
@@ -45,6 +63,11 @@ export function uptimeWindows(runs: readonly UptimeRun[], now: number): WindowFi
       if (!(age >= 0 && age <= span)) continue;
       checks++;
       if (runs[i]?.verdict === 'down') failures++;
+    }
+    for (const day of days) {
+      if (day.day < now - span || day.day + DAY_MS - 1 > now) continue;
+      checks += day.checks;
+      failures += day.failures;
     }
     return { window, percent: percentUp(checks, failures), checks, failures };
   });
@@ -55,10 +78,21 @@ export interface DayBar extends UptimeFigure {
   day: string;
 }
 
-/** One bar per UTC day for the last `days` days up to `now`'s day, oldest first. */
-export function dailyBars(runs: readonly UptimeRun[], now: number, days = 90): DayBar[] {
+/** One bar per UTC day for the last `days` days up to `now`'s day, oldest first (from runs and days' counts). */
+export function dailyBars(
+  runs: readonly UptimeRun[],
+  now: number,
+  days = 90,
+  dayCounts: readonly DayCounts[] = [],
+): DayBar[] {
   const first = (Math.floor(now / DAY_MS) - days + 1) * DAY_MS;
   const counts = Array.from({ length: days }, () => ({ checks: 0, failures: 0 }));
+  for (const day of dayCounts) {
+    const count = day.day <= now ? counts[Math.floor((day.day - first) / DAY_MS)] : undefined;
+    if (!count) continue;
+    count.checks += day.checks;
+    count.failures += day.failures;
+  }
   for (const run of runs) {
     if (!isCheck(run)) continue;
     const at = Date.parse(run.startedAt);

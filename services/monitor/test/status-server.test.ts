@@ -40,8 +40,13 @@ const monitors: Record<string, { subject: string; summary: MonitorSummary; runs:
 /** The core store's reads, over the fixture above. */
 const reads: MonitorReads = {
   monitor: async (subject, id) => (monitors[id]?.subject === subject ? monitors[id]?.summary : undefined),
-  runs: async (id, from, to) =>
-    (monitors[id]?.runs ?? []).filter((r) => Date.parse(r.startedAt) >= from && Date.parse(r.startedAt) <= to),
+  // Every run of the 90 days one by one, no day's counts: as valid a history as the store's split.
+  history: async (id, at) => ({
+    runs: (monitors[id]?.runs ?? []).filter(
+      (r) => Date.parse(r.startedAt) >= at - 90 * 86_400_000 && Date.parse(r.startedAt) <= at,
+    ),
+    days: [],
+  }),
   incidents: async () => [],
   latestResult: async (id) => monitors[id]?.result,
 };

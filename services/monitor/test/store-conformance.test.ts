@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
-import type { MonitorRecord, MonitorStore, RunRecord } from '../src/store/store.js';
+import type { MonitorRecord, MonitorStore, RollupSample, RunRecord } from '../src/store/store.js';
 import { MongoMonitorStore } from '../src/store/store-mongo.js';
 import { SqliteMonitorStore } from '../src/store/store-sqlite.js';
 
@@ -148,6 +148,58 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(await store.interruptStale(200_000, 300_000)).to.be.at.least(1);
       const runs = await store.listRuns(m.id, { limit: 10 });
       expect(runs.map((r) => r.outcome)).to.deep.equal(['running', 'interrupted', 'failed', 'ok']);
+    });
+
+    it('sums each day of a monitor’s runs (counts added, the slowest kept) and lists days in a range', async () => {
+      const m = monitor();
+      await store.insertMonitor(m);
+      const sample = (over: Partial<RollupSample>): RollupSample => ({
+        runs: 1,
+        ups: 0,
+        degraded: 0,
+        downs: 0,
+        responseTimeSumMs: 0,
+        responseTimeCount: 0,
+        responseTimeMaxMs: 0,
+        ...over,
+      });
+      const day = 20_000 * 86_400_000;
+      await store.addToDay(
+        m.id,
+        day,
+        sample({ ups: 1, responseTimeSumMs: 120, responseTimeCount: 1, responseTimeMaxMs: 120 }),
+      );
+      await store.addToDay(
+        m.id,
+        day,
+        sample({ degraded: 1, responseTimeSumMs: 900, responseTimeCount: 1, responseTimeMaxMs: 900 }),
+      );
+      await store.addToDay(
+        m.id,
+        day,
+        sample({ ups: 1, responseTimeSumMs: 80, responseTimeCount: 1, responseTimeMaxMs: 80 }),
+      );
+      await store.addToDay(m.id, day + 86_400_000, sample({ downs: 1 }));
+      await store.addToDay(m.id, day + 2 * 86_400_000, sample({}));
+      await store.addToDay('mon_other', day, sample({ downs: 1 }));
+      const days = await store.listDays(m.id, day, day + 86_400_000);
+      expect(days).to.deep.equal([
+        {
+          monitorId: m.id,
+          day,
+          runs: 3,
+          ups: 2,
+          degraded: 1,
+          downs: 0,
+          responseTimeSumMs: 1_100,
+          responseTimeCount: 3,
+          responseTimeMaxMs: 900,
+        },
+        { ...sample({ downs: 1 }), monitorId: m.id, day: day + 86_400_000 },
+      ]);
+      expect(await store.deleteMonitor('account:a1', m.id)).to.equal(true);
+      expect(await store.listDays(m.id, 0, Number.MAX_SAFE_INTEGER)).to.deep.equal([]);
+      expect(await store.listDays('mon_other', day, day)).to.have.length(1);
     });
 
     it('opens and closes incidents, and deletes a monitor with its runs and incidents', async () => {

@@ -1,14 +1,17 @@
 /**
  * The cluster store on MongoDB through mongoose, keeping to what every MongoDB-wire server here
- * supports (jongodb included): unique _id inserts, guarded updateOne/updateMany with $set, plain finds.
+ * supports (jongodb included): unique _id inserts, guarded updateOne/updateMany with $set, plain finds,
+ * and an upserting $inc for the daily rollup (`<monitor id>@<day>`).
  * A run's _id is its claim: `<monitor id>@<slot>`, inserted once across replicas.
  */
 import mongoose, { type Connection, type Model } from 'mongoose';
 import type {
+  DayRollup,
   IncidentRecord,
   MonitorChanges,
   MonitorRecord,
   MonitorStore,
+  RollupSample,
   RunPage,
   RunRecord,
   RunResult,
@@ -17,6 +20,7 @@ import type {
 type MonitorDoc = Omit<MonitorRecord, 'id'> & { _id: string };
 type RunDoc = Omit<RunRecord, 'id'> & { _id: string };
 type IncidentDoc = Omit<IncidentRecord, 'id'> & { _id: string };
+type DayDoc = DayRollup & { _id: string };
 
 const loose = { versionKey: false, minimize: false, strict: false } as const;
 const monitorSchema = new mongoose.Schema<MonitorDoc>({ _id: String }, loose);
@@ -27,6 +31,8 @@ runSchema.index({ monitorId: 1, slot: -1 });
 runSchema.index({ outcome: 1, startedAt: 1 });
 const incidentSchema = new mongoose.Schema<IncidentDoc>({ _id: String }, loose);
 incidentSchema.index({ monitorId: 1, openedAt: -1 });
+const daySchema = new mongoose.Schema<DayDoc>({ _id: String }, loose);
+daySchema.index({ monitorId: 1, day: 1 });
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 const monitorOf = ({ _id, ...rest }: MonitorDoc): MonitorRecord => ({ id: _id, ...rest });
@@ -49,6 +55,7 @@ export class MongoMonitorStore implements MonitorStore {
     private readonly monitors: Model<MonitorDoc>,
     private readonly runs: Model<RunDoc>,
     private readonly incidents: Model<IncidentDoc>,
+    private readonly days: Model<DayDoc>,
   ) {}
 
   static async connect(url: string, prefix = 'monitor'): Promise<MongoMonitorStore> {
@@ -58,8 +65,14 @@ export class MongoMonitorStore implements MonitorStore {
     const monitors = connection.model<MonitorDoc>('Monitor', monitorSchema, `${prefix}_monitors`);
     const runs = connection.model<RunDoc>('MonitorRun', runSchema, `${prefix}_runs`);
     const incidents = connection.model<IncidentDoc>('MonitorIncident', incidentSchema, `${prefix}_incidents`);
-    await Promise.all([monitors.createIndexes(), runs.createIndexes(), incidents.createIndexes()]);
-    return new MongoMonitorStore(connection, monitors, runs, incidents);
+    const days = connection.model<DayDoc>('MonitorDay', daySchema, `${prefix}_days`);
+    await Promise.all([
+      monitors.createIndexes(),
+      runs.createIndexes(),
+      incidents.createIndexes(),
+      days.createIndexes(),
+    ]);
+    return new MongoMonitorStore(connection, monitors, runs, incidents, days);
   }
 
   async insertMonitor({ id, ...rest }: MonitorRecord): Promise<void> {
@@ -90,6 +103,7 @@ export class MongoMonitorStore implements MonitorStore {
     if (result.deletedCount === 0) return false;
     await this.runs.deleteMany({ monitorId: id });
     await this.incidents.deleteMany({ monitorId: id });
+    await this.days.deleteMany({ monitorId: id });
     return true;
   }
 
@@ -156,6 +170,26 @@ export class MongoMonitorStore implements MonitorStore {
       .sort({ slot: -1 })
       .lean<RunDoc>();
     return doc ? runOf(doc) : undefined;
+  }
+
+  async addToDay(monitorId: string, day: number, sample: RollupSample): Promise<void> {
+    const { responseTimeMaxMs, ...sums } = sample;
+    const _id = `${monitorId}@${day}`;
+    await this.days.updateOne(
+      { _id },
+      { $setOnInsert: { monitorId, day, responseTimeMaxMs }, $inc: sums },
+      { upsert: true },
+    );
+    // jongodb has no $max: a guarded $set only ever raises the slowest, whatever the order of runs.
+    await this.days.updateOne({ _id, responseTimeMaxMs: { $lt: responseTimeMaxMs } }, { $set: { responseTimeMaxMs } });
+  }
+
+  async listDays(monitorId: string, fromDay: number, toDay: number): Promise<DayRollup[]> {
+    const docs = await this.days
+      .find({ monitorId, day: { $gte: fromDay, $lte: toDay } })
+      .sort({ day: 1 })
+      .lean<DayDoc[]>();
+    return docs.map(({ _id, ...rest }) => rest);
   }
 
   async openIncident({ id, ...rest }: IncidentRecord): Promise<void> {

@@ -2,10 +2,12 @@
 import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import type {
+  DayRollup,
   IncidentRecord,
   MonitorChanges,
   MonitorRecord,
   MonitorStore,
+  RollupSample,
   RunPage,
   RunRecord,
   RunResult,
@@ -33,6 +35,11 @@ CREATE TABLE IF NOT EXISTS incidents (
   closed_at INTEGER, reason TEXT NOT NULL, silenced INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS incidents_monitor ON incidents (monitor_id, opened_at);
+CREATE TABLE IF NOT EXISTS run_days (
+  monitor_id TEXT NOT NULL, day INTEGER NOT NULL, runs INTEGER NOT NULL, ups INTEGER NOT NULL,
+  degraded INTEGER NOT NULL, downs INTEGER NOT NULL, response_time_sum_ms INTEGER NOT NULL,
+  response_time_count INTEGER NOT NULL, response_time_max_ms INTEGER NOT NULL, PRIMARY KEY (monitor_id, day)
+);
 `;
 
 const COLUMNS: Record<keyof MonitorChanges, string> = {
@@ -164,6 +171,7 @@ export class SqliteMonitorStore implements MonitorStore {
       if (result.changes === 0) return false;
       this.db.prepare('DELETE FROM runs WHERE monitor_id = ?').run(id);
       this.db.prepare('DELETE FROM incidents WHERE monitor_id = ?').run(id);
+      this.db.prepare('DELETE FROM run_days WHERE monitor_id = ?').run(id);
       return true;
     })();
   }
@@ -264,6 +272,37 @@ export class SqliteMonitorStore implements MonitorStore {
       )
       .get(monitorId, beforeSlot) as Row | undefined;
     return row && runOf(row);
+  }
+
+  async addToDay(monitorId: string, day: number, s: RollupSample): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO run_days VALUES (@monitorId, @day, @runs, @ups, @degraded, @downs, @responseTimeSumMs,
+         @responseTimeCount, @responseTimeMaxMs)
+         ON CONFLICT (monitor_id, day) DO UPDATE SET runs = runs + excluded.runs, ups = ups + excluded.ups,
+         degraded = degraded + excluded.degraded, downs = downs + excluded.downs,
+         response_time_sum_ms = response_time_sum_ms + excluded.response_time_sum_ms,
+         response_time_count = response_time_count + excluded.response_time_count,
+         response_time_max_ms = MAX(response_time_max_ms, excluded.response_time_max_ms)`,
+      )
+      .run({ monitorId, day, ...s });
+  }
+
+  async listDays(monitorId: string, fromDay: number, toDay: number): Promise<DayRollup[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM run_days WHERE monitor_id = ? AND day >= ? AND day <= ? ORDER BY day')
+      .all(monitorId, fromDay, toDay) as Row[];
+    return rows.map((row) => ({
+      monitorId: row.monitor_id as string,
+      day: row.day as number,
+      runs: row.runs as number,
+      ups: row.ups as number,
+      degraded: row.degraded as number,
+      downs: row.downs as number,
+      responseTimeSumMs: row.response_time_sum_ms as number,
+      responseTimeCount: row.response_time_count as number,
+      responseTimeMaxMs: row.response_time_max_ms as number,
+    }));
   }
 
   async openIncident(i: IncidentRecord): Promise<void> {

@@ -1,4 +1,7 @@
-/** What the monitor service keeps: monitors, their runs (one per slot: the claim) and incidents. */
+/**
+ * What the monitor service keeps: monitors, their runs (one per slot: the claim), incidents, and each
+ * monitor's daily rollup of its runs.
+ */
 
 export interface MonitorRecord {
   id: string;
@@ -62,6 +65,26 @@ export interface IncidentRecord {
   silenced: boolean;
 }
 
+/** What one finished run adds to its day's rollup. */
+export interface RollupSample {
+  /** Finished runs, and of them the checks by verdict (a run without one is a gap). */
+  runs: number;
+  ups: number;
+  degraded: number;
+  downs: number;
+  /** Response times of the checks that answered (up or degraded). */
+  responseTimeSumMs: number;
+  responseTimeCount: number;
+  responseTimeMaxMs: number;
+}
+
+/** One monitor's runs of one UTC day, summed as each finishes: what uptime over days is read from. */
+export interface DayRollup extends RollupSample {
+  monitorId: string;
+  /** The UTC day's start (epoch ms) of the runs' slots. */
+  day: number;
+}
+
 export type MonitorChanges = Partial<
   Pick<
     MonitorRecord,
@@ -97,7 +120,7 @@ export interface MonitorStore {
   getMonitor(subject: string, id: string): Promise<MonitorRecord | undefined>;
   /** Changes a monitor of this subject's; false when there is none. */
   updateMonitor(subject: string, id: string, changes: MonitorChanges): Promise<boolean>;
-  /** Deletes a monitor of this subject's with its runs and incidents; false when there is none. */
+  /** Deletes a monitor of this subject's with its runs, incidents and days; false when there is none. */
   deleteMonitor(subject: string, id: string): Promise<boolean>;
   /** Pauses every active monitor of the subject (out of credits); the ids paused. */
   pauseAll(subject: string, reason: string, at: number): Promise<string[]>;
@@ -114,6 +137,11 @@ export interface MonitorStore {
   listRuns(monitorId: string, page: RunPage): Promise<RunRecord[]>;
   /** The monitor's last finished run before this one (what a comparison compares with). */
   previousRun(monitorId: string, beforeSlot: number): Promise<RunRecord | undefined>;
+
+  /** Adds a finished run to its monitor's day (created at its first run). */
+  addToDay(monitorId: string, day: number, sample: RollupSample): Promise<void>;
+  /** The monitor's days from `fromDay` to `toDay` (inclusive) that had runs, oldest first. */
+  listDays(monitorId: string, fromDay: number, toDay: number): Promise<DayRollup[]>;
 
   openIncident(incident: IncidentRecord): Promise<void>;
   openIncidentOf(monitorId: string): Promise<IncidentRecord | undefined>;
