@@ -53,6 +53,10 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   secret signs beside the new one for 24 hours (two space-separated signatures). A receiver has
   10 s to answer; at most 4 of an account's deliveries are in flight at once; an envelope over
   1 MB (256 KB gzip'd) is delivered as a summary with \`truncated: true\` and its \`pollUrl\`.
+- Monitors: \`alerts.maintenance\` lists up to 10 windows (\`startsAt\`, \`endsAt\`, and \`repeat: "weekly"\`
+  for the same span every 7 days, shorter than a week) in which alerts are silenced; runs and incidents
+  are still recorded, an incident opened in one is \`silenced\`. Uptime over 24 h, 7 d, 30 d and 90 d
+  (summaries, status pages, badges) is read from a daily rollup kept as each run finishes.
 - Email: sign-up mails a single-use link (48 hours) to \`PUBLIC_BASE_URL/verify-email?token=…\`,
   whose page posts the token to \`POST /v1/auth/verify-email\`. An unverified account works on the
   Free plan, but creating an API key and buying (\`POST /v1/keys\`, \`POST /v1/billing/checkout\`)

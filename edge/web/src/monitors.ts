@@ -20,12 +20,19 @@ interface Monitor {
     slackUrls?: string[];
     expiryDays?: number[];
     changeThresholdPercent?: number;
+    maintenance?: MaintenanceWindow[];
   };
   state: string;
   pausedReason?: string;
   status: string;
   lastRunAt?: string;
   nextRunAt?: string;
+}
+
+interface MaintenanceWindow {
+  startsAt: string;
+  endsAt: string;
+  repeat?: string | null;
 }
 
 interface Run {
@@ -66,6 +73,26 @@ const list = (text: string) =>
     .split(/[\s,]+/)
     .map((item) => item.trim())
     .filter(Boolean);
+
+/** An ISO time as a datetime-local input shows it (the browser's time zone), and back. */
+const localInput = (iso?: string) => {
+  if (!iso) return undefined;
+  const at = new Date(iso);
+  return new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+const fromLocalInput = (value: string) => new Date(value).toISOString();
+
+/** The form edits the first maintenance window; the others (set through the API) are kept as they are. */
+function maintenanceOf(values: Record<string, string>, monitor: Monitor | undefined): MaintenanceWindow[] {
+  const kept = monitor?.alerts.maintenance?.slice(1) ?? [];
+  if (!values.maintenanceStartsAt || !values.maintenanceEndsAt) return kept;
+  const first: MaintenanceWindow = {
+    startsAt: fromLocalInput(values.maintenanceStartsAt),
+    endsAt: fromLocalInput(values.maintenanceEndsAt),
+  };
+  if (values.maintenanceWeekly === 'on') first.repeat = 'weekly';
+  return [first, ...kept];
+}
 
 function field(id: string, label: string, control: HTMLElement, hint?: string): HTMLElement {
   control.id = id;
@@ -136,6 +163,36 @@ function monitorForm(monitor: Monitor | undefined, done: () => Promise<void>): H
         value: monitor?.alerts.changeThresholdPercent ?? 1,
       }),
     ),
+    field(
+      `${prefix}-maintenance-start`,
+      'Maintenance: silence alerts from',
+      h('input', {
+        name: 'maintenanceStartsAt',
+        type: 'datetime-local',
+        value: localInput(monitor?.alerts.maintenance?.[0]?.startsAt),
+      }),
+      'Your local time; leave both empty for no window.',
+    ),
+    field(
+      `${prefix}-maintenance-end`,
+      'Maintenance: until',
+      h('input', {
+        name: 'maintenanceEndsAt',
+        type: 'datetime-local',
+        value: localInput(monitor?.alerts.maintenance?.[0]?.endsAt),
+      }),
+    ),
+    h(
+      'div',
+      { class: 'field check' },
+      h('input', {
+        id: `${prefix}-maintenance-weekly`,
+        name: 'maintenanceWeekly',
+        type: 'checkbox',
+        checked: monitor?.alerts.maintenance?.[0]?.repeat === 'weekly',
+      }),
+      h('label', { for: `${prefix}-maintenance-weekly` }, 'Repeat the maintenance window every week'),
+    ),
     h(
       'div',
       { class: 'field check' },
@@ -161,6 +218,7 @@ function monitorForm(monitor: Monitor | undefined, done: () => Promise<void>): H
       slackUrls: list(values.slack ?? ''),
       expiryDays: list(values.expiryDays ?? '').map(Number),
       changeThresholdPercent: Number(values.changeThresholdPercent ?? 1),
+      maintenance: maintenanceOf(values, monitor),
     };
     const body = {
       name: values.name,

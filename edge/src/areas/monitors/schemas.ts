@@ -44,14 +44,25 @@ const threshold = (field: string, description: string) =>
     .optional()
     .meta({ description });
 
+const WEEK_MS = 7 * 86_400_000;
+
 const MaintenanceWindowInput = z
   .object({
     startsAt: z.iso.datetime({ error: 'maintenance startsAt must be an ISO 8601 time' }),
     endsAt: z.iso.datetime({ error: 'maintenance endsAt must be an ISO 8601 time' }),
+    repeat: z
+      .enum(['weekly'], { error: 'maintenance repeat must be weekly (absent: the window is once)' })
+      .optional()
+      .meta({ description: 'weekly: the same span again every 7 days from startsAt; absent: once.' }),
   })
+  .strict()
   .refine((w) => Date.parse(w.endsAt) > Date.parse(w.startsAt), {
     error: 'a maintenance window must end after it starts',
-  });
+  })
+  .refine((w) => w.repeat !== 'weekly' || Date.parse(w.endsAt) - Date.parse(w.startsAt) < WEEK_MS, {
+    error: 'a weekly maintenance window must be shorter than a week',
+  })
+  .meta({ description: 'A time in which alerts are silenced (runs and incidents are still recorded).' });
 
 const slackUrl = webhookUrlField.unwrap().meta({ description: 'A Slack-compatible incoming-webhook URL.' });
 
@@ -78,7 +89,14 @@ export const AlertsInput = z
       .max(100)
       .optional()
       .meta({ description: 'screenshot: share of pixels changed that alerts (1).' }),
-    maintenance: z.array(MaintenanceWindowInput).max(10, 'alerts.maintenance takes at most 10 windows').optional(),
+    maintenance: z
+      .array(MaintenanceWindowInput)
+      .max(10, 'alerts.maintenance takes at most 10 windows')
+      .optional()
+      .meta({
+        description:
+          'Windows in which alerts are silenced; an incident opened in one is marked silenced. Each is once or weekly.',
+      }),
   })
   .strict()
   .meta({ description: 'Where alerts go and what raises them; absent: no channel, default thresholds.' });
