@@ -18,3 +18,4 @@ node --import tsx scripts/bench/render.ts
 node --import tsx scripts/bench/fair-share.ts
 node --import tsx scripts/bench/transport.ts
 node --import tsx scripts/bench/website.ts
+node --import tsx scripts/bench/monitors.ts

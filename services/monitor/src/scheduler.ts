@@ -33,6 +33,8 @@ export class Scheduler {
   private sweeper: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private ticking = false;
+  /** The last tick started by the timer, which stop() lets finish before the store closes. */
+  private ticked: Promise<number> = Promise.resolve(0);
   private readonly now: () => number;
 
   constructor(
@@ -47,7 +49,10 @@ export class Scheduler {
   start(): void {
     this.timer = setInterval(() => {
       // A store that does not answer (a restart, a network cut) costs this tick, not the process.
-      this.tick().catch((err: unknown) => this.log.warn({ err }, 'a scheduler tick failed'));
+      this.ticked = this.tick().catch((err: unknown) => {
+        this.log.warn({ err }, 'a scheduler tick failed');
+        return 0;
+      });
     }, this.options.tickMs);
     this.timer.unref();
     const staleRunMs = this.options.staleRunMs;
@@ -75,6 +80,7 @@ export class Scheduler {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearInterval(this.sweeper);
+    await this.ticked;
     await Promise.allSettled([...this.inFlight]);
   }
 
