@@ -11,6 +11,7 @@ node --import tsx scripts/bench/hot-account.ts
 node --import tsx scripts/bench/crawl.ts
 node --import tsx scripts/bench/docs-crawl.ts
 node --import tsx scripts/bench/debian-docs.ts
+node --import tsx scripts/bench/site-audit.ts
 node --import tsx scripts/bench/scans.ts
 node --import tsx scripts/bench/hostile.ts
 node --import tsx scripts/bench/bookmark.ts

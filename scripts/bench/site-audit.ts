@@ -1,0 +1,164 @@
+/**
+ * Issue 41 benchmark: the site audit (POST /v1/site-audit through the edge, resources checked,
+ * fragments not) of a generated tree site (audit-site.ts), in the same run:
+ *  1. 1,000 and 10,000 pages, each on a fresh one-replica stack (embedded store): wall time,
+ *     pages per second and the crawl process's peak RSS (VmHWM), and the ratio of the two peaks;
+ *  2. 10,000 pages on a cluster of two crawl replicas (NATS JetStream, jongodb): the same figures
+ *     for each replica;
+ *  3. linkinator's CLI (--recurse, its default concurrency of 100, which checks images too) on the
+ *     10,000-page site: wall time against ours, and whether both found the site's broken set.
+ * BENCH_AUDIT_PAGES (default 10000) sets the large site's size.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { startMongo } from '../src/mongo-under-test.js';
+import { startOwnNats } from '../src/nats-under-test.js';
+import { startTestStack, type TestStack, type TestStackOptions } from '../src/test-stack.js';
+import { type AuditSite, startAuditSite } from './audit-site.js';
+import { fmt } from './load.js';
+
+const LARGE = Number(process.env.BENCH_AUDIT_PAGES ?? 10_000);
+const SMALL = Math.round(LARGE / 10);
+const LINKINATOR_CLI = path.join(path.dirname(createRequire(import.meta.url).resolve('linkinator')), 'cli.js');
+const BROKEN_ISSUES = ['broken_link_internal', 'broken_resource'];
+
+interface Audited {
+  ms: number;
+  pages: number;
+  broken: Set<string>;
+}
+
+async function json(res: Response): Promise<any> {
+  return res.json();
+}
+
+/** One audit through the edge, polled every 250 ms; its broken links and resources read through the issue route. */
+async function audit(stack: TestStack, site: AuditSite): Promise<Audited> {
+  const started = performance.now();
+  const res = await stack.api('/v1/site-audit', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `${site.base}/`, maxPages: site.pages, checkResources: true }),
+  });
+  const start = await json(res);
+  if (res.status !== 202) throw new Error(`audit start: ${res.status} ${JSON.stringify(start.error)}`);
+  const jobId = start.data.jobId as string;
+  let job: any;
+  for (;;) {
+    const poll = await stack.api(`/v1/site-audit/${jobId}`);
+    const wait = poll.status === 429 ? Number(poll.headers.get('retry-after') ?? 1) * 1000 : 250;
+    job = (await json(poll)).data ?? job;
+    if (poll.status !== 429 && job.status !== 'crawling') break;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  const ms = performance.now() - started;
+  if (job.status !== 'done') throw new Error(`audit ended ${job.status}: ${JSON.stringify(job.error)}`);
+  const broken = new Set<string>();
+  for (const issue of job.result.issues.filter((i: any) => BROKEN_ISSUES.includes(i.id)))
+    for (let offset = 0; offset < issue.affectedTotal; offset += 1000) {
+      const page = await json(
+        await stack.api(`/v1/site-audit/${jobId}/issues/${issue.id}?offset=${offset}&limit=1000`),
+      );
+      for (const a of page.data.issue.affected) broken.add(a.url);
+    }
+  return { ms, pages: job.result.pagesAudited, broken };
+}
+
+/** linkinator's CLI in a process of its own; exit code 1 means it found broken links. */
+function linkinator(url: string): Promise<{ ms: number; broken: Set<string> }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [LINKINATOR_CLI, url, '--recurse', '--format', 'json', '--timeout', '10000'],
+      { maxBuffer: 1024 * 1024 * 1024 },
+      (err, stdout) => {
+        const ms = performance.now() - started;
+        if (err && !stdout) return reject(err);
+        const out = JSON.parse(stdout) as { links: { url: string; state: string }[] };
+        resolve({ ms, broken: new Set(out.links.filter((l) => l.state === 'BROKEN').map((l) => l.url)) });
+      },
+    );
+  });
+}
+
+function peakRssMb(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+
+/** One audit of a fresh site on a fresh stack: its figures and each crawl replica's peak RSS. */
+async function measure(pages: number, options: TestStackOptions, replicas: string[]) {
+  const site = await startAuditSite(pages);
+  const stack = await startTestStack({ allowTargets: '127.0.0.0/8', ...options });
+  try {
+    const found = await audit(stack, site);
+    const peaks = replicas.map((name) => peakRssMb(stack.pid(name)));
+    return { site, found, peaks };
+  } finally {
+    await stack.stop();
+    await site.close();
+  }
+}
+
+const line = (label: string, m: Awaited<ReturnType<typeof measure>>, replicas: string[]) =>
+  `${label}: ${m.found.pages} pages audited in ${fmt(m.found.ms / 1000)} s, ` +
+  `${fmt((1000 * m.found.pages) / m.found.ms)} pages/s; peak RSS ` +
+  replicas.map((name, i) => `${name} ${fmt(m.peaks[i] as number)} MB`).join(', ') +
+  `; broken set ${sameSet(m.found.broken, m.site.broken) ? 'as the site defines' : 'DIFFERS from the site'}`;
+
+console.log(`\n== site-audit benchmark (issue 41): linkinator 7.6.1 CLI on Node ${process.version} ==`);
+console.log(
+  `load average at the start: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')} (${os.cpus().length} cores)`,
+);
+const env = { LOG_LEVEL: 'warn' };
+const small = await measure(SMALL, { env }, ['crawl']);
+console.log(line(`one replica, ${SMALL} pages`, small, ['crawl']));
+const large = await measure(LARGE, { env }, ['crawl']);
+console.log(line(`one replica, ${LARGE} pages`, large, ['crawl']));
+console.log(
+  `peak RSS at ${LARGE} pages / at ${SMALL} pages: ${fmt((large.peaks[0] as number) / (small.peaks[0] as number), 2)}x` +
+    ' (goal: at most 1.3x)',
+);
+
+const nats = await startOwnNats();
+const mongo = await startMongo();
+try {
+  const cluster = await measure(
+    LARGE,
+    { env: { ...env, NATS_URL: nats.url, MONGO_URL: mongo.url }, replicas: { crawl: 2 } },
+    ['crawl', 'crawl-2'],
+  );
+  console.log(line(`two replicas (NATS JetStream, ${mongo.label}), ${LARGE} pages`, cluster, ['crawl', 'crawl-2']));
+} finally {
+  await nats.dispose();
+  await mongo.stop();
+}
+
+const site = await startAuditSite(LARGE);
+try {
+  const theirs = await linkinator(`${site.base}/`);
+  console.log(
+    `linkinator CLI --recurse on the ${LARGE}-page site: ${fmt(theirs.ms / 1000)} s; ours (one replica) ` +
+      `${fmt(large.found.ms / 1000)} s: ours ${fmt(theirs.ms / large.found.ms, 2)}x as fast (goal: 1.5x); ` +
+      `linkinator's broken set ${sameSet(theirs.broken, site.broken) ? 'as the site defines' : 'DIFFERS'} ` +
+      `(${theirs.broken.size} URLs, ours ${large.found.broken.size})`,
+  );
+} finally {
+  await site.close();
+}
+console.log(
+  `load average at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}`,
+);
