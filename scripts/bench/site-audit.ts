@@ -125,10 +125,8 @@ const small = await measure(SMALL, { env }, ['crawl']);
 console.log(line(`one replica, ${SMALL} pages`, small, ['crawl']));
 const large = await measure(LARGE, { env }, ['crawl']);
 console.log(line(`one replica, ${LARGE} pages`, large, ['crawl']));
-console.log(
-  `peak RSS at ${LARGE} pages / at ${SMALL} pages: ${fmt((large.peaks[0] as number) / (small.peaks[0] as number), 2)}x` +
-    ' (goal: at most 1.3x)',
-);
+const growth = (large.peaks[0] as number) / (small.peaks[0] as number);
+console.log(`peak RSS at ${LARGE} pages / at ${SMALL} pages: ${fmt(growth, 2)}x (goal: at most 1.3x)`);
 
 const nats = await startOwnNats();
 const mongo = await startMongo();
