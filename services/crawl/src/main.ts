@@ -23,6 +23,7 @@ import type { JobStore } from './jobs/store.js';
 import { SqliteJobStore } from './jobs/store-sqlite.js';
 import type { CrawlTransport } from './jobs/transport.js';
 import { crawlService, siteAuditService } from './server.js';
+import { type AuditHistory, MongoAuditHistory, SqliteAuditHistory } from './site-audit/audit-history.js';
 import { warmUp } from './warm-up.js';
 
 const config = readConfig();
@@ -42,6 +43,7 @@ const fetching = { http, throttle: throttleFor(config.fetch), ...config.fetch };
 const store = await openStore(config);
 const auditPages = await openAuditPages(config);
 const transport = await openTransport(config, log);
+const auditHistory = await openAuditHistory(config);
 
 // A crawl job's four roles, each its own file under jobs/: any replica may play any of them.
 const starts = new CrawlStarts({
@@ -60,6 +62,7 @@ const runner = new CrawlRunner({
   crawl: { ...fetching, limits: config.crawl },
   options: config.jobs,
   log,
+  auditHistory,
 });
 const reader = new CrawlReader({ store, stallMs: config.jobs.stallMs, queueStallMs: config.jobs.queueStallMs });
 transport.record((event) => recordEvent(store, event));
@@ -91,6 +94,7 @@ await runService({
     await transport.close(); // running crawls are handed back
     await store.close();
     await auditPages.close();
+    await auditHistory.close();
     await http.close();
   },
 });
@@ -115,6 +119,13 @@ async function openAuditPages(config: CrawlConfig): Promise<AuditPageStore> {
     return MongoAuditPages.connect(config.MONGO_URL);
   }
   return new SqliteAuditPages(path.join(config.DATA_DIR, 'crawl-jobs.sqlite'));
+}
+
+/** Finished site audits kept for comparison, beside the job store. */
+async function openAuditHistory(config: CrawlConfig): Promise<AuditHistory> {
+  if (config.MONGO_URL) return MongoAuditHistory.connect(config.MONGO_URL);
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  return new SqliteAuditHistory(path.join(config.DATA_DIR, 'site-audit-history.sqlite'));
 }
 
 async function openTransport(config: CrawlConfig, log: Logger): Promise<CrawlTransport> {

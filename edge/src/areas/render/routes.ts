@@ -13,7 +13,7 @@ import { PdfInput, PdfResult, pdfRequest, ScreenshotInput, ScreenshotResult, scr
  * cannot parse, page ranges past the document) or no element matches a selector; 408 past the
  * render budget, 503 (with Retry-After) when every browser is busy or the one rendering it stopped.
  */
-const RENDER_ERRORS = {
+export const RENDER_ERRORS = {
   target_blocked: 400,
   target_unreachable: 400,
   not_renderable: 400,
@@ -31,7 +31,7 @@ const RENDER_ERRORS = {
 const readRenderFile = (c: Clients, reply: { filename: string }, options: CallOptions) =>
   c.render.readArtifact({ filename: reply.filename }, options);
 /** A render may wait 15 s for a browser, then has 30 s. */
-const RENDER_TIMEOUT_MS = 60_000;
+export const RENDER_TIMEOUT_MS = 60_000;
 
 export const renderRoutes: RouteSpec[] = [
   route({

@@ -8,6 +8,8 @@ import { type BlockPrice, type Caller, type RouteSpec, route } from '../../route
 import { CRAWL_START_ERRORS, crawlCaller, JOB_ERRORS, withdrawCrawlStart } from '../crawl/routes.js';
 import { JobStarted, linkOptions } from '../crawl/schemas.js';
 import { withWebhook } from '../webhooks/start.js';
+import { auditCsv, issueCsv } from './export-csv.js';
+import { reportPdfRoute } from './report-pdf.js';
 import { AUDIT_PAGE_CAPS, issueInput, SiteAuditInput, SiteAuditIssuePage, SiteAuditJob } from './schemas.js';
 
 /**
@@ -76,6 +78,7 @@ export const siteAuditRoutes: RouteSpec[] = [
     timeoutMs: 15_000,
     call: (c, input, options) => c.siteAudit.getSiteAudit({ jobId: input.job_id }, options),
     headers: noStore,
+    exports: auditCsv,
   }),
   route({
     method: 'GET',
@@ -93,5 +96,7 @@ export const siteAuditRoutes: RouteSpec[] = [
         options,
       ),
     headers: noStore,
+    exports: issueCsv,
   }),
+  reportPdfRoute,
 ];

@@ -60,6 +60,8 @@ export const AuditIssue = restObject(audit.AuditIssue, {
   },
 });
 
+const finding = restObject(audit.AuditFinding, { id: 'AuditFinding' });
+
 const countRow = (id: string) => restObject(audit.AuditCount, { id, fields: { pages: counted } });
 
 const SiteAuditResult = restObject(audit.SiteAuditResult, {
@@ -95,9 +97,19 @@ const SiteAuditResult = restObject(audit.SiteAuditResult, {
     comparison: {
       value: restObject(audit.AuditComparison, {
         id: 'AuditComparison',
-        fields: { previousScannedAt: { value: timestamp } },
+        fields: {
+          previousScannedAt: { value: timestamp },
+          newIssues: { description: 'Issue types found now and not by the previous audit.' },
+          fixedIssues: { description: 'Issue types the previous audit found and this one did not.' },
+          newFindings: { value: finding, description: 'Issue types on URLs new since then (the first 1,000).' },
+          fixedFindings: { value: finding, description: 'Issue types on URLs gone since then (the first 1,000).' },
+          newFindingsTotal: counted,
+          fixedFindingsTotal: counted,
+        },
       }),
-      description: 'Not yet filled: the comparison with the previous audit of the site.',
+      description:
+        'The previous audit of the same start URL by the same account, and what changed ' +
+        'since: new and fixed issues by issue type and URL. Absent for the first audit and anonymous callers.',
     },
   },
 });

@@ -2,7 +2,9 @@ import { gauge, type Logger } from '@webutil/kit';
 import { checkBookmarkList } from '../bookmark-check/check-bookmarks.js';
 import type { JobSettings } from '../config.js';
 import { CrawlFailure, type CrawlProgress, type CrawlResult } from '../model.js';
+import type { AuditHistory } from '../site-audit/audit-history.js';
 import { auditSite } from '../site-audit/audit-site.js';
+import { withComparison } from '../site-audit/compare-audits.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
 import type { AuditPageStore } from './audit-pages.js';
 import { type Ending, EventPublisher } from './events.js';
@@ -17,6 +19,8 @@ export interface RunDeps {
   crawl: CrawlDeps;
   options: Pick<JobSettings, 'maxAttempts' | 'heartbeatMs' | 'progressIntervalMs'>;
   log: Logger;
+  /** Finished site audits kept for the next audit of the site to compare with. */
+  auditHistory?: AuditHistory;
 }
 
 /** Crawls this process is running now (Prometheus). */
@@ -79,7 +83,13 @@ export class CrawlRunner {
                 lease.signal,
                 options,
                 { store: this.deps.auditPages, jobId: job.id, expiresAt: job.expiresAt },
-              ).then((result): CrawlResult => ({ kind: 'site-audit', result }))
+              )
+                .then((result) =>
+                  withComparison(this.deps.auditHistory, job, result, (err) =>
+                    log.warn({ err }, 'the audit could not be compared with the previous one'),
+                  ),
+                )
+                .then((result): CrawlResult => ({ kind: 'site-audit', result }))
             : crawlSite(ticket.kind, new URL(ticket.url), this.deps.crawl, onProgress, lease.signal, options);
       const outcome: Ending = await crawl.then(
         (result) => ({ type: 'done' as const, result: packResult(result) }),

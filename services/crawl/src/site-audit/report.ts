@@ -5,7 +5,6 @@
  */
 import type {
   AuditCategory,
-  AuditComparison,
   AuditCount,
   AuditIssue,
   SiteAuditResult,
@@ -125,19 +124,4 @@ export function forPoll(result: SiteAuditResult): SiteAuditResult {
 export function issuePage(result: SiteAuditResult, id: string, offset: number, limit: number): AuditIssue | undefined {
   const issue = result.issues.find((i) => i.id === id);
   return issue && { ...issue, affected: issue.affected.slice(offset, offset + limit) };
-}
-
-/** Issue ids new and fixed since a previous audit of the same site. */
-export function compare(
-  previous: { jobId: string; result: SiteAuditResult },
-  issues: readonly AuditIssue[],
-): AuditComparison {
-  const before = new Set(previous.result.issues.map((i) => i.id));
-  const now = new Set(issues.map((i) => i.id));
-  return {
-    previousJobId: previous.jobId,
-    previousScannedAt: previous.result.scannedAt,
-    newIssues: [...now].filter((id) => !before.has(id)).sort(),
-    fixedIssues: [...before].filter((id) => !now.has(id)).sort(),
-  };
 }
