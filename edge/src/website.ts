@@ -41,6 +41,7 @@ export const PAGE_PATHS = [
   '/play/:operation',
   '/monitors',
   '/status/:slug',
+  '/site-audit/:job_id',
   '/verify-email',
   '/reset-password',
 ];

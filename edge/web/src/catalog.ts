@@ -57,6 +57,12 @@ export const TOOLS: readonly Tool[] = [
     example: '120 pages · 1,480 links · 7 broken',
   },
   {
+    id: 'site-audit',
+    title: 'Site audit',
+    pitch: 'Audits every page of a site for SEO and technical issues, with scores and a shareable report.',
+    example: 'Health 82 · 940 pages · 14 issue types',
+  },
+  {
     id: 'screenshot',
     title: 'Screenshot',
     pitch: 'A full-page PNG, JPEG or WebP of any page, desktop or mobile, light or dark.',

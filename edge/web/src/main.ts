@@ -7,6 +7,7 @@ import { resetPasswordPage, verifyEmailPage } from './email-links.js';
 import { monitorsPage } from './monitors.js';
 import { home, notFound, pricing } from './pages.js';
 import { playground, showError } from './playground.js';
+import { siteAuditReportPage } from './site-audit-report.js';
 import { statusPage } from './status-page.js';
 
 const main = document.getElementById('main') as HTMLElement;
@@ -70,6 +71,7 @@ async function route(): Promise<void> {
     else if (path === '/reset-password') resetPasswordPage(main);
     else if (path === '/monitors') await monitorsPage(main, await account);
     else if (path.startsWith('/status/')) await statusPage(main, decodeURIComponent(path.slice(8)));
+    else if (path.startsWith('/site-audit/')) await siteAuditReportPage(main, decodeURIComponent(path.slice(12)));
     else notFound(main);
   } catch (err) {
     show(main, h('h1', {}, 'Something went wrong'));

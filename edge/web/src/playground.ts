@@ -56,6 +56,7 @@ const BASIC_FIELDS: Record<string, readonly string[]> = {
   // need them; the page itself polls.
   'broken-links-crawl': ['url', 'checkResources', 'checkFragments'],
   'link-extract-crawl': ['url', 'includeResources'],
+  'site-audit': ['url', 'maxPages', 'checkResources', 'checkFragments'],
   'bookmarks-check': ['file', 'key', 'salt'],
 };
 

@@ -22,6 +22,7 @@ import {
   stamp,
   str,
 } from './result-parts.js';
+import { siteAuditView } from './site-audit-report.js';
 
 // ---- SSL ----
 
@@ -423,6 +424,8 @@ function viewOf(operationId: string, reply: Row, request: Record<string, unknown
       return downCheckView(reply);
     case 'bookmarks-check':
       return bookmarkHealthView(reply, str(request.jobId));
+    case 'site-audit':
+      return siteAuditView(reply, str(request.jobId));
     case 'screenshot':
     case 'url-to-pdf':
       return typeof reply.filename === 'string' ? fileView(reply, operationId, request) : generic(reply);
@@ -463,7 +466,9 @@ export async function followJob(container: Element, operationId: string, jobId: 
       ? '/broken-links/crawl'
       : operationId === 'bookmarks-check'
         ? '/bookmarks/check'
-        : '/link-extract/crawl';
+        : operationId === 'site-audit'
+          ? '/site-audit'
+          : '/link-extract/crawl';
   const url = new URL(location.href);
   if (url.searchParams.get('job') !== jobId) {
     url.searchParams.set('job', jobId);
@@ -524,7 +529,7 @@ export async function followJob(container: Element, operationId: string, jobId: 
 
 function showCrawlProgress(progress: Element, status: string, p: Row): void {
   {
-    const done = num(p.pagesCrawled ?? p.pagesScanned);
+    const done = num(p.pagesCrawled ?? p.pagesScanned ?? p.pagesAudited);
     const cap = Math.max(1, num(p.pagesCap) || num(p.pagesDiscovered));
     show(
       progress,
