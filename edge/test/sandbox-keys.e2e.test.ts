@@ -66,6 +66,8 @@ describe('sandbox (test) keys', function () {
     }),
     'link-extract-crawl': () => ({ path: '/v1/link-extract/crawl', init: post({ url: target() }) }),
     'site-audit': () => ({ path: '/v1/site-audit', init: post({ url: target() }) }),
+    // The sandbox's sample audit, printed as the sample PDF.
+    'site-audit-report-pdf': () => ({ path: '/v1/site-audit/sandbox-site-audit/report.pdf', init: post({}) }),
     'xbel-decrypt': () => ({ path: '/v1/xbel-decrypt', init: upload(XBEL, 'application/xml', 'b.xbel', { key: 'k' }) }),
     'xbel-to-html': () => ({ path: '/v1/xbel-to-html', init: upload(XBEL, 'application/xml', 'b.xbel') }),
     'html-to-xbel': () => ({ path: '/v1/html-to-xbel', init: upload(HTML, 'text/html', 'b.html') }),
