@@ -23,6 +23,7 @@ const CATEGORY_NAMES: Record<string, string> = {
   sitemap: 'Sitemap',
 };
 
+const figure = (v: unknown) => num(v).toLocaleString('en');
 const jobPath = (jobId: string) => `${API}/site-audit/${encodeURIComponent(jobId)}`;
 
 /** Counted rows (status codes, depths) as a chart. */
@@ -148,9 +149,8 @@ export function siteAuditView(reply: Row, jobId: string): HTMLElement[] {
       h(
         'p',
         {},
-        `${num(reply.pagesAudited).toLocaleString('en')} pages audited of ${num(reply.pagesDiscovered).toLocaleString('en')}`,
-        ` found (cap ${num(reply.pagesCap).toLocaleString('en')}) · ${issues.length} issue types · `,
-        `${num(reply.brokenLinks).toLocaleString('en')} broken links`,
+        `${figure(reply.pagesAudited)} pages audited of ${figure(reply.pagesDiscovered)} found `,
+        `(cap ${figure(reply.pagesCap)}) · ${issues.length} issue types · ${figure(reply.brokenLinks)} broken links`,
       ),
       scoreBar('Health score', num(reply.healthScore)),
       reply.truncatedPages ? h('p', { class: 'muted' }, 'The audit reached its page cap or time budget.') : null,
