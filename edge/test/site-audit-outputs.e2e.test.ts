@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { fundedKey } from '@webutil/scripts/test-accounts';
@@ -168,6 +169,38 @@ describe('Site audit outputs: CSV, comparison, report page and PDF', function ()
     expect(overflow, 'wider than 390 px').to.be.at.most(0);
     expect(await seriousViolations(page), 'axe at 390 px').to.deep.equal([]);
     await context.close();
+  });
+
+  it('checks the site’s robots.txt lines and the sitemaps it names, once per audit', async () => {
+    const files = http.createServer((req, res) => {
+      if (req.url === '/robots.txt')
+        res
+          .writeHead(200, { 'content-type': 'text/plain' })
+          .end(`Disallow: /early\nUser-agent: *\nDisalow: /typo\nSitemap: http://${req.headers.host}/map.xml\n`);
+      else if (req.url === '/map.xml') res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>');
+      else
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html lang="en"><title>Home page here</title></html>');
+    });
+    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+    try {
+      const { job } = await audit(stack, apiKey, `${origin}/`);
+      const issue = (id: string) => job.result.issues.find((i: any) => i.id === id);
+      expect(issue('robots_txt_invalid').affected).to.deep.equal([
+        {
+          url: `${origin}/robots.txt`,
+          detail: 'line 1: Disallow before any user-agent line; line 3: unknown field "Disalow"',
+          sources: [],
+        },
+      ]);
+      expect(issue('sitemap_invalid').affected[0]).to.include({
+        url: `${origin}/map.xml`,
+        detail: 'not a sitemap: no <urlset> or <sitemapindex>',
+      });
+      expect(issue('robots_txt_invalid').priority).to.equal('warning');
+    } finally {
+      files.close();
+    }
   });
 
   it('prints the report to PDF through the render service for a URL-to-PDF’s credits', async () => {

@@ -9,10 +9,11 @@ import type { AuditPageStore } from '../jobs/audit-pages.js';
 import type { BrokenLinkCrawlResult, CrawlOptions, CrawlProgress, ObservedPage, PageObserver } from '../model.js';
 import { pageOf } from '../page/page-url.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
-import { type AuditedPage, checkPage } from './page-checks.js';
+import { type AuditedPage, checkPage, type Finding } from './page-checks.js';
 import { type PageFacts, PageFactsReader } from './page-facts.js';
 import { issuesOf, scores, tallies } from './report.js';
 import { checkSite } from './site-checks.js';
+import { checkSiteFiles } from './site-files.js';
 
 /** The smallest time budget of an audit (a spec crawl's 6 minutes), and what each page adds beyond 250. */
 const BASE_BUDGET_MS = 6 * 60_000;
@@ -150,7 +151,8 @@ export async function auditSite(
     await observer.flush();
     const pages: AuditedPage[] = [];
     for await (const batch of out.store.read(out.jobId)) pages.push(...batch);
-    return report(entry, pagesCap, crawl.result, pages, observer.sitemapUrls);
+    const files = await checkSiteFiles(entry, deps, signal);
+    return report(entry, pagesCap, crawl.result, pages, observer.sitemapUrls, files);
   } finally {
     // The report carries what the pages showed: their records go once it is made (or the try failed).
     await observer.settled();
@@ -164,6 +166,7 @@ function report(
   crawled: BrokenLinkCrawlResult,
   pages: readonly AuditedPage[],
   sitemapUrls: readonly string[],
+  siteFiles: readonly Finding[],
 ): SiteAuditResult {
   const entryPage = pages.find((p) => p.depth === 0)?.url ?? entry.href;
   const site = checkSite({
@@ -173,7 +176,7 @@ function report(
     sitemapFound: sitemapUrls.length > 0,
     sitemap: sitemapUrls,
   });
-  const findings = [...pages.flatMap(checkPage), ...site.findings];
+  const findings = [...pages.flatMap(checkPage), ...site.findings, ...siteFiles];
   const issues = issuesOf(findings);
   // Pages fetched: what pagesAudited and the scores count (refused pages only show as blocked).
   const audited = new Set(pages.flatMap((p) => (p.refused ? [] : [p.url])));

@@ -247,6 +247,24 @@ export const ISSUES = {
     title: 'Mixed content (http: resource on an https page)',
     fix: 'Load every resource over https.',
   },
+  robots_txt_unreachable: {
+    category: 'indexability',
+    priority: 'error',
+    title: 'robots.txt answers a server error or nothing',
+    fix: 'Serve robots.txt (or a 404): while it fails, search engines stop crawling the site.',
+  },
+  robots_txt_invalid: {
+    category: 'indexability',
+    priority: 'warning',
+    title: 'robots.txt has lines crawlers cannot read',
+    fix: 'Write each line as "field: value" in a user-agent group (RFC 9309); crawlers skip the others.',
+  },
+  sitemap_invalid: {
+    category: 'sitemap',
+    priority: 'warning',
+    title: 'Sitemap is not a valid sitemap',
+    fix: 'Serve each sitemap robots.txt names as a <urlset> or <sitemapindex> of this site, 50,000 URLs at most.',
+  },
   sitemap_missing: {
     category: 'sitemap',
     priority: 'notice',
