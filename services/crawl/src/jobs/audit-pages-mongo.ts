@@ -26,10 +26,11 @@ const schema = new mongoose.Schema<PageDoc>(
 schema.index({ jobId: 1, depth: 1, url: 1 });
 schema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
+const DUPLICATE_KEY = 11000;
+
 /**
- * A site audit's pages in the cluster store: a collection beside the crawl jobs. Each page is an
- * upsert with $setOnInsert keyed by job and URL, so a page stored twice (two replicas, two tries)
- * keeps one document, the first.
+ * A site audit's pages in the cluster store: a collection beside the crawl jobs, one document per
+ * job and URL (its `_id`), so a page stored twice (two replicas, two tries) keeps the first.
  */
 export class MongoAuditPages implements AuditPageStore {
   private constructor(
@@ -47,13 +48,30 @@ export class MongoAuditPages implements AuditPageStore {
   }
 
   async add(jobId: string, pages: readonly AuditedPage[], expiresAt: Date): Promise<number> {
-    let added = 0;
-    for (const page of pages) {
-      const doc = { jobId, url: page.url, depth: page.depth, record: pageRecord(page), expiresAt };
-      const res = await this.pages.updateOne({ _id: `${jobId} ${page.url}` }, { $setOnInsert: doc }, { upsert: true });
-      added += res.upsertedCount;
+    if (pages.length === 0) return 0;
+    const docs = pages.map((page) => ({
+      _id: `${jobId} ${page.url}`,
+      jobId,
+      url: page.url,
+      depth: page.depth,
+      record: pageRecord(page),
+      expiresAt,
+    }));
+    // One insert per batch; when a URL of it is stored already, each page on its own as an upsert
+    // (a server may have stored the batch's other pages, or none of them).
+    try {
+      return (await this.pages.collection.insertMany(docs as never[], { ordered: false })).insertedCount;
+    } catch (err) {
+      const failed = err as { code?: number; insertedCount?: number; writeErrors?: { code?: number }[] };
+      const errors = failed.writeErrors ?? [];
+      const duplicates =
+        errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
+      if (!duplicates) throw err;
+      let added = failed.insertedCount ?? 0;
+      for (const { _id, ...doc } of docs)
+        added += (await this.pages.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true })).upsertedCount;
+      return added;
     }
-    return added;
   }
 
   async *read(jobId: string, batch = READ_BATCH): AsyncGenerator<AuditedPage[]> {
