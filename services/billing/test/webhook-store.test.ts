@@ -178,6 +178,19 @@ for (const harness of harnesses) {
       expect((await store.delivery('d1'))?.state).to.equal('waiting');
     });
 
+    it('attaches a reservation with its body known now (a monitor alert): due at once, claimed with it', async () => {
+      const subject = 'account:alerts';
+      const delivery = { id: 'alert-1', subject, source: 'monitor-alert', url: 'https://e.com/h', createdAt: now };
+      await store.reserve({ ...delivery, expiresAt: now + 60_000 }, { maxOpen: 10 }, now);
+      const body = Buffer.from('gzip-bytes');
+      expect(await store.attach('alert-1', 'run-1', now, now + 86_400_000, body)).to.equal(true);
+      const stored = await store.delivery('alert-1');
+      expect(stored).to.include({ state: 'sending', jobId: 'run-1', endedAt: now });
+      expect(Buffer.from(stored?.bodyGzip ?? []).toString()).to.equal('gzip-bytes');
+      const claimed = (await store.claim('edge-1', now, 64, 60_000, BOUNDS)).find((d) => d.id === 'alert-1');
+      expect(Buffer.from(claimed?.bodyGzip ?? []).toString()).to.equal('gzip-bytes');
+    });
+
     it('leases a due delivery to one process; only it records, and the schedule survives a reopen', async () => {
       const webhooks = new Webhooks(store, clock);
       await webhooks.rotateSecret(SUBJECT);

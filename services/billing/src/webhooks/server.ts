@@ -11,8 +11,8 @@ export function webhookService(webhooks: Webhooks, log: Logger): ServiceBinding 
       reserveWebhookDelivery: async ({ subject, source, url, sandbox }) => ({
         deliveryId: await webhooks.reserve(subject, source, url, sandbox),
       }),
-      attachWebhookDelivery: async ({ deliveryId, jobId }) => {
-        await webhooks.attach(deliveryId, jobId);
+      attachWebhookDelivery: async ({ deliveryId, jobId, bodyGzip }) => {
+        await webhooks.attach(deliveryId, jobId, bodyGzip && Buffer.from(bodyGzip));
         return {};
       },
       claimWebhookDeliveries: async ({ owner, limit, leaseMs, maxBytes }) => ({

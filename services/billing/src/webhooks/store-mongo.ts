@@ -167,10 +167,13 @@ export class MongoWebhookStore implements WebhookStore {
     return false;
   }
 
-  async attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean> {
+  async attach(id: string, jobId: string, now: number, expiresAt: number, bodyGzip?: Buffer): Promise<boolean> {
+    const body = bodyGzip
+      ? { state: 'sending', bodyGzip, bodyBytes: bodyGzip.length, endedAt: now }
+      : { state: 'waiting' };
     const res = await this.deliveries.updateOne(
       { _id: id, state: 'reserved' },
-      { $set: { state: 'waiting', jobId, nextAt: now, expiresAt: new Date(expiresAt) } },
+      { $set: { ...body, jobId, nextAt: now, expiresAt: new Date(expiresAt) } },
     );
     return res.modifiedCount === 1;
   }

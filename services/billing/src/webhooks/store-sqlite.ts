@@ -129,7 +129,9 @@ export class SqliteWebhookStore implements WebhookStore {
                 WHERE subject = @subject AND created_at > @now - 60000) < @perMinute)`,
       ),
       attach: db.prepare(
-        `UPDATE webhook_deliveries SET state = 'waiting', job_id = @jobId, next_at = @now, expires_at = @expiresAt
+        `UPDATE webhook_deliveries SET state = CASE WHEN @body IS NULL THEN 'waiting' ELSE 'sending' END,
+         job_id = @jobId, next_at = @now, expires_at = @expiresAt, body_gzip = @body,
+         ended_at = CASE WHEN @body IS NULL THEN NULL ELSE @now END
          WHERE id = @id AND state = 'reserved'`,
       ),
       delivery: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
@@ -222,8 +224,8 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean> {
-    return this.q.attach.run({ id, jobId, now, expiresAt }).changes === 1;
+  async attach(id: string, jobId: string, now: number, expiresAt: number, bodyGzip?: Buffer): Promise<boolean> {
+    return this.q.attach.run({ id, jobId, now, expiresAt, body: bodyGzip ?? null }).changes === 1;
   }
 
   async delivery(id: string): Promise<DeliveryRecord | undefined> {

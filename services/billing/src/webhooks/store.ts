@@ -97,8 +97,11 @@ export interface WebhookStore {
    * stored.
    */
   reserve(delivery: NewDelivery, limits: ReserveLimits, now: number): Promise<boolean>;
-  /** reserved -> waiting for `jobId`, due at `now`, kept until `expiresAt`; false when not reserved. */
-  attach(id: string, jobId: string, now: number, expiresAt: number): Promise<boolean>;
+  /**
+   * reserved -> waiting for `jobId`, due at `now`, kept until `expiresAt`; with `bodyGzip`, sending
+   * that body (ended at `now`) instead. False when not reserved.
+   */
+  attach(id: string, jobId: string, now: number, expiresAt: number, bodyGzip?: Buffer): Promise<boolean>;
   /** A delivery by id (expired or not). */
   delivery(id: string): Promise<DeliveryRecord | undefined>;
   /** Deletes a reservation (its start failed). */

@@ -124,9 +124,12 @@ export class Webhooks {
     return id;
   }
 
-  async attach(id: string, jobId: string | undefined): Promise<void> {
+  /** Binds a reservation to its job, or with a body known now (a monitor's alert) makes it due at once. */
+  async attach(id: string, jobId: string | undefined, bodyGzip?: Buffer): Promise<void> {
+    if (bodyGzip && bodyGzip.length > MAX_STORED_BODY_BYTES)
+      throw invalidArgument('WEBHOOK_BODY_TOO_LARGE', `a delivery's body is kept up to ${MAX_STORED_BODY_BYTES} bytes`);
     const now = this.clock();
-    if (jobId) await this.store.attach(id, jobId, now, now + DELIVERY_KEEP_MS);
+    if (jobId) await this.store.attach(id, jobId, now, now + DELIVERY_KEEP_MS, bodyGzip);
     else await this.store.drop(id);
   }
 
