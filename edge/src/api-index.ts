@@ -53,6 +53,11 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   secret signs beside the new one for 24 hours (two space-separated signatures). A receiver has
   10 s to answer; at most 4 of an account's deliveries are in flight at once; an envelope over
   1 MB (256 KB gzip'd) is delivered as a summary with \`truncated: true\` and its \`pollUrl\`.
+- Monitor alerts go to \`alerts.emails\` (SMTP, or the dev outbox), \`alerts.slackUrls\` (POSTed
+  \`{"text"}\`) and, with \`alerts.webhook\`, \`alerts.webhookUrl\`: signed and retried as job webhooks
+  are (\`X-Webutil-Job-Id\` is the monitor's id; the attempts are in \`GET /v1/webhooks/deliveries\`).
+  Every URL passes the outbound address policy (400 \`invalid_webhook_url\`); each channel is tried
+  three times at most.
 - Monitors: \`alerts.maintenance\` lists up to 10 windows (\`startsAt\`, \`endsAt\`, and \`repeat: "weekly"\`
   for the same span every 7 days, shorter than a week) in which alerts are silenced; runs and incidents
   are still recorded, an incident opened in one is \`silenced\`. Uptime over 24 h, 7 d, 30 d and 90 d

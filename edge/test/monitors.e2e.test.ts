@@ -37,7 +37,7 @@ describe('monitors: the REST routes', function () {
         kind: 'down-check',
         input: { url: 'https://example.com/', expectStatus: '200-299' },
         intervalSeconds: 60,
-        alerts: { webhook: true, failureThreshold: 2 },
+        alerts: { emails: ['ops@example.com'], failureThreshold: 2 },
       }),
     );
     expect(created.status).to.equal(201);
@@ -45,7 +45,7 @@ describe('monitors: the REST routes', function () {
     expect(monitor).to.include({ name: 'Home page', kind: 'down-check', intervalSeconds: 60, state: 'active' });
     expect(monitor.status).to.equal('unknown');
     expect(monitor.input).to.deep.equal({ url: 'https://example.com/', expectStatus: '200-299' });
-    expect(monitor.alerts).to.include({ webhook: true, failureThreshold: 2 });
+    expect(monitor.alerts).to.include({ webhook: false, failureThreshold: 2 });
     expect(Date.parse(monitor.nextRunAt) - Date.now()).to.be.within(-5_000, 61_000);
 
     const read = await json(await stack.api(`/v1/monitors/${monitor.id}`));

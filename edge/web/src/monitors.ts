@@ -16,6 +16,7 @@ interface Monitor {
   intervalSeconds: number;
   alerts: {
     webhook?: boolean;
+    webhookUrl?: string | null;
     emails?: string[];
     slackUrls?: string[];
     expiryDays?: number[];
@@ -204,6 +205,12 @@ function monitorForm(monitor: Monitor | undefined, done: () => Promise<void>): H
       }),
       h('label', { for: `${prefix}-webhook` }, 'Send alerts to my signed webhooks'),
     ),
+    field(
+      `${prefix}-webhook-url`,
+      'Signed webhook URL',
+      h('input', { name: 'webhookUrl', type: 'url', value: monitor?.alerts.webhookUrl ?? undefined }),
+      'Signed with your webhook secret (account page), as job webhooks are.',
+    ),
     h('button', { type: 'submit' }, monitor ? 'Save changes' : 'Create monitor'),
     message,
   );
@@ -214,6 +221,7 @@ function monitorForm(monitor: Monitor | undefined, done: () => Promise<void>): H
     if (!chosen) return;
     const alerts = {
       webhook: values.webhook === 'on',
+      ...(values.webhookUrl ? { webhookUrl: values.webhookUrl } : {}),
       emails: list(values.emails ?? ''),
       slackUrls: list(values.slack ?? ''),
       expiryDays: list(values.expiryDays ?? '').map(Number),

@@ -36,10 +36,12 @@ const INPUT_ERRORS = {
   target_blocked: 400,
 };
 
-/** Slack-compatible URLs obey the address policy of every outbound call (refused: 400 invalid_webhook_url). */
+/** Slack-compatible and webhook URLs obey the address policy of every outbound call (refused: 400 invalid_webhook_url). */
 async function checkedAlerts(alerts: z.output<typeof AlertsInput> | undefined) {
-  for (const url of alerts?.slackUrls ?? []) await checkWebhookTarget(url);
-  return alerts && { emails: [], slackUrls: [], expiryDays: [], maintenance: [], webhook: false, ...alerts };
+  for (const url of [...(alerts?.slackUrls ?? []), ...(alerts?.webhookUrl ? [alerts.webhookUrl] : [])])
+    await checkWebhookTarget(url);
+  const webhook = alerts?.webhookUrl !== undefined;
+  return alerts && { emails: [], slackUrls: [], expiryDays: [], maintenance: [], webhook, ...alerts };
 }
 
 export const monitorRoutes: RouteSpec[] = [

@@ -68,8 +68,18 @@ const slackUrl = webhookUrlField.unwrap().meta({ description: 'A Slack-compatibl
 
 export const AlertsInput = z
   .object({
-    webhook: z.boolean({ error: 'alerts.webhook must be true or false' }).optional().meta({
-      description: 'Deliver alerts to the account’s signed webhooks (the signing secret of POST /v1/webhooks/secret).',
+    webhook: z
+      .boolean({ error: 'alerts.webhook must be true or false' })
+      .optional()
+      .meta({
+        description:
+          'Deliver alerts as signed webhooks to webhookUrl (signed as job webhooks are, with the secret of ' +
+          'POST /v1/webhooks/secret; listed at GET /v1/webhooks/deliveries). Default: true when webhookUrl is given.',
+      }),
+    webhookUrl: webhookUrlField.unwrap().optional().meta({
+      description:
+        'Where signed webhook alerts are POSTed: an http or https URL on an address the outbound policy allows.',
+      example: 'https://example.com/hooks/webutil',
     }),
     emails: z
       .array(z.email({ error: 'alerts.emails must be email addresses' }))
@@ -99,6 +109,9 @@ export const AlertsInput = z
       }),
   })
   .strict()
+  .refine((alerts) => alerts.webhook !== true || alerts.webhookUrl !== undefined, {
+    error: 'alerts.webhook needs alerts.webhookUrl: where the signed alerts go',
+  })
   .meta({ description: 'Where alerts go and what raises them; absent: no channel, default thresholds.' });
 
 export const NewMonitorInput = z.object({ name, kind, input, intervalSeconds, alerts: AlertsInput.optional() });
