@@ -36,7 +36,7 @@ const INPUT_ERRORS = {
   target_blocked: 400,
 };
 
-/** Slack-compatible and webhook URLs obey the address policy of every outbound call (refused: 400 invalid_webhook_url). */
+/** Slack-compatible and webhook URLs obey the address policy of every outbound call (else 400 invalid_webhook_url). */
 async function checkedAlerts(alerts: z.output<typeof AlertsInput> | undefined) {
   for (const url of [...(alerts?.slackUrls ?? []), ...(alerts?.webhookUrl ? [alerts.webhookUrl] : [])])
     await checkWebhookTarget(url);
