@@ -9,12 +9,12 @@
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import { status as grpcStatus, Metadata } from '@grpc/grpc-js';
-import { type Logger, OutboundError, type SafeHttp } from '@webutil/kit';
-import type { Mailer } from '@webutil/kit/mail';
-import type {
-  AttachWebhookDeliveryRequest,
-  ReserveWebhookDeliveryRequest,
+import { credentials, status as grpcStatus, Metadata } from '@grpc/grpc-js';
+import { AddressPolicy, type Logger, OutboundError, SafeHttp } from '@webutil/kit';
+import { createMailer, type Mailer } from '@webutil/kit/mail';
+import {
+  type AttachWebhookDeliveryRequest,
+  type ReserveWebhookDeliveryRequest,
   WebhookServiceClient,
 } from '@webutil/proto/webutil/billing/v1/webhooks';
 import { MonitorAlerts } from '@webutil/proto/webutil/monitor/v1/monitor';
@@ -56,6 +56,32 @@ export function webhookBooksOf(client: WebhookServiceClient): WebhookBooks {
       new Promise((resolve, reject) =>
         client.attachWebhookDelivery(request, new Metadata(), options(), (err) => (err ? reject(err) : resolve())),
       ),
+  };
+}
+
+/** The service's settings alert delivery needs (the names of the variables that hold them). */
+export interface AlertSettings {
+  /** BILLING_ADDR: billing's WebhookService, where signed deliveries are booked. */
+  billingAddress: string;
+  /** WEBUTIL_ALLOW_TARGETS: private ranges outbound URLs may reach (none in production). */
+  allowTargets: readonly string[];
+  /** SMTP_URL and MAIL_FROM (the kit's mailEnv); without SMTP_URL, DATA_DIR/mail/ and the log. */
+  smtpUrl?: string;
+  mailFrom: string;
+  dataDir: string;
+}
+
+/** Alert delivery over the service's own clients, and how to close them (main.ts's sink). */
+export function openAlertDelivery(settings: AlertSettings, log: Logger): { sink: AlertSink; close(): void } {
+  const client = new WebhookServiceClient(settings.billingAddress, credentials.createInsecure());
+  const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, dataDir: settings.dataDir, log });
+  const http = new SafeHttp({ policy: new AddressPolicy(settings.allowTargets), connectionsPerOrigin: 4 });
+  return {
+    sink: new AlertDelivery({ webhooks: webhookBooksOf(client), mailer, http, log }),
+    close: () => {
+      client.close();
+      mailer.close();
+    },
   };
 }
 

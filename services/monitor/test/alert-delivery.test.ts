@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { AddressPolicy, createLogger, SafeHttp } from '@webutil/kit';
 import { createMailer } from '@webutil/kit/mail';
-import { SmtpUnderTest } from '@webutil/scripts/mail-under-test';
+import { readOutbox, SmtpUnderTest } from '@webutil/scripts/mail-under-test';
 import { expect } from 'chai';
-import { AlertDelivery } from '../src/alert-delivery.js';
+import { AlertDelivery, openAlertDelivery } from '../src/alert-delivery.js';
 import type { AlertInput } from '../src/alert-messages.js';
 import type { MonitorRecord } from '../src/store/store.js';
 import { AlertReceiver } from './alert-receiver.js';
@@ -122,6 +122,22 @@ describe('alert delivery: email and Slack-compatible URLs, with real receivers',
     const alerts = { emails: ['ops@example.com'], slackUrls: [`${receiver.url}/slack-private`] };
     await publicOnly.deliver(monitor(alerts), alert('2026-11-29T10:00:00Z', 'refused'));
     expect(receiver.received.length).to.equal(before);
+  });
+
+  it('opens from the service’s settings: the dev outbox without SMTP, the allowed ranges, billing’s address', async () => {
+    const opened = openAlertDelivery(
+      { billingAddress: '127.0.0.1:9', allowTargets: ['127.0.0.0/8'], mailFrom: 'alerts@webutil.test', dataDir },
+      log,
+    );
+    const alerts = { emails: ['outbox@example.com'], slackUrls: [`${receiver.url}/slack-opened`] };
+    try {
+      await opened.sink.deliver(monitor(alerts), alert('2026-11-29T10:00:00Z', 'from the settings'));
+    } finally {
+      opened.close();
+    }
+    expect((await receiver.waitFor('/slack-opened'))[0]?.body).to.include('from the settings');
+    const mail = (await readOutbox(dataDir)).find((m) => m.to.includes('outbox@example.com'));
+    expect(mail?.subject).to.equal('[webutil] Down: Shop (https://shop.example/)');
   });
 
   it('reports a signed webhook it has no billing to book with as a failure, not a crash', async () => {
