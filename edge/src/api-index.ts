@@ -74,6 +74,11 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   website's sign-in page links to \`/reset-password\` ("Forgot your password?"); its account page mails a
   new verification link while the address is unverified. Notices (receipts, failed renewals, 80 % and 100 % of the
   cycle's credits, once per cycle each) are on unless turned off with \`POST /v1/account/notices\`.
+- Usage: \`GET /v1/account/usage\` lists the 50 most recent spent calls; \`GET /v1/account/usage/daily\`
+  sums credits and calls per UTC day and operation over the last \`days\` (1 to 90, default 30), today
+  the last, every day listed (zeros included). The latter belongs to the account's owner (a session, or a
+  key without limits: 403 \`owner_required\` otherwise; a test key's days are all zero). The account page
+  draws it as a chart, with the plan, its price, the renewal (or paid-through) date and the notices form.
 - Uploads (XBEL routes): a file of at most 10 MB, judged by the request's headers before its body
   is read (send \`Expect: 100-continue\` to send the body only once it is wanted); at most 2
   uploads in flight per client (429 \`too_many_uploads\`); an output of at most 50 MB (422

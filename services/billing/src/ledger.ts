@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import { creditsSpent, expiredHoldCredits, expiredHolds } from './credit-metrics.js';
 import { type AnonymousAllowance, addMonths, cycleEndAfter, PLANS, utcDay } from './plans.js';
 import type { Account, BillingStore, KeyBudget, Reservation, UsageRecord } from './stores/store.js';
+import { type DayUsage, dailySeries, lastDays } from './usage-days.js';
 
 /** Whose credits a call spends: an account's (sessions, API keys) or an anonymous subject's day. */
 export type Payer = { kind: 'account'; account: Account } | { kind: 'anonymous'; subject: string };
@@ -210,6 +211,16 @@ export class Ledger {
   /** An account's most recent spent calls, newest first. */
   recentUsage(account: Account, limit = 50) {
     return this.store.recentUsage(account.id, limit);
+  }
+
+  /**
+   * An account's spent credits per UTC day and operation over its last `days` days, today the
+   * last; none (a sandbox, which spends nothing): the same days at zero.
+   */
+  async usageByDay(accountId: string | undefined, days: number): Promise<DayUsage[]> {
+    const { from, to } = lastDays(this.clock(), days);
+    const rows = accountId === undefined ? [] : await this.store.usageByDay(accountId, from, to);
+    return dailySeries(rows, from, days);
   }
 
   /**

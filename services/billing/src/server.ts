@@ -20,6 +20,7 @@ import type { RateLimiter } from './rate-limit.js';
 import type { RevocationNotices } from './revocation-notices.js';
 import { accountMessage, type Sessions } from './sessions.js';
 import type { UsageRecord } from './stores/store.js';
+import { MAX_USAGE_DAYS } from './usage-days.js';
 
 export interface BillingDeps {
   gate: Gate;
@@ -129,6 +130,14 @@ export function billingService(
             target: target ?? undefined,
           })),
         };
+      },
+      usageByDay: async ({ subject, days, sandbox }) => {
+        if (!subject.startsWith('account:'))
+          throw new ServiceError(status.UNAUTHENTICATED, 'ACCOUNT_REQUIRED', 'usage belongs to an account');
+        if (!Number.isInteger(days) || days < 1 || days > MAX_USAGE_DAYS)
+          throw new ServiceError(status.INVALID_ARGUMENT, 'INVALID_DAYS', `days must be 1 to ${MAX_USAGE_DAYS}`);
+        const accountId = sandbox ? undefined : subject.slice('account:'.length);
+        return { days: await ledger.usageByDay(accountId, days) };
       },
       revokeApiKey: async (request) => {
         const { account } = await gate.session(request.credential);

@@ -26,6 +26,7 @@ import {
   Checkout,
   checkoutInput,
   credentialsInput,
+  DailyUsageList,
   NewApiKey,
   newKeyInput,
   Portal,
@@ -37,6 +38,7 @@ import {
   solutionInput,
   stripeEventInput,
   UsageList,
+  usageByDayInput,
 } from './schemas.js';
 
 /** What sign-up and sign-in send billing: the credentials, the client and any solved challenge. */
@@ -206,6 +208,26 @@ export const accountRoutes = (keyOperations: readonly [string, ...string[]]): Ro
     timeoutMs: BILLING_TIMEOUT_MS,
     call: (c, _input, options, caller) => c.billing.listUsage({ credential: caller.credential }, options),
     present: presentUsage,
+    headers: noStore,
+  }),
+  route({
+    method: 'GET',
+    path: '/account/usage/daily',
+    operation: 'account-usage-daily',
+    summary:
+      'The account’s spent credits and calls per UTC day and operation over its last days (30 unless told), ' +
+      'today the last. A session or an API key without limits.',
+    credits: 0,
+    callers: 'owner',
+    input: usageByDayInput,
+    output: DailyUsageList,
+    errors: { account_required: 401, owner_required: 403 },
+    timeoutMs: BILLING_TIMEOUT_MS,
+    call: (c, input, options, caller) =>
+      c.billing.usageByDay(
+        { subject: caller.subject, days: input.days ?? 30, sandbox: caller.sandbox === true },
+        options,
+      ),
     headers: noStore,
   }),
   route({

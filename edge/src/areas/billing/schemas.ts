@@ -2,7 +2,7 @@
 import * as billing from '@webutil/proto/webutil/billing/v1/billing.fields';
 import * as payments from '@webutil/proto/webutil/billing/v1/payments.fields';
 import { z } from 'zod';
-import { count, required, timestamp } from '../../rest/common.js';
+import { count, queryInteger, required, timestamp } from '../../rest/common.js';
 import { reshaped, restObject } from '../../rest/from-proto.js';
 
 const plan = z.enum(['FREE', 'STARTER', 'GROWTH', 'SCALE', 'ENTERPRISE']);
@@ -196,6 +196,38 @@ export const UsageList = restObject(billing.ListUsageResponse, {
         },
       }),
       description: 'The account’s 50 most recent spent calls, newest first.',
+    },
+  },
+});
+
+export const usageByDayInput = z.object({
+  days: queryInteger('days', 1, 90, {
+    description: 'How many UTC days to sum, today the last: 1 to 90. Default 30.',
+    example: 30,
+  }),
+});
+
+const OperationUsage = restObject(billing.OperationUsage, {
+  fields: {
+    operation: { description: 'The route’s operation, e.g. screenshot.' },
+    credits: { value: count },
+    calls: { value: count },
+  },
+});
+
+export const DailyUsageList = restObject(billing.UsageByDayResponse, {
+  id: 'DailyUsage',
+  fields: {
+    days: {
+      value: restObject(billing.DayUsage, {
+        fields: {
+          day: { description: 'The UTC day, YYYY-MM-DD.', example: '2026-11-29' },
+          credits: { value: count, description: 'Credits the day’s calls spent.' },
+          calls: { value: count, description: 'Calls that spent credits that day.' },
+          operations: { value: OperationUsage, description: 'The day’s credits and calls by operation.' },
+        },
+      }),
+      description: 'Every day of the range, oldest first; days without calls are zeros (a sandbox key: all zero).',
     },
   },
 });

@@ -1,6 +1,7 @@
 import { unavailable } from '@webutil/kit';
 import type mongoose from 'mongoose';
 import {
+  type DailyUsage,
   freshCalls,
   type Hold,
   type HoldSpend,
@@ -27,6 +28,8 @@ import {
   type Models,
   upsert,
 } from './store-mongo-schema.js';
+
+const DAY_MS = 86_400_000;
 
 /**
  * A hold losing races against concurrent changes to its account (holds taking its last cycle
@@ -326,6 +329,24 @@ export function mongoLedger({ accounts, counters, usage }: Models): LedgerStore 
 
     async addUsage(records: readonly UsageRecord[]): Promise<void> {
       if (records.length > 0) await usage.insertMany(records);
+    },
+
+    async usageByDay(accountId: string, from: number, to: number): Promise<DailyUsage[]> {
+      // Summed here, not by an aggregation pipeline: jongodb answers find() alone.
+      const totals = new Map<string, DailyUsage>();
+      const calls = usage
+        .find({ accountId, at: { $gte: from, $lt: to } }, { operation: 1, credits: 1, at: 1, _id: 0 })
+        .lean<Pick<UsageRecord, 'operation' | 'credits' | 'at'>>()
+        .cursor();
+      for await (const { operation, credits, at } of calls) {
+        const day = Math.floor(at / DAY_MS) * DAY_MS;
+        const key = `${day}|${operation}`;
+        const total = totals.get(key) ?? { day, operation, credits: 0, calls: 0 };
+        total.credits += credits;
+        total.calls += 1;
+        totals.set(key, total);
+      }
+      return [...totals.values()].sort((x, y) => x.day - y.day || (x.operation < y.operation ? -1 : 1));
     },
 
     async recentUsage(accountId: string, limit: number): Promise<UsageRecord[]> {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import {
+  type DailyUsage,
   freshCalls,
   type Hold,
   type HoldSpend,
@@ -17,6 +18,8 @@ import {
   unusedCredits,
 } from './store.js';
 import { accountStatements } from './store-sqlite-accounts.js';
+
+const DAY_MS = 86_400_000;
 
 interface ReservationRow {
   id: string;
@@ -112,6 +115,10 @@ export function sqliteLedger(db: Database.Database): LedgerStore & Sweeps {
     recentUsage: db.prepare<[string, number], UsageRecord>(
       `SELECT account_id AS accountId, operation, credits, at, target FROM usage
        WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?`,
+    ),
+    usageByDay: db.prepare<[string, number, number], DailyUsage>(
+      `SELECT (at / ${DAY_MS}) * ${DAY_MS} AS day, operation, SUM(credits) AS credits, COUNT(*) AS calls FROM usage
+       WHERE account_id = ? AND at >= ? AND at < ? GROUP BY day, operation ORDER BY day, operation`,
     ),
     sweepSettled: db.prepare('DELETE FROM reservations WHERE settled_spent IS NOT NULL AND expires_at <= ?'),
   };
@@ -260,6 +267,10 @@ export function sqliteLedger(db: Database.Database): LedgerStore & Sweeps {
       return q.recentUsage
         .all(accountId, limit)
         .map(({ target, ...record }) => (target ? { ...record, target } : record));
+    },
+
+    async usageByDay(accountId: string, from: number, to: number): Promise<DailyUsage[]> {
+      return q.usageByDay.all(accountId, from, to);
     },
 
     async sweep(now: number): Promise<void> {

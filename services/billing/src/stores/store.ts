@@ -94,6 +94,11 @@ export interface LedgerStore {
   addUsage(records: readonly UsageRecord[]): Promise<void>;
   /** An account's most recent spent calls, newest first. */
   recentUsage(accountId: string, limit: number): Promise<UsageRecord[]>;
+  /**
+   * An account's spent credits and calls per UTC day and operation, of the calls settled in
+   * [from, to), by day then operation (the account page's usage chart).
+   */
+  usageByDay(accountId: string, from: number, to: number): Promise<DailyUsage[]>;
 }
 
 /** Payment-provider customers and applied payments. */
@@ -235,6 +240,15 @@ export interface UsageRecord {
   at: number;
   /** What the call worked on: its url or domain, when it names one. */
   target?: string;
+}
+
+/** One operation's spent calls of one UTC day. */
+export interface DailyUsage {
+  /** The day's start, epoch milliseconds (UTC midnight). */
+  day: number;
+  operation: string;
+  credits: number;
+  calls: number;
 }
 
 /**

@@ -400,5 +400,35 @@ export function ledgerCases(t: StoreUnderTest): void {
       expect(await t.store.recentUsage(a, 10)).to.have.length(5);
       expect(await t.store.recentUsage(randomUUID(), 3)).to.deep.equal([]);
     });
+
+    it('sums credits and calls per UTC day and operation within [from, to), only the account’s', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const day = 86_400_000;
+      const start = Math.floor(T0 / day) * day;
+      const call = (accountId: string, operation: string, credits: number, at: number) => ({
+        accountId,
+        operation,
+        credits,
+        at,
+      });
+      await t.store.addUsage([
+        call(a, 'screenshot', 1, start - 1), // the day before `from`
+        call(a, 'screenshot', 1, start),
+        call(a, 'screenshot', 2, start + day - 1),
+        call(a, 'down-check', 1, start + 5),
+        call(a, 'down-check', 3, start + day),
+        call(a, 'pdf', 2, start + 2 * day + 10),
+        call(a, 'pdf', 2, start + 3 * day), // at `to`: left out
+        call(b, 'screenshot', 9, start + 1),
+      ]);
+      expect(await t.store.usageByDay(a, start, start + 3 * day)).to.deep.equal([
+        { day: start, operation: 'down-check', credits: 1, calls: 1 },
+        { day: start, operation: 'screenshot', credits: 3, calls: 2 },
+        { day: start + day, operation: 'down-check', credits: 3, calls: 1 },
+        { day: start + 2 * day, operation: 'pdf', credits: 2, calls: 1 },
+      ]);
+      expect(await t.store.usageByDay(a, start + 3 * day + 1, start + 4 * day)).to.deep.equal([]);
+      expect(await t.store.usageByDay(randomUUID(), start, start + 3 * day)).to.deep.equal([]);
+    });
   });
 }
