@@ -476,9 +476,14 @@ describe('website: pages in a real browser', function () {
       // Each call with the URL it checked.
       const targets = await page.$$eval('#usage tbody td.target', (cells) => cells.map((td) => td.textContent));
       expect(targets).to.include(site.url('/ok'));
-      expect(await page.$$eval('.usage-chart li', (lis) => lis.length)).to.equal(30);
-      // Today's bar: the two down-checks.
-      expect(await page.$eval('.usage-chart li:last-child', (li) => li.textContent)).to.match(/: 2$/);
+      // The chart of the last 30 days (by day, then operation): today's two down-checks.
+      await eventually(async () => {
+        await open(page, '/account');
+        await page.waitForSelector('#usage-chart svg');
+        const words = await page.$eval('#usage-chart svg', (el) => el.getAttribute('aria-label'));
+        expect(words).to.include('last 30 days: 2 in all').and.include('down-check 2');
+      });
+      expect(await page.$eval('.usage-legend', (el) => el.textContent)).to.equal('down-check: 2');
       expect(await page.$eval('.plan-name', (el) => el.textContent)).to.equal('Starter plan');
       expect(await page.$('#new-key')).to.equal(null);
       expect(await page.$eval('main', (el) => el.textContent)).to.not.include(key);

@@ -1,9 +1,12 @@
 /** Sign-up, sign-in and the dashboard: plan, credits and API keys. */
+
+import { noticesSection } from './account-notices.js';
+import { usageByDay } from './account-usage.js';
 import { type Account, ApiError, call, type Quota, type Solution, setCsrfToken, solvedChallenge } from './api.js';
 import { TOOLS } from './catalog.js';
 import { h, show } from './dom.js';
 import { verificationNotice } from './email-links.js';
-import { accountBillingSection } from './payments.js';
+import { accountBillingSection, money, openPortal, renewal } from './payments.js';
 import { showError } from './playground.js';
 import { webhooksSection } from './webhooks.js';
 
@@ -188,49 +191,12 @@ interface UsageEntry {
   target: string | null;
 }
 
-/** The account's most recent spent calls. */
 const planTitle = (plan: string) => plan.charAt(0) + plan.slice(1).toLowerCase();
-const DAY_MS = 86_400_000;
-
-/** Credits spent per day over the last 30 days, of the calls billing keeps (the most recent 50). */
-function usageChart(usage: UsageEntry[]): HTMLElement {
-  const today = Math.floor(Date.now() / DAY_MS);
-  const perDay = new Map<number, number>();
-  for (const entry of usage) {
-    const day = Math.floor(Date.parse(entry.at) / DAY_MS);
-    if (today - day < 30) perDay.set(day, (perDay.get(day) ?? 0) + entry.credits);
-  }
-  const days = Array.from({ length: 30 }, (_, i) => today - 29 + i);
-  const max = Math.max(1, ...perDay.values());
-  return h(
-    'figure',
-    { class: 'usage-chart' },
-    h('figcaption', {}, 'Credits spent per day, last 30 days (of your most recent calls)'),
-    h(
-      'ol',
-      {},
-      days.map((day) => {
-        const credits = perDay.get(day) ?? 0;
-        const label = new Date(day * DAY_MS).toLocaleDateString('en-GB', { day: 'numeric', month: 'short' });
-        // A height set through the CSSOM, which the CSP allows (it refuses style attributes).
-        const bar = h('span', { class: 'bar' });
-        bar.style.height = `${Math.round((credits / max) * 100)}%`;
-        return h(
-          'li',
-          { title: `${label}: ${credits}` },
-          bar,
-          h('span', { class: 'visually-hidden' }, `${label}: ${credits}`),
-        );
-      }),
-    ),
-  );
-}
 
 async function recentUsage(container: HTMLElement): Promise<void> {
   const { usage } = await call<{ usage: UsageEntry[] }>('GET', '/account/usage');
   show(
     container,
-    usage.length ? usageChart(usage) : null,
     usage.length
       ? h(
           'div',
@@ -268,6 +234,25 @@ async function recentUsage(container: HTMLElement): Promise<void> {
   );
 }
 
+/** The plan's monthly price where it is sold by card; Free costs nothing; otherwise the operator sets it. */
+function planPrice(account: Account): string {
+  if (account.planPrice !== undefined) return `${money(account.planPrice, account.currency ?? 'eur')} a month`;
+  return account.plan === 'FREE' ? 'Free' : 'set by the operator';
+}
+
+/** A subscriber manages the plan at Stripe's portal; anyone else upgrades from the pricing page. */
+function planAction(account: Account, status: HTMLElement): HTMLElement {
+  if (account.paidThrough) {
+    const manage: HTMLButtonElement = h(
+      'button',
+      { type: 'button', id: 'manage-plan', onclick: () => openPortal(manage, status) },
+      'Manage or change plan',
+    );
+    return manage;
+  }
+  return h('a', { href: '/pricing#buy', id: 'upgrade-plan', class: 'button' }, 'Upgrade or buy credits');
+}
+
 export async function dashboard(
   main: HTMLElement,
   go: (path: string) => void,
@@ -278,10 +263,13 @@ export async function dashboard(
   const quota = known ?? (await call<Quota>('GET', '/quota'));
   // The quota's remaining counts top-ups too; they outlast the cycle, so they are shown apart.
   const cycleLeft = Math.max(0, quota.remaining - account.topUpCredits);
+  const renewed = renewal(account);
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
   const keys = h('div');
   const usage = h('div');
+  const chart = h('div');
   const webhooks = webhooksSection();
+  const notices = noticesSection();
   const created = h('div', { 'aria-live': 'polite' });
   const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: 100 });
   const creditLimit = h('input', {
@@ -430,11 +418,14 @@ export async function dashboard(
         h('dd', { id: 'top-ups' }, account.topUpCredits),
         h('dt', {}, 'Credits left in all'),
         h('dd', { id: 'credits-left' }, quota.remaining),
-        h('dt', {}, 'Renews'),
-        h('dd', { id: 'renews' }, when(account.cycleEnds)),
+        h('dt', {}, 'Price'),
+        h('dd', { id: 'plan-price' }, planPrice(account)),
+        h('dt', {}, renewed.label),
+        h('dd', { id: 'renews', 'data-renewal': renewed.state }, renewed.text),
         h('dt', {}, 'Member since'),
         h('dd', {}, when(account.createdAt)),
       ),
+      planAction(account, status),
     ),
     accountBillingSection(),
     h('h2', {}, 'API keys'),
@@ -459,10 +450,18 @@ export async function dashboard(
     created,
     status,
     keys,
-    h('h2', {}, 'Recent usage'),
+    h('h2', {}, 'Usage'),
+    chart,
     usage,
+    notices.element,
     webhooks.element,
     signOut,
   );
-  await Promise.all([keyList(keys, status), recentUsage(usage), webhooks.load()]);
+  await Promise.all([
+    keyList(keys, status),
+    recentUsage(usage),
+    usageByDay(chart).catch((err: unknown) => showError(chart, err)),
+    notices.load(),
+    webhooks.load(),
+  ]);
 }

@@ -178,6 +178,13 @@ export interface Account {
   topUpCredits: number;
   /** false until the address is verified (decision 0422); absent from older services. */
   emailVerified?: boolean;
+  /** The plan's monthly price where it is sold by card (smallest unit of `currency`); absent otherwise. */
+  planPrice?: number;
+  currency?: string;
+  /** Until when a subscription holds the plan (its period's end, plus the grace while unpaid). */
+  paidThrough?: string;
+  /** false when the subscription ends at cycleEnds instead of renewing. */
+  renews?: boolean;
 }
 
 /** The signed-in account, or undefined when signed out (other failures throw); keeps the CSRF token. */

@@ -2,7 +2,7 @@
  * Buying by card (Stripe, decision 0381): the deployment's prices with a button that asks the API
  * for a Checkout page and goes there; without Stripe settings, what the operator runs instead.
  */
-import { ApiError, call, currentAccount } from './api.js';
+import { type Account, ApiError, call, currentAccount } from './api.js';
 import { h } from './dom.js';
 
 interface Prices {
@@ -13,9 +13,37 @@ interface Prices {
   operatorCommand: string;
 }
 
-const money = (amount: number, currency: string) =>
+export const money = (amount: number, currency: string) =>
   new Intl.NumberFormat('en', { style: 'currency', currency: currency.toUpperCase() }).format(amount / 100);
 const title = (plan: string) => plan.charAt(0) + plan.slice(1).toLowerCase();
+const day = (iso: string) => new Date(iso).toLocaleDateString('en-GB', { dateStyle: 'long' });
+
+/**
+ * Where the account's plan stands, in words: renewing, ending (cancelled), or unpaid and held
+ * through the grace period; a plan no subscription holds renews its credits at the cycle's end.
+ */
+export function renewal(account: Account, now = Date.now()): { label: string; text: string; state: string } {
+  if (account.paidThrough && account.renews === false)
+    return { label: 'Ends', text: `${day(account.paidThrough)}, then Free (it does not renew)`, state: 'ending' };
+  if (account.paidThrough && Date.parse(account.cycleEnds) <= now)
+    return {
+      label: 'Paid through',
+      text: `${day(account.paidThrough)}: the renewal payment failed; pay by then to keep the plan`,
+      state: 'grace',
+    };
+  return { label: 'Renews', text: day(account.cycleEnds), state: account.paidThrough ? 'renewing' : 'cycle' };
+}
+
+/** Opens Stripe's customer portal (plan changes, cancellation, invoices, cards). */
+export async function openPortal(button: HTMLButtonElement, status: HTMLElement): Promise<void> {
+  button.disabled = true;
+  try {
+    location.assign((await call<{ url: string }>('POST', '/billing/portal')).url);
+  } catch (err) {
+    status.textContent = err instanceof ApiError ? err.message : 'The customer portal could not be opened.';
+    button.disabled = false;
+  }
+}
 
 /** The pricing page's "Buy" section; filled once the prices are read. */
 export function paymentsSection(): HTMLElement {
@@ -44,7 +72,8 @@ async function fill(section: HTMLElement): Promise<void> {
     );
     return;
   }
-  const signedIn = (await currentAccount().catch(() => undefined)) !== undefined;
+  const account = await currentAccount().catch(() => undefined);
+  const signedIn = account !== undefined;
   const status = h('p', { role: 'status' });
   const buy = (label: string, item: { plan: string } | { pack: number }) =>
     signedIn
@@ -68,6 +97,21 @@ async function fill(section: HTMLElement): Promise<void> {
           label,
         )
       : h('a', { href: '/sign-up' }, `Sign up to ${label.toLowerCase()}`);
+  if (account?.paidThrough) {
+    const { label, text, state } = renewal(account);
+    const price =
+      account.planPrice !== undefined
+        ? `, ${money(account.planPrice, account.currency ?? prices.currency)} a month`
+        : '';
+    section.append(
+      h(
+        'p',
+        { id: 'your-plan', class: 'notice', 'data-renewal': state },
+        h('strong', {}, `Your plan: ${title(account.plan)}${price}. `),
+        `${label}: ${text}.`,
+      ),
+    );
+  }
   section.append(
     h('p', {}, 'Pay by card through Stripe; credits are added once Stripe confirms the payment.'),
     h(
@@ -142,21 +186,9 @@ async function fillAccount(section: HTMLElement): Promise<void> {
     return;
   }
   const status = h('p', { role: 'status' });
-  const portal = h(
+  const portal: HTMLButtonElement = h(
     'button',
-    {
-      type: 'button',
-      class: 'secondary',
-      onclick: async () => {
-        portal.disabled = true;
-        try {
-          location.assign((await call<{ url: string }>('POST', '/billing/portal')).url);
-        } catch (err) {
-          status.textContent = err instanceof ApiError ? err.message : 'The customer portal could not be opened.';
-          portal.disabled = false;
-        }
-      },
-    },
+    { type: 'button', class: 'secondary', onclick: () => openPortal(portal, status) },
     'Manage plan, invoices and cards',
   );
   section.append(
