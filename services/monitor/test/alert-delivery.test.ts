@@ -124,7 +124,7 @@ describe('alert delivery: email and Slack-compatible URLs, with real receivers',
     expect(receiver.received.length).to.equal(before);
   });
 
-  it('opens from the service’s settings: the dev outbox without SMTP, the allowed ranges, billing’s address', async () => {
+  it('opens from the service’s settings: dev outbox without SMTP, allowed ranges, billing’s address', async () => {
     const opened = openAlertDelivery(
       { billingAddress: '127.0.0.1:9', allowTargets: ['127.0.0.0/8'], mailFrom: 'alerts@webutil.test', dataDir },
       log,
