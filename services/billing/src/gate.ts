@@ -17,13 +17,15 @@ import type { Balance, Ledger, Payer, ReserveResult } from './ledger.js';
 import { type AnonymousAllowance, PLANS } from './plans.js';
 import type { Counted, RateLimiter } from './rate-limit.js';
 import type { Sessions } from './sessions.js';
-import type { Account, ApiKeyRecord, KeyBudget, SessionRecord } from './stores/store.js';
+import type { Account, AccountStore, ApiKeyRecord, KeyBudget, SessionRecord } from './stores/store.js';
 
 /** Who is calling, once the credential checked out. */
 export type Caller =
   | { kind: 'anonymous'; subject: string }
   | { kind: 'session'; account: Account; session: SessionRecord }
-  | { kind: 'apikey'; account: Account; key: ApiKeyRecord };
+  | { kind: 'apikey'; account: Account; key: ApiKeyRecord }
+  /** A service of the deployment working for the account unattended (Credential.service). */
+  | { kind: 'service'; account: Account; service: string };
 
 export interface GateDeps {
   ledger: Ledger;
@@ -32,6 +34,8 @@ export interface GateDeps {
   challenges: Challenges;
   limiter: RateLimiter;
   anonymous: AnonymousAllowance;
+  /** Finds the account a service caller names; without it, service callers are refused. */
+  accounts?: Pick<AccountStore, 'accountById'>;
 }
 
 /**
@@ -74,7 +78,7 @@ export class Gate {
         ),
       );
     }
-    if (request.challenge && caller.kind !== 'apikey') {
+    if (request.challenge && (caller.kind === 'anonymous' || caller.kind === 'session')) {
       const denial = this.deps.challenges.checkClearance(credential.clearance, credential.clientIp);
       if (denial) return refused(denial);
     }
@@ -220,7 +224,8 @@ export class Gate {
         subject,
         this.requestsPerMinute(payer),
         this.rendersInFlight(payer),
-        requests,
+        // A service's unattended work is no request of the account's: it does not use up its rate.
+        payer.kind === 'service' ? 0 : requests,
       ),
     };
   }
@@ -231,6 +236,7 @@ export class Gate {
 
   private async identify(credential: Credential, policy: CallerPolicy): Promise<Caller | Denial> {
     if (policy === CallerPolicy.CALLER_POLICY_IP) return this.anonymous(credential);
+    if (credential.service !== undefined) return this.serviceCaller(credential.service);
     if (
       policy === CallerPolicy.CALLER_POLICY_SESSION &&
       (credential.apiKey !== undefined || !credential.sessionToken)
@@ -249,6 +255,17 @@ export class Gate {
       return { kind: 'session', ...found };
     }
     return this.anonymous(credential);
+  }
+
+  /**
+   * A service paying for an account's unattended work (a monitor's run). Only the deployment's own
+   * services reach billing, and the edge never sets the field from a request (decision 0461).
+   */
+  private async serviceCaller({ subject, service }: { subject: string; service: string }): Promise<Caller | Denial> {
+    const id = subject.startsWith('account:') ? subject.slice('account:'.length) : '';
+    const account = id && this.deps.accounts ? await this.deps.accounts.accountById(id) : undefined;
+    if (!account) return unauthenticated('UNKNOWN_ACCOUNT', `${service || 'a service'} named no account billing has`);
+    return { kind: 'service', account, service };
   }
 
   private requestsPerMinute(caller: Caller): number {

@@ -88,7 +88,7 @@ const sessions = new Sessions({
 });
 const limiter = new RateLimiter(store, clock);
 const notices = await RevocationNotices.connect(config.NATS_URL, log);
-const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous });
+const gate = new Gate({ ledger, apiKeys, sessions, challenges, limiter, anonymous, accounts: store });
 const idempotencyKeys = new IdempotencyKeys(store, clock);
 const payments = new Payments(paymentSettings(config), store, clock, log.child({ part: 'payments' }), accountNotices);
 const webhookStore = await openWebhookStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL });
