@@ -26,6 +26,23 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
        * every second). Only the environment sets it; the API's intervals keep their minimums.
        */
       MONITOR_TIME_SCALE: env.int(1, 1),
+      // The runs (decision 0461).
+      /** Where the website and API are reached: the links in alerts (the edge's same setting). */
+      PUBLIC_BASE_URL: env.string('http://127.0.0.1:8080'),
+      /** The services a run calls: billing for its credits, and each kind's operation. */
+      BILLING_ADDR: env.string('127.0.0.1:50051'),
+      META_SCAN_ADDR: env.string('127.0.0.1:50055'),
+      TLS_SCAN_ADDR: env.string('127.0.0.1:50054'),
+      CRAWL_ADDR: env.string('127.0.0.1:50053'),
+      RENDER_ADDR: env.string('127.0.0.1:50052'),
+      /** The wait before the re-check that confirms a down-check incident. */
+      MONITOR_RECHECK_DELAY_MS: env.int(10_000),
+      /**
+       * How often a broken-links-crawl run asks for its job, and how long it waits for it at most (less than
+       * MONITOR_STALE_RUN_MS, or the sweep would mark the run interrupted).
+       */
+      MONITOR_CRAWL_POLL_MS: env.int(2_000, 10),
+      MONITOR_CRAWL_DEADLINE_MS: env.int(25 * 60_000, 1_000),
     },
     source,
   );

@@ -1,9 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
+import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
+import { closeRunClients, connectRunClients } from './clients.js';
 import { type MonitorConfig, readConfig } from './config.js';
 import { Monitors } from './monitors.js';
-import { type RunClaimed, Scheduler } from './scheduler.js';
+import { loggingAlertSink, runMonitor } from './run-monitor.js';
+import { Scheduler } from './scheduler.js';
 import { monitorService } from './server.js';
 import { openStatusPages } from './status-pages/store.js';
 import { storeReads } from './status-reads.js';
@@ -21,18 +24,31 @@ const pages = await openStatusPages({
   sqliteFile: path.join(config.DATA_DIR, 'monitors.sqlite'),
 });
 
-// Until the runs execute their operation (run-monitor.ts), a claimed run is recorded as skipped.
-const skipRun: RunClaimed = (_monitor, run) =>
-  store.finishRun(run.id, {
-    finishedAt: Date.now(),
-    outcome: 'skipped',
-    reason: 'runs do not execute their operation yet',
-    creditsSpent: 0,
-  });
+// Each claimed run: its operation, billing, comparison, incidents and alerts (decision 0461).
+const clients = connectRunClients({
+  billing: config.BILLING_ADDR,
+  metaScan: config.META_SCAN_ADDR,
+  tlsScan: config.TLS_SCAN_ADDR,
+  crawl: config.CRAWL_ADDR,
+  render: config.RENDER_ADDR,
+});
+const images = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'monitor' });
+const stopSweepingImages = sweepArtifacts(images, 60 * 60_000, log);
+const runClaimed = runMonitor({
+  store,
+  clients,
+  images,
+  alerts: loggingAlertSink(log.child({ part: 'alerts' })),
+  log: log.child({ part: 'runs' }),
+  publicBaseUrl: config.PUBLIC_BASE_URL,
+  recheckDelayMs: config.MONITOR_RECHECK_DELAY_MS,
+  crawlPollMs: config.MONITOR_CRAWL_POLL_MS,
+  crawlDeadlineMs: config.MONITOR_CRAWL_DEADLINE_MS,
+});
 // Every replica schedules: a unique claim per (monitor, slot) picks the one that runs it (decisions 0431, 0469).
 const scheduler = new Scheduler(
   store,
-  skipRun,
+  runClaimed,
   {
     replica: config.MONITOR_REPLICA,
     tickMs: config.MONITOR_TICK_MS,
@@ -52,6 +68,9 @@ await runService({
   log,
   onShutdown: async () => {
     await scheduler.stop();
+    stopSweepingImages();
+    closeRunClients(clients);
+    await images.close();
     await store.close();
   },
 });
