@@ -92,8 +92,11 @@ export async function performOperation(
     }
     case 'broken-links-crawl':
       return crawl(StartBrokenLinkCrawlRequest.fromPartial(request), ctx, options);
-    case 'screenshot':
-      return screenshot(ScreenshotRequest.fromPartial(request), ctx, options);
+    case 'screenshot': {
+      // A run looks at the page now: never an identical capture the render cache still holds.
+      const given = ScreenshotRequest.fromPartial(request);
+      return screenshot({ ...given, page: { ...given.page, cacheTtlSeconds: 0 } as typeof given.page }, ctx, options);
+    }
   }
 }
 
