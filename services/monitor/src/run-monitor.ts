@@ -167,7 +167,7 @@ class MonitorRunner {
     }
   }
 
-  /** Holds the run's credits; a refusal's reason, or undefined when held. Out of credits pauses the account's monitors. */
+  /** Holds the run's credits: a refusal's reason, or undefined. Out of credits pauses the account's monitors. */
   private async hold(monitor: MonitorRecord, kind: MonitorKind, reservationId: string): Promise<string | undefined> {
     const { credits, timeoutMs } = KIND_RUNS[kind];
     const reply = await this.deps.clients.billing.authorize(
