@@ -23,6 +23,7 @@ const STRIPE = [
   ...['--set', 'payments.currency=eur', '--set', 'payments.prices.STARTER.priceId=price_s'],
   ...['--set', 'payments.prices.STARTER.amount=2900', '--set', 'payments.prices.PACK_1000.priceId=price_p'],
   ...['--set', 'payments.prices.PACK_1000.amount=900'],
+  ...['--set', 'secrets.smtpUrl=smtp://mail.internal:587'],
 ];
 
 /** The Secret production-values.yaml names (secrets.existingSecret), with the keys values.yaml lists for it. */
@@ -194,6 +195,13 @@ describe('Helm chart helm/webutil', function () {
       [undefined, '-', 'usd'],
       ['sk_test_1', 'PACK_1000=price_p:900,STARTER=price_s:2900', 'eur'],
     ]);
+    // Account mail (billing) and monitor alerts reach the SMTP server the Secret names.
+    for (const name of ['billing', 'monitor'])
+      expect(results[names.indexOf(name)]?.settings.map((s) => s.SMTP_URL)).to.deep.equal([
+        undefined,
+        undefined,
+        'smtp://mail.internal:587',
+      ]);
   });
 
   it('refuses an enabled ingress without trustedProxies, saying what to set; the edge gets the CIDRs', async () => {

@@ -23,6 +23,9 @@ const site = {
   colour: '#ffffff',
 };
 
+/** What the fixture's Slack-compatible incoming webhook (POST /slack) received. */
+const slackMessages: { text: string }[] = [];
+
 const GOOD_TITLE = 'A fixture page whose title is a good length';
 const DESCRIPTION = 'A fixture page for monitor runs, whose description is long enough to pass the meta-scan check.';
 
@@ -68,6 +71,17 @@ describe('monitors: runs on their schedule', function () {
 
   before(async () => {
     server = createServer((req, res) => {
+      if (req.method === 'POST' && req.url === '/slack') {
+        let body = '';
+        req.on('data', (chunk) => {
+          body += chunk;
+        });
+        req.on('end', () => {
+          slackMessages.push(JSON.parse(body) as { text: string });
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        });
+        return;
+      }
       const answer = page(new URL(req.url ?? '/', 'http://x').pathname);
       res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
     });
@@ -128,7 +142,7 @@ describe('monitors: runs on their schedule', function () {
       kind: 'down-check',
       input: { url: `${origin}/up`, expectStatus: '200-299' },
       intervalSeconds: DAY,
-      alerts: { failureThreshold: 2, successThreshold: 2 },
+      alerts: { failureThreshold: 2, successThreshold: 2, slackUrls: [`${origin}/slack`] },
     });
     await eventually(async () => expect(finished(await runsOf(apiKey, id)).length).to.be.at.least(2), 30_000);
     expect((await monitorOf(apiKey, id)).status).to.equal('up');
@@ -156,6 +170,12 @@ describe('monitors: runs on their schedule', function () {
     expect(Date.parse(closed.closedAt)).to.be.at.least(Date.parse(closed.openedAt));
     expect(closed.durationSeconds).to.be.at.least(0);
     expect((await monitorOf(apiKey, id)).status).to.equal('up');
+    // The incident's opening and closing reached the account's Slack-compatible URL, naming the monitor.
+    await eventually(async () => {
+      const texts = slackMessages.map((m) => m.text).filter((t) => t.includes('Fixture up'));
+      expect(texts.filter((t) => t.startsWith('*Down: Fixture up'))).to.have.length(1);
+      expect(texts.filter((t) => t.startsWith('*Up again: Fixture up'))).to.have.length(1);
+    }, 30_000);
 
     const runs = await stop(apiKey, id);
     const checked = finished(runs);

@@ -243,6 +243,12 @@ spec:
               value: {{ $root.Values.payments.graceDays | default 7 | quote }}
             {{- end }}
             {{- end }}
+            {{- if or (eq $name "billing") (eq $name "monitor") }}
+            # Account mail and monitor alerts; absent: the dev outbox (decision 0421).
+            - name: SMTP_URL
+              valueFrom:
+                secretKeyRef: { name: {{ $secret }}, key: SMTP_URL, optional: true }
+            {{- end }}
             {{- if or (eq $name "billing") $svc.http }}
             # Billing verifies with it; the edge's pages allow Cloudflare's widget in their CSP.
             - name: TURNSTILE_SITE_KEY

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
+import { mailEnv } from '@webutil/kit/mail';
 
 /** The service's settings from environment variables (a bad value stops the process, naming it). */
 export function readConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -43,6 +44,9 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
        */
       MONITOR_CRAWL_POLL_MS: env.int(2_000, 10),
       MONITOR_CRAWL_DEADLINE_MS: env.int(25 * 60_000, 1_000),
+      // Alerts (decision 0465): mail, and Slack-compatible URLs under the address policy of every fetch.
+      ...mailEnv,
+      WEBUTIL_ALLOW_TARGETS: env.cidrList(),
     },
     source,
   );

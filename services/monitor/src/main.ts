@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createLogger, exitOnFatalErrors, processOptions, runService } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
+import { openAlertDelivery } from './alert-delivery.js';
 import { closeRunClients, connectRunClients } from './clients.js';
 import { type MonitorConfig, readConfig } from './config.js';
 import { Monitors } from './monitors.js';
-import { loggingAlertSink, runMonitor } from './run-monitor.js';
+import { runMonitor } from './run-monitor.js';
 import { Scheduler } from './scheduler.js';
 import { monitorService } from './server.js';
 import { openStatusPages } from './status-pages/store.js';
@@ -34,11 +35,21 @@ const clients = connectRunClients({
 });
 const images = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'monitor' });
 const stopSweepingImages = sweepArtifacts(images, 60 * 60_000, log);
+const alerts = openAlertDelivery(
+  {
+    billingAddress: config.BILLING_ADDR,
+    allowTargets: config.WEBUTIL_ALLOW_TARGETS,
+    smtpUrl: config.SMTP_URL,
+    mailFrom: config.MAIL_FROM,
+    dataDir: config.DATA_DIR,
+  },
+  log.child({ part: 'alerts' }),
+);
 const runClaimed = runMonitor({
   store,
   clients,
   images,
-  alerts: loggingAlertSink(log.child({ part: 'alerts' })),
+  alerts: alerts.sink,
   log: log.child({ part: 'runs' }),
   publicBaseUrl: config.PUBLIC_BASE_URL,
   recheckDelayMs: config.MONITOR_RECHECK_DELAY_MS,
@@ -70,6 +81,7 @@ await runService({
     await scheduler.stop();
     stopSweepingImages();
     closeRunClients(clients);
+    alerts.close();
     await images.close();
     await store.close();
   },

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '@webutil/kit';
 import type { ArtifactStore } from '@webutil/kit/artifacts';
 import { CallerPolicy, Refusal } from '@webutil/proto/webutil/billing/v1/billing';
+import type { AlertSink } from './alert-delivery.js';
 import type { AlertInput } from './alert-messages.js';
 import { isMonitorKind, type MonitorKind } from './bounds.js';
 import type { RunClients } from './clients.js';
@@ -17,18 +18,6 @@ import { recordRunInRollup } from './rollup.js';
 import { KIND_RUNS, type Performed, performOperation } from './run-operations.js';
 import type { RunClaimed } from './scheduler.js';
 import type { MonitorChanges, MonitorRecord, MonitorStore, RunRecord, RunResult } from './store/store.js';
-
-/** Where a run's alerts go (alert-delivery.ts delivers them; main.ts logs them until then). */
-export interface AlertSink {
-  deliver(monitor: MonitorRecord, alert: AlertInput): Promise<void>;
-}
-
-/** A sink that only logs each alert. */
-export const loggingAlertSink = (log: Logger): AlertSink => ({
-  deliver: async (monitor, alert) => {
-    log.info({ monitorId: monitor.id, event: alert.event, lines: alert.lines }, 'monitor alert');
-  },
-});
 
 /** Consecutive down-checks that open an incident, and up ones that close it, when the monitor names none. */
 export const DEFAULT_FAILURE_THRESHOLD = 3;
