@@ -159,6 +159,7 @@ const AREAS: Record<string, string> = {
   'status-page': 'Monitors',
   status: 'Monitors',
   badges: 'Monitors',
+  'monitor-images': 'Monitors',
 };
 const TAGS = [
   { name: 'Rendering', description: 'Screenshots and PDFs of pages, and their files.' },

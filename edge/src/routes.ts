@@ -10,7 +10,7 @@ import { bookmarkDownloads, bookmarkRoutes } from './areas/bookmark/routes.js';
 import { bookmarkCheckDownloads, bookmarkCheckRoutes } from './areas/bookmark-check/routes.js';
 import { crawlRoutes, linkExtractRoutes } from './areas/crawl/routes.js';
 import { metaScanRoutes } from './areas/meta-scan/routes.js';
-import { monitorRoutes } from './areas/monitors/routes.js';
+import { monitorImageDownloads, monitorRoutes } from './areas/monitors/routes.js';
 import { monitorStatusDownloads, monitorStatusRoutes } from './areas/monitors/status-routes.js';
 import { renderDownloads, renderRoutes } from './areas/render/routes.js';
 import { siteAuditRoutes } from './areas/site-audit/routes.js';
@@ -53,6 +53,7 @@ export const downloads: DownloadSpec[] = [
   ...bookmarkCheckDownloads,
   ...bookmarkDownloads,
   ...monitorStatusDownloads,
+  ...monitorImageDownloads,
 ];
 
 function creditSpending(specs: readonly RouteSpec[]): readonly [string, ...string[]] {

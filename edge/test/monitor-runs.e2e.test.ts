@@ -13,6 +13,7 @@ interface Run {
   creditsSpent: number;
   changes: Record<string, any> | null;
   result: Record<string, any> | null;
+  diffImageUrl: string | null;
 }
 
 /** A site whose answers the tests change between runs. */
@@ -260,6 +261,19 @@ describe('monitors: runs on their schedule', function () {
     }, 90_000);
     expect(changed.changes).to.include({ kind: 'screenshot', thresholdPercent: 5, alert: true });
     expect(changed.changes?.diffImage).to.be.a('string');
+    // The diff image is downloadable by the path the run gives, without a credential; a made-up name is a 404.
+    expect(changed.diffImageUrl).to.equal(`/v1/monitor-images/${changed.changes?.diffImage}`);
+    const image = await stack.api(changed.diffImageUrl as string, { anonymous: true });
+    expect(image.status).to.equal(200);
+    expect(image.headers.get('content-type')).to.equal('image/png');
+    expect(
+      Buffer.from(await image.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).to.equal('PNG');
+    const missing = await stack.api('/v1/monitor-images/not-an-image.png', { anonymous: true });
+    expect(missing.status).to.equal(404);
+    expect((await json(missing)).error?.code).to.equal('file_not_found');
     await expectSpentExactly(apiKey, 1_000, await stop(apiKey, id), 2);
   });
 

@@ -1,6 +1,7 @@
 /**
  * Issue 25: Lighthouse (run here against Debian's Chromium, no network beyond this machine) on the
- * website's home, pricing and docs pages and a crawl's result view, mobile and desktop. Prints the
+ * website's home, pricing and docs pages and a crawl's result view, and (issues 39 and 40) the
+ * account and monitors pages of a signed-in customer, mobile and desktop. Prints the
  * Performance, Accessibility, Best Practices and SEO scores of each; the goals are 95, 100, 95, 95.
  */
 import * as chromeLauncher from 'chrome-launcher';
@@ -46,7 +47,22 @@ try {
     if (job.data.status !== 'crawling') break;
     await new Promise((r) => setTimeout(r, 500));
   }
-  const pages = ['/', '/pricing', '/docs', `/play/broken-links-crawl?job=${data.jobId}`];
+  // A signed-in customer (a session cookie Lighthouse sends) for the account and monitors pages.
+  const email = `lighthouse-${process.pid}@example.test`;
+  const password = 'lighthouse-bench-password';
+  await stack.admin('create-account', '--email', email, '--plan', 'STARTER', '--password', password);
+  const signedIn = await fetch(`${stack.edgeUrl}/v1/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  if (signedIn.status !== 200) throw new Error(`sign-in answered ${signedIn.status}`);
+  const cookie = signedIn.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0])
+    .join('; ');
+  const signedInPages = new Set(['/account', '/monitors']);
+  const pages = ['/', '/pricing', '/docs', `/play/broken-links-crawl?job=${data.jobId}`, ...signedInPages];
   const below: string[] = [];
   for (const [form, config] of [
     ['mobile', undefined],
@@ -58,7 +74,13 @@ try {
       for (let attempt = 1; ; attempt++) {
         result = await lighthouse(
           `${stack.edgeUrl}${page}`,
-          { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: [...CATEGORIES] },
+          {
+            port: chrome.port,
+            output: 'json',
+            logLevel: 'error',
+            onlyCategories: [...CATEGORIES],
+            ...(signedInPages.has(page) ? { extraHeaders: { Cookie: cookie } } : {}),
+          },
           config,
         );
         const failure = result?.lhr.runtimeError;

@@ -75,7 +75,7 @@ await runService({
   name: 'monitor',
   ...processOptions(config),
   protoFiles: ['webutil/monitor/v1/monitor.proto', 'webutil/monitor/v1/status.proto'],
-  bindings: [monitorService(monitors, log), monitorStatusService({ reads: storeReads(store), pages }, log)],
+  bindings: [monitorService(monitors, images, log), monitorStatusService({ reads: storeReads(store), pages }, log)],
   log,
   onShutdown: async () => {
     await scheduler.stop();

@@ -303,6 +303,8 @@ class MonitorRunner {
         run: `${base}/v1/monitors/${monitor.id}/runs?from=${slot}&to=${slot}`,
       },
     };
+    const diffImage = (alert.changes as { diffImage?: string } | undefined)?.diffImage;
+    if (diffImage) input.links.diffImage = `${base}/v1/monitor-images/${diffImage}`;
     if (alert.changes !== undefined) input.changes = alert.changes;
     if (alert.incident) input.incident = alert.incident;
     try {

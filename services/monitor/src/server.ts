@@ -1,9 +1,11 @@
 import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
+import type { ArtifactStore } from '@webutil/kit/artifacts';
 import { MonitorServiceService } from '@webutil/proto/webutil/monitor/v1/monitor';
 import type { Monitors } from './monitors.js';
+import { readImage } from './run-images.js';
 
 /** The monitor service's RPCs: each is one call of the monitors' book (monitors.ts). */
-export function monitorService(monitors: Monitors, log: Logger): ServiceBinding {
+export function monitorService(monitors: Monitors, images: ArtifactStore, log: Logger): ServiceBinding {
   return bind(
     MonitorServiceService,
     {
@@ -27,6 +29,7 @@ export function monitorService(monitors: Monitors, log: Logger): ServiceBinding 
       listIncidents: async (request) => ({
         incidents: await monitors.incidents(request.owner, request.monitorId, request.limit),
       }),
+      readImage: (request, ctx, send) => readImage(request, images, ctx, send),
     },
     log,
   );

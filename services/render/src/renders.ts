@@ -10,7 +10,7 @@ import {
   type Sharer,
   targetFailure,
 } from '@webutil/kit';
-import type { ArtifactInfo, ArtifactStore } from '@webutil/kit/artifacts';
+import { type ArtifactInfo, type ArtifactStore, sendArtifact } from '@webutil/kit/artifacts';
 import type {
   ReadArtifactRequest,
   ReadArtifactResponse,
@@ -175,15 +175,5 @@ export async function readArtifact(
   if (!found) {
     throw notFound('FILE_NOT_FOUND', 'no such file, or its download time is over');
   }
-  const facts = { contentType: found.info.contentType, sizeBytes: String(found.info.sizeBytes) };
-  let first = true;
-  for await (const chunk of found.body) {
-    if (ctx.signal.aborted) break;
-    await send({
-      ...(first ? facts : { contentType: '', sizeBytes: '0' }),
-      chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
-    });
-    first = false;
-  }
-  if (first) await send({ ...facts, chunk: Buffer.alloc(0) });
+  await sendArtifact(found, send, ctx.signal);
 }

@@ -17,11 +17,18 @@ export const presentMonitorReply = (reply: { monitor?: Monitor }) => reply.monit
 
 export const presentMonitorList = (reply: ListMonitorsResponse) => ({ monitors: reply.monitors.map(presentMonitor) });
 
-const presentRun = ({ changesJson, resultJson, ...rest }: Run) => ({
-  ...rest,
-  changes: parsed(changesJson),
-  result: parsed(resultJson),
-});
+/** Where a run's stored image is read (monitorImageDownloads), by the name the run gives. */
+export const MONITOR_IMAGE_PATH = '/v1/monitor-images';
+
+const presentRun = ({ changesJson, resultJson, ...rest }: Run) => {
+  const changes = parsed(changesJson) as { diffImage?: string } | null;
+  return {
+    ...rest,
+    changes,
+    result: parsed(resultJson),
+    diffImageUrl: changes?.diffImage ? `${MONITOR_IMAGE_PATH}/${changes.diffImage}` : null,
+  };
+};
 
 export const presentRunList = (reply: ListRunsResponse) => ({
   runs: reply.runs.map(presentRun),

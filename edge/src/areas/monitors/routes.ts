@@ -4,12 +4,13 @@
  * The account's owner only (a session or an API key without limits); another account's id is a 404.
  */
 
-import type { z } from 'zod';
+import { z } from 'zod';
 import { noStore } from '../../envelope.js';
-import { type RouteSpec, route } from '../../route-spec.js';
+import { required } from '../../rest/common.js';
+import { download, type RouteSpec, route } from '../../route-spec.js';
 import { checkWebhookTarget } from '../webhooks/targets.js';
 import { readKindInput } from './kinds.js';
-import { ownerOf, presentMonitorList, presentMonitorReply, presentRunList } from './presenters.js';
+import { MONITOR_IMAGE_PATH, ownerOf, presentMonitorList, presentMonitorReply, presentRunList } from './presenters.js';
 import {
   type AlertsInput,
   DeletedMonitor,
@@ -227,5 +228,23 @@ export const monitorRoutes: RouteSpec[] = [
     call: (c, input, options, caller) =>
       c.monitor.listIncidents({ owner: ownerOf(caller), monitorId: input.id, limit: input.limit ?? 50 }, options),
     headers: noStore,
+  }),
+];
+
+/** A run's capture or diff image: free, no credential (the unguessable name is the capability, as a render's). */
+export const monitorImageDownloads = [
+  download({
+    paths: [`${MONITOR_IMAGE_PATH}/:filename`],
+    operation: 'monitor-image',
+    summary:
+      'A screenshot monitor’s capture or diff image by the name its run gives (changes.diffImage, result.image); ' +
+      'kept while the run is in the history.',
+    input: z.object({ filename: required('filename') }),
+    nameParam: 'filename',
+    disposition: 'inline',
+    contentTypes: ['image/png', 'image/jpeg', 'image/webp'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) => c.monitor.readImage({ filename: input.filename }, options),
   }),
 ];

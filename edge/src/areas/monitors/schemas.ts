@@ -207,6 +207,10 @@ const Run = restObject(monitor.Run, {
   add: {
     changes: jsonObject.nullable().meta({ description: 'What changed since the previous run, per kind.' }),
     result: jsonObject.nullable().meta({ description: 'The operation’s answer (its route’s data).' }),
+    diffImageUrl: z
+      .string()
+      .nullable()
+      .meta({ description: 'screenshot: the diff image against the previous capture (a path on this origin).' }),
   },
 });
 

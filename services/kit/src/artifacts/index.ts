@@ -7,6 +7,7 @@ import type { ArtifactStore } from './store.js';
 
 export { DiskArtifactStore } from './disk.js';
 export { GridFsArtifactStore } from './gridfs.js';
+export * from './send.js';
 export * from './store.js';
 
 export interface ArtifactStoreConfig {
