@@ -11,12 +11,13 @@ import { answersFromSamples, sandboxClientsFor } from '../src/sandbox/clients.js
 import { SAMPLE_FILES, SAMPLE_JOBS } from '../src/sandbox/files.js';
 import { anything, inputOf } from './route-inputs.js';
 
-/** Each job poll's sample job. */
+/** Each job poll's sample job, and the sample job of a route that reads a finished job (the audit's PDF). */
 const POLLED: Record<string, string> = {
   'broken-links-crawl-status': SAMPLE_JOBS.brokenLinksCrawl,
   'link-extract-crawl-status': SAMPLE_JOBS.linkExtractCrawl,
   'bookmarks-check-status': SAMPLE_JOBS.bookmarksCheck,
   'site-audit-status': SAMPLE_JOBS.siteAudit,
+  'site-audit-report-pdf': SAMPLE_JOBS.siteAudit,
 };
 
 /** No real client is reached: the webhook books are the only real part, and no start here has a webhookUrl. */
