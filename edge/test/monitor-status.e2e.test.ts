@@ -9,8 +9,9 @@ import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { account, expectFailure, json } from './billing-helpers.js';
+import { launchChromium } from './browser-helpers.js';
 
 declare const document: any;
 declare const window: any;
@@ -46,11 +47,7 @@ describe('monitors: status pages and badges through the REST edge', function () 
     theirs = (await account(stack, 'STARTER')).apiKey;
     monitorId = await createMonitor(mine, 'Shop', 'https://shop.example.com/secret-path');
     otherMonitorId = await createMonitor(theirs, 'Theirs', 'https://other.example.com/');
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
-import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
 import { parse as parseCsv } from 'csv-parse/sync';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { expectFailure, json, quota } from './billing-helpers.js';
+import { launchChromium, seriousViolations } from './browser-helpers.js';
 import { post } from './crawl-helpers.js';
 import { type FixtureSite, serveSite } from './site-audit-fixture.js';
 
@@ -21,18 +18,6 @@ import { type FixtureSite, serveSite } from './site-audit-fixture.js';
 
 declare const document: any;
 declare const window: any;
-
-const AXE = readFileSync(path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const result: AxeResults = await window.axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 async function audit(stack: TestStack, apiKey: string, url: string): Promise<{ jobId: string; job: any }> {
   const res = await stack.api('/v1/site-audit', { ...post({ url, maxPages: 50 }), apiKey });
@@ -79,11 +64,7 @@ describe('Site audit outputs: CSV, comparison, report page and PDF', function ()
     stack = await startTestStack({ allowTargets: '127.0.0.0/8', env: { LINK_TIMEOUT_MS: '3000' } });
     ({ server, base } = await serveSite(site));
     apiKey = await fundedKey(stack, 'audit-outputs', 200);
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

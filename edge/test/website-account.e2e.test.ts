@@ -1,19 +1,10 @@
-/**
- * The account page of a card subscriber in Debian's Chromium (issue 39): the plan with its price and
- * renewal (then its end once cancelled), the manage button, the 30-day usage chart by operation,
- * the notices form, at 1366 and 390 px with no serious axe violation; the pricing page's own line
- * on the subscriber's plan.
- */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
-import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { StripeStandIn } from '@webutil/scripts/stripe-stand-in';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
-import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { Browser as ApiBrowser, eventually, json } from './billing-helpers.js';
+import { launchChromium, seriousViolations } from './browser-helpers.js';
 import { delivered, PRICES, STRIPE_PRICES } from './payments-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there (the tests' program has no DOM types).
@@ -21,17 +12,6 @@ declare const document: any;
 declare const window: any;
 
 const PASSWORD = 'a long enough password';
-const AXE = readFileSync(path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const result: AxeResults = await window.axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 describe('website: the account page of a subscriber (Stripe stand-in)', function () {
   this.timeout(180_000);
@@ -56,11 +36,7 @@ describe('website: the account page of a subscriber (Stripe stand-in)', function
         },
       },
     });
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,17 +1,9 @@
-/**
- * The pages mailed links open, in Debian's Chromium (decisions 0422, 0423): the verification link,
- * the account page's notice with a new link, "forgot password" and the reset link, each mail
- * delivered over SMTP to a real server in this process.
- */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { linkIn, SmtpUnderTest } from '@webutil/scripts/mail-under-test';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
-import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { Browser as ApiBrowser, json } from './billing-helpers.js';
+import { launchChromium, seriousViolations } from './browser-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there (the tests' program has no DOM types).
 declare const document: any;
@@ -19,7 +11,6 @@ declare const window: any;
 
 const PASSWORD = 'a long enough password';
 const NEW_PASSWORD = 'another long password';
-const AXE = readFileSync(path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 describe('website: the pages mailed links open (verification, password reset)', function () {
   this.timeout(120_000);
@@ -30,11 +21,7 @@ describe('website: the pages mailed links open (verification, password reset)', 
   before(async () => {
     smtp = await SmtpUnderTest.start();
     stack = await startTestStack({ env: { SMTP_URL: smtp.url, CHALLENGE_MAX_NUMBER: '5000' } });
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -52,15 +39,6 @@ describe('website: the pages mailed links open (verification, password reset)', 
   }
   const textOf = (page: Page, selector: string) =>
     page.waitForSelector(selector).then(() => page.$eval(selector, (e: any) => e.textContent as string));
-  async function seriousViolations(page: Page): Promise<string[]> {
-    if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
-    return page.evaluate(async () => {
-      const result: AxeResults = await window.axe.run();
-      return result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    });
-  }
   /** The newest link to `page` mailed to `to`, among mails received after the first `after`. */
   const mailedLink = async (to: string, page: string, after = 0): Promise<URL> => {
     const mail = await smtp.waitFor(to, (m) => smtp.received.indexOf(m) >= after && linkIn(m, page) !== undefined);

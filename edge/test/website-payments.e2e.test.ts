@@ -5,8 +5,9 @@
 import { StripeStandIn } from '@webutil/scripts/stripe-stand-in';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { json } from './billing-helpers.js';
+import { launchChromium } from './browser-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there (the tests' program has no DOM types).
 declare const document: any;
@@ -37,11 +38,7 @@ describe('website: buying a top-up pack by card (Stripe stand-in)', function () 
         },
       },
     });
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

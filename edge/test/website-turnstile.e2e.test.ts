@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { type FixtureSite, startFixtureSite } from '@webutil/scripts/fixture-site';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchChromium } from './browser-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there.
 declare const document: any;
@@ -56,11 +57,7 @@ describe('website: Turnstile challenge in the page', function () {
         billing: { ...turnstile, TURNSTILE_VERIFY_URL: `http://127.0.0.1:${port}/siteverify` },
       },
     });
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -15,10 +15,10 @@ import { REPO_ROOT } from '@webutil/scripts/local-stack';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { issue, startTlsServer, type TlsServer } from '@webutil/scripts/tls-fixtures';
 import { bookmark, folder, xbelOf } from '@webutil/scripts/xbel-fixtures';
-import type { AxeResults } from 'axe-core';
 import { expect } from 'chai';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { eventually, json, verifyFromOutbox } from './billing-helpers.js';
+import { launchChromium, seriousViolations } from './browser-helpers.js';
 
 // The page's globals in the callbacks puppeteer runs there (the tests' program has no DOM types).
 declare const document: any;
@@ -30,20 +30,7 @@ const ARTIFACTS = path.join(REPO_ROOT, 'test-artifacts/website');
 const PASSWORD = 'a long enough password';
 /** Pages beside the playground's (which the tour reads from the playground index). */
 const OTHER_PAGES = ['/', '/pricing', '/sign-in', '/sign-up', '/docs', '/account', '/no-such-page'];
-const AXE = readFileSync(path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const MANY_LINKS = 520;
-
-/** axe-core's serious and critical violations on the page as it stands. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // Injected through CDP, not as a page <script>, so the CSP stays strict.
-  if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const result: AxeResults = await window.axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 /** Keeps a full-page screenshot of a result view among the artefacts. */
 const snap = (page: Page, name: string) =>
@@ -154,11 +141,7 @@ describe('website: pages in a real browser', function () {
         'tls-scan': { SSL_SCAN_PORT: String(tlsServer.port), SSL_SCAN_EXTRA_CA_FILE: path.join(tlsDir, 'root.pem') },
       },
     });
-    browser = await puppeteer.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   afterEach(async () => {
     for (const context of browser?.browserContexts() ?? [])
