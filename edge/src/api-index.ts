@@ -57,7 +57,9 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
   \`{"text"}\`) and, with \`alerts.webhook\`, \`alerts.webhookUrl\`: signed and retried as job webhooks
   are (\`X-Webutil-Job-Id\` is the monitor's id; the attempts are in \`GET /v1/webhooks/deliveries\`).
   Every URL passes the outbound address policy (400 \`invalid_webhook_url\`); each channel is tried
-  three times at most.
+  three times at most. The webhook channel needs the account's signing secret: creating or changing a
+  monitor whose alerts send webhooks (\`webhookUrl\` with \`webhook\` true or left out) before
+  \`POST /v1/webhooks/secret\` is 400 \`webhook_secret_missing\`, and nothing is created or changed.
 - Monitors: \`alerts.maintenance\` lists up to 10 windows (\`startsAt\`, \`endsAt\`, and \`repeat: "weekly"\`
   for the same span every 7 days, shorter than a week) in which alerts are silenced; runs and incidents
   are still recorded, an incident opened in one is \`silenced\`. Uptime over 24 h, 7 d, 30 d and 90 d

@@ -5,7 +5,10 @@
  */
 
 import { z } from 'zod';
-import { noStore } from '../../envelope.js';
+import { billingCall } from '../../billing-client.js';
+import type { Clients } from '../../clients.js';
+import { HttpError, noStore } from '../../envelope.js';
+import type { CallOptions } from '../../grpc-clients.js';
 import { required } from '../../rest/common.js';
 import { download, type RouteSpec, route } from '../../route-spec.js';
 import { checkWebhookTarget } from '../webhooks/targets.js';
@@ -35,6 +38,7 @@ const INPUT_ERRORS = {
   invalid_kind: 400,
   invalid_webhook_url: 400,
   target_blocked: 400,
+  webhook_secret_missing: 400,
 };
 
 /** Slack-compatible and webhook URLs obey the address policy of every outbound call (else 400 invalid_webhook_url). */
@@ -43,6 +47,31 @@ async function checkedAlerts(alerts: z.output<typeof AlertsInput> | undefined) {
     await checkWebhookTarget(url);
   const webhook = alerts?.webhookUrl !== undefined;
   return alerts && { emails: [], slackUrls: [], expiryDays: [], maintenance: [], webhook, ...alerts };
+}
+
+/**
+ * Alerts sent as signed webhooks need the account's signing secret (decision 0482): without one
+ * every alert would be dropped, so the monitor is refused (400 webhook_secret_missing, as a job
+ * start with a webhookUrl is) and nothing is created or changed.
+ */
+async function checkSigningSecret(
+  c: Clients,
+  alerts: { webhook?: boolean; webhookUrl?: string } | undefined,
+  subject: string,
+  options: CallOptions,
+): Promise<void> {
+  if (!alerts?.webhook || alerts.webhookUrl === undefined) return;
+  const { secretCreatedAt } = await c.webhooks.listWebhookAttempts(
+    { subject, limit: 1, sandbox: false },
+    billingCall(options.requestId),
+  );
+  if (secretCreatedAt !== undefined) return;
+  throw new HttpError(
+    400,
+    'webhook_secret_missing',
+    'alerts.webhookUrl needs the account’s webhook signing secret: create it first with POST /v1/webhooks/secret ' +
+      '(or on the account page), or leave the webhook channel out',
+  );
 }
 
 export const monitorRoutes: RouteSpec[] = [
@@ -64,6 +93,7 @@ export const monitorRoutes: RouteSpec[] = [
       const owner = ownerOf(caller);
       const kind = await readKindInput(input.kind, input.input, caller);
       const alerts = await checkedAlerts(input.alerts);
+      await checkSigningSecret(c, alerts, owner.subject, options);
       return c.monitor.createMonitor(
         {
           owner,
@@ -130,13 +160,15 @@ export const monitorRoutes: RouteSpec[] = [
         const current = await c.monitor.getMonitor({ owner, id: input.id }, options);
         kind = await readKindInput(current.monitor?.kind as never, input.input, caller);
       }
+      const alerts = await checkedAlerts(input.alerts);
+      await checkSigningSecret(c, alerts, owner.subject, options);
       return c.monitor.updateMonitor(
         {
           owner,
           id: input.id,
           name: input.name,
           intervalSeconds: input.intervalSeconds,
-          alerts: await checkedAlerts(input.alerts),
+          alerts,
           ...kind,
         },
         options,

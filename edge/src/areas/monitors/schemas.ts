@@ -74,7 +74,8 @@ export const AlertsInput = z
       .meta({
         description:
           'Deliver alerts as signed webhooks to webhookUrl (signed as job webhooks are, with the secret of ' +
-          'POST /v1/webhooks/secret; listed at GET /v1/webhooks/deliveries). Default: true when webhookUrl is given.',
+          'POST /v1/webhooks/secret, which must exist first: else 400 webhook_secret_missing; listed at ' +
+          'GET /v1/webhooks/deliveries). Default: true when webhookUrl is given.',
       }),
     webhookUrl: webhookUrlField.unwrap().optional().meta({
       description:
