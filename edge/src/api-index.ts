@@ -63,7 +63,11 @@ failure) is the OpenAPI 3.1 document [\`openapi.json\`](openapi.json), also serv
 - Monitors: \`alerts.maintenance\` lists up to 10 windows (\`startsAt\`, \`endsAt\`, and \`repeat: "weekly"\`
   for the same span every 7 days, shorter than a week) in which alerts are silenced; runs and incidents
   are still recorded, an incident opened in one is \`silenced\`. Uptime over 24 h, 7 d, 30 d and 90 d
-  (summaries, status pages, badges) is read from a daily rollup kept as each run finishes.
+  (summaries, status pages, badges) is read from a daily rollup kept as each run finishes. A run
+  the account has no credits left for is \`skipped\` and pauses every active monitor of the account
+  (\`pausedReason: "out of credits"\`, never overspent); the account's address is mailed once for that
+  pause, naming the monitors paused and how to resume (top up or change plan, then
+  \`POST /v1/monitors/{id}/resume\` or the monitors page).
 - Email: sign-up mails a single-use link (48 hours) to \`PUBLIC_BASE_URL/verify-email?token=…\`,
   whose page posts the token to \`POST /v1/auth/verify-email\`. An unverified account works on the
   Free plan, but creating an API key and buying (\`POST /v1/keys\`, \`POST /v1/billing/checkout\`)

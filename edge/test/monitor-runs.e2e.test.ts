@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SmtpUnderTest } from '@webutil/scripts/mail-under-test';
 import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
@@ -69,6 +70,7 @@ describe('monitors: runs on their schedule', function () {
   let stack: TestStack;
   let server: Server;
   let origin: string;
+  let smtp: SmtpUnderTest;
 
   before(async () => {
     server = createServer((req, res) => {
@@ -88,8 +90,10 @@ describe('monitors: runs on their schedule', function () {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    smtp = await SmtpUnderTest.start();
     stack = await startTestStack({
       allowTargets: '127.0.0.0/8',
+      env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://webutil.example' },
       envFor: {
         monitor: {
           MONITOR_TIME_SCALE: String(DAY),
@@ -103,6 +107,7 @@ describe('monitors: runs on their schedule', function () {
   after(async () => {
     await stack?.stop();
     server?.close();
+    await smtp?.close();
   });
 
   const create = async (apiKey: string, body: Record<string, unknown>) => {
@@ -277,8 +282,13 @@ describe('monitors: runs on their schedule', function () {
     await expectSpentExactly(apiKey, 1_000, await stop(apiKey, id), 2);
   });
 
-  it('an account out of credits has its monitors paused, never overspent', async () => {
-    const apiKey = await fundedKey(stack, 'runs-short', 3);
+  it('an account out of credits has its monitors paused, never overspent, is mailed once, and resumes after a top-up', async () => {
+    const email = `runs-short-${process.pid}-${Date.now()}@example.test`;
+    const { apiKey } = await stack.admin(
+      ...['create-account', '--email', email, '--plan', 'STARTER', '--credits', '3'],
+      ...['--rate-limit', '1000000', '--mint-key', 'runs-short'],
+    );
+    if (!apiKey) throw new Error('no key minted');
     site.status = 200;
     const { id } = await create(apiKey, {
       name: 'Runs out',
@@ -305,5 +315,29 @@ describe('monitors: runs on their schedule', function () {
     const all = [...runs, ...(await stop(apiKey, other.id))];
     expect(finished(all)).to.have.length(3);
     await expectSpentExactly(apiKey, 3, all, 1);
+
+    // One notice for the pause (not one per monitor or per refused slot), naming both and how to resume.
+    const isNotice = (m: { to: string[]; subject: string }) => m.to.includes(email) && /paused/.test(m.subject);
+    const notice = await smtp.waitFor(email, isNotice, 30_000);
+    expect(notice.subject).to.equal('Your 2 monitors are paused: out of credits');
+    expect(notice.text).to.include(`- Runs out (${id})`).and.include(`- Waits (${other.id})`);
+    expect(notice.text).to.include('https://webutil.example/account').and.include('https://webutil.example/monitors');
+    expect(notice.text).to.include(`POST /v1/monitors/{id}/resume`);
+
+    // Topped up, a resumed monitor runs and pays again; resuming sends no notice.
+    await stack.admin('add-top-up', '--email', email, '--credits', '100');
+    const resumed = await stack.api(`/v1/monitors/${id}/resume`, { apiKey, ...post({}) });
+    const active = (await json(resumed)).data;
+    expect(resumed.status).to.equal(200);
+    expect(active).to.include({ state: 'active' });
+    expect(active.pausedReason ?? null).to.equal(null);
+    const before = finished(all).length;
+    await eventually(async () => {
+      const ok = finished([...(await runsOf(apiKey, id)), ...(await runsOf(apiKey, other.id))]);
+      expect(ok.length).to.be.above(before);
+    }, 30_000);
+    expect((await monitorOf(apiKey, id)).state).to.equal('active');
+    await stop(apiKey, id);
+    expect(smtp.received.filter(isNotice)).to.have.length(1);
   });
 });

@@ -76,6 +76,7 @@ const passwordReset = new PasswordReset({ ...mailDeps, accounts, verification })
 const accountNotices = new AccountNotices({
   ...mailDeps,
   accountUrl: `${publicBaseUrl}/account`,
+  monitorsUrl: `${publicBaseUrl}/monitors`,
 });
 const sessions = new Sessions({
   store,

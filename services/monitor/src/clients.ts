@@ -1,9 +1,11 @@
 /**
  * The services a monitor's run calls, as the edge calls them: billing to hold and settle the run's
- * credits, and the service of each kind's operation (the RPC its route calls).
+ * credits (and its account mail, to tell an account its monitors were paused), and the service of
+ * each kind's operation (the RPC its route calls).
  */
 import * as grpc from '@grpc/grpc-js';
 import { type AnyDefinition, MAX_MESSAGE_BYTES, type RequestOf, type ResponseOf } from '@webutil/kit';
+import { AccountMailServiceService } from '@webutil/proto/webutil/billing/v1/account_mail';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metascan';
@@ -24,6 +26,8 @@ export type ServiceClient<D extends AnyDefinition> = {
 
 export interface RunClients {
   billing: ServiceClient<typeof BillingServiceService>;
+  /** Billing's account mail (same address): the out-of-credits notice. */
+  accountMail: ServiceClient<typeof AccountMailServiceService>;
   metaScan: ServiceClient<typeof MetaScanServiceService>;
   tlsScan: ServiceClient<typeof TlsScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
@@ -41,6 +45,7 @@ export interface RunAddresses {
 export function connectRunClients(addresses: RunAddresses): RunClients {
   return {
     billing: connect(BillingServiceService, addresses.billing),
+    accountMail: connect(AccountMailServiceService, addresses.billing),
     metaScan: connect(MetaScanServiceService, addresses.metaScan),
     tlsScan: connect(TlsScanServiceService, addresses.tlsScan),
     crawl: connect(CrawlServiceService, addresses.crawl),

@@ -177,14 +177,34 @@ class MonitorRunner {
     const denial = outcome?.$case === 'denial' ? outcome.denial : undefined;
     if (denial?.refusal === Refusal.REFUSAL_INSUFFICIENT_CREDITS) {
       const paused = await this.deps.store.pauseAll(monitor.subject, OUT_OF_CREDITS, this.now());
-      // The notice: the log, and each monitor's pausedReason on the API and the website.
+      // The notice: the log, each monitor's pausedReason on the API and the website, and one mail.
       this.deps.log.warn(
         { subject: monitor.subject, paused, remaining: denial.remaining, needed: credits },
         'an account is out of credits: its monitors are paused',
       );
+      if (paused.length > 0) await this.noticePaused(monitor.subject, paused, reservationId);
       return `${OUT_OF_CREDITS}: the account's monitors are paused`;
     }
     return denial ? `billing refused the run: ${denial.message}` : 'billing gave no answer';
+  }
+
+  /**
+   * Mails the account once per pause (decision 0483): pauseAll answers only the monitors this call
+   * moved from active to paused, so the runs that find the account out of credits after it (on
+   * this replica or another) pause nothing and send nothing. A notice billing cannot take is logged.
+   */
+  private async noticePaused(subject: string, ids: readonly string[], requestId: string): Promise<void> {
+    try {
+      const all = await this.deps.store.listMonitors(subject);
+      const monitors = all.filter((m) => ids.includes(m.id)).map((m) => ({ id: m.id, name: m.name }));
+      const { email } = await this.deps.clients.accountMail.sendMonitorsPausedNotice(
+        { subject, monitors },
+        { requestId: `${requestId}-paused`, timeoutMs: 10_000 },
+      );
+      this.deps.log.info({ subject, to: email, monitors: ids.length }, 'the account was told its monitors are paused');
+    } catch (err) {
+      this.deps.log.warn({ err, subject }, 'the paused-monitors notice could not be sent');
+    }
   }
 
   /** Spends the hold for this call (credits > 0) or returns it; true when spent. */

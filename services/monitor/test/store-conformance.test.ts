@@ -124,6 +124,22 @@ for (const adapter of [sqlite(), mongo()]) {
       expect((await store.getMonitor('account:due', a.id))?.nextRunAt).to.equal(65_000);
       expect(await store.pauseAll('account:due', 'out of credits', 7_000)).to.have.members([a.id, b.id, later.id]);
       expect((await store.dueMonitors(10_000_000, 100)).filter((m) => m.subject === 'account:due')).to.deep.equal([]);
+      // Paused already: a later call moves nothing, so it sends no second notice.
+      expect(await store.pauseAll('account:due', 'out of credits', 8_000)).to.deep.equal([]);
+    });
+
+    it('pauses each monitor for one of two racing calls only (one notice per pause)', async () => {
+      const ids = [];
+      for (let i = 0; i < 6; i++) {
+        const m = monitor({ subject: 'account:race', nextRunAt: 5_000 });
+        await store.insertMonitor(m);
+        ids.push(m.id);
+      }
+      const [one, two] = await Promise.all([
+        store.pauseAll('account:race', 'out of credits', 7_000),
+        store.pauseAll('account:race', 'out of credits', 7_000),
+      ]);
+      expect([...(one ?? []), ...(two ?? [])]).to.have.members(ids);
     });
 
     it('finishes runs, pages them by time, finds the previous finished one and interrupts stale ones', async () => {

@@ -105,3 +105,36 @@ export function creditsMail(
       `Turn these notices off on the account page.\n${SIGNATURE}`,
   };
 }
+
+export interface PausedMonitor {
+  id: string;
+  name: string;
+}
+
+/** Monitors named in one notice; the rest are counted (the monitors page lists them all). */
+const NAMED_MONITORS = 20;
+
+/** The account ran out of credits and these monitors were paused (once per pause, decision 0483). */
+export function monitorsPausedMail(
+  to: string,
+  monitors: readonly PausedMonitor[],
+  links: { accountUrl: string; monitorsUrl: string },
+): MailMessage {
+  const count = monitors.length;
+  const named = monitors.slice(0, NAMED_MONITORS).map((m) => `- ${m.name} (${m.id})\n`);
+  if (count > NAMED_MONITORS) named.push(`- and ${count - NAMED_MONITORS} more\n`);
+  return {
+    to,
+    subject:
+      count === 1 ? 'Your monitor is paused: out of credits' : `Your ${count} monitors are paused: out of credits`,
+    text:
+      `Your account ran out of credits, so ${count === 1 ? 'this monitor was' : `these ${count} monitors were`} ` +
+      'paused before the run it could not pay for (nothing was overspent):\n\n' +
+      named.join('') +
+      '\nTo resume: buy a top-up pack or change your plan on the account page,\n\n' +
+      `${links.accountUrl}\n\n` +
+      'then resume each monitor on the monitors page, or with POST /v1/monitors/{id}/resume:\n\n' +
+      `${links.monitorsUrl}\n\n` +
+      `Slots passed while paused are not run. This notice is sent once each time monitors are paused.\n${SIGNATURE}`,
+  };
+}

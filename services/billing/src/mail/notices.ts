@@ -4,13 +4,13 @@
  * renewalFailed() once per applied event), and 80 % and 100 % of the cycle's credits spent, once
  * per cycle each, claimed in the mail store so replicas racing on one account send one.
  */
-import type { Logger } from '@webutil/kit';
+import { invalidArgument, type Logger, notFound } from '@webutil/kit';
 import type { Mailer } from '@webutil/kit/mail';
 import type { Clock } from '../clock.js';
 import type { Receipt as PaidReceipt, PaymentNotices, RenewalFailed } from '../payments/notices.js';
 import { PLANS } from '../plans.js';
 import type { Account, BillingStore } from '../stores/store.js';
-import { creditsMail, receiptMail, renewalFailedMail } from './messages.js';
+import { creditsMail, monitorsPausedMail, type PausedMonitor, receiptMail, renewalFailedMail } from './messages.js';
 import { sendInBackground } from './send.js';
 import { DEFAULT_NOTICES, type MailStore, type NoticeSettings } from './store.js';
 
@@ -27,6 +27,8 @@ export interface NoticeDeps {
   log: Logger;
   /** The website's account page (PUBLIC_BASE_URL/account). */
   accountUrl: string;
+  /** The website's monitors page (PUBLIC_BASE_URL/monitors). */
+  monitorsUrl?: string;
 }
 
 export class AccountNotices implements PaymentNotices {
@@ -75,6 +77,26 @@ export class AccountNotices implements PaymentNotices {
       this.deps.log,
       'renewal-failed',
     );
+  }
+
+  /**
+   * The monitor service paused these monitors of the account for want of credits (it calls once
+   * per pause): the account is told which and how to resume. Sent whatever the notice settings,
+   * as a monitor's alerts are: the account's checks have stopped.
+   */
+  async monitorsPaused(subject: string, monitors: readonly PausedMonitor[]): Promise<string> {
+    if (!subject.startsWith('account:')) throw invalidArgument('OWNER_REQUIRED', 'monitors belong to an account');
+    if (monitors.length === 0) throw invalidArgument('INVALID_INPUT', 'a notice names at least one monitor');
+    const account = await this.deps.billing.accountById(subject.slice('account:'.length));
+    if (!account) throw notFound('ACCOUNT_NOT_FOUND', 'no account has that subject');
+    const monitorsUrl = this.deps.monitorsUrl ?? this.deps.accountUrl.replace(/\/account$/, '/monitors');
+    await sendInBackground(
+      this.deps.mailer,
+      monitorsPausedMail(account.email, monitors, { accountUrl: this.deps.accountUrl, monitorsUrl }),
+      this.deps.log,
+      'monitors-paused',
+    );
+    return account.email;
   }
 
   /**

@@ -35,6 +35,9 @@ export function accountMailService(
         const { account } = await gate.session(credential);
         return { notices: await notices.change(account.id, { receipts, renewals, credits }) };
       },
+      sendMonitorsPausedNotice: async ({ subject, monitors }) => ({
+        email: await notices.monitorsPaused(subject, monitors),
+      }),
     },
     log,
   );

@@ -109,14 +109,18 @@ export class MongoMonitorStore implements MonitorStore {
 
   async pauseAll(subject: string, reason: string, at: number): Promise<string[]> {
     const active = await this.monitors.find({ subject, state: 'active' }, { _id: 1 }).lean<{ _id: string }[]>();
-    const ids = active.map((doc) => doc._id);
-    if (ids.length) {
-      await this.monitors.updateMany(
-        { _id: { $in: ids }, state: 'active' },
-        { $set: { state: 'paused', pausedReason: reason, updatedAt: at } },
-      );
-    }
-    return ids;
+    // One conditional update each: a replica pausing the same account at once gets only the monitors
+    // it moved, so the two never both answer one monitor (one notice per pause).
+    const moved = await Promise.all(
+      active.map(async ({ _id }) => {
+        const result = await this.monitors.updateOne(
+          { _id, state: 'active' },
+          { $set: { state: 'paused', pausedReason: reason, updatedAt: at } },
+        );
+        return result.modifiedCount > 0 ? _id : undefined;
+      }),
+    );
+    return moved.filter((id): id is string => id !== undefined);
   }
 
   async dueMonitors(now: number, limit: number): Promise<MonitorRecord[]> {
