@@ -27,6 +27,11 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
        * every second). Only the environment sets it; the API's intervals keep their minimums.
        */
       MONITOR_TIME_SCALE: env.int(1, 1),
+      /**
+       * Runs are kept this many days, then deleted (decision 0485): the longest uptime window shown (90 days,
+       * whose first day is read run by run) plus margin; the daily rollup keeps the figures of older days.
+       */
+      MONITOR_RUN_RETENTION_DAYS: env.int(100, 92),
       // The runs (decision 0461).
       /** Where the website and API are reached: the links in alerts (the edge's same setting). */
       PUBLIC_BASE_URL: env.string('http://127.0.0.1:8080'),

@@ -19,7 +19,8 @@ const config = readConfig();
 const log = createLogger('monitor', config.LOG_LEVEL);
 exitOnFatalErrors(log);
 const store = await openStore(config);
-const monitors = new Monitors({ store, timeScale: config.MONITOR_TIME_SCALE });
+const images = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'monitor' });
+const monitors = new Monitors({ store, images, log, timeScale: config.MONITOR_TIME_SCALE });
 const pages = await openStatusPages({
   mongoUrl: config.MONGO_URL,
   sqliteFile: path.join(config.DATA_DIR, 'monitors.sqlite'),
@@ -33,7 +34,6 @@ const clients = connectRunClients({
   crawl: config.CRAWL_ADDR,
   render: config.RENDER_ADDR,
 });
-const images = await openArtifactStore({ dataDir: config.DATA_DIR, mongoUrl: config.MONGO_URL, bucket: 'monitor' });
 const stopSweepingImages = sweepArtifacts(images, 60 * 60_000, log);
 const alerts = openAlertDelivery(
   {
@@ -67,6 +67,7 @@ const scheduler = new Scheduler(
     concurrency: config.MONITOR_CONCURRENCY,
     staleRunMs: config.MONITOR_STALE_RUN_MS,
     timeScale: config.MONITOR_TIME_SCALE,
+    runRetentionMs: config.MONITOR_RUN_RETENTION_DAYS * 86_400_000,
   },
   log,
 );

@@ -1,6 +1,7 @@
 /** Monitors as their owners manage them: create within the plan's bounds, read, change, pause, delete. */
 import { randomBytes } from 'node:crypto';
-import { failedPrecondition, invalidArgument, notFound } from '@webutil/kit';
+import { failedPrecondition, invalidArgument, type Logger, notFound } from '@webutil/kit';
+import type { ArtifactStore } from '@webutil/kit/artifacts';
 import {
   type CreateMonitorRequest,
   type Incident,
@@ -11,11 +12,15 @@ import {
   type UpdateMonitorRequest,
 } from '@webutil/proto/webutil/monitor/v1/monitor';
 import { boundsOf, isMonitorKind, MAX_INTERVAL_SECONDS, type MonitorKind, minIntervalSeconds } from './bounds.js';
+import { imagesOfRun } from './run-images.js';
 import { slotAfter } from './slots.js';
 import type { IncidentRecord, MonitorChanges, MonitorRecord, MonitorStore, RunRecord } from './store/store.js';
 
 export interface MonitorsDeps {
   store: MonitorStore;
+  /** Screenshot monitors' captures and diff images, deleted with their monitor. */
+  images?: ArtifactStore;
+  log?: Logger;
   now?: () => number;
   /** Intervals pass this many times faster (tests only, MONITOR_TIME_SCALE); default 1. */
   timeScale?: number;
@@ -94,8 +99,35 @@ export class Monitors {
     return this.get(request.owner, current.id);
   }
 
+  /** Deletes the monitor with its runs, incidents, days and stored images (decision 0485). */
   async delete(owner: MonitorOwner | undefined, id: string): Promise<void> {
-    if (!(await this.deps.store.deleteMonitor(ownerOf(owner).subject, id))) throw MONITOR_NOT_FOUND();
+    const { subject } = ownerOf(owner);
+    const monitor = await this.deps.store.getMonitor(subject, id);
+    // The images are named in the runs, so they are read before the runs go.
+    const images = monitor?.kind === 'screenshot' ? await this.imagesOf(id) : [];
+    if (!(await this.deps.store.deleteMonitor(subject, id))) throw MONITOR_NOT_FOUND();
+    await this.deleteImages(images);
+  }
+
+  /** Every image a monitor's kept runs name (screenshot runs are hourly at most: a few thousand runs). */
+  private async imagesOf(monitorId: string): Promise<string[]> {
+    const names: string[] = [];
+    let beforeSlot: number | undefined;
+    for (;;) {
+      const page = await this.deps.store.listRuns(monitorId, { limit: 500, beforeSlot });
+      for (const run of page) names.push(...imagesOfRun(run));
+      if (page.length < 500) return names;
+      beforeSlot = page.at(-1)?.slot;
+    }
+  }
+
+  /** Deletes stored images; one that fails is left to its lifetime's end (logged), not the request's failure. */
+  async deleteImages(names: string[]): Promise<void> {
+    const { images, log } = this.deps;
+    if (!images) return;
+    for (const name of names) {
+      await images.delete(name).catch((err: unknown) => log?.warn({ err, name }, 'a monitor image was not deleted'));
+    }
   }
 
   async pause(owner: MonitorOwner | undefined, id: string): Promise<Monitor> {

@@ -15,6 +15,7 @@ import { isMonitorKind, type MonitorKind } from './bounds.js';
 import type { RunClients } from './clients.js';
 import { monitorInMaintenance } from './in-maintenance.js';
 import { recordRunInRollup } from './rollup.js';
+import { imagesOfRun } from './run-images.js';
 import { KIND_RUNS, type Performed, performOperation } from './run-operations.js';
 import type { RunClaimed } from './scheduler.js';
 import type { MonitorChanges, MonitorRecord, MonitorStore, RunRecord, RunResult } from './store/store.js';
@@ -135,18 +136,23 @@ class MonitorRunner {
     }
 
     if (kind === 'down-check') performed = await this.confirmDown(monitor, run, performed, rules);
-    await this.finish(run, {
+    const result = {
       ...this.finished('ok', performed.reason, spent ? credits : 0),
       verdict: performed.verdict,
       responseTimeMs: performed.responseTimeMs,
       changesJson: performed.changes && JSON.stringify(performed.changes),
       resultJson: JSON.stringify(performed.result),
-    });
+    };
+    await this.finish(run, result);
     if (kind === 'down-check') {
       await this.incidents(monitor, run, performed, rules);
       return;
     }
-    await this.update(monitor, { status: 'ok', lastRunAt: this.now() });
+    if (!(await this.update(monitor, { status: 'ok', lastRunAt: this.now() }))) {
+      // Deleted while this run went on: its images would outlive it (the delete read the runs before this one).
+      await Promise.all(imagesOfRun(result).map((name) => this.deps.images.delete(name).catch(() => undefined)));
+      return;
+    }
     if (performed.changes?.alert) {
       await this.alert(monitor, run, {
         event: 'changed',
@@ -358,8 +364,9 @@ class MonitorRunner {
     return { finishedAt: this.now(), outcome, reason, creditsSpent };
   }
 
-  private async update(monitor: MonitorRecord, changes: MonitorChanges): Promise<void> {
-    await this.deps.store.updateMonitor(monitor.subject, monitor.id, changes);
+  /** False when the monitor is gone (deleted meanwhile). */
+  private async update(monitor: MonitorRecord, changes: MonitorChanges): Promise<boolean> {
+    return this.deps.store.updateMonitor(monitor.subject, monitor.id, changes);
   }
 }
 

@@ -31,3 +31,9 @@ export const runsInterrupted = counter({
   name: 'webutil_monitor_runs_interrupted_total',
   help: 'Monitor runs marked interrupted by this replica because the replica running them stopped',
 });
+
+/** Runs the retention sweep deleted (their slot older than MONITOR_RUN_RETENTION_DAYS). */
+export const oldRunsDeleted = counter({
+  name: 'webutil_monitor_runs_deleted_total',
+  help: 'Monitor runs deleted by this replica because their slot is older than the retention window',
+});

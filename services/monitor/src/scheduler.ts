@@ -5,7 +5,15 @@
  * (the run is marked interrupted later); slots missed in an outage give one late run, not a burst.
  */
 import type { Logger } from '@webutil/kit';
-import { claimsLost, runsClaimed, runsInFlight, runsInterrupted, scheduleLag } from './scheduler-metrics.js';
+import { fairPicks, HeldSlots } from './fair-slots.js';
+import {
+  claimsLost,
+  oldRunsDeleted,
+  runsClaimed,
+  runsInFlight,
+  runsInterrupted,
+  scheduleLag,
+} from './scheduler-metrics.js';
 import { dueRun, slotAfter } from './slots.js';
 import type { MonitorRecord, MonitorStore, RunRecord } from './store/store.js';
 
@@ -22,8 +30,15 @@ export interface SchedulerOptions {
   staleRunMs?: number;
   /** Intervals pass this many times faster (tests and benchmarks only); default 1. */
   timeScale?: number;
+  /** Runs whose slot is older than this are deleted by an hourly sweep (unset: kept). */
+  runRetentionMs?: number;
   now?: () => number;
 }
+
+/** Reads of due monitors per tick past the accounts already read, for the fair share (decision 0484). */
+const MAX_DUE_READS = 4;
+/** Runs deleted per store call by the retention sweep. */
+const DELETE_BATCH = 1_000;
 
 /** What a claimed run does (the operation, its billing, incidents and alerts). */
 export type RunClaimed = (monitor: MonitorRecord, run: RunRecord) => Promise<void>;
@@ -32,6 +47,9 @@ export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Runs in flight on this replica per account: the fair share's loads. */
+  private readonly held = new HeldSlots();
+  private retention: NodeJS.Timeout | undefined;
   private ticking = false;
   /** The last tick started by the timer, which stop() lets finish before the store closes. */
   private ticked: Promise<number> = Promise.resolve(0);
@@ -55,6 +73,12 @@ export class Scheduler {
       });
     }, this.options.tickMs);
     this.timer.unref();
+    const retentionMs = this.options.runRetentionMs;
+    if (retentionMs !== undefined) {
+      // Every replica sweeps too (deletes are idempotent); hourly is far finer than the window.
+      this.retention = setInterval(() => void this.deleteOldRuns(retentionMs), 60 * 60_000);
+      this.retention.unref();
+    }
     const staleRunMs = this.options.staleRunMs;
     if (staleRunMs === undefined) return;
     // Every replica sweeps (an idempotent update), so the claims of a dead one are closed by any survivor.
@@ -76,15 +100,36 @@ export class Scheduler {
     }
   }
 
+  /** Deletes the runs whose slot is older than `retentionMs`, in batches; the daily rollup keeps their figures. */
+  async deleteOldRuns(retentionMs: number): Promise<number> {
+    const before = this.now() - retentionMs;
+    let deleted = 0;
+    try {
+      for (;;) {
+        const batch = await this.store.deleteRunsBefore(before, DELETE_BATCH);
+        deleted += batch;
+        if (batch < DELETE_BATCH) break;
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'the sweep for runs past their retention failed');
+    }
+    oldRunsDeleted.inc(deleted);
+    return deleted;
+  }
+
   /** Stops claiming; the runs in flight finish. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearInterval(this.sweeper);
+    clearInterval(this.retention);
     await this.ticked;
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /** One pass: every due monitor this replica has room for is claimed, and each claim won is run. */
+  /**
+   * One pass: the due monitors this replica has room for, shared max-min fairly among their accounts
+   * (decision 0484), are claimed, and each claim won is run.
+   */
   async tick(): Promise<number> {
     if (this.ticking) return 0;
     this.ticking = true;
@@ -92,14 +137,33 @@ export class Scheduler {
       const room = this.options.concurrency - this.inFlight.size;
       if (room <= 0) return 0;
       const now = this.now();
+      const picks = fairPicks(await this.dueAcrossAccounts(now, room), this.held.counts, room);
       // Every replica reads the same due monitors: each tries them in its own order, all at once, so
       // a tick costs the store's round trip once, not once per monitor, and the replicas collide less.
-      const due = shuffled(await this.store.dueMonitors(now, room));
-      const won = await Promise.all(due.map((monitor) => this.claim(monitor, now)));
+      const won = await Promise.all(shuffled(picks).map((monitor) => this.claim(monitor, now)));
       return won.filter(Boolean).length;
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * The due monitors, most overdue first, read again past the accounts already read while a read
+   * comes back full: a flood of one account's overdue monitors would otherwise hide every other
+   * account's. It stops once enough accounts holding no slot here are read to take all the room.
+   */
+  private async dueAcrossAccounts(now: number, room: number): Promise<MonitorRecord[]> {
+    const due: MonitorRecord[] = [];
+    const subjects = new Set<string>();
+    for (let read = 0; read < MAX_DUE_READS; read++) {
+      const page = await this.store.dueMonitors(now, room, [...subjects]);
+      due.push(...page);
+      for (const monitor of page) subjects.add(monitor.subject);
+      if (page.length < room) break;
+      const idle = [...subjects].filter((subject) => !this.held.counts.has(subject)).length;
+      if (idle >= room) break;
+    }
+    return due;
   }
 
   /** Claims the monitor's due slot; the winner moves the monitor on and starts the run. */
@@ -132,12 +196,14 @@ export class Scheduler {
     );
     runsClaimed.labels({ late: String(run.late) }).inc();
     scheduleLag.observe(Math.max(0, run.startedAt - run.slot) / 1000);
+    const release = this.held.hold(monitor.subject);
     const running = this.runClaimed(monitor, run).catch((err: unknown) =>
       this.log.warn({ err, monitorId: monitor.id }, 'a monitor run failed'),
     );
     this.inFlight.add(running);
     runsInFlight.set(this.inFlight.size);
     void running.finally(() => {
+      release();
       this.inFlight.delete(running);
       runsInFlight.set(this.inFlight.size);
     });

@@ -142,6 +142,21 @@ for (const adapter of [sqlite(), mongo()]) {
       expect([...(one ?? []), ...(two ?? [])]).to.have.members(ids);
     });
 
+    it('leaves out the due monitors of the accounts it is told to (the fair share reads past a flood)', async () => {
+      const flood = [1, 2, 3].map((k) => monitor({ subject: 'account:flood', nextRunAt: 100 + k }));
+      const other = monitor({ subject: 'account:quiet', nextRunAt: 500 });
+      const third = monitor({ subject: 'account:third', nextRunAt: 400 });
+      for (const m of [...flood, other, third]) await store.insertMonitor(m);
+      const mine = (list: MonitorRecord[]) =>
+        list.filter((m) => ['account:flood', 'account:quiet', 'account:third'].includes(m.subject)).map((m) => m.id);
+      expect(mine(await store.dueMonitors(600, 100))).to.deep.equal([...flood.map((m) => m.id), third.id, other.id]);
+      expect(mine(await store.dueMonitors(600, 100, ['account:flood']))).to.deep.equal([third.id, other.id]);
+      expect(mine(await store.dueMonitors(600, 100, ['account:flood', 'account:third']))).to.deep.equal([other.id]);
+      await store.pauseAll('account:flood', 'test', 700);
+      await store.pauseAll('account:quiet', 'test', 700);
+      await store.pauseAll('account:third', 'test', 700);
+    });
+
     it('finishes runs, pages them by time, finds the previous finished one and interrupts stale ones', async () => {
       const m = monitor();
       await store.insertMonitor(m);
@@ -238,6 +253,40 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(await store.deleteMonitor('account:a1', m.id)).to.equal(true);
       expect(await store.listRuns(m.id, { limit: 10 })).to.deep.equal([]);
       expect(await store.listIncidents(m.id, 10)).to.deep.equal([]);
+    });
+
+    it('deletes runs older than the retention cut in batches, of every monitor, and nothing newer', async () => {
+      // A store of its own: the sweep reaches every monitor's runs.
+      const own = await adapter.open();
+      try {
+        const [a, b] = [monitor(), monitor()];
+        const day = 86_400_000;
+        for (const m of [a, b]) {
+          await own.insertMonitor(m);
+          for (let k = 1; k <= 5; k++) await own.claimRun(run(m.id, k * day, { outcome: 'ok' }));
+          await own.addToDay(m.id, day, {
+            runs: 1,
+            ups: 1,
+            degraded: 0,
+            downs: 0,
+            responseTimeSumMs: 5,
+            responseTimeCount: 1,
+            responseTimeMaxMs: 5,
+          });
+        }
+        // Cut at day 3: days 1 and 2 of both monitors go (4 runs), in batches of 3.
+        expect(await own.deleteRunsBefore(3 * day, 3)).to.equal(3);
+        expect(await own.deleteRunsBefore(3 * day, 3)).to.equal(1);
+        expect(await own.deleteRunsBefore(3 * day, 3)).to.equal(0);
+        for (const m of [a, b]) {
+          const slots = (await own.listRuns(m.id, { limit: 10 })).map((r) => r.slot);
+          expect(slots).to.deep.equal([5 * day, 4 * day, 3 * day]);
+          // The rollup keeps the long-range figures.
+          expect(await own.listDays(m.id, 0, 10 * day)).to.have.length(1);
+        }
+      } finally {
+        await own.close();
+      }
     });
   });
 }

@@ -29,6 +29,8 @@ monitorSchema.index({ state: 1, nextRunAt: 1 });
 const runSchema = new mongoose.Schema<RunDoc>({ _id: String }, loose);
 runSchema.index({ monitorId: 1, slot: -1 });
 runSchema.index({ outcome: 1, startedAt: 1 });
+// The retention sweep's range (a plain index: a TTL index needs a Date field and a server that runs its monitor).
+runSchema.index({ slot: 1 });
 const incidentSchema = new mongoose.Schema<IncidentDoc>({ _id: String }, loose);
 incidentSchema.index({ monitorId: 1, openedAt: -1 });
 const daySchema = new mongoose.Schema<DayDoc>({ _id: String }, loose);
@@ -123,9 +125,13 @@ export class MongoMonitorStore implements MonitorStore {
     return moved.filter((id): id is string => id !== undefined);
   }
 
-  async dueMonitors(now: number, limit: number): Promise<MonitorRecord[]> {
+  async dueMonitors(now: number, limit: number, exceptSubjects: readonly string[] = []): Promise<MonitorRecord[]> {
     const docs = await this.monitors
-      .find({ state: 'active', nextRunAt: { $lte: now } })
+      .find({
+        state: 'active',
+        nextRunAt: { $lte: now },
+        ...(exceptSubjects.length ? { subject: { $nin: [...exceptSubjects] } } : {}),
+      })
       .sort({ nextRunAt: 1 })
       .limit(limit)
       .lean<MonitorDoc[]>();
@@ -157,6 +163,17 @@ export class MongoMonitorStore implements MonitorStore {
       { $set: { outcome: 'interrupted', reason: 'the replica running it stopped', finishedAt: at } },
     );
     return result.modifiedCount;
+  }
+
+  async deleteRunsBefore(slot: number, limit: number): Promise<number> {
+    // A batch by id: deleteMany takes no limit, and one sweep must not hold the store for millions of runs.
+    const old = await this.runs
+      .find({ slot: { $lt: slot } }, { _id: 1 })
+      .limit(limit)
+      .lean<{ _id: string }[]>();
+    if (old.length === 0) return 0;
+    const result = await this.runs.deleteMany({ _id: { $in: old.map((doc) => doc._id) } });
+    return result.deletedCount;
   }
 
   async listRuns(monitorId: string, page: RunPage): Promise<RunRecord[]> {

@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_claim ON runs (monitor_id, slot);
 CREATE INDEX IF NOT EXISTS runs_running ON runs (outcome, started_at);
+CREATE INDEX IF NOT EXISTS runs_slot ON runs (slot);
 CREATE TABLE IF NOT EXISTS incidents (
   id TEXT PRIMARY KEY, monitor_id TEXT NOT NULL, state TEXT NOT NULL, opened_at INTEGER NOT NULL,
   closed_at INTEGER, reason TEXT NOT NULL, silenced INTEGER NOT NULL
@@ -186,10 +187,13 @@ export class SqliteMonitorStore implements MonitorStore {
     return rows.map((r) => r.id);
   }
 
-  async dueMonitors(now: number, limit: number): Promise<MonitorRecord[]> {
+  async dueMonitors(now: number, limit: number, exceptSubjects: readonly string[] = []): Promise<MonitorRecord[]> {
     const rows = this.db
-      .prepare(`SELECT * FROM monitors WHERE state = 'active' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`)
-      .all(now, limit) as Row[];
+      .prepare(
+        `SELECT * FROM monitors WHERE state = 'active' AND next_run_at <= ?
+         AND subject NOT IN (SELECT value FROM json_each(?)) ORDER BY next_run_at LIMIT ?`,
+      )
+      .all(now, JSON.stringify(exceptSubjects), limit) as Row[];
     return rows.map(monitorOf);
   }
 
@@ -246,6 +250,11 @@ export class SqliteMonitorStore implements MonitorStore {
          WHERE outcome = 'running' AND started_at < ?`,
       )
       .run(at, before).changes;
+  }
+
+  async deleteRunsBefore(slot: number, limit: number): Promise<number> {
+    return this.db.prepare('DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE slot < ? LIMIT ?)').run(slot, limit)
+      .changes;
   }
 
   async listRuns(monitorId: string, page: RunPage): Promise<RunRecord[]> {

@@ -125,8 +125,8 @@ export interface MonitorStore {
   /** Pauses every active monitor of the subject (out of credits); the ids this call moved from active (each once, whoever races). */
   pauseAll(subject: string, reason: string, at: number): Promise<string[]>;
 
-  /** Active monitors whose slot has come, the most overdue first. */
-  dueMonitors(now: number, limit: number): Promise<MonitorRecord[]>;
+  /** Active monitors whose slot has come, the most overdue first; none of the accounts in `exceptSubjects`. */
+  dueMonitors(now: number, limit: number, exceptSubjects?: readonly string[]): Promise<MonitorRecord[]>;
   /** Moves a monitor on from the slot it waited for (only if it still waits for it). */
   advance(id: string, fromNextRunAt: number, nextRunAt: number): Promise<boolean>;
   /** The claim of a slot: inserts the run unless (monitorId, slot) exists; false when another replica has it. */
@@ -134,6 +134,8 @@ export interface MonitorStore {
   finishRun(id: string, result: RunResult): Promise<void>;
   /** Runs still `running` that started before `before` (their replica died): marked interrupted. */
   interruptStale(before: number, at: number): Promise<number>;
+  /** Deletes up to `limit` runs (of any monitor) whose slot is before `slot`: the retention sweep. */
+  deleteRunsBefore(slot: number, limit: number): Promise<number>;
   listRuns(monitorId: string, page: RunPage): Promise<RunRecord[]>;
   /** The monitor's last finished run before this one (what a comparison compares with). */
   previousRun(monitorId: string, beforeSlot: number): Promise<RunRecord | undefined>;
