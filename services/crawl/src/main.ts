@@ -86,7 +86,7 @@ await runService({
   protoFiles: ['webutil/crawl/v1/crawl.proto', 'webutil/crawl/v1/site_audit.proto'],
   bindings: [
     crawlService({ pageCheck: { ...fetching, ...config.pageCheck }, starts, reader }, log),
-    siteAuditService({ starts, reader }, log),
+    siteAuditService({ starts, reader, auditPages }, log),
   ],
   log,
   onShutdown: async () => {

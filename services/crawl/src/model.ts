@@ -139,7 +139,7 @@ export type CrawlResult =
   | { kind: 'bookmarks'; result: BookmarkCheckResult }
   | { kind: 'site-audit'; result: SiteAuditReport };
 
-/** A site audit's report as stored: every issue with all its affected URLs (a poll shows the first). */
+/** A site audit's report as stored: each issue with its first affected URLs, the rest in the audit page store (decision 0472). */
 export type SiteAuditReport = SiteAuditResult;
 
 /** A bookmark check's result (crawl.proto's message, severities narrowed). */

@@ -4,6 +4,7 @@ import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_au
 import { BookmarkChecks } from './bookmark-check/jobs.js';
 import { checkLinks, type PageCheckDeps } from './check-links.js';
 import { extractLinks } from './extract-links.js';
+import type { AuditPageStore } from './jobs/audit-pages.js';
 import type { CrawlReader } from './jobs/read.js';
 import type { CrawlStarts } from './jobs/start.js';
 import { toBrokenLinkJob, toCheckLinksResponse, toExtractResult, toLinkExtractJob } from './proto-mapping.js';
@@ -62,8 +63,11 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
 }
 
 /** The site audit's RPCs: crawl jobs of their own kind, run by the same workers. */
-export function siteAuditService(deps: Pick<CrawlServiceDeps, 'starts' | 'reader'>, log: Logger): ServiceBinding {
-  const audits = new SiteAudits(deps.starts, deps.reader);
+export function siteAuditService(
+  deps: Pick<CrawlServiceDeps, 'starts' | 'reader'> & { auditPages?: AuditPageStore },
+  log: Logger,
+): ServiceBinding {
+  const audits = new SiteAudits(deps.starts, deps.reader, deps.auditPages);
   return bind(
     SiteAuditServiceService,
     {

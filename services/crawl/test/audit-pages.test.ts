@@ -163,5 +163,73 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(await store.count(gone)).to.equal(0);
       expect(await store.count(kept)).to.equal(1);
     });
+
+    it('looks records up by URL, the job’s only, any that are not stored left out', async () => {
+      const [job, another] = [randomUUID(), randomUUID()];
+      const pages = Array.from({ length: 30 }, (_, i) => page(`https://a.test/g${i}`, 1, { status: 200 + i }));
+      await store.add(job, pages, later());
+      await store.add(another, [page('https://a.test/other', 1)], later());
+      const asked = ['https://a.test/g3', 'https://a.test/g17', 'https://a.test/none', 'https://a.test/other'];
+      const found = await other.get(job, asked);
+      expect(found.map((p) => p.url).sort()).to.deep.equal(['https://a.test/g17', 'https://a.test/g3']);
+      expect(found.find((p) => p.url === 'https://a.test/g17')).to.deep.equal(pages[17]);
+      expect(await store.get(job, [])).to.deep.equal([]);
+    });
+
+    it('keeps a report’s affected URLs apart from its pages, pages through them by URL then order found', async () => {
+      const [job, another] = [randomUUID(), randomUUID()];
+      const row = (issueId: string, url: string, seq: number) => ({
+        issueId,
+        url,
+        seq,
+        detail: `${issueId} ${seq}`,
+        sources: seq % 2 ? [`${url}#from`] : [],
+      });
+      const rows = [
+        row('deep_page', 'https://a.test/c', 0),
+        row('deep_page', 'https://a.test/a', 1),
+        row('hreflang_no_return', 'https://a.test/a', 5),
+        row('hreflang_no_return', 'https://a.test/a', 2),
+        row('deep_page', 'https://a.test/b', 3),
+        row('hreflang_no_return', 'https://a.test/0', 4),
+      ];
+      await store.addAffected(job, rows.slice(0, 3), later());
+      await other.addAffected(job, rows.slice(3), later());
+      await store.addAffected(job, rows.slice(0, 1), later()); // a write retried: stored once
+      await store.addAffected(another, [row('deep_page', 'https://a.test/z', 0)], later());
+      await store.add(job, [page('https://a.test/', 0)], later());
+      const urls = async (issue: string, offset: number, limit: number) =>
+        (await other.affected(job, issue, offset, limit)).map((r) => `${r.url} ${r.seq}`);
+      expect(await urls('deep_page', 0, 10)).to.deep.equal([
+        'https://a.test/a 1',
+        'https://a.test/b 3',
+        'https://a.test/c 0',
+      ]);
+      expect(await urls('deep_page', 1, 1)).to.deep.equal(['https://a.test/b 3']);
+      expect(await urls('deep_page', 3, 5)).to.deep.equal([]);
+      expect(await urls('hreflang_no_return', 0, 10)).to.deep.equal([
+        'https://a.test/0 4',
+        'https://a.test/a 2',
+        'https://a.test/a 5',
+      ]);
+      expect(await other.affected(job, 'deep_page', 0, 1)).to.deep.equal([row('deep_page', 'https://a.test/a', 1)]);
+      expect(await urls('title_missing', 0, 10)).to.deep.equal([]);
+      // The pages go once the report is made; the affected URLs stay with the job.
+      expect(await store.clear(job)).to.equal(1);
+      expect(await urls('deep_page', 0, 10)).to.have.length(3);
+      expect(await store.clearAffected(job)).to.equal(6);
+      expect(await urls('hreflang_no_return', 0, 10)).to.deep.equal([]);
+      expect(await store.affected(another, 'deep_page', 0, 10)).to.have.length(1);
+    });
+
+    it('sweeps the affected URLs of expired jobs with their pages', async () => {
+      const [gone, kept] = [randomUUID(), randomUUID()];
+      const row = { issueId: 'deep_page', url: 'https://a.test/', seq: 0, detail: 'deep', sources: [] };
+      await store.addAffected(gone, [row], new Date(Date.now() + 1_000));
+      await store.addAffected(kept, [row], later());
+      expect(await store.sweep(new Date(Date.now() + 2_000))).to.be.at.least(1);
+      expect(await store.affected(gone, 'deep_page', 0, 10)).to.deep.equal([]);
+      expect(await store.affected(kept, 'deep_page', 0, 10)).to.have.length(1);
+    });
   });
 }

@@ -2,18 +2,18 @@
  * One site audit: a broken-link crawl (site-crawl/crawler.ts) up to the audit's page cap and time
  * budget, each page's facts read from the same fetch as its links (page-facts.ts), then the page
  * and site checks and the report. Each page's record goes to the job store as it is audited
- * (jobs/audit-pages.ts); the report is made from the stored records.
+ * (jobs/audit-pages.ts); the report is made from the stored records in passes (stored-report.ts).
  */
 import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import type { AuditPageStore } from '../jobs/audit-pages.js';
-import type { BrokenLinkCrawlResult, CrawlOptions, CrawlProgress, ObservedPage, PageObserver } from '../model.js';
+import type { CrawlOptions, CrawlProgress, ObservedPage, PageObserver } from '../model.js';
 import { pageOf } from '../page/page-url.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
-import { type AuditedPage, checkPage, type Finding } from './page-checks.js';
+import { noteFindings } from './compare-audits.js';
+import type { AuditedPage } from './page-checks.js';
 import { type PageFacts, PageFactsReader } from './page-facts.js';
-import { issuesOf, scores, tallies } from './report.js';
-import { checkSite } from './site-checks.js';
 import { checkSiteFiles } from './site-files.js';
+import { reportFromStore } from './stored-report.js';
 
 /** The smallest time budget of an audit (a spec crawl's 6 minutes), and what each page adds beyond 250. */
 const BASE_BUDGET_MS = 6 * 60_000;
@@ -140,7 +140,9 @@ export async function auditSite(
 ): Promise<SiteAuditResult> {
   // A new try starts over: what an interrupted one stored is not this crawl's.
   await out.store.clear(out.jobId);
+  await out.store.clearAffected(out.jobId);
   const observer = new AuditObserver(entry, out);
+  let reported = false;
   try {
     const crawl = await crawlSite('broken-links', entry, auditLimits(deps, pagesCap), onProgress, signal, {
       ...options,
@@ -149,52 +151,15 @@ export async function auditSite(
     });
     if (crawl.kind !== 'broken-links') throw new Error('a site audit crawls as a broken-link crawl');
     await observer.flush();
-    const pages: AuditedPage[] = [];
-    for await (const batch of out.store.read(out.jobId)) pages.push(...batch);
     const files = await checkSiteFiles(entry, deps, signal);
-    return report(entry, pagesCap, crawl.result, pages, observer.sitemapUrls, files);
+    const { result, findings } = await reportFromStore(entry, pagesCap, crawl.result, out, observer.sitemapUrls, files);
+    reported = true;
+    return noteFindings(result, findings);
   } finally {
     // The report carries what the pages showed: their records go once it is made (or the try failed).
     await observer.settled();
     await out.store.clear(out.jobId).catch(() => undefined);
+    // A failed try's affected URLs go too (a finished one's stay with the job until it expires).
+    if (!reported) await out.store.clearAffected(out.jobId).catch(() => undefined);
   }
-}
-
-function report(
-  entry: URL,
-  pagesCap: number,
-  crawled: BrokenLinkCrawlResult,
-  pages: readonly AuditedPage[],
-  sitemapUrls: readonly string[],
-  siteFiles: readonly Finding[],
-): SiteAuditResult {
-  const entryPage = pages.find((p) => p.depth === 0)?.url ?? entry.href;
-  const site = checkSite({
-    entry: entryPage,
-    pages,
-    links: crawled.links,
-    sitemapFound: sitemapUrls.length > 0,
-    sitemap: sitemapUrls,
-  });
-  const findings = [...pages.flatMap(checkPage), ...site.findings, ...siteFiles];
-  const issues = issuesOf(findings);
-  // Pages fetched: what pagesAudited and the scores count (refused pages only show as blocked).
-  const audited = new Set(pages.flatMap((p) => (p.refused ? [] : [p.url])));
-  return {
-    url: crawled.url,
-    scannedAt: crawled.scannedAt,
-    pagesAudited: audited.size,
-    pagesDiscovered: crawled.pagesDiscovered,
-    pagesCap,
-    truncatedPages: crawled.truncatedPages,
-    ...scores(findings, audited, issues),
-    issues,
-    ...tallies(pages, site.depths),
-    totalUniqueLinks: crawled.totalUniqueLinks,
-    brokenLinks: crawled.summary.broken,
-    cutBy: [...(crawled.truncatedLinks ? ['check_cap'] : []), ...crawled.linksCutBy],
-    sitemapFound: sitemapUrls.length > 0,
-    sitemapUrlCount: sitemapUrls.length,
-    comparison: undefined,
-  };
 }

@@ -12,8 +12,22 @@ export const LISTED_CHANGES = 1_000;
 
 const SEPARATOR = '\t';
 
+/**
+ * The findings of reports whose affected URLs went to the store (the result lists only the first
+ * of each issue): each (issue type, URL), as the report found them.
+ */
+const foundBy = new WeakMap<object, ReadonlySet<string>>();
+
+/** Notes the findings of `result`, for `findingsOf` to return. */
+export function noteFindings(result: SiteAuditResult, findings: ReadonlySet<string>): SiteAuditResult {
+  foundBy.set(result, findings);
+  return result;
+}
+
 /** Each (issue type, URL) of a report, once. */
 export function findingsOf(result: Pick<SiteAuditResult, 'issues'>): string[] {
+  const found = foundBy.get(result);
+  if (found) return [...found].sort();
   const keys = new Set<string>();
   for (const issue of result.issues) for (const a of issue.affected) keys.add(`${issue.id}${SEPARATOR}${a.url}`);
   return [...keys].sort();

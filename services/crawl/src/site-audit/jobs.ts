@@ -6,6 +6,7 @@ import type {
   StartSiteAuditRequest,
 } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { StartSiteAuditRequest as contract } from '@webutil/proto/webutil/crawl/v1/site_audit.fields';
+import type { AuditPageStore } from '../jobs/audit-pages.js';
 import type { CrawlReader } from '../jobs/read.js';
 import type { CrawlStarts } from '../jobs/start.js';
 import type { CrawlJobView } from '../model.js';
@@ -19,6 +20,8 @@ export class SiteAudits {
   constructor(
     private readonly starts: CrawlStarts,
     private readonly reader: CrawlReader,
+    /** Where finished audits' affected URLs are (decision 0472). */
+    private readonly auditPages?: AuditPageStore,
   ) {}
 
   async start(request: StartSiteAuditRequest, requestId: string, signal: AbortSignal): Promise<string> {
@@ -40,7 +43,8 @@ export class SiteAudits {
     const job = await this.reader.get('site-audit', request.jobId);
     if (job.status !== 'done' || job.result?.kind !== 'site-audit')
       throw failedPrecondition('JOB_NOT_DONE', 'the audit has not finished: its issues come with its report');
-    const issue = issuePage(job.result.result, request.issueId, request.offset, request.limit);
+    const stored = this.auditPages && { store: this.auditPages, jobId: job.id };
+    const issue = await issuePage(job.result.result, request.issueId, request.offset, request.limit, stored);
     if (!issue)
       throw notFound('ISSUE_NOT_FOUND', `the audit found no issue ${request.issueId.slice(0, 64)} (see its issues)`);
     return { jobId: job.id, issue, offset: request.offset };

@@ -53,107 +53,178 @@ export function incomingLinks(pages: readonly AuditedPage[]): Map<string, number
   return incoming;
 }
 
+/** What the per-page site checks ask of the rest of the site. */
+export interface SiteView {
+  entry: string;
+  /** Audited pages linking to `url`. */
+  incoming(url: string): number;
+  /** Clicks from the entry page; undefined when no path of anchors reaches it. */
+  depth(url: string): number | undefined;
+  /** An audited page's record, for the URLs `lookupsOf` names. */
+  page(url: string): AuditedPage | undefined;
+  /** A checked link's status, for a canonical target that is not an audited page. */
+  linkStatus(url: string): number | undefined;
+}
+
+/** The pages `checkSitePage` reads the records of: its canonical target and hreflang alternates. */
+export function lookupsOf(page: AuditedPage): string[] {
+  const urls: string[] = [];
+  const canonical = page.facts?.canonical;
+  if (page.status === 200 && canonical !== undefined && !sameUrl(canonical, page.url)) urls.push(canonical);
+  for (const alternate of page.facts?.hreflang ?? []) if (!sameUrl(alternate.url, page.url)) urls.push(alternate.url);
+  return urls;
+}
+
+/** A page's issues that need the rest of the site: depth, links to it, canonical target, hreflang return. */
+export function checkSitePage(page: AuditedPage, site: SiteView): Finding[] {
+  const findings: Finding[] = [];
+  const add = (id: Finding['id'], detail: string) => findings.push({ id, url: page.url, detail });
+  const linked = site.incoming(page.url);
+  const clicks = site.depth(page.url);
+  if (clicks !== undefined && clicks > T.maxClickDepth) add('deep_page', `${clicks} clicks from the start page`);
+  if (page.refused && linked > 0) add('blocked_by_robots', `linked from ${linked} page(s)`);
+  if (page.facts?.noindex && page.status === 200 && linked > 0) add('noindex', `linked from ${linked} page(s)`);
+  if (page.fromSitemap && linked === 0 && page.status === 200 && page.url !== site.entry)
+    add('orphan_page', 'no audited page links to it');
+  const canonical = page.facts?.canonical;
+  if (page.status === 200 && canonical !== undefined && !sameUrl(canonical, page.url)) {
+    const target = site.page(canonical);
+    const status = target ? target.status : site.linkStatus(canonical);
+    if (target?.redirects || (status !== undefined && status !== 200))
+      add('canonical_to_non200', `canonical ${canonical} answered ${target?.redirects ? 'a redirect' : status}`);
+    else if (target?.facts?.canonical && !sameUrl(target.facts.canonical, canonical))
+      add('canonical_chain', `canonical ${canonical} names ${target.facts.canonical}`);
+  }
+  for (const alternate of page.facts?.hreflang ?? []) {
+    if (sameUrl(alternate.url, page.url)) continue;
+    const other = site.page(alternate.url);
+    if (other?.facts && other.status === 200 && !other.facts.hreflang.some((h) => sameUrl(h.url, page.url)))
+      add('hreflang_no_return', `${alternate.url} (${alternate.lang}) does not link back`);
+  }
+  return findings;
+}
+
 export function checkSite(site: SiteFacts): { findings: Finding[]; depths: Map<string, number> } {
   const findings: Finding[] = [];
   const depths = clickDepths(site.entry, site.pages);
   const incoming = incomingLinks(site.pages);
   const byUrl = new Map(site.pages.map((p) => [p.url, p]));
   const linkStatus = new Map(site.links.map((l) => [l.url, l.statusCode]));
-  for (const page of site.pages) {
-    const add = (id: Finding['id'], detail: string) => findings.push({ id, url: page.url, detail });
-    const linked = incoming.get(page.url) ?? 0;
-    const clicks = depths.get(page.url);
-    if (clicks !== undefined && clicks > T.maxClickDepth) add('deep_page', `${clicks} clicks from the start page`);
-    if (page.refused && linked > 0) add('blocked_by_robots', `linked from ${linked} page(s)`);
-    if (page.facts?.noindex && page.status === 200 && linked > 0) add('noindex', `linked from ${linked} page(s)`);
-    if (page.fromSitemap && linked === 0 && page.status === 200 && page.url !== site.entry)
-      add('orphan_page', 'no audited page links to it');
-    const canonical = page.facts?.canonical;
-    if (page.status === 200 && canonical !== undefined && !sameUrl(canonical, page.url)) {
-      const target = byUrl.get(canonical);
-      const status = target ? target.status : linkStatus.get(canonical);
-      if (target?.redirects || (status !== undefined && status !== 200))
-        add('canonical_to_non200', `canonical ${canonical} answered ${target?.redirects ? 'a redirect' : status}`);
-      else if (target?.facts?.canonical && !sameUrl(target.facts.canonical, canonical))
-        add('canonical_chain', `canonical ${canonical} names ${target.facts.canonical}`);
-    }
-    for (const alternate of page.facts?.hreflang ?? []) {
-      if (sameUrl(alternate.url, page.url)) continue;
-      const other = byUrl.get(alternate.url);
-      if (other?.facts && other.status === 200 && !other.facts.hreflang.some((h) => sameUrl(h.url, page.url)))
-        add('hreflang_no_return', `${alternate.url} (${alternate.lang}) does not link back`);
-    }
-  }
-  findings.push(...duplicates(site.pages), ...sitemapFindings(site, byUrl), ...brokenLinks(site.links));
+  const view: SiteView = {
+    entry: site.entry,
+    incoming: (url) => incoming.get(url) ?? 0,
+    depth: (url) => depths.get(url),
+    page: (url) => byUrl.get(url),
+    linkStatus: (url) => linkStatus.get(url),
+  };
+  const duplicates = new DuplicateGroups();
+  for (const page of site.pages) duplicates.note(page);
+  for (const page of site.pages) findings.push(...checkSitePage(page, view));
+  for (const page of site.pages) findings.push(...duplicates.findingsOf(page));
+  if (!site.sitemapFound) findings.push(sitemapMissing(site.entry));
+  else for (const url of new Set(site.sitemap)) findings.push(...sitemapFindings(url, byUrl.get(url)));
+  findings.push(...brokenLinks(site.links));
   return { findings, depths };
 }
 
-/** Indexable pages sharing a title, a description, or their body text (without a canonical between them). */
-function duplicates(pages: readonly AuditedPage[]): Finding[] {
-  const indexable = pages.filter(isIndexable);
-  const findings: Finding[] = [];
-  const groups = (key: (p: AuditedPage) => string | undefined) => {
-    const by = new Map<string, AuditedPage[]>();
-    for (const page of indexable) {
-      const value = key(page);
-      if (value) by.set(value, [...(by.get(value) ?? []), page]);
-    }
-    return [...by.values()].filter((group) => group.length > 1);
+/** Pages that share a value (title, description, body hash): how many, and the first four. */
+interface Group {
+  count: number;
+  first: string[];
+}
+
+/**
+ * Indexable pages sharing a title, a description, or their body text (without a canonical between
+ * them): one pass notes each page's values, a second gives each page its findings. Holds a count
+ * and four URLs per distinct value, not the pages.
+ */
+export class DuplicateGroups {
+  private readonly by = {
+    title_duplicate: new Map<string, Group>(),
+    description_duplicate: new Map<string, Group>(),
+    duplicate_content: new Map<string, Group>(),
   };
-  for (const group of groups((p) => p.facts?.title))
-    for (const page of group)
-      findings.push({
-        id: 'title_duplicate',
-        url: page.url,
-        detail: `same title as ${group.length - 1} other page(s)`,
-      });
-  for (const group of groups((p) => p.facts?.description))
-    for (const page of group)
+
+  private static values(page: AuditedPage) {
+    return {
+      title_duplicate: page.facts?.title,
+      description_duplicate: page.facts?.description,
+      duplicate_content: page.facts?.bodyHash,
+    };
+  }
+
+  note(page: AuditedPage): void {
+    if (!isIndexable(page)) return;
+    for (const [id, value] of Object.entries(DuplicateGroups.values(page)) as [keyof DuplicateGroups['by'], string][]) {
+      if (!value) continue;
+      const groups = this.by[id];
+      const group = groups.get(value) ?? { count: 0, first: [] };
+      group.count++;
+      if (group.first.length < 4) group.first.push(page.url);
+      groups.set(value, group);
+    }
+  }
+
+  findingsOf(page: AuditedPage): Finding[] {
+    if (!isIndexable(page)) return [];
+    const findings: Finding[] = [];
+    const values = DuplicateGroups.values(page);
+    const title = values.title_duplicate && this.by.title_duplicate.get(values.title_duplicate);
+    if (title && title.count > 1)
+      findings.push({ id: 'title_duplicate', url: page.url, detail: `same title as ${title.count - 1} other page(s)` });
+    const description = values.description_duplicate && this.by.description_duplicate.get(values.description_duplicate);
+    if (description && description.count > 1)
       findings.push({
         id: 'description_duplicate',
         url: page.url,
-        detail: `same description as ${group.length - 1} other page(s)`,
+        detail: `same description as ${description.count - 1} other page(s)`,
       });
-  for (const group of groups((p) => p.facts?.bodyHash))
-    for (const page of group)
+    const content = values.duplicate_content && this.by.duplicate_content.get(values.duplicate_content);
+    if (content && content.count > 1)
       findings.push({
         id: 'duplicate_content',
         url: page.url,
-        detail: `same content as ${group
-          .filter((p) => p !== page)
-          .map((p) => p.url)
+        detail: `same content as ${content.first
+          .filter((url) => url !== page.url)
           .slice(0, 3)
           .join(', ')}`,
       });
-  return findings;
+    return findings;
+  }
 }
 
-function sitemapFindings(site: SiteFacts, byUrl: Map<string, AuditedPage>): Finding[] {
-  if (!site.sitemapFound) return [{ id: 'sitemap_missing', url: site.entry, detail: 'no sitemap.xml found' }];
-  const findings: Finding[] = [];
-  for (const url of new Set(site.sitemap)) {
-    const page = byUrl.get(url);
-    if (!page || page.refused) continue;
-    if (page.status !== 200 || page.redirects > 0)
-      findings.push({
+export const sitemapMissing = (entry: string): Finding => ({
+  id: 'sitemap_missing',
+  url: entry,
+  detail: 'no sitemap.xml found',
+});
+
+/** A sitemap entry's issues: not 200 or not indexable; `page` is its audited record, if any. */
+export function sitemapFindings(url: string, page: AuditedPage | undefined): Finding[] {
+  if (!page || page.refused) return [];
+  if (page.status !== 200 || page.redirects > 0)
+    return [
+      {
         id: 'sitemap_non200',
         url,
         detail: page.redirects > 0 ? `redirects to ${page.finalUrl}` : `answered ${page.status ?? page.error}`,
-      });
-    else if (page.facts && !isIndexable(page))
-      findings.push({
+      },
+    ];
+  if (page.facts && !isIndexable(page))
+    return [
+      {
         id: 'sitemap_non_indexable',
         url,
         detail: page.facts.noindex ? 'noindex' : `canonical is ${page.facts.canonical}`,
-      });
-  }
-  return findings;
+      },
+    ];
+  return [];
 }
 
 const ANCHORS = new Set(['a', 'area']);
 
 /** Each broken link or resource, with the pages it is on. */
-function brokenLinks(links: readonly AuditLink[]): Finding[] {
+export function brokenLinks(links: readonly AuditLink[]): Finding[] {
   return links
     .filter((link) => link.severity === 'broken')
     .map((link) => ({
