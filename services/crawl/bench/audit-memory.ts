@@ -59,7 +59,7 @@ const store: AuditPageStore = new Proxy(stored, {
     const value = Reflect.get(target, key, receiver);
     if (typeof value !== 'function') return value;
     return (...args: unknown[]) => {
-      if (phase === 'crawl' && key !== 'add' && key !== 'clear') {
+      if (phase === 'crawl' && key === 'read') {
         sample();
         gc();
         afterCrawl = process.memoryUsage().heapUsed;
