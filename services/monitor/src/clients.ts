@@ -3,6 +3,8 @@
  * credits (and its account mail, to tell an account its monitors were paused), and the service of
  * each kind's operation (the RPC its route calls).
  */
+import { lookup } from 'node:dns/promises';
+import { isIPv6 } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { type AnyDefinition, MAX_MESSAGE_BYTES, type RequestOf, type ResponseOf } from '@webutil/kit';
 import { AccountMailServiceService } from '@webutil/proto/webutil/billing/v1/account_mail';
@@ -15,6 +17,8 @@ import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan
 export interface CallOptions {
   requestId: string;
   timeoutMs: number;
+  /** Told which replica answered a unary call (its address as grpc-js names it, e.g. 10.0.0.7:50055). */
+  onPeer?: (peer: string) => void;
 }
 
 /** A service definition turned into calls: a unary RPC gives a promise, a streaming one an async iterable. */
@@ -32,6 +36,10 @@ export interface RunClients {
   tlsScan: ServiceClient<typeof TlsScanServiceService>;
   crawl: ServiceClient<typeof CrawlServiceService>;
   render: ServiceClient<typeof RenderServiceService>;
+  /** A down-check's re-check: a meta-scan replica other than the one that answered (decision 0486). */
+  metaScanOtherThan(peer: string | undefined): Promise<ServiceClient<typeof MetaScanServiceService>>;
+  /** The clients metaScanOtherThan opened, one per replica address. */
+  metaScanReplicas: Map<string, ServiceClient<typeof MetaScanServiceService>>;
 }
 
 export interface RunAddresses {
@@ -43,18 +51,73 @@ export interface RunAddresses {
 }
 
 export function connectRunClients(addresses: RunAddresses): RunClients {
+  const metaScan = connect(MetaScanServiceService, addresses.metaScan);
+  const metaScanReplicas = new Map<string, ServiceClient<typeof MetaScanServiceService>>();
   return {
     billing: connect(BillingServiceService, addresses.billing),
     accountMail: connect(AccountMailServiceService, addresses.billing),
-    metaScan: connect(MetaScanServiceService, addresses.metaScan),
+    metaScan,
     tlsScan: connect(TlsScanServiceService, addresses.tlsScan),
     crawl: connect(CrawlServiceService, addresses.crawl),
     render: connect(RenderServiceService, addresses.render),
+    metaScanReplicas,
+    metaScanOtherThan: async (peer) => {
+      const other = otherReplica(await replicaAddresses(addresses.metaScan).catch(() => []), peer);
+      // One replica (or none known apart from it, or the peer unknown): the balanced channel, later.
+      if (other === undefined) return metaScan;
+      let client = metaScanReplicas.get(other);
+      if (!client) {
+        client = connect(MetaScanServiceService, `ipv${isIPv6(hostOf(other)) ? 6 : 4}:${other}`);
+        metaScanReplicas.set(other, client);
+      }
+      return client;
+    },
   };
 }
 
 export function closeRunClients(clients: RunClients): void {
-  for (const client of Object.values(clients)) client.close();
+  for (const client of [
+    clients.billing,
+    clients.accountMail,
+    clients.metaScan,
+    clients.tlsScan,
+    clients.crawl,
+    clients.render,
+    ...clients.metaScanReplicas.values(),
+  ]) {
+    client.close();
+  }
+}
+
+/** `ip:port`, or `[ip6]:port`, as grpc-js names a subchannel's address (and getPeer answers). */
+const addressOf = (ip: string, port: string) => (isIPv6(ip) ? `[${ip}]:${port}` : `${ip}:${port}`);
+const hostOf = (address: string) => address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+
+/**
+ * Every replica address a gRPC target names: an `ipv4:`/`ipv6:` list as given, or each address its host
+ * resolves to (`dns:///host:port`, the chart's headless Service, or `host:port`).
+ */
+export async function replicaAddresses(
+  target: string,
+  resolve: (host: string) => Promise<string[]> = async (host) =>
+    (await lookup(host, { all: true })).map((found) => found.address),
+): Promise<string[]> {
+  const list = /^ipv[46]:(.*)$/.exec(target);
+  if (list) return (list[1] as string).split(',').map((address) => address.trim());
+  const hostPort = target.replace(/^dns:(\/\/[^/]*\/)?/, '');
+  const match = /^(.*):(\d+)$/.exec(hostPort);
+  if (!match) return [];
+  const host = (match[1] as string).replace(/^\[(.*)\]$/, '$1');
+  const port = match[2] as string;
+  return [...new Set(await resolve(host))].map((ip) => addressOf(ip, port));
+}
+
+/** A replica address other than `peer` (at random among them), or undefined when there is none. */
+export function otherReplica(addresses: string[], peer: string | undefined, random = Math.random): string | undefined {
+  if (peer === undefined) return undefined;
+  const others = addresses.filter((address) => address !== peer);
+  if (others.length === 0 || others.length === addresses.length) return undefined;
+  return others[Math.floor(random() * others.length)];
 }
 
 /**
@@ -107,14 +170,18 @@ function connect<D extends AnyDefinition>(definition: D, address: string): Servi
           )
       : (request: unknown, options: CallOptions) =>
           new Promise((resolve, reject) => {
-            client.makeUnaryRequest(
+            const call = client.makeUnaryRequest(
               method.path,
               method.requestSerialize,
               method.responseDeserialize,
               request,
               metadata(options),
               { deadline: Date.now() + options.timeoutMs },
-              (err, response) => (err ? reject(err) : resolve(response)),
+              (err, response) => {
+                if (options.onPeer) options.onPeer(call.getPeer());
+                if (err) reject(err);
+                else resolve(response);
+              },
             );
           });
   }

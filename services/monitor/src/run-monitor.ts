@@ -113,8 +113,13 @@ class MonitorRunner {
     };
     const rules = JSON.parse(monitor.alertsJson) as Rules;
     let performed: Performed;
+    // The meta-scan replica that answered a down-check: its re-check is sent to another.
+    let peer: string | undefined;
     try {
       performed = await performOperation(kind, monitor.requestJson, {
+        onPeer: (answered) => {
+          peer = answered;
+        },
         clients: this.deps.clients,
         images: this.deps.images,
         requestId: run.id,
@@ -135,7 +140,7 @@ class MonitorRunner {
       return;
     }
 
-    if (kind === 'down-check') performed = await this.confirmDown(monitor, run, performed, rules);
+    if (kind === 'down-check') performed = await this.confirmDown(monitor, run, performed, rules, peer);
     const result = {
       ...this.finished('ok', performed.reason, spent ? credits : 0),
       verdict: performed.verdict,
@@ -231,22 +236,25 @@ class MonitorRunner {
 
   /**
    * A down-check that would open an incident is checked once more after a short wait before it
-   * counts. The call goes through the meta-scan channel's round robin, so with several replicas it
-   * is answered by another one; with one, it is the same replica later. The re-check is free.
+   * counts. The re-check goes to a meta-scan replica other than the one that answered `peer` (a
+   * client of that replica's address, decision 0486); with one replica, it is the same one later.
+   * The re-check is free.
    */
   private async confirmDown(
     monitor: MonitorRecord,
     run: RunRecord,
     performed: Performed,
     rules: Rules,
+    peer: string | undefined,
   ): Promise<Performed> {
     const threshold = rules.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD;
     if (performed.verdict !== 'down' || monitor.failures + 1 < threshold) return performed;
     if (await this.deps.store.openIncidentOf(monitor.id)) return performed;
     await sleep(this.deps.recheckDelayMs);
     try {
+      const metaScan = await this.deps.clients.metaScanOtherThan(peer);
       const again = await performOperation('down-check', monitor.requestJson, {
-        clients: this.deps.clients,
+        clients: { ...this.deps.clients, metaScan },
         images: this.deps.images,
         requestId: `${run.id}#recheck`,
         previous: undefined,

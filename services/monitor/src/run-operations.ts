@@ -37,6 +37,8 @@ export interface OperationContext {
   crawlPollMs: number;
   /** A crawl not finished by then fails the run. */
   crawlDeadlineMs: number;
+  /** Told which replica answered a down-check (its re-check goes to another, decision 0486). */
+  onPeer?: (peer: string) => void;
 }
 
 export interface Performed {
@@ -73,7 +75,10 @@ export async function performOperation(
   const options = { requestId: ctx.requestId, timeoutMs: KIND_RUNS[kind].timeoutMs };
   switch (kind) {
     case 'down-check': {
-      const reply = await ctx.clients.metaScan.downCheck(DownCheckRequest.fromPartial(request), options);
+      const reply = await ctx.clients.metaScan.downCheck(DownCheckRequest.fromPartial(request), {
+        ...options,
+        onPeer: ctx.onPeer,
+      });
       return {
         result: reply as unknown as Record<string, unknown>,
         verdict: reply.verdict,
