@@ -66,10 +66,21 @@ const store: AuditPageStore = new Proxy(stored, {
         if (SNAPSHOT) console.log(`heap snapshot after the crawl: ${v8.writeHeapSnapshot()}`);
         phase = 'report';
       }
-      return value.apply(target, args);
+      const answer = value.apply(target, args);
+      return key === 'read' ? sampled(answer as AsyncGenerator<unknown>) : answer;
     };
   },
 });
+
+/** The report's live heap: after a full collection at each batch of records it reads. */
+let liveInReport = 0;
+async function* sampled<T>(batches: AsyncGenerator<T>): AsyncGenerator<T> {
+  for await (const batch of batches) {
+    gc();
+    liveInReport = Math.max(liveInReport, process.memoryUsage().heapUsed);
+    yield batch;
+  }
+}
 
 const site = await startAuditSite(PAGES);
 gc();
@@ -99,6 +110,7 @@ if (liveInCrawl)
   console.log(`        heap at ${mb(liveInCrawl.before)} MB in the crawl, live after gc: ${mb(liveInCrawl.after)} MB`);
 console.log(`        heap kept after the crawl (after gc): ${mb(afterCrawl)} MB`);
 console.log(`report: peak rss ${mb(peaks.report.rss)} MB, peak heap ${mb(peaks.report.heap)} MB`);
+console.log(`        live heap at its batches of records (after gc), at most: ${mb(liveInReport)} MB`);
 console.log(`result: ${result.issues.length} issues, ${affected} affected URLs, ${mb(packed)} MB as JSON`);
 console.log(
   `VmHWM ${mb(Number(/^VmHWM:\s+(\d+) kB/m.exec(await import('node:fs').then((f) => f.readFileSync('/proc/self/status', 'utf8')))?.[1]) * 1024)} MB`,
