@@ -133,12 +133,17 @@ export class SafeHttp {
   constructor(options: SafeHttpOptions) {
     this.userAgent = options.userAgent ?? DEFAULT_UA;
     const policy = options.policy;
-    const connector = buildConnector({
+    const connectorOptions = {
       timeout: options.connectTimeoutMs ?? 10_000,
       lookup: guardedLookup(policy, options.lookup),
       // One context for every connection: a `ca` list given per connection is parsed again each time.
       ...(options.ca ? { secureContext: tls.createSecureContext({ ca: [...options.ca] }) } : {}),
-    } as buildConnector.BuildOptions);
+    } as buildConnector.BuildOptions;
+    const connector = buildConnector(connectorOptions);
+    // A timed exchange's one-off connection carries one exchange and is closed when it ends (or at
+    // its idle timeout), before keep-alive probes (60 s idle) could fire: setting them took 8
+    // system calls per down-check. Its TLS sessions are resumed from other one-offs only.
+    const oneOffConnector = buildConnector({ ...connectorOptions, keepAlive: false });
     this.idleTimeoutMs = options.idleTimeoutMs ?? 15_000;
     this.connect = (opts, callback, phases) => {
       const host = opts.hostname.replace(/^\[|\]$/g, '');
@@ -148,7 +153,8 @@ export class SafeHttp {
       }
       const started = phases && performance.now();
       // undici's connector returns the socket it opens, though its type says void.
-      const socket = (connector as (...args: Parameters<typeof connector>) => unknown)(opts, callback);
+      const open = (phases ? oneOffConnector : connector) as (...args: Parameters<typeof connector>) => unknown;
+      const socket = open(opts, callback);
       if (phases && started !== undefined && socket instanceof net.Socket) {
         timePhases(socket, opts.protocol === 'https:', started, phases);
       }
