@@ -7,7 +7,8 @@
  * billing and meta-scan and alternates bursts between the two (the machine's load moves both
  * alike), printing each round's CPU per call of both and their ratio per process.
  * `BENCH_PROFILE=off` measures CPU only (profiling costs CPU); `BENCH_ROUNDS`, `BENCH_BURST_MS` set
- * the rounds and a burst's length; `BENCH_NODE_ARGS` adds Node options to the three processes.
+ * the rounds and a burst's length; `BENCH_NODE_ARGS` adds Node options to the three processes
+ * (`BENCH_BEFORE_NODE_ARGS` to the other stack's, when it differs: a V8 flag measured against none).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,7 +26,9 @@ const PROFILED = ['edge', 'billing', 'meta-scan'] as const;
 const SERVICE_DIRS: Record<string, string> = { billing: 'services/billing', 'meta-scan': 'services/meta-scan' };
 const profiling = process.env.BENCH_PROFILE !== 'off';
 const beforeDir = process.env.BENCH_BEFORE;
-const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const nodeArgsOf = (value: string | undefined) => (value ?? '').split(' ').filter(Boolean);
+const extraArgs = nodeArgsOf(process.env.BENCH_NODE_ARGS);
+const beforeArgs = nodeArgsOf(process.env.BENCH_BEFORE_NODE_ARGS ?? process.env.BENCH_NODE_ARGS);
 
 interface Side {
   label: string;
@@ -86,7 +89,7 @@ try {
 if (profiling) for (const name of PROFILED) printProfile(name, dirs[name] as string);
 
 async function startSide(label: string, checkout: string | undefined, inspect: boolean): Promise<Side> {
-  const nodeArgs = [...(inspect ? ['--inspect=127.0.0.1:0'] : []), ...extraArgs];
+  const nodeArgs = [...(inspect ? ['--inspect=127.0.0.1:0'] : []), ...(checkout ? beforeArgs : extraArgs)];
   const entry = (dir: string) => (checkout ? { entry: path.join(checkout, dir, 'dist/main.js') } : {});
   const stack = await startTestStack({
     allowTargets: '127.0.0.0/8',
