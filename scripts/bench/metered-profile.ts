@@ -5,7 +5,8 @@
  * profile over those bursts (through its inspector) by self time, grouped by where it lives.
  * `BENCH_BEFORE=<another checkout, built>` starts a second stack from that checkout's edge,
  * billing and meta-scan and alternates bursts between the two (the machine's load moves both
- * alike), printing each round's CPU per call of both and their ratio per process.
+ * alike; each goes first in every other round), printing each round's CPU per call of both and
+ * their ratio per process.
  * `BENCH_PROFILE=off` measures CPU only (profiling costs CPU); `BENCH_ROUNDS`, `BENCH_BURST_MS` set
  * the rounds and a burst's length; `BENCH_NODE_ARGS` adds Node options to the three processes
  * (`BENCH_BEFORE_NODE_ARGS` to the other stack's, when it differs: a V8 flag measured against none).
@@ -53,7 +54,9 @@ try {
   for (const side of sides) await burst(side, WARMUP_MS);
   await Promise.all(sessions.map((session) => session.start()));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const side of sides) {
+    // Each side goes first in every other round: a burst that follows another runs on a warmer
+    // (or busier) machine, which is not the build's doing.
+    for (const side of round % 2 === 1 ? sides : [...sides].reverse()) {
       const before = Object.fromEntries(Object.entries(side.pids).map(([name, pid]) => [name, cpuMs(pid)]));
       const { calls, errors } = await burst(side, BURST_MS);
       const figures = Object.entries(side.pids).map(([name, pid]) => {
