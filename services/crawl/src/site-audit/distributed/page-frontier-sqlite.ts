@@ -1,0 +1,185 @@
+import { setUpSqlite } from '@webutil/kit';
+import Database from 'better-sqlite3';
+import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier } from './page-frontier.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS audit_frontier_jobs (
+  job_id TEXT PRIMARY KEY,
+  page_cap INTEGER NOT NULL,
+  admitted INTEGER NOT NULL DEFAULT 0,
+  over INTEGER NOT NULL DEFAULT 0,
+  expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_frontier (
+  job_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  from_sitemap INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  owner TEXT,
+  lease_until INTEGER,
+  leases INTEGER NOT NULL DEFAULT 0,
+  queued_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (job_id, url)
+);
+CREATE INDEX IF NOT EXISTS audit_frontier_state ON audit_frontier (job_id, state);
+CREATE INDEX IF NOT EXISTS audit_frontier_expires_at ON audit_frontier (expires_at);
+CREATE INDEX IF NOT EXISTS audit_frontier_jobs_expires_at ON audit_frontier_jobs (expires_at);
+`;
+
+interface Row {
+  url: string;
+  depth: number;
+  from_sitemap: number;
+  leases: number;
+}
+
+/** The distributed audit's frontier in the embedded store: two tables of the crawl jobs' SQLite file. */
+export class SqlitePageFrontier implements PageFrontier {
+  private readonly db: Database.Database;
+  private readonly s;
+  private readonly insertAll: Database.Transaction<
+    (jobId: string, pages: readonly FoundPage[], at: number) => Admitted
+  >;
+  private readonly claimOne: Database.Transaction<
+    (jobId: string, url: string, owner: string, until: number, now: number) => LeasedPage | undefined
+  >;
+  private readonly strandedAll: Database.Transaction<
+    (jobId: string, before: number, now: number, limit: number) => string[]
+  >;
+
+  constructor(file: string) {
+    this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
+    this.s = {
+      open: this.db.prepare(
+        'INSERT OR IGNORE INTO audit_frontier_jobs (job_id, page_cap, expires_at) VALUES (?, ?, ?)',
+      ),
+      job: this.db.prepare<[string], { page_cap: number; admitted: number }>(
+        'SELECT page_cap, admitted FROM audit_frontier_jobs WHERE job_id = ?',
+      ),
+      admit: this.db.prepare<[number, number, string]>(
+        'UPDATE audit_frontier_jobs SET admitted = admitted + ?, over = over + ? WHERE job_id = ?',
+      ),
+      lower: this.db.prepare<[number, string, string]>(
+        'UPDATE audit_frontier SET depth = min(depth, ?) WHERE job_id = ? AND url = ?',
+      ),
+      insert: this.db.prepare(
+        `INSERT OR IGNORE INTO audit_frontier (job_id, url, depth, from_sitemap, state, queued_at, expires_at)
+         VALUES (@jobId, @url, @depth, @fromSitemap, @state, @now, @expiresAt)`,
+      ),
+      lease: this.db.prepare<[string, number, string, string, number], Row>(
+        `UPDATE audit_frontier SET state = 'leased', owner = ?, lease_until = ?, leases = leases + 1
+         WHERE job_id = ? AND url = ? AND (state = 'queued' OR (state = 'leased' AND lease_until <= ?))
+         RETURNING url, depth, from_sitemap, leases`,
+      ),
+      renew: this.db.prepare<[number, string, string, string]>(
+        `UPDATE audit_frontier SET lease_until = ? WHERE job_id = ? AND url = ? AND owner = ? AND state = 'leased'`,
+      ),
+      finish: this.db.prepare<[string, string, string]>(
+        `UPDATE audit_frontier SET state = 'done', lease_until = NULL
+         WHERE job_id = ? AND url = ? AND owner = ? AND state = 'leased'`,
+      ),
+      counts: this.db.prepare<[string], { state: string; n: number }>(
+        'SELECT state, count(*) AS n FROM audit_frontier WHERE job_id = ? GROUP BY state',
+      ),
+      over: this.db.prepare<[string], { over: number }>('SELECT over FROM audit_frontier_jobs WHERE job_id = ?'),
+      stranded: this.db.prepare<[string, number, number, number], { url: string }>(
+        `SELECT url FROM audit_frontier WHERE job_id = ?
+         AND ((state = 'queued' AND queued_at <= ?) OR (state = 'leased' AND lease_until <= ?)) LIMIT ?`,
+      ),
+      touch: this.db.prepare<[number, string, string]>(
+        'UPDATE audit_frontier SET queued_at = ? WHERE job_id = ? AND url = ?',
+      ),
+      clearRows: this.db.prepare<[string]>('DELETE FROM audit_frontier WHERE job_id = ?'),
+      clearJob: this.db.prepare<[string]>('DELETE FROM audit_frontier_jobs WHERE job_id = ?'),
+      sweepRows: this.db.prepare<[number]>('DELETE FROM audit_frontier WHERE expires_at <= ?'),
+      sweepJobs: this.db.prepare<[number]>('DELETE FROM audit_frontier_jobs WHERE expires_at <= ?'),
+    };
+    const s = this.s;
+    this.insertAll = this.db.transaction((jobId, pages, expiresAt) => {
+      const job = s.job.get(jobId);
+      if (!job) throw new Error(`no frontier for job ${jobId}`);
+      let room = job.page_cap - job.admitted;
+      const queued: FoundPage[] = [];
+      let over = 0;
+      const now = Date.now();
+      for (const page of pages) {
+        const state = room > 0 ? 'queued' : 'over';
+        const row = { jobId, ...page, fromSitemap: page.fromSitemap ? 1 : 0, state, now, expiresAt };
+        if (s.insert.run(row).changes === 0) {
+          s.lower.run(page.depth, jobId, page.url);
+          continue;
+        }
+        if (state === 'queued') {
+          room--;
+          queued.push(page);
+        } else over++;
+      }
+      s.admit.run(queued.length, over, jobId);
+      return { queued, over };
+    });
+    this.claimOne = this.db.transaction((jobId, url, owner, until, now) => {
+      const row = s.lease.get(owner, until, jobId, url, now);
+      return row && { url: row.url, depth: row.depth, fromSitemap: row.from_sitemap === 1, lease: row.leases };
+    });
+    this.strandedAll = this.db.transaction((jobId, before, now, limit) => {
+      const urls = s.stranded.all(jobId, before, now, limit).map((r) => r.url);
+      for (const url of urls) s.touch.run(now, jobId, url);
+      return urls;
+    });
+  }
+
+  async open(jobId: string, pageCap: number, expiresAt: Date): Promise<void> {
+    this.s.open.run(jobId, pageCap, expiresAt.getTime());
+  }
+
+  async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date): Promise<Admitted> {
+    return this.insertAll.immediate(jobId, pages, expiresAt.getTime());
+  }
+
+  async claim(jobId: string, url: string, owner: string, leaseMs: number, now = new Date()) {
+    return this.claimOne.immediate(jobId, url, owner, now.getTime() + leaseMs, now.getTime());
+  }
+
+  async renew(jobId: string, urls: readonly string[], owner: string, leaseMs: number, now = new Date()) {
+    const until = now.getTime() + leaseMs;
+    return this.db.transaction(() =>
+      urls.reduce((n, url) => n + this.s.renew.run(until, jobId, url, owner).changes, 0),
+    )();
+  }
+
+  async finish(jobId: string, url: string, owner: string): Promise<boolean> {
+    return this.s.finish.run(jobId, url, owner).changes === 1;
+  }
+
+  async counts(jobId: string): Promise<FrontierCounts> {
+    const counts: FrontierCounts = { queued: 0, leased: 0, done: 0, over: this.s.over.get(jobId)?.over ?? 0 };
+    for (const { state, n } of this.s.counts.all(jobId))
+      if (state === 'queued' || state === 'leased' || state === 'done') counts[state] = n;
+    return counts;
+  }
+
+  async stranded(jobId: string, queuedBefore: Date, now: Date, limit: number): Promise<string[]> {
+    return this.strandedAll.immediate(jobId, queuedBefore.getTime(), now.getTime(), limit);
+  }
+
+  async clear(jobId: string): Promise<void> {
+    this.db.transaction(() => {
+      this.s.clearRows.run(jobId);
+      this.s.clearJob.run(jobId);
+    })();
+  }
+
+  async sweep(now = new Date()): Promise<number> {
+    const at = now.getTime();
+    return this.db.transaction(() => {
+      this.s.sweepJobs.run(at);
+      return this.s.sweepRows.run(at).changes;
+    })();
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * A distributed site audit's frontier in the job store (docs/decisions/0491-distributed-audit-frontier.md):
+ * one row per job and page URL, whichever replica finds the page first, so no page is queued twice;
+ * a page worker on any replica leases its row before fetching and marks it done after storing the
+ * page's record, so a page is fetched once unless its replica died holding the lease. One
+ * conformance suite tests both adapters (SQLite on one machine, MongoDB in a cluster).
+ */
+
+/** A page found on the site (or in its sitemap), at the depth it was found. */
+export interface FoundPage {
+  url: string;
+  depth: number;
+  fromSitemap: boolean;
+}
+
+/** A row a page worker leased: the page to fetch, and which lease of it this is (1 the first time). */
+export interface LeasedPage extends FoundPage {
+  lease: number;
+}
+
+export interface FrontierCounts {
+  /** Admitted, no worker holds it yet (or its work item is on the way). */
+  queued: number;
+  /** A worker holds a live or expired lease. */
+  leased: number;
+  done: number;
+  /** Found past the page cap: never fetched (the audit is truncated). */
+  over: number;
+}
+
+/** The rows `insert` admitted, and how many it found past the cap. */
+export interface Admitted {
+  /** Pages new to the job and under its cap: the caller, alone, publishes their work items. */
+  queued: FoundPage[];
+  over: number;
+}
+
+export interface PageFrontier {
+  /**
+   * Creates the job's frontier with its page cap (idempotent: a second call keeps the first cap).
+   * Pages admitted never exceed the cap, whichever replicas insert them (a conditional increment).
+   */
+  open(jobId: string, pageCap: number, expiresAt: Date): Promise<void>;
+  /**
+   * Inserts the pages not yet known to the job (known ones keep the lower depth). New pages are
+   * admitted while the job's count is under its cap; the rest are kept as `over`.
+   */
+  insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date): Promise<Admitted>;
+  /**
+   * Leases a page for `leaseMs`: a queued row, or a leased one whose lease ran out (its worker is
+   * presumed dead). Undefined when the page is done, held by a live lease, over the cap, or unknown.
+   */
+  claim(jobId: string, url: string, owner: string, leaseMs: number, now?: Date): Promise<LeasedPage | undefined>;
+  /** Extends `owner`'s leases of these pages (a live worker's keep-alive); returns how many it still holds. */
+  renew(jobId: string, urls: readonly string[], owner: string, leaseMs: number, now?: Date): Promise<number>;
+  /**
+   * Marks the page done when `owner` holds its lease; false when another worker took it over (its
+   * lease had run out), whose record then stands as the page's (the page store keeps the first).
+   */
+  finish(jobId: string, url: string, owner: string): Promise<boolean>;
+  counts(jobId: string): Promise<FrontierCounts>;
+  /**
+   * Pages whose work item may be lost: queued rows inserted before `queuedBefore` and leased rows
+   * whose lease ran out by `now` (up to `limit`). The coordinator publishes them again; a row done
+   * meanwhile is skipped by the worker's claim.
+   */
+  stranded(jobId: string, queuedBefore: Date, now: Date, limit: number): Promise<string[]>;
+  /** Deletes the job's frontier (a new try starts over; an ended audit needs it no more). */
+  clear(jobId: string): Promise<void>;
+  /** Deletes the frontiers of expired jobs; returns how many rows. */
+  sweep(now?: Date): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
+import { expect } from 'chai';
+import type { FoundPage, PageFrontier } from '../src/site-audit/distributed/page-frontier.js';
+import { MongoPageFrontier } from '../src/site-audit/distributed/page-frontier-mongo.js';
+import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-sqlite.js';
+
+interface Adapter {
+  name: string;
+  /** A handle on the same data (another replica's). */
+  open(): Promise<PageFrontier>;
+  cleanup(): Promise<void>;
+}
+
+function sqlite(): Adapter {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'page-frontier-'));
+  return {
+    name: 'SQLite (embedded)',
+    open: async () => new SqlitePageFrontier(path.join(dir, 'jobs.sqlite')),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function mongo(): Adapter {
+  let server: MongoUnderTest | undefined;
+  const prefix = `audit_frontier_${randomUUID().slice(0, 8)}`;
+  return {
+    name: `mongoose on ${process.env.MONGO_URL ? 'MONGO_URL' : 'jongodb'}`,
+    open: async () => {
+      server ??= await startMongo();
+      return MongoPageFrontier.connect(server.url, prefix);
+    },
+    cleanup: async () => server?.stop(),
+  };
+}
+
+const page = (n: number, depth = 1): FoundPage => ({ url: `https://a.test/p${n}`, depth, fromSitemap: false });
+const inAnHour = () => new Date(Date.now() + 3_600_000);
+
+for (const make of [sqlite, mongo]) {
+  const adapter = make();
+  describe(`Distributed audit frontier: ${adapter.name}`, function () {
+    this.timeout(60_000);
+    let a: PageFrontier;
+    let b: PageFrontier;
+    before(async () => {
+      a = await adapter.open();
+      b = await adapter.open();
+    });
+    after(async () => {
+      await a?.close();
+      await b?.close();
+      await adapter.cleanup();
+    });
+
+    it('admits each page once across replicas, keeps the lower depth, and holds the page cap', async () => {
+      const job = randomUUID();
+      await a.open(job, 5, inAnHour());
+      await b.open(job, 99, inAnHour()); // the first cap stands
+      const first = await a.insert(job, [page(1, 2), page(2, 2), page(3, 2)], inAnHour());
+      expect(first.queued.map((p) => p.url)).to.deep.equal([page(1).url, page(2).url, page(3).url]);
+      const [x, y] = await Promise.all([
+        a.insert(job, [page(3, 1), page(4), page(5), page(6)], inAnHour()),
+        b.insert(job, [page(4), page(5), page(6), page(7)], inAnHour()),
+      ]);
+      const admitted = [...x.queued, ...y.queued].map((p) => p.url);
+      expect(new Set(admitted).size, 'no page admitted twice').to.equal(admitted.length);
+      expect(admitted).to.have.length(2); // 5 in all
+      const counts = await a.counts(job);
+      expect(counts.queued).to.equal(5);
+      expect(counts.over).to.equal(2); // two of p4..p7 found past the cap, each counted once
+      const leased = await a.claim(job, page(3).url, 'r1', 60_000);
+      expect(leased?.depth).to.equal(1);
+    });
+
+    it('leases a page to one worker, lets another take it over once the lease runs out, and finishes it once', async () => {
+      const job = randomUUID();
+      await a.open(job, 10, inAnHour());
+      await a.insert(job, [page(1)], inAnHour());
+      const url = page(1).url;
+      const [one, two] = await Promise.all([a.claim(job, url, 'r1', 1_000), b.claim(job, url, 'r2', 1_000)]);
+      expect([one, two].filter(Boolean)).to.have.length(1);
+      const holder = one ? 'r1' : 'r2';
+      const other = one ? 'r2' : 'r1';
+      expect(await a.renew(job, [url], holder, 1_000)).to.equal(1);
+      expect(await a.renew(job, [url], other, 1_000)).to.equal(0);
+      expect(await b.claim(job, url, other, 1_000), 'the lease is live').to.equal(undefined);
+      const later = new Date(Date.now() + 5_000);
+      const taken = await b.claim(job, url, other, 1_000, later);
+      expect(taken?.lease).to.equal(2);
+      expect(await a.finish(job, url, holder), 'the first holder lost it').to.equal(false);
+      expect(await b.finish(job, url, other)).to.equal(true);
+      expect(await a.claim(job, url, 'r3', 1_000, new Date(Date.now() + 60_000)), 'done is done').to.equal(undefined);
+      expect(await a.counts(job)).to.deep.equal({ queued: 0, leased: 0, done: 1, over: 0 });
+    });
+
+    it('hands back stranded pages (queued long ago, or leases run out), and clears and sweeps', async () => {
+      const job = randomUUID();
+      await a.open(job, 10, inAnHour());
+      await a.insert(job, [page(1), page(2), page(3)], inAnHour());
+      await a.claim(job, page(2).url, 'r1', 1_000);
+      await a.claim(job, page(3).url, 'r1', 60_000);
+      const now = new Date(Date.now() + 5_000);
+      expect((await a.stranded(job, new Date(Date.now() - 60_000), now, 10)).sort()).to.deep.equal([page(2).url]);
+      expect((await a.stranded(job, now, now, 10)).sort()).to.deep.equal([page(1).url, page(2).url]);
+      await a.clear(job);
+      expect(await a.counts(job)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
+      const old = randomUUID();
+      await a.open(old, 10, new Date(Date.now() - 1));
+      await a.insert(old, [page(1)], new Date(Date.now() - 1));
+      expect(await a.sweep()).to.be.at.least(1);
+      expect((await a.counts(old)).queued).to.equal(0);
+    });
+  });
+}
