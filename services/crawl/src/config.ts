@@ -102,6 +102,10 @@ const ENV = {
   CRAWL_PROGRESS_INTERVAL_MS: env.int(500, 0),
   CRAWL_STALL_MS: env.int(2 * 60_000, 1_000),
   CRAWL_QUEUE_STALL_MS: env.int(15 * 60_000, 1_000),
+  /** Site audits spread over every replica (site-audit/distributed/, decision 0491); off: one worker runs each. */
+  SITE_AUDIT_DISTRIBUTED: env.bool(false),
+  /** Pages of distributed audits one replica works on at once. */
+  SITE_AUDIT_PAGE_WORKERS: env.int(16, 1),
 };
 
 /**

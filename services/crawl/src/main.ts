@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   AddressPolicy,
@@ -24,6 +26,11 @@ import { SqliteJobStore } from './jobs/store-sqlite.js';
 import type { CrawlTransport } from './jobs/transport.js';
 import { crawlService, siteAuditService } from './server.js';
 import { type AuditHistory, MongoAuditHistory, SqliteAuditHistory } from './site-audit/audit-history.js';
+import type { DistributedAuditDeps } from './site-audit/distributed/coordinator.js';
+import type { PageFrontier } from './site-audit/distributed/page-frontier.js';
+import { SqlitePageFrontier } from './site-audit/distributed/page-frontier-sqlite.js';
+import { MemoryPageWork, type PageWorkQueue } from './site-audit/distributed/page-work.js';
+import { AuditPageWorker } from './site-audit/distributed/page-worker.js';
 import { warmUp } from './warm-up.js';
 
 const config = readConfig();
@@ -44,6 +51,7 @@ const store = await openStore(config);
 const auditPages = await openAuditPages(config);
 const transport = await openTransport(config, log);
 const auditHistory = await openAuditHistory(config);
+const distributed = config.SITE_AUDIT_DISTRIBUTED ? await openDistributedAudits(config, log) : undefined;
 
 // A crawl job's four roles, each its own file under jobs/: any replica may play any of them.
 const starts = new CrawlStarts({
@@ -63,7 +71,9 @@ const runner = new CrawlRunner({
   options: config.jobs,
   log,
   auditHistory,
+  distributed,
 });
+distributed?.worker.start(config.SITE_AUDIT_PAGE_WORKERS);
 const reader = new CrawlReader({ store, stallMs: config.jobs.stallMs, queueStallMs: config.jobs.queueStallMs });
 transport.record((event) => recordEvent(store, event));
 transport.work(config.jobs.concurrency, (ticket, lease) => runner.run(ticket, lease));
@@ -75,6 +85,9 @@ const sweeper = setInterval(
   () => {
     store.sweep().catch((err: unknown) => log.warn({ err }, 'could not delete expired crawl jobs'));
     auditPages.sweep().catch((err: unknown) => log.warn({ err }, 'could not delete expired audit pages'));
+    distributed?.frontier
+      .sweep()
+      .catch((err: unknown) => log.warn({ err }, 'could not delete expired audit frontiers'));
   },
   Math.min(60_000, config.jobs.retentionMs),
 );
@@ -91,7 +104,10 @@ await runService({
   log,
   onShutdown: async () => {
     clearInterval(sweeper);
+    distributed?.worker.close();
+    await distributed?.work.close(); // pages being audited are handed back
     await transport.close(); // running crawls are handed back
+    await distributed?.frontier.close();
     await store.close();
     await auditPages.close();
     await auditHistory.close();
@@ -138,4 +154,41 @@ async function openTransport(config: CrawlConfig, log: Logger): Promise<CrawlTra
     retentionMs: config.jobs.retentionMs,
     log,
   });
+}
+
+/**
+ * Distributed site audits (decision 0491): the frontier beside the job store, pages as work items
+ * on the crawl transport's NATS (in process without it), and this replica's page workers.
+ */
+async function openDistributedAudits(config: CrawlConfig, log: Logger): Promise<DistributedAuditDeps> {
+  const leaseMs = config.jobs.ackWaitMs;
+  let frontier: PageFrontier;
+  if (config.MONGO_URL) {
+    const { MongoPageFrontier } = await import('./site-audit/distributed/page-frontier-mongo.js');
+    frontier = await MongoPageFrontier.connect(config.MONGO_URL);
+  } else {
+    mkdirSync(config.DATA_DIR, { recursive: true });
+    frontier = new SqlitePageFrontier(path.join(config.DATA_DIR, 'crawl-jobs.sqlite'));
+  }
+  let work: PageWorkQueue;
+  if (config.NATS_URL) {
+    const { NatsPageWork } = await import('./site-audit/distributed/page-work-nats.js');
+    work = await NatsPageWork.connect({
+      url: config.NATS_URL,
+      prefix: config.CRAWL_NATS_PREFIX,
+      ackWaitMs: leaseMs,
+      retentionMs: config.jobs.retentionMs,
+      log,
+    });
+  } else work = new MemoryPageWork(log);
+  const worker = new AuditPageWorker({
+    frontier,
+    pages: auditPages,
+    work,
+    crawl: { ...fetching, limits: config.crawl },
+    owner: `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    leaseMs,
+    log,
+  });
+  return { frontier, work, worker, leaseMs };
 }

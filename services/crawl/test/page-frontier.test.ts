@@ -114,5 +114,24 @@ for (const make of [sqlite, mongo]) {
       expect(await a.sweep()).to.be.at.least(1);
       expect((await a.counts(old)).queued).to.equal(0);
     });
+
+    it("keeps the job context, a row's payload until its result, and tells admitted pages", async () => {
+      const job = randomUUID();
+      await a.open(job, 2, inAnHour());
+      expect(await b.context(job)).to.equal(undefined);
+      await a.setContext(job, '{"site":"https://a.test/"}');
+      expect(await b.context(job)).to.equal('{"site":"https://a.test/"}');
+      await a.insert(job, [{ ...page(1), payload: '"found"' }, page(2), page(3)], inAnHour());
+      expect([...(await b.admitted(job, [page(1).url, page(3).url, page(9).url]))]).to.deep.equal([page(1).url]);
+      await a.claim(job, page(1).url, 'r1', 60_000);
+      await a.claim(job, page(2).url, 'r1', 60_000);
+      await a.finish(job, page(2).url, 'r1', '"read"');
+      const rows = [];
+      for await (const batch of b.results(job, 1)) rows.push(...batch);
+      expect(rows).to.deep.equal([
+        { url: page(1).url, result: '"found"', done: false },
+        { url: page(2).url, result: '"read"', done: true },
+      ]);
+    });
   });
 }

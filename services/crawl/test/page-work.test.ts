@@ -1,12 +1,8 @@
 import { createLogger } from '@webutil/kit';
 import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import { expect } from 'chai';
-import {
-  MemoryPageWork,
-  NatsPageWork,
-  type PageWorkItem,
-  type PageWorkQueue,
-} from '../src/site-audit/distributed/page-work.js';
+import { MemoryPageWork, type PageWorkItem, type PageWorkQueue } from '../src/site-audit/distributed/page-work.js';
+import { NatsPageWork } from '../src/site-audit/distributed/page-work-nats.js';
 
 const log = createLogger('test', 'silent');
 

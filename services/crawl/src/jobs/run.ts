@@ -1,10 +1,11 @@
 import { gauge, type Logger } from '@webutil/kit';
 import { checkBookmarkList } from '../bookmark-check/check-bookmarks.js';
 import type { JobSettings } from '../config.js';
-import { CrawlFailure, type CrawlProgress, type CrawlResult } from '../model.js';
+import { CrawlFailure, type CrawlOptions, type CrawlProgress, type CrawlResult } from '../model.js';
 import type { AuditHistory } from '../site-audit/audit-history.js';
 import { auditSite } from '../site-audit/audit-site.js';
 import { withComparison } from '../site-audit/compare-audits.js';
+import { auditSiteDistributed, type DistributedAuditDeps } from '../site-audit/distributed/coordinator.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
 import type { AuditPageStore } from './audit-pages.js';
 import { type Ending, EventPublisher } from './events.js';
@@ -21,6 +22,8 @@ export interface RunDeps {
   log: Logger;
   /** Finished site audits kept for the next audit of the site to compare with. */
   auditHistory?: AuditHistory;
+  /** Set: site audits are spread over every replica's page workers (decision 0491). */
+  distributed?: DistributedAuditDeps;
 }
 
 /** Crawls this process is running now (Prometheus). */
@@ -75,15 +78,7 @@ export class CrawlRunner {
         ticket.kind === 'bookmarks'
           ? checkBookmarkList(job, this.deps.crawl, (p) => events.progress(p), lease.signal)
           : ticket.kind === 'site-audit'
-            ? auditSite(
-                new URL(ticket.url),
-                ticket.scan?.maxPages ?? 1,
-                this.deps.crawl,
-                onProgress,
-                lease.signal,
-                options,
-                { store: this.deps.auditPages, jobId: job.id, expiresAt: job.expiresAt },
-              )
+            ? this.audit(ticket, job, onProgress, lease, options, attempt)
                 .then((result) =>
                   withComparison(this.deps.auditHistory, job, result, (err) =>
                     log.warn({ err }, 'the audit could not be compared with the previous one'),
@@ -111,6 +106,34 @@ export class CrawlRunner {
       clearInterval(heartbeat);
       activeCrawls.dec();
     }
+  }
+
+  /** A site audit: spread over the replicas when configured (fragment checks still run on one worker). */
+  private audit(
+    ticket: JobTicket,
+    job: { id: string; expiresAt: Date },
+    onProgress: (p: CrawlProgress) => void,
+    lease: Lease,
+    options: CrawlOptions,
+    attempt: number,
+  ) {
+    const out = { store: this.deps.auditPages, jobId: job.id, expiresAt: job.expiresAt };
+    const entry = new URL(ticket.url);
+    const pagesCap = ticket.scan?.maxPages ?? 1;
+    const { distributed } = this.deps;
+    return distributed && !options.checkFragments
+      ? auditSiteDistributed(
+          entry,
+          pagesCap,
+          this.deps.crawl,
+          onProgress,
+          lease.signal,
+          options,
+          out,
+          distributed,
+          attempt,
+        )
+      : auditSite(entry, pagesCap, this.deps.crawl, onProgress, lease.signal, options, out);
   }
 }
 

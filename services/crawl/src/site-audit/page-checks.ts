@@ -27,6 +27,11 @@ export interface AuditedPage {
   facts?: PageFacts;
   /** The site's pages it links to with an anchor (normalised, each once, itself left out). */
   links: string[];
+  /**
+   * Every link and resource on it (`<type> <url>`, each once): a distributed audit finds a broken
+   * link's pages from these (site-audit/distributed/); absent from the one-worker crawl's records.
+   */
+  outLinks?: string[];
 }
 
 /** An issue found on one URL. */

@@ -11,6 +11,7 @@ import type { BrokenLinkCrawlResult } from '../model.js';
 import { checkPage, type Finding } from './page-checks.js';
 import { IssueBook, Tallies } from './report.js';
 import {
+  type AuditLink,
   brokenLinks,
   checkSitePage,
   DuplicateGroups,
@@ -120,10 +121,16 @@ class SiteGraph {
  * `sitemap` the site's pages its sitemaps list, `siteFiles` the findings of robots.txt and the
  * sitemaps. The result lists each issue's first URLs; the store holds them all.
  */
+/** What the report reads of the crawl: its counts and caps, and its checked links with their sources. */
+export type CrawlForReport = Pick<
+  BrokenLinkCrawlResult,
+  'url' | 'scannedAt' | 'pagesDiscovered' | 'truncatedPages' | 'totalUniqueLinks' | 'truncatedLinks' | 'linksCutBy'
+> & { summary: { broken: number }; links: readonly AuditLink[] };
+
 export async function reportFromStore(
   entry: URL,
   pagesCap: number,
-  crawled: BrokenLinkCrawlResult,
+  crawled: CrawlForReport,
   stored: StoredAudit,
   sitemap: readonly string[],
   siteFiles: readonly Finding[],

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import mongoose, { type Connection, type Model } from 'mongoose';
-import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier } from './page-frontier.js';
+import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier, RowResult } from './page-frontier.js';
 
 interface JobDoc {
   _id: string;
   pageCap: number;
   admitted: number;
   over: number;
+  context?: string;
   expiresAt: Date;
 }
 
@@ -24,6 +25,7 @@ interface RowDoc {
   queuedAt: Date;
   /** The insert that made the row (which of two racing inserters won). */
   insertedBy: string;
+  result?: string;
   expiresAt: Date;
 }
 
@@ -33,6 +35,7 @@ const jobSchema = new mongoose.Schema<JobDoc>(
     pageCap: { type: Number, required: true },
     admitted: { type: Number, required: true },
     over: { type: Number, required: true },
+    context: String,
     expiresAt: { type: Date, required: true },
   },
   { versionKey: false },
@@ -52,11 +55,12 @@ const rowSchema = new mongoose.Schema<RowDoc>(
     leases: { type: Number, required: true },
     queuedAt: { type: Date, required: true },
     insertedBy: { type: String, required: true },
+    result: String,
     expiresAt: { type: Date, required: true },
   },
   { versionKey: false },
 );
-rowSchema.index({ jobId: 1, state: 1 });
+rowSchema.index({ jobId: 1, state: 1, url: 1 });
 rowSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 const DUPLICATE_KEY = 11000;
@@ -127,6 +131,7 @@ export class MongoPageFrontier implements PageFrontier {
       leases: 0,
       queuedAt: now,
       insertedBy,
+      ...(p.payload === undefined ? {} : { result: p.payload }),
       expiresAt,
     });
     const queuedIds = await this.insertNew(fresh.slice(0, granted).map((p) => doc(p, 'queued')));
@@ -165,10 +170,20 @@ export class MongoPageFrontier implements PageFrontier {
       if (!duplicates) throw err;
       // Which of them went in: those whose row carries this insert's token.
       const first = docs[0] as RowDoc;
-      const mine = await this.rows
-        .find({ _id: { $in: docs.map((d) => d._id) }, insertedBy: first.insertedBy }, { _id: 1 })
-        .lean();
-      return new Set(mine.map((d) => d._id));
+      const mine = new Set(
+        (
+          await this.rows
+            .find({ _id: { $in: docs.map((d) => d._id) }, insertedBy: first.insertedBy }, { _id: 1 })
+            .lean()
+        ).map((d) => d._id),
+      );
+      // A server may stop at the first duplicate (jongodb does): the rest go in one by one.
+      for (const { _id, ...doc } of docs) {
+        if (mine.has(_id)) continue;
+        const put = await this.rows.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true });
+        if (put.upsertedCount === 1) mine.add(_id);
+      }
+      return mine;
     }
   }
 
@@ -197,12 +212,42 @@ export class MongoPageFrontier implements PageFrontier {
     return res.matchedCount;
   }
 
-  async finish(jobId: string, url: string, owner: string): Promise<boolean> {
+  async finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean> {
     const res = await this.rows.updateOne(
       { _id: rowId(jobId, url), owner, state: 'leased' },
-      { $set: { state: 'done' }, $unset: { leaseUntil: 1 } },
+      { $set: { state: 'done', ...(result === undefined ? {} : { result }) }, $unset: { leaseUntil: 1 } },
     );
     return res.modifiedCount === 1;
+  }
+
+  async setContext(jobId: string, context: string): Promise<void> {
+    await this.jobs.updateOne({ _id: jobId }, { $set: { context } });
+  }
+
+  async context(jobId: string): Promise<string | undefined> {
+    return (await this.jobs.findById(jobId, { context: 1 }).lean())?.context ?? undefined;
+  }
+
+  async *results(jobId: string, batch = 500): AsyncGenerator<RowResult[]> {
+    let after = '';
+    for (;;) {
+      const rows = await this.rows
+        .find({ jobId, url: { $gt: after }, result: { $exists: true } }, { url: 1, result: 1, state: 1 })
+        .sort({ url: 1 })
+        .limit(batch)
+        .lean();
+      if (rows.length === 0) return;
+      yield rows.map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
+      after = (rows[rows.length - 1] as { url: string }).url;
+    }
+  }
+
+  async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
+    if (urls.length === 0) return new Set();
+    const rows = await this.rows
+      .find({ _id: { $in: urls.map((u) => rowId(jobId, u)) }, state: { $ne: 'over' } }, { url: 1 })
+      .lean();
+    return new Set(rows.map((r) => r.url));
   }
 
   async counts(jobId: string): Promise<FrontierCounts> {

@@ -1,6 +1,6 @@
 import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
-import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier } from './page-frontier.js';
+import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier, RowResult } from './page-frontier.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_frontier_jobs (
@@ -8,6 +8,7 @@ CREATE TABLE IF NOT EXISTS audit_frontier_jobs (
   page_cap INTEGER NOT NULL,
   admitted INTEGER NOT NULL DEFAULT 0,
   over INTEGER NOT NULL DEFAULT 0,
+  context TEXT,
   expires_at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS audit_frontier (
@@ -20,6 +21,7 @@ CREATE TABLE IF NOT EXISTS audit_frontier (
   lease_until INTEGER,
   leases INTEGER NOT NULL DEFAULT 0,
   queued_at INTEGER NOT NULL,
+  result TEXT,
   expires_at INTEGER NOT NULL,
   PRIMARY KEY (job_id, url)
 );
@@ -65,8 +67,8 @@ export class SqlitePageFrontier implements PageFrontier {
         'UPDATE audit_frontier SET depth = min(depth, ?) WHERE job_id = ? AND url = ?',
       ),
       insert: this.db.prepare(
-        `INSERT OR IGNORE INTO audit_frontier (job_id, url, depth, from_sitemap, state, queued_at, expires_at)
-         VALUES (@jobId, @url, @depth, @fromSitemap, @state, @now, @expiresAt)`,
+        `INSERT OR IGNORE INTO audit_frontier (job_id, url, depth, from_sitemap, state, queued_at, result, expires_at)
+         VALUES (@jobId, @url, @depth, @fromSitemap, @state, @now, @payload, @expiresAt)`,
       ),
       lease: this.db.prepare<[string, number, string, string, number], Row>(
         `UPDATE audit_frontier SET state = 'leased', owner = ?, lease_until = ?, leases = leases + 1
@@ -76,9 +78,20 @@ export class SqlitePageFrontier implements PageFrontier {
       renew: this.db.prepare<[number, string, string, string]>(
         `UPDATE audit_frontier SET lease_until = ? WHERE job_id = ? AND url = ? AND owner = ? AND state = 'leased'`,
       ),
-      finish: this.db.prepare<[string, string, string]>(
-        `UPDATE audit_frontier SET state = 'done', lease_until = NULL
+      finish: this.db.prepare<[string | null, string, string, string]>(
+        `UPDATE audit_frontier SET state = 'done', lease_until = NULL, result = ?
          WHERE job_id = ? AND url = ? AND owner = ? AND state = 'leased'`,
+      ),
+      setContext: this.db.prepare<[string, string]>('UPDATE audit_frontier_jobs SET context = ? WHERE job_id = ?'),
+      context: this.db.prepare<[string], { context: string | null }>(
+        'SELECT context FROM audit_frontier_jobs WHERE job_id = ?',
+      ),
+      results: this.db.prepare<[string, string, number], { url: string; result: string; state: string }>(
+        `SELECT url, result, state FROM audit_frontier WHERE job_id = ? AND result IS NOT NULL
+         AND url > ? ORDER BY url LIMIT ?`,
+      ),
+      admitted: this.db.prepare<[string, string], { n: number }>(
+        `SELECT count(*) AS n FROM audit_frontier WHERE job_id = ? AND url = ? AND state != 'over'`,
       ),
       counts: this.db.prepare<[string], { state: string; n: number }>(
         'SELECT state, count(*) AS n FROM audit_frontier WHERE job_id = ? GROUP BY state',
@@ -106,7 +119,16 @@ export class SqlitePageFrontier implements PageFrontier {
       const now = Date.now();
       for (const page of pages) {
         const state = room > 0 ? 'queued' : 'over';
-        const row = { jobId, ...page, fromSitemap: page.fromSitemap ? 1 : 0, state, now, expiresAt };
+        const row = {
+          jobId,
+          url: page.url,
+          depth: page.depth,
+          fromSitemap: page.fromSitemap ? 1 : 0,
+          state,
+          now,
+          payload: page.payload ?? null,
+          expiresAt,
+        };
         if (s.insert.run(row).changes === 0) {
           s.lower.run(page.depth, jobId, page.url);
           continue;
@@ -149,8 +171,28 @@ export class SqlitePageFrontier implements PageFrontier {
     )();
   }
 
-  async finish(jobId: string, url: string, owner: string): Promise<boolean> {
-    return this.s.finish.run(jobId, url, owner).changes === 1;
+  async finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean> {
+    return this.s.finish.run(result ?? null, jobId, url, owner).changes === 1;
+  }
+
+  async setContext(jobId: string, context: string): Promise<void> {
+    this.s.setContext.run(context, jobId);
+  }
+
+  async context(jobId: string): Promise<string | undefined> {
+    return this.s.context.get(jobId)?.context ?? undefined;
+  }
+
+  async *results(jobId: string, batch = 500): AsyncGenerator<RowResult[]> {
+    let rows = this.s.results.all(jobId, '', batch);
+    while (rows.length > 0) {
+      yield rows.map((r) => ({ url: r.url, result: r.result, done: r.state === 'done' }));
+      rows = this.s.results.all(jobId, (rows[rows.length - 1] as { url: string }).url, batch);
+    }
+  }
+
+  async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
+    return new Set(urls.filter((url) => (this.s.admitted.get(jobId, url)?.n ?? 0) > 0));
   }
 
   async counts(jobId: string): Promise<FrontierCounts> {

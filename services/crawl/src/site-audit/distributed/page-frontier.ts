@@ -11,11 +11,19 @@ export interface FoundPage {
   url: string;
   depth: number;
   fromSitemap: boolean;
+  /** Kept on the row from its insert until `finish` replaces it (JSON: what its inserter found). */
+  payload?: string;
 }
 
 /** A row a page worker leased: the page to fetch, and which lease of it this is (1 the first time). */
 export interface LeasedPage extends FoundPage {
   lease: number;
+}
+
+export interface RowResult {
+  url: string;
+  result: string;
+  done: boolean;
 }
 
 export interface FrontierCounts {
@@ -41,6 +49,10 @@ export interface PageFrontier {
    * Pages admitted never exceed the cap, whichever replicas insert them (a conditional increment).
    */
   open(jobId: string, pageCap: number, expiresAt: Date): Promise<void>;
+  /** Sets what every worker needs to know of the job (JSON: its site, options); the last set stands. */
+  setContext(jobId: string, context: string): Promise<void>;
+  /** The job's context; undefined before it is set, or once the frontier is cleared. */
+  context(jobId: string): Promise<string | undefined>;
   /**
    * Inserts the pages not yet known to the job (known ones keep the lower depth). New pages are
    * admitted while the job's count is under its cap; the rest are kept as `over`.
@@ -57,7 +69,14 @@ export interface PageFrontier {
    * Marks the page done when `owner` holds its lease; false when another worker took it over (its
    * lease had run out), whose record then stands as the page's (the page store keeps the first).
    */
-  finish(jobId: string, url: string, owner: string): Promise<boolean>;
+  finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean>;
+  /**
+   * What rows carry (JSON), `batch` at a time, by URL: a finished row's result, or an unfinished
+   * row's payload (`done` false: its worker never finished it).
+   */
+  results(jobId: string, batch?: number): AsyncGenerator<RowResult[]>;
+  /** Of `urls`, those admitted to the job's frontier (queued, leased or done; not over the cap). */
+  admitted(jobId: string, urls: readonly string[]): Promise<Set<string>>;
   counts(jobId: string): Promise<FrontierCounts>;
   /**
    * Pages whose work item may be lost: queued rows inserted before `queuedBefore` and leased rows

@@ -1,0 +1,383 @@
+import { setMaxListeners } from 'node:events';
+import type { Logger } from '@webutil/kit';
+import { LinkChecker, SAMPLE_BYTES } from '../../checking/checker.js';
+import type { CheckOutcome } from '../../checking/grade.js';
+import { verdictFor } from '../../checking/verdict.js';
+import type { AuditPageStore } from '../../jobs/audit-pages.js';
+import type { CheckedLink, FoundLink } from '../../model.js';
+import { pageFormat, pageSink } from '../../page/fetch.js';
+import { PageTargets } from '../../page/fragments.js';
+import { LinkCollector } from '../../page/links.js';
+import { pageOf } from '../../page/page-url.js';
+import { parseStream } from '../../page/parse-stream.js';
+import { isStylesheet, StylesheetReader } from '../../page/stylesheets.js';
+import { compileScan, inScan, type ScanOptions, type ScanRules } from '../../scan-options.js';
+import type { CrawlDeps } from '../../site-crawl/crawler.js';
+import { CrawlRobots } from '../../site-crawl/robots.js';
+import type { AuditedPage } from '../page-checks.js';
+import { PageFactsReader } from '../page-facts.js';
+import type { FoundPage, LeasedPage, PageFrontier } from './page-frontier.js';
+import type { PageWorkItem, PageWorkLease, PageWorkQueue } from './page-work.js';
+
+/** What every replica needs to know of a distributed audit (stored with its frontier). */
+export interface AuditContext {
+  entry: string;
+  /** Where the entry page landed (http -> https, www.): the pages of this origin are the site's. */
+  site: string;
+  scan?: ScanOptions;
+  pageCap: number;
+  /** When the audit's time budget ends (epoch ms). */
+  deadline: number;
+  expiresAt: number;
+}
+
+/** What a finished page row carries: the fetch's outcome (links to the page are graded by it). */
+export interface PageRowResult {
+  outcome?: Omit<CheckOutcome, 'targets'>;
+}
+
+/** What a link row carries: the link, and its verdict, or the page that answers for it. */
+export interface LinkRowResult {
+  link: FoundLink;
+  record?: CheckedLink;
+  /** A page of the audit: graded from that page's fetch when the report is made. */
+  page?: string;
+}
+
+/** The key-space of a job's link rows in the frontier (one row per link type and URL). */
+export const linksOf = (jobId: string) => `${jobId} links`;
+export const linkKey = (link: Pick<FoundLink, 'type' | 'url'>) => `${link.type} ${link.url}`;
+
+/** One replica's view of a running audit: its robots.txt rules, checker, stylesheets read. */
+export interface JobRuntime {
+  jobId: string;
+  context: AuditContext;
+  rules: ScanRules;
+  site: URL;
+  checker: LinkChecker;
+  robots: CrawlRobots;
+  stylesheets: StylesheetReader;
+  signal: AbortSignal;
+  lastUsed: number;
+}
+
+/** A page a worker audited: how it went, for the coordinator when it is the entry page. */
+export interface AuditedVisit {
+  outcome: CheckOutcome;
+  html: boolean;
+  refused: boolean;
+}
+
+export interface PageWorkerDeps {
+  frontier: PageFrontier;
+  pages: AuditPageStore;
+  work: PageWorkQueue;
+  crawl: CrawlDeps;
+  /** This replica (lease owner). */
+  owner: string;
+  /** A page row's lease; renewed a third of it at a time while the page is worked on. */
+  leaseMs: number;
+  log: Logger;
+}
+
+/** A job's runtime unused this long is dropped (its audit ended, or moved on to other replicas). */
+const IDLE_MS = 60_000;
+
+/**
+ * A replica's page workers: each takes a page's work item, leases its frontier row, fetches and
+ * reads the page with the crawl's own modules, stores its record, adds the pages it links to the
+ * frontier (publishing those it admitted) and checks the links it is first to find, then marks
+ * the row done and acks the item (docs/decisions/0491-distributed-audit-frontier.md).
+ */
+export class AuditPageWorker {
+  private readonly jobs = new Map<string, Promise<JobRuntime | undefined>>();
+  private readonly shutdown = new AbortController();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly deps: PageWorkerDeps) {
+    this.sweeper = setInterval(() => this.dropIdle(), IDLE_MS);
+    this.sweeper.unref();
+  }
+
+  /** The lease owner this replica's workers claim rows as. */
+  get owner(): string {
+    return this.deps.owner;
+  }
+
+  start(concurrency: number): void {
+    this.deps.work.work(concurrency, (item, lease) => this.handle(item, lease));
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    this.shutdown.abort(new Error('shutting down'));
+  }
+
+  /** The job's runtime on this replica; undefined once its audit ended (its frontier is gone). */
+  runtime(jobId: string): Promise<JobRuntime | undefined> {
+    let job = this.jobs.get(jobId);
+    if (!job) {
+      const made = this.deps.frontier
+        .context(jobId)
+        .then((json) => (json ? this.makeRuntime(jobId, JSON.parse(json) as AuditContext) : undefined));
+      made.catch(() => this.jobs.delete(jobId));
+      this.jobs.set(jobId, made);
+      job = made;
+    }
+    return job.then((rt) => {
+      if (!rt) this.jobs.delete(jobId);
+      else rt.lastUsed = Date.now();
+      return rt;
+    });
+  }
+
+  /** Forgets the job's runtime (its context changed, or it ended). */
+  forget(jobId: string): void {
+    this.jobs.delete(jobId);
+  }
+
+  private makeRuntime(jobId: string, context: AuditContext): JobRuntime {
+    const entry = new URL(context.entry);
+    const rules = compileScan(context.scan ?? {}, entry, true);
+    const signal = AbortSignal.any([
+      this.shutdown.signal,
+      AbortSignal.timeout(Math.max(0, context.deadline - Date.now())),
+    ]);
+    setMaxListeners(0, signal);
+    const checker = new LinkChecker(this.deps.crawl, signal, context.deadline, {
+      soft404: true,
+      originHeaders: rules.originHeaders,
+    });
+    return {
+      jobId,
+      context,
+      rules,
+      site: new URL(context.site),
+      checker,
+      robots: new CrawlRobots((url, read) => checker.fetchFile(url, read), signal),
+      stylesheets: new StylesheetReader(
+        (url) => checker.fetchStylesheet(url),
+        this.deps.crawl.linksPerPage,
+        true,
+        signal,
+      ),
+      signal,
+      lastUsed: Date.now(),
+    };
+  }
+
+  private dropIdle(): void {
+    const now = Date.now();
+    for (const [jobId, job] of this.jobs)
+      void job.then((rt) => {
+        if (!rt || now - rt.lastUsed > IDLE_MS) this.jobs.delete(jobId);
+      });
+  }
+
+  private async handle(item: PageWorkItem, lease: PageWorkLease): Promise<void> {
+    const job = await this.runtime(item.jobId);
+    if (!job || job.signal.aborted) return; // the audit ended: nothing to do
+    const leased = await this.deps.frontier.claim(item.jobId, item.url, this.deps.owner, this.deps.leaseMs);
+    if (!leased) return; // done, or another worker holds it
+    await this.audit(job, leased, () => lease.keepAlive());
+  }
+
+  /**
+   * Audits a page whose row this replica leased, keeping the lease alive meanwhile. Throws when the
+   * replica shuts down mid-page (the item goes back; the lease runs out and another takes it).
+   */
+  async audit(job: JobRuntime, leased: LeasedPage, keepAlive: () => void = () => undefined): Promise<AuditedVisit> {
+    const { frontier, owner, leaseMs } = this.deps;
+    const renew = setInterval(
+      () => {
+        keepAlive();
+        frontier.renew(job.jobId, [leased.url], owner, leaseMs).catch(() => undefined);
+      },
+      Math.max(100, Math.floor(leaseMs / 3)),
+    );
+    try {
+      const visit = await this.visit(job, leased);
+      if (this.shutdown.signal.aborted) throw this.shutdown.signal.reason;
+      // A page robots.txt keeps us from answers for no link to it: those are checked as links.
+      const result: PageRowResult = visit.refused ? {} : { outcome: withoutTargets(visit.outcome) };
+      await frontier.finish(job.jobId, leased.url, owner, JSON.stringify(result));
+      return visit;
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  private async visit(job: JobRuntime, leased: LeasedPage): Promise<AuditedVisit> {
+    const { url, depth, fromSitemap } = leased;
+    const expiresAt = new Date(job.context.expiresAt);
+    const origin = new URL(url).origin;
+    const robots = await job.robots.of(origin);
+    if (!robots.allows(url)) {
+      const outcome: CheckOutcome = { redirects: 0, error: robots.failure };
+      await this.deps.pages.add(
+        job.jobId,
+        [
+          {
+            url,
+            depth,
+            fromSitemap,
+            status: undefined,
+            redirects: 0,
+            refused: true,
+            links: [],
+            error: robots.failure?.message,
+          },
+        ],
+        expiresAt,
+      );
+      return { outcome, html: false, refused: true };
+    }
+    await job.robots.turn(origin, robots.crawlDelayMs);
+    let collector: LinkCollector | undefined;
+    let reader: PageFactsReader | undefined;
+    let landedOn: string | undefined;
+    const outcome = await job.checker.fetchPage(url, async (res) => {
+      if (depth > 0) {
+        // A redirect elsewhere: off the site, or to a page the audit reads anyway, is not read here.
+        const landed = pageOf(res.url, job.site);
+        if (!landed) return '';
+        if (landed !== url) {
+          const admitted = await this.deps.frontier.insert(
+            job.jobId,
+            [{ url: landed, depth, fromSitemap: false }],
+            expiresAt,
+          );
+          if (admitted.queued.length === 0) return '';
+          // Ours now: read here, never queued (the row is leased and finished by this worker).
+          await this.deps.frontier.claim(job.jobId, landed, this.deps.owner, this.deps.leaseMs);
+          landedOn = landed;
+        }
+      }
+      collector = new LinkCollector(new URL(res.url), this.deps.crawl.linksPerPage, true, job.rules.resources);
+      reader = new PageFactsReader(collector, res);
+      return parseStream(res, pageSink(pageFormat(res) ?? 'html', reader), SAMPLE_BYTES);
+    });
+    if (landedOn) await this.deps.frontier.finish(job.jobId, landedOn, this.deps.owner);
+    const html = collector !== undefined;
+    const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
+    if (depth === 0 && isPage && outcome.finalUrl) {
+      // The site is where the entry page landed: every replica reads it from the context.
+      const site = new URL(outcome.finalUrl);
+      if (site.href !== job.site.href) {
+        job.site = site;
+        job.context = { ...job.context, site: site.href };
+        await this.deps.frontier.setContext(job.jobId, JSON.stringify(job.context));
+      }
+    }
+    const links = collector?.links ?? [];
+    const inScope = links.filter((link) => inScan(link, job.rules));
+    const found = this.pagesLinked(job, leased, inScope);
+    const targets = new Set(found.filter((p) => p.url !== url).map((p) => p.url));
+    // Stylesheets are read before the links are counted; their links count as the page's own.
+    const sheets = job.rules.resources ? inScope.filter(isStylesheet) : [];
+    const fromSheets =
+      sheets.length > 0 ? (await job.stylesheets.linksOf(sheets)).filter((l) => inScan(l, job.rules)) : [];
+    const checked = [...inScope, ...fromSheets];
+    if (isPage) {
+      const record: AuditedPage = {
+        url,
+        depth,
+        fromSitemap,
+        status: outcome.status,
+        error: outcome.error?.message,
+        redirects: outcome.redirects,
+        redirectTrouble: outcome.redirectTrouble,
+        finalUrl: outcome.finalUrl,
+        refused: false,
+        facts: html ? reader?.facts : undefined,
+        links: [...targets],
+        outLinks: [...new Set(checked.map(linkKey))],
+      };
+      await this.deps.pages.add(job.jobId, [record], expiresAt);
+    }
+    const admitted = await this.deps.frontier.insert(job.jobId, found, expiresAt);
+    await this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })));
+    await this.checkLinks(job, url, collector, checked);
+    return { outcome, html, refused: false };
+  }
+
+  /** The site's pages a page links with an anchor, one level deeper (maxDepth allowing). */
+  private pagesLinked(job: JobRuntime, from: FoundPage, links: readonly FoundLink[]): FoundPage[] {
+    const maxDepth = job.rules.maxDepth;
+    if (maxDepth !== undefined && from.depth >= maxDepth) return [];
+    const pages = new Map<string, FoundPage>();
+    for (const link of links) {
+      if (link.type !== 'internal' || !link.viaAnchor || !link.scheme.startsWith('http')) continue;
+      const page = pageOf(link.url, job.site);
+      if (page && !pages.has(page)) pages.set(page, { url: page, depth: from.depth + 1, fromSitemap: false });
+    }
+    return [...pages.values()];
+  }
+
+  /**
+   * Inserts a row per link; checks those this worker inserted (each link is checked once in the
+   * audit, by whoever found it first). A link to a page of the audit is graded by that page's own
+   * fetch when the report is made, never fetched again here.
+   */
+  private async checkLinks(
+    job: JobRuntime,
+    source: string,
+    collector: LinkCollector | undefined,
+    links: readonly FoundLink[],
+  ): Promise<void> {
+    if (links.length === 0) return;
+    const byKey = new Map(links.map((l) => [linkKey(l), l]));
+    const expiresAt = new Date(job.context.expiresAt);
+    const space = linksOf(job.jobId);
+    const admitted = await this.deps.frontier.insert(
+      space,
+      // The link rides on its row, so that the coordinator can check it if this replica dies first.
+      [...byKey].map(([url, link]) => ({ url, depth: 0, fromSitemap: false, payload: JSON.stringify({ link }) })),
+      expiresAt,
+    );
+    if (admitted.queued.length === 0) return;
+    const mine = admitted.queued.map((row) => byKey.get(row.url) as FoundLink);
+    const pageUrls = new Map<FoundLink, string>();
+    for (const link of mine) {
+      const page = link.type === 'internal' ? pageOf(link.url, job.site) : undefined;
+      if (page) pageUrls.set(link, page);
+    }
+    const pages = await this.deps.frontier.admitted(job.jobId, [...new Set(pageUrls.values())]);
+    await Promise.all(
+      mine.map(async (link) => {
+        const key = linkKey(link);
+        const leased = await this.deps.frontier.claim(space, key, this.deps.owner, 24 * 3_600_000);
+        if (!leased) return;
+        const page = pageUrls.get(link);
+        let result: LinkRowResult;
+        if (page && pages.has(page)) result = { link, page };
+        else {
+          try {
+            const graded = await verdictFor(
+              link,
+              {
+                page: source,
+                pageTargets: collector?.targets ?? new PageTargets(),
+                outcomeOf: (u) => job.checker.check(u),
+                targetsOf: async () => undefined,
+              },
+              false,
+              job.rules.accepts,
+              job.rules.fragments,
+            );
+            result = { link, record: graded.record };
+          } catch (err) {
+            if (job.signal.aborted) return; // out of time: left unchecked, as the crawl leaves it
+            throw err;
+          }
+        }
+        await this.deps.frontier.finish(space, key, this.deps.owner, JSON.stringify(result));
+      }),
+    );
+  }
+}
+
+function withoutTargets(outcome: CheckOutcome): Omit<CheckOutcome, 'targets'> {
+  const { targets: _, ...rest } = outcome;
+  return rest;
+}

@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { AddressPolicy, createLogger, SafeHttp } from '@webutil/kit';
+import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
+import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
+import { expect } from 'chai';
+import { HostThrottle } from '../src/checking/throttle.js';
+import { readConfig } from '../src/config.js';
+import { SqliteAuditPages } from '../src/jobs/audit-pages-sqlite.js';
+import { auditSite } from '../src/site-audit/audit-site.js';
+import { auditSiteDistributed } from '../src/site-audit/distributed/coordinator.js';
+import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-sqlite.js';
+import { MemoryPageWork, type PageWorkQueue } from '../src/site-audit/distributed/page-work.js';
+import { NatsPageWork } from '../src/site-audit/distributed/page-work-nats.js';
+import { AuditPageWorker } from '../src/site-audit/distributed/page-worker.js';
+
+const log = createLogger('test', 'silent');
+
+/**
+ * A site of `pages` pages in a tree (each links the home page and its three children), with issues
+ * planted: every 10th page has no title, every 7th links a missing page and a missing image, every
+ * 13th an external link to a missing page; /private/ is disallowed by robots.txt and linked from the
+ * home page; /old redirects to /p/1; the sitemap lists an orphan. `fetches` counts GETs of each page.
+ */
+function serveSite(pages: number) {
+  const fetches = new Map<string, number>();
+  let slow: ((url: string) => Promise<void>) | undefined;
+  const server = http.createServer(async (req, res) => {
+    const url = req.url ?? '';
+    const base = `http://${req.headers.host}`;
+    if (url === '/robots.txt')
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+    if (url === '/sitemap.xml')
+      return void res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(
+          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${base}/</loc></url><url><loc>${base}/orphan</loc></url></urlset>`,
+        );
+    if (url === '/old') return void res.writeHead(301, { location: '/p/1' }).end();
+    if (url === '/style.css')
+      return void res.writeHead(200, { 'content-type': 'text/css' }).end('body{background:url(/bg.png)}');
+    if (url === '/bg.png' || url === '/ok.png')
+      return void res.writeHead(200, { 'content-type': 'image/png' }).end('png');
+    const match = /^\/(?:p\/(\d+)|orphan)?$/.exec(url);
+    const i = match ? (url === '/orphan' ? pages + 1 : Number(match[1] ?? 0)) : Number.NaN;
+    if (req.method === 'GET') fetches.set(url, (fetches.get(url) ?? 0) + 1);
+    if (!(i < pages || i === pages + 1)) return void res.writeHead(404, { 'content-type': 'text/html' }).end('gone');
+    await slow?.(url);
+    const children = [1, 2, 3].map((k) => 3 * i + k).filter((c) => c < pages);
+    const hrefs = ['/', ...children.map((c) => `/p/${c}`)];
+    if (i === 0) hrefs.push('/private/x', '/old');
+    if (i % 7 === 3) hrefs.push(`/missing/${i}`);
+    if (i % 13 === 5) hrefs.push(`http://127.0.0.1:1/gone/${i}`);
+    const img = i % 7 === 3 ? `<img src="/nope-${i}.png" alt="x">` : '<img src="/ok.png" alt="ok">';
+    const title = i % 10 === 9 ? '' : `<title>Page ${i}</title>`;
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        `<!doctype html><html lang="en"><head>${title}<link rel="stylesheet" href="/style.css"></head><body><h1>Page ${i}</h1>${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}<p>Body ${i}</p></body></html>`,
+      );
+  });
+  return new Promise<{
+    server: http.Server;
+    base: string;
+    fetches: Map<string, number>;
+    slowDown(f: typeof slow): void;
+  }>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        server,
+        base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        fetches,
+        slowDown: (f) => {
+          slow = f;
+        },
+      }),
+    ),
+  );
+}
+
+/** GETs per URL, but the soft-404 probe's (a random URL per audit). */
+const pageFetches = (fetches: Map<string, number>) =>
+  Object.fromEntries([...fetches].filter(([url]) => !url.startsWith('/webutil-probe-')));
+
+/** What two audits of one site must agree on. */
+function summary(r: SiteAuditResult) {
+  return {
+    pagesAudited: r.pagesAudited,
+    pagesDiscovered: r.pagesDiscovered,
+    truncatedPages: r.truncatedPages,
+    brokenLinks: r.brokenLinks,
+    totalUniqueLinks: r.totalUniqueLinks,
+    healthScore: r.healthScore,
+    sitemapUrlCount: r.sitemapUrlCount,
+    issues: r.issues
+      .map((i) => ({ id: i.id, pages: i.pagesAffected, total: i.affectedTotal, affected: i.affected }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1)),
+  };
+}
+
+describe('distributed site audit (frontier in the store, pages as work items)', function () {
+  this.timeout(120_000);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'audit-dist-'));
+  const file = path.join(dir, 'jobs.sqlite');
+  const settings = readConfig({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
+  const safe = new SafeHttp({ policy: new AddressPolicy(settings.WEBUTIL_ALLOW_TARGETS) });
+  const deps = {
+    http: safe,
+    throttle: new HostThrottle({
+      globalLimit: 64,
+      initialPerHost: 16,
+      maxPerHost: 32,
+      slowMs: 10_000,
+      timeoutsToGiveUp: 3,
+      downForMs: 60_000,
+    }),
+    ...settings.fetch,
+    limits: settings.crawl,
+  };
+  const pages = new SqliteAuditPages(file);
+  const prefix = uniquePrefix();
+  const closing: (() => Promise<void> | void)[] = [];
+  let site: Awaited<ReturnType<typeof serveSite>>;
+
+  before(async () => {
+    site = await serveSite(200);
+  });
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  after(async () => {
+    site.server.close();
+    await safe.close();
+    await pages.close();
+    await removeStreams(SHARED_NATS_URL, prefix);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const out = (jobId: string) => ({ store: pages, jobId, expiresAt: new Date(Date.now() + 600_000) });
+  const replica = (work: PageWorkQueue, leaseMs = 1_000) => {
+    const frontier = new SqlitePageFrontier(file);
+    const worker = new AuditPageWorker({
+      frontier,
+      pages,
+      work,
+      crawl: deps,
+      owner: randomUUID(),
+      leaseMs,
+      log,
+    });
+    closing.push(
+      () => frontier.close(),
+      () => work.close(),
+      () => worker.close(),
+    );
+    return { frontier, work, worker, leaseMs };
+  };
+  const nats = () => NatsPageWork.connect({ url: SHARED_NATS_URL, prefix, ackWaitMs: 1_000, retentionMs: 60_000, log });
+  const run = (d: ReturnType<typeof replica>, jobId = randomUUID()) =>
+    auditSiteDistributed(
+      new URL(`${site.base}/`),
+      1_000,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      { checkFragments: false },
+      out(jobId),
+      d,
+      1,
+    );
+  let local: SiteAuditResult;
+
+  it('finds on one machine (in-process queue) what the one-worker audit finds, each page fetched once', async () => {
+    site.fetches.clear();
+    local = await auditSite(
+      new URL(`${site.base}/`),
+      1_000,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      { checkFragments: false },
+      out(randomUUID()),
+    );
+    const localFetches = pageFetches(site.fetches);
+    expect(Object.entries(localFetches).filter(([, n]) => n > 1)).to.deep.equal([['/p/1', 2]]);
+    site.fetches.clear();
+    const d = replica(new MemoryPageWork(log));
+    d.worker.start(8);
+    const jobId = randomUUID();
+    const result = await run(d, jobId);
+    expect(summary(result)).to.deep.equal(summary(local));
+    expect(result.pagesAudited).to.equal(230); // 200 pages, the orphan, and 29 missing pages (404s)
+    // Fetched as often as by the one-worker audit: once, but for /p/1 (also where /old's redirect lands).
+    expect(pageFetches(site.fetches)).to.deep.equal(localFetches);
+    expect(await pages.count(jobId)).to.equal(0);
+    expect(await d.frontier.counts(jobId)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
+  });
+
+  it('spreads the pages over two replicas; one dying mid-audit loses no page and fetches no other twice', async () => {
+    const a = replica(await nats());
+    const b = replica(await nats());
+    a.worker.start(4);
+    b.worker.start(4);
+    let dead = false;
+    const bWork = b.work;
+    site.fetches.clear();
+    site.slowDown(async (url) => {
+      if (dead || url === '/' || url === '/orphan') return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    });
+    const audit = run(a);
+    // b stops after a moment, in the middle of pages (each takes 20 ms): what it was reading goes to a.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    dead = true;
+    b.worker.close();
+    void bWork.close();
+    const result = await audit;
+    site.slowDown(undefined);
+    expect(summary(result)).to.deep.equal(summary(local));
+    const twice = [...site.fetches].filter(([url, n]) => n > 1 && url !== '/p/1').map(([url]) => url);
+    // Only pages b was reading when it stopped (its 4 workers) may have been fetched twice.
+    expect(twice.length, `fetched twice: ${twice.join(' ')}`).to.be.at.most(4);
+    expect([...site.fetches.values()].every((n) => n <= 2)).to.equal(true);
+  });
+});
