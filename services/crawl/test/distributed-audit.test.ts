@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { HostThrottle } from '../src/checking/throttle.js';
 import { readConfig } from '../src/config.js';
 import { SqliteAuditPages } from '../src/jobs/audit-pages-sqlite.js';
+import type { CrawlProgress } from '../src/model.js';
 import { auditSite } from '../src/site-audit/audit-site.js';
 import { auditSiteDistributed } from '../src/site-audit/distributed/coordinator.js';
 import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-sqlite.js';
@@ -160,12 +161,15 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     return { frontier, work, worker, leaseMs };
   };
   const nats = () => NatsPageWork.connect({ url: SHARED_NATS_URL, prefix, ackWaitMs: 1_000, retentionMs: 60_000, log });
+  let lastProgress: CrawlProgress | undefined;
   const run = (d: ReturnType<typeof replica>, jobId = randomUUID()) =>
     auditSiteDistributed(
       new URL(`${site.base}/`),
       1_000,
       deps,
-      () => undefined,
+      (p) => {
+        lastProgress = p;
+      },
       new AbortController().signal,
       { checkFragments: false },
       out(jobId),
@@ -196,6 +200,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     expect(result.pagesAudited).to.equal(230); // 200 pages, the orphan, and 29 missing pages (404s)
     // Fetched as often as by the one-worker audit: once, but for /p/1 (also where /old's redirect lands).
     expect(pageFetches(site.fetches)).to.deep.equal(localFetches);
+    expect(lastProgress).to.include({ phase: 'done', pagesCrawled: 230 });
     expect(await pages.count(jobId)).to.equal(0);
     expect(await d.frontier.counts(jobId)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
   });

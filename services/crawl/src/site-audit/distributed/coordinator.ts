@@ -12,7 +12,7 @@ import type { AuditPageStore } from '../../jobs/audit-pages.js';
 import { CrawlFailure, type CrawlOptions, type CrawlProgress } from '../../model.js';
 import { pageOf } from '../../page/page-url.js';
 import type { CrawlDeps } from '../../site-crawl/crawler.js';
-import { checkingMessage, crawlingMessage } from '../../site-crawl/progress-messages.js';
+import { checkingMessage, crawlingMessage, endMessage, nLinks, nPages } from '../../site-crawl/progress-messages.js';
 import { discoverSitemaps } from '../../site-crawl/sitemap.js';
 import { type AuditPagesOf, auditLimits } from '../audit-site.js';
 import { noteFindings } from '../compare-audits.js';
@@ -174,7 +174,14 @@ export async function auditSiteDistributed(
         linksTotal: progress.linksTotal,
       }),
     });
-    return await finish(entry, pageCap, crawlDeps, signal, out, d, job, sitemapUrls, cutByBudget);
+    const result = await finish(entry, pageCap, crawlDeps, signal, out, d, job, sitemapUrls, cutByBudget);
+    // The last word counts what the report counts: pages fetched (not rows done: robots.txt refusals, files).
+    report_({
+      phase: 'done',
+      pagesCrawled: result.pagesAudited,
+      message: `${endMessage(cutByBudget ? Math.round(limits.timeBudgetMs / 1000) : undefined)}: checked ${nLinks(progress.linksChecked)} on ${nPages(result.pagesAudited)}`,
+    });
+    return result;
   } finally {
     // The report carries what the pages showed: rows and records go once it is made (or the try failed for good).
     if (!signal.aborted) {
