@@ -142,7 +142,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
   });
 
   const out = (jobId: string) => ({ store: pages, jobId, expiresAt: new Date(Date.now() + 600_000) });
-  const replica = (work: PageWorkQueue, leaseMs = 3_000) => {
+  const replica = (work: PageWorkQueue, leaseMs = 10_000) => {
     const frontier = new SqlitePageFrontier(file);
     const worker = new AuditPageWorker({
       frontier,
@@ -160,7 +160,8 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     );
     return { frontier, work, worker, leaseMs };
   };
-  const nats = () => NatsPageWork.connect({ url: SHARED_NATS_URL, prefix, ackWaitMs: 3_000, retentionMs: 60_000, log });
+  const nats = () =>
+    NatsPageWork.connect({ url: SHARED_NATS_URL, prefix, ackWaitMs: 10_000, retentionMs: 60_000, log });
   let lastProgress: CrawlProgress | undefined;
   const run = (d: ReturnType<typeof replica>, jobId = randomUUID()) =>
     auditSiteDistributed(
