@@ -341,7 +341,11 @@ describe('Helm chart helm/webutil', function () {
     expect(of(defaults, 'PodDisruptionBudget')).to.have.length(of(defaults, 'Deployment').length);
   });
 
-  it('lets outside traffic reach the edge only, and the services only from the edge', () => {
+  it('lets outside traffic reach the edge only, and the services only from the edge and the services that call them', () => {
+    const values = parseDocument(readFileSync(path.join(REPO_ROOT, 'helm/webutil/values.yaml'), 'utf8')).toJS();
+    const calls = (service: string): string[] => values.services[service]?.calls ?? [];
+    // The monitor's runs and a site audit's site-level checks call other services (decision 0489).
+    expect(calls('crawl')).to.have.members(['tls-scan', 'meta-scan', 'render']);
     for (const manifests of [defaults, production]) {
       const controller: Pod = {
         namespace: 'ingress-nginx',
@@ -355,9 +359,14 @@ describe('Helm chart helm/webutil', function () {
         const target = { pod: podOf(name, '10.244.4.4'), ip: '10.244.4.4', port };
         const callers = name === 'edge' ? controller : podOf('edge');
         expect(connects(policies(manifests), NAMESPACE, callers, target), `${name} from its callers`).to.equal(true);
-        for (const other of [stranger, name === 'edge' ? podOf('billing') : controller, podOf('crawl', '10.244.5.5')]) {
-          if (name === 'crawl' && other.labels['app.kubernetes.io/name'] === 'crawl') continue;
+        for (const other of [stranger, name === 'edge' ? podOf('billing') : controller]) {
           expect(connects(policies(manifests), NAMESPACE, other, target), `${name} from ${other.ip}`).to.equal(false);
+        }
+        for (const caller of ['crawl', 'monitor', 'bookmark']) {
+          if (name === caller) continue;
+          const may = name !== 'edge' && calls(caller).includes(name);
+          const from = podOf(caller, '10.244.5.5');
+          expect(connects(policies(manifests), NAMESPACE, from, target), `${name} from ${caller}`).to.equal(may);
         }
       }
     }

@@ -160,6 +160,7 @@ const AREAS: Record<string, string> = {
   status: 'Monitors',
   badges: 'Monitors',
   'monitor-images': 'Monitors',
+  'site-audit-images': 'Site audits',
 };
 const TAGS = [
   { name: 'Rendering', description: 'Screenshots and PDFs of pages, and their files.' },

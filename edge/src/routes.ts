@@ -13,7 +13,7 @@ import { metaScanRoutes } from './areas/meta-scan/routes.js';
 import { monitorImageDownloads, monitorRoutes } from './areas/monitors/routes.js';
 import { monitorStatusDownloads, monitorStatusRoutes } from './areas/monitors/status-routes.js';
 import { renderDownloads, renderRoutes } from './areas/render/routes.js';
-import { siteAuditRoutes } from './areas/site-audit/routes.js';
+import { siteAuditImageDownloads, siteAuditRoutes } from './areas/site-audit/routes.js';
 import { tlsScanRoutes } from './areas/tls-scan/routes.js';
 import { webhookRoutes } from './areas/webhooks/routes.js';
 import type { DownloadSpec, RouteSpec } from './route-spec.js';
@@ -54,6 +54,7 @@ export const downloads: DownloadSpec[] = [
   ...bookmarkDownloads,
   ...monitorStatusDownloads,
   ...monitorImageDownloads,
+  ...siteAuditImageDownloads,
 ];
 
 function creditSpending(specs: readonly RouteSpec[]): readonly [string, ...string[]] {

@@ -228,8 +228,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const addressOf = (list: number[]) =>
     list.length === 1 ? `127.0.0.1:${list[0]}` : `ipv4:${list.map((p) => `127.0.0.1:${p}`).join(',')}`;
   const addresses = Object.fromEntries(SERVICES.map((s) => [s.addressEnv, addressOf(replicaPorts[s.name] ?? [])]));
-  // The monitor service calls the others (each run's operation and its billing), as the edge does.
-  for (const proc of procs) if (proc.name.startsWith('monitor')) proc.env = { ...addresses, ...proc.env };
+  // The monitor service calls the others (each run's operation and its billing), as the edge does;
+  // the crawl service calls tls-scan, meta-scan and render for a site audit's site-level checks.
+  for (const proc of procs)
+    if (proc.name.startsWith('monitor') || proc.name.startsWith('crawl')) proc.env = { ...addresses, ...proc.env };
   const edges: Proc[] = [];
   for (let i = 1; i <= (options.edges ?? 1); i++) {
     const name = i === 1 ? 'edge' : `edge-${i}`;

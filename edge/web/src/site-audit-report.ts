@@ -9,6 +9,7 @@ import { API, ApiError, call } from './api.js';
 import { h, show } from './dom.js';
 import type { Row } from './grid.js';
 import { countChart, host, isRow, num, rowsOf, scoreBar, str } from './result-parts.js';
+import { siteChecksView } from './site-audit-site.js';
 
 const PRIORITY_TONE: Record<string, string> = { error: 'broken', warning: 'warning', notice: 'info' };
 const CATEGORY_NAMES: Record<string, string> = {
@@ -183,6 +184,7 @@ export function siteAuditView(reply: Row, jobId: string): HTMLElement[] {
       h('h2', {}, 'Category scores'),
       categories.map((c) => scoreBar(CATEGORY_NAMES[str(c.id)] ?? str(c.id), num(c.score))),
     ),
+    ...siteChecksView(reply.site),
     h('h2', {}, 'Since the previous audit'),
     comparisonView(reply.comparison),
     h('h2', {}, 'Issues'),

@@ -417,11 +417,17 @@ spec:
       ports:
         - { port: {{ $svc.port }}, protocol: TCP }
     {{- else }}
-    # Internal gRPC and Connect are unauthenticated: only the edge may call a service.
+    # Internal gRPC and Connect are unauthenticated: only the edge, and the services whose `calls`
+    # name this one, may call a service.
+    {{- $callers := list "edge" }}
+    {{- range $other, $o := $root.Values.services }}
+    {{- if has $name ($o.calls | default list) }}{{ $callers = append $callers $other }}{{ end }}
+    {{- end }}
     - from:
         - podSelector:
-            matchLabels:
-              {{- include "webutil.selector" (dict "root" $root "name" "edge") | nindent 14 }}
+            matchLabels: { app.kubernetes.io/instance: {{ $root.Release.Name }} }
+            matchExpressions:
+              - { key: app.kubernetes.io/name, operator: In, values: {{ toJson $callers }} }
       ports:
         - { port: {{ $svc.port }}, protocol: TCP }
         - { port: {{ include "webutil.connectPort" $svc }}, protocol: TCP }
@@ -450,6 +456,14 @@ spec:
             matchLabels: { app.kubernetes.io/instance: {{ $root.Release.Name }} }
             matchExpressions:
               - { key: app.kubernetes.io/name, operator: In, values: {{ toJson $callees }} }
+    {{- end }}
+    {{- with $svc.calls }}
+    # The services this one calls (a monitor's runs, a site audit's site-level checks).
+    - to:
+        - podSelector:
+            matchLabels: { app.kubernetes.io/instance: {{ $root.Release.Name }} }
+            matchExpressions:
+              - { key: app.kubernetes.io/name, operator: In, values: {{ toJson . }} }
     {{- end }}
     {{- if $svc.usesMongo }}
     {{- if $root.Values.mongodb.enabled }}

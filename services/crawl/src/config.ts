@@ -78,6 +78,10 @@ const ENV = {
   MONGO_URL: env.optionalString(),
   NATS_URL: env.optionalString(),
   CRAWL_NATS_PREFIX: env.string('webutil'),
+  // The services a site audit's site-level checks call (decision 0489); unset: not available.
+  TLS_SCAN_ADDR: env.optionalString(),
+  META_SCAN_ADDR: env.optionalString(),
+  RENDER_ADDR: env.optionalString(),
   CRAWL_WARM_UP: env.bool(true),
   PAGE_TIMEOUT_MS: env.int(20_000, 1),
   LINK_TIMEOUT_MS: env.int(10_000, 1),

@@ -12,6 +12,7 @@ import {
   runService,
   SafeHttp,
 } from '@webutil/kit';
+import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { throttleFor } from './checking/throttle.js';
 import { type CrawlConfig, readConfig } from './config.js';
 import type { AuditPageStore } from './jobs/audit-pages.js';
@@ -31,6 +32,7 @@ import type { PageFrontier } from './site-audit/distributed/page-frontier.js';
 import { SqlitePageFrontier } from './site-audit/distributed/page-frontier-sqlite.js';
 import { MemoryPageWork, type PageWorkQueue } from './site-audit/distributed/page-work.js';
 import { AuditPageWorker } from './site-audit/distributed/page-worker.js';
+import { closeSiteServices, connectSiteServices } from './site-audit/site-services.js';
 import { warmUp } from './warm-up.js';
 
 const config = readConfig();
@@ -52,6 +54,14 @@ const auditPages = await openAuditPages(config);
 const transport = await openTransport(config, log);
 const auditHistory = await openAuditHistory(config);
 const distributed = config.SITE_AUDIT_DISTRIBUTED ? await openDistributedAudits(config, log) : undefined;
+// The site audits' start-page screenshots, kept as long as their jobs (decision 0489).
+const auditImages = await openArtifactStore({
+  dataDir: config.DATA_DIR,
+  mongoUrl: config.MONGO_URL,
+  bucket: 'site-audit',
+});
+const stopSweepingImages = sweepArtifacts(auditImages, 10 * 60_000, log);
+const siteClients = connectSiteServices(config);
 
 // A crawl job's four roles, each its own file under jobs/: any replica may play any of them.
 const starts = new CrawlStarts({
@@ -72,6 +82,7 @@ const runner = new CrawlRunner({
   log,
   auditHistory,
   distributed,
+  siteServices: { clients: siteClients, images: auditImages },
 });
 distributed?.worker.start(config.SITE_AUDIT_PAGE_WORKERS);
 const reader = new CrawlReader({ store, stallMs: config.jobs.stallMs, queueStallMs: config.jobs.queueStallMs });
@@ -99,7 +110,7 @@ await runService({
   protoFiles: ['webutil/crawl/v1/crawl.proto', 'webutil/crawl/v1/site_audit.proto'],
   bindings: [
     crawlService({ pageCheck: { ...fetching, ...config.pageCheck }, starts, reader }, log),
-    siteAuditService({ starts, reader, auditPages }, log),
+    siteAuditService({ starts, reader, auditPages, images: auditImages }, log),
   ],
   log,
   onShutdown: async () => {
@@ -111,6 +122,9 @@ await runService({
     await store.close();
     await auditPages.close();
     await auditHistory.close();
+    stopSweepingImages();
+    closeSiteServices(siteClients);
+    await auditImages.close();
     await http.close();
   },
 });

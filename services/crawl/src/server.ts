@@ -1,4 +1,5 @@
 import { bind, type Logger, type ServiceBinding } from '@webutil/kit';
+import type { ArtifactStore } from '@webutil/kit/artifacts';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { SiteAuditServiceService } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import { BookmarkChecks } from './bookmark-check/jobs.js';
@@ -9,6 +10,7 @@ import type { CrawlReader } from './jobs/read.js';
 import type { CrawlStarts } from './jobs/start.js';
 import { toBrokenLinkJob, toCheckLinksResponse, toExtractResult, toLinkExtractJob } from './proto-mapping.js';
 import { scanOptionsOf } from './scan-options.js';
+import { readAuditImage } from './site-audit/audit-images.js';
 import { SiteAudits } from './site-audit/jobs.js';
 
 export interface CrawlServiceDeps {
@@ -64,7 +66,7 @@ export function crawlService(deps: CrawlServiceDeps, log: Logger): ServiceBindin
 
 /** The site audit's RPCs: crawl jobs of their own kind, run by the same workers. */
 export function siteAuditService(
-  deps: Pick<CrawlServiceDeps, 'starts' | 'reader'> & { auditPages?: AuditPageStore },
+  deps: Pick<CrawlServiceDeps, 'starts' | 'reader'> & { auditPages?: AuditPageStore; images: ArtifactStore },
   log: Logger,
 ): ServiceBinding {
   const audits = new SiteAudits(deps.starts, deps.reader, deps.auditPages);
@@ -74,6 +76,7 @@ export function siteAuditService(
       startSiteAudit: async (request, ctx) => ({ jobId: await audits.start(request, ctx.requestId, ctx.signal) }),
       getSiteAudit: (request) => audits.get(request.jobId),
       getSiteAuditIssue: (request) => audits.issue(request),
+      readSiteAuditImage: (request, ctx, send) => readAuditImage(request, deps.images, ctx, send),
     },
     log,
   );

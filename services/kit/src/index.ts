@@ -48,6 +48,7 @@ export {
   SafeHttp,
   type SafeResponse,
 } from './safe-http.js';
+export { type CallOptions, connectService, type ServiceClient, serviceConfig } from './service-client.js';
 export { type AddedColumn, type SqliteDatabase, setUpSqlite } from './sqlite.js';
 export { parseTargetHost, type TargetHost } from './target-host.js';
 export { parseTargetUrl } from './target-url.js';

@@ -2,9 +2,10 @@
  * Site audits (decision 0441): a crawl job of every page of a site up to the plan's page cap,
  * priced by the pages it may audit; polls and issue pages are free.
  */
+import { z } from 'zod';
 import { HttpError, noStore } from '../../envelope.js';
-import { jobInput } from '../../rest/common.js';
-import { type BlockPrice, type Caller, type RouteSpec, route } from '../../route-spec.js';
+import { jobInput, required } from '../../rest/common.js';
+import { type BlockPrice, type Caller, download, type RouteSpec, route } from '../../route-spec.js';
 import { CRAWL_START_ERRORS, crawlCaller, JOB_ERRORS, withdrawCrawlStart } from '../crawl/routes.js';
 import { JobStarted, linkOptions } from '../crawl/schemas.js';
 import { withWebhook } from '../webhooks/start.js';
@@ -99,4 +100,22 @@ export const siteAuditRoutes: RouteSpec[] = [
     exports: issueCsv,
   }),
   reportPdfRoute,
+];
+
+/** An audit's start-page screenshot (`site.screenshots`): free, no credential (the unguessable name is the capability). */
+export const siteAuditImageDownloads = [
+  download({
+    paths: ['/v1/site-audit-images/:filename'],
+    operation: 'site-audit-image',
+    summary:
+      'A site audit’s screenshot of its start page (desktop or mobile) by the name in `site.screenshots`; kept ' +
+      'as long as the audit’s job.',
+    input: z.object({ filename: required('filename') }),
+    nameParam: 'filename',
+    disposition: 'inline',
+    contentTypes: ['image/png', 'image/jpeg', 'image/webp'],
+    errors: { file_not_found: 404 },
+    timeoutMs: 60_000,
+    call: (c, input, options) => c.siteAudit.readSiteAuditImage({ filename: input.filename }, options),
+  }),
 ];

@@ -76,6 +76,29 @@ export const siteAudit: GetSiteAuditResponse = {
     sitemapFound: false,
     sitemapUrlCount: 0,
     comparison: undefined,
+    site: {
+      tls: {
+        available: true,
+        grade: 'A',
+        daysUntilExpiry: 74,
+        valid: true,
+        problems: [],
+        protocol: 'TLSv1.3',
+      },
+      downCheck: {
+        available: true,
+        up: true,
+        verdict: 'up',
+        status: 200,
+        responseTimeMs: 142,
+        reason: 'HTTP 200',
+        checkedAt: SCANNED_AT,
+      },
+      screenshots: {
+        desktop: { available: false, unavailableReason: 'the sandbox renders nothing' },
+        mobile: { available: false, unavailableReason: 'the sandbox renders nothing' },
+      },
+    },
   },
   error: undefined,
 };

@@ -64,6 +64,59 @@ const finding = restObject(audit.AuditFinding, { id: 'AuditFinding' });
 
 const countRow = (id: string) => restObject(audit.AuditCount, { id, fields: { pages: counted } });
 
+const unavailable: FieldEdit = { description: 'Why the check is not available (absent when it is).' };
+
+const SiteScreenshot = restObject(audit.SiteScreenshot, {
+  id: 'SiteAuditScreenshot',
+  fields: {
+    available: { description: 'false: the render failed or is not configured (`unavailableReason`).' },
+    unavailableReason: unavailable,
+    imageUrl: {
+      description:
+        'The image, under the API’s base URL (`/v1/site-audit-images/{name}`), no credential needed; kept as ' +
+        'long as the audit’s job.',
+    },
+    sizeBytes: counted,
+  },
+});
+
+const SiteLevelChecks = restObject(audit.SiteLevelChecks, {
+  id: 'SiteAuditSiteChecks',
+  fields: {
+    tls: {
+      value: restObject(audit.SiteTls, {
+        id: 'SiteAuditTls',
+        fields: {
+          available: { description: 'false: an http site, or the scan failed (`unavailableReason`).' },
+          unavailableReason: unavailable,
+          grade: { description: 'The ssl-scan route’s grade (fast scan), A+ to F.' },
+          daysUntilExpiry: { description: 'Days until the certificate expires; negative once expired.' },
+          problems: { description: 'What is wrong: expired, not trusted, name mismatch, expiring, old protocols.' },
+        },
+      }),
+    },
+    downCheck: {
+      value: restObject(audit.SiteDownCheck, {
+        id: 'SiteAuditDownCheck',
+        fields: {
+          available: { description: 'false: the down-check failed to run (`unavailableReason`).' },
+          unavailableReason: unavailable,
+          verdict: { value: z.enum(['up', 'down', 'degraded']) },
+          status: { description: 'The start URL’s final HTTP status.' },
+          responseTimeMs: { value: count },
+          checkedAt: { value: timestamp },
+        },
+      }),
+    },
+    screenshots: {
+      value: restObject(audit.SiteScreenshots, {
+        id: 'SiteAuditScreenshots',
+        fields: { desktop: { value: SiteScreenshot }, mobile: { value: SiteScreenshot } },
+      }),
+    },
+  },
+});
+
 const SiteAuditResult = restObject(audit.SiteAuditResult, {
   id: 'SiteAuditResult',
   fields: {
@@ -110,6 +163,13 @@ const SiteAuditResult = restObject(audit.SiteAuditResult, {
       description:
         'The previous audit of the same start URL by the same account, and what changed ' +
         'since: new and fixed issues by issue type and URL. Absent for the first audit and anonymous callers.',
+    },
+    site: {
+      value: SiteLevelChecks,
+      description:
+        'Checked once per audit by the other services: the TLS scan of the host (https), a down-check of the ' +
+        'start URL, and screenshots of the start page (desktop, mobile). A check that could not run is ' +
+        '`available: false` with why; it never fails the audit.',
     },
   },
 });

@@ -6,6 +6,7 @@ import type { AuditHistory } from '../site-audit/audit-history.js';
 import { auditSite } from '../site-audit/audit-site.js';
 import { withComparison } from '../site-audit/compare-audits.js';
 import { auditSiteDistributed, type DistributedAuditDeps } from '../site-audit/distributed/coordinator.js';
+import type { SiteServicesOf } from '../site-audit/site-services.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
 import type { AuditPageStore } from './audit-pages.js';
 import { type Ending, EventPublisher } from './events.js';
@@ -24,6 +25,8 @@ export interface RunDeps {
   auditHistory?: AuditHistory;
   /** Set: site audits are spread over every replica's page workers (decision 0491). */
   distributed?: DistributedAuditDeps;
+  /** The services a site audit's site-level checks call (TLS scan, down-check, screenshots). */
+  siteServices?: SiteServicesOf;
 }
 
 /** Crawls this process is running now (Prometheus). */
@@ -133,7 +136,7 @@ export class CrawlRunner {
           distributed,
           attempt,
         )
-      : auditSite(entry, pagesCap, this.deps.crawl, onProgress, lease.signal, options, out);
+      : auditSite(entry, pagesCap, this.deps.crawl, onProgress, lease.signal, options, out, this.deps.siteServices);
   }
 }
 

@@ -277,6 +277,30 @@ export const ISSUES = {
     title: 'Sitemap lists a URL that does not answer 200',
     fix: 'List only final URLs that answer 200.',
   },
+  site_down: {
+    category: 'indexability',
+    priority: 'error',
+    title: 'Start URL is down (the down-check)',
+    fix: 'Make the start URL answer: the server, DNS or network refused or timed out the check.',
+  },
+  tls_certificate_invalid: {
+    category: 'security',
+    priority: 'error',
+    title: 'TLS certificate expired, not trusted or for another name',
+    fix: 'Install a certificate from a trusted CA that covers this host name, with its full chain.',
+  },
+  tls_certificate_expiring: {
+    category: 'security',
+    priority: 'warning',
+    title: 'TLS certificate expires within 30 days',
+    fix: 'Renew the certificate (or check that automatic renewal works).',
+  },
+  tls_weak: {
+    category: 'security',
+    priority: 'warning',
+    title: 'TLS set-up graded C or below, or old protocols accepted',
+    fix: 'Turn off TLS 1.0 and 1.1 and weak suites; see the ssl-scan route for the grade’s reasons.',
+  },
   sitemap_non_indexable: {
     category: 'sitemap',
     priority: 'warning',
