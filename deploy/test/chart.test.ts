@@ -345,7 +345,7 @@ describe('Helm chart helm/webutil', function () {
     const values = parseDocument(readFileSync(path.join(REPO_ROOT, 'helm/webutil/values.yaml'), 'utf8')).toJS();
     const calls = (service: string): string[] => values.services[service]?.calls ?? [];
     // The monitor's runs and a site audit's site-level checks call other services (decision 0489).
-    expect(calls('crawl')).to.have.members(['tls-scan', 'meta-scan', 'render']);
+    expect(calls('crawl')).to.have.members(['tls-scan', 'meta-scan', 'render', 'billing']);
     for (const manifests of [defaults, production]) {
       const controller: Pod = {
         namespace: 'ingress-nginx',

@@ -161,9 +161,13 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     const options = callOptions(ctx, spec.timeoutMs, withdraw && ((id) => withdraw(called, id)));
     let hold = await metering.authorize(spec, ctx, options.requestId);
     // A route priced by size holds its first block's price until the call has read its input.
-    const price: Price = async (units) => {
+    // A job that settles its own price (decision 0490) gets the hold's name; the hold is handed to it.
+    let jobHold: string | undefined;
+    const price: Price = async (units, job) => {
       if (!spec.perBlock) throw new Error(`${spec.operation} has no price by size`);
-      hold = await metering.reprice(hold, spec, ctx, options.requestId, sizedCredits(spec, units));
+      hold = await metering.reprice(hold, spec, ctx, options.requestId, sizedCredits(spec, units), job?.holdMs);
+      jobHold = job ? hold.ownReservation : undefined;
+      return jobHold === undefined ? undefined : { reservationId: jobHold };
     };
     const sandbox = answersFromSamples(spec, hold.caller, ctx.params);
     if (sandbox) called = sampled;
@@ -235,7 +239,8 @@ export function handler(spec: RouteSpec, clients: Clients, metering: Metering, l
     // withdrawn) instead. Billed before the answer goes out (decision 0255): a success billing
     // did not record is a 503, its credits returned and its work withdrawn.
     try {
-      await hold.settle(target);
+      // A hold handed to the job is the job's to settle when it ends; any other is spent now.
+      if (jobHold === undefined || hold.handOver?.() !== jobHold) await hold.settle(target);
     } catch (err) {
       claim?.free();
       void file?.opened.rest.return?.().catch(() => undefined);

@@ -153,7 +153,21 @@ export interface BlockPrice {
  * held instead of the first block's, or it is refused, 402, with nothing held any more. Called
  * before the call creates anything, at most once.
  */
-export type Price = (units: number) => Promise<void>;
+export type Price = (units: number, job?: JobSettled) => Promise<JobHold | undefined>;
+
+/**
+ * A job that settles its own price when it ends (decision 0490): its sized price is held for
+ * `holdMs` (the job's budget), and the hold is handed to the job instead of being spent before
+ * the answer.
+ */
+export interface JobSettled {
+  holdMs: number;
+}
+
+/** The hold a job settles: billing's name for it. Absent when nothing is held (a sandbox key). */
+export interface JobHold {
+  reservationId: string;
+}
 
 /** The `price` of a call made outside a request (a webhook's poll of a job): it holds nothing to price. */
 export const NOT_PRICED: Price = () => Promise.reject(new Error('a call outside a request is not priced'));

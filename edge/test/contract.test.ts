@@ -86,7 +86,7 @@ async function calledRpc(spec: RouteSpec): Promise<string | undefined> {
     inputOf(spec, GIVEN[spec.operation]) as never,
     {} as never,
     anything as never,
-    async () => {},
+    async () => undefined,
   );
   return path;
 }

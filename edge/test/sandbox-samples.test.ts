@@ -28,7 +28,7 @@ const options = { requestId: 'r1', timeoutMs: 1_000, signal: new AbortController
 /** The answer the pipeline would give a sandbox call of the route, as a Response. */
 async function sandboxAnswer(spec: RouteSpec, jobId?: string): Promise<Response> {
   // A sandbox call holds nothing, so pricing it by size changes nothing (the pipeline's reprice).
-  const noPrice = async () => {};
+  const noPrice = async () => undefined;
   const reply = await spec.call(
     sandboxClients,
     inputOf(spec, { job_id: jobId }) as never,

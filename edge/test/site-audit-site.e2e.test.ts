@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
-import { json } from './billing-helpers.js';
+import { eventually, json, quota } from './billing-helpers.js';
 import { post } from './crawl-helpers.js';
 import { type FixtureSite, generateSite, serveSite } from './site-audit-fixture.js';
 import { expectedAudit } from './site-audit-oracle.js';
@@ -86,6 +86,37 @@ describe('Site audit: site-level checks (TLS, down-check, screenshots)', functio
     const missing = await fetch(`${stack.edgeUrl}/v1/site-audit-images/${'A'.repeat(32)}.png`);
     expect(missing.status).to.equal(404);
     expect(((await missing.json()) as any).error.code).to.equal('file_not_found');
+  });
+
+  /** The audit's price (decision 0441): 2 credits for the first 100 pages, 2 for each further 100 begun. */
+  const price = (pages: number) => (pages <= 0 ? 0 : 2 * Math.ceil(pages / 100));
+
+  it('holds the cap’s price and returns what the pages not audited would have cost (decision 0490)', async () => {
+    const site = generateSite(4);
+    const base = await serve(site);
+    const apiKey = await fundedKey(stack, 'audit-credits', 100);
+    const before = (await quota(stack, { apiKey })).remaining;
+    // A cap of 450 pages holds 10 credits; the site has far fewer pages.
+    const job = await audit(apiKey, { url: `${base}/`, maxPages: 450 });
+    expect(job.status, JSON.stringify(job.error)).to.equal('done');
+    const audited = job.result.pagesAudited;
+    expect(audited).to.be.above(1).and.below(100);
+    const after = await eventually(async () => {
+      const remaining = (await quota(stack, { apiKey })).remaining;
+      expect(remaining).to.equal(before - price(audited));
+      return remaining;
+    });
+    expect(after).to.equal(before - 2);
+  });
+
+  it('returns the whole hold when the audit fails', async () => {
+    const base = await serve({ pages: [{ path: '/', status: 404 }], disallow: [] });
+    const apiKey = await fundedKey(stack, 'audit-credits-failed', 100);
+    const before = (await quota(stack, { apiKey })).remaining;
+    const job = await audit(apiKey, { url: `${base}/`, maxPages: 300 });
+    expect(job.status).to.equal('failed');
+    expect(job.error.code).to.equal('target_http_error');
+    await eventually(async () => expect((await quota(stack, { apiKey })).remaining).to.equal(before));
   });
 
   it('reports a check whose service is down as not available, and still finishes the audit', async () => {

@@ -30,6 +30,14 @@ export interface Hold {
   settle(target?: string): Promise<void>;
   /** The call failed or did not run: its credits go back (and X-Credits-Remaining says so). */
   release(): void;
+  /**
+   * The call's own hold at billing, handed to a job that settles it when it ends (decision 0490):
+   * its name, and the hold ends here without being settled. Undefined (nothing handed over) for a
+   * hold that is not the call's own at billing (free, sandbox, paid from a lease).
+   */
+  handOver?(): string | undefined;
+  /** The name of the call's own hold at billing, which handOver would hand over; else undefined. */
+  readonly ownReservation?: string;
 }
 
 export interface Metering {
@@ -45,7 +53,7 @@ export interface Metering {
    * the request again; the new hold is what the call ends. A refusal (402) is thrown with nothing
    * held any more. A hold that holds nothing (a sandbox key's) stays as it is.
    */
-  reprice(hold: Hold, spec: Metered, ctx: Context, requestId: string, credits: number): Promise<Hold>;
+  reprice(hold: Hold, spec: Metered, ctx: Context, requestId: string, credits: number, holdMs?: number): Promise<Hold>;
   /**
    * The caller's credits left, for a response that authorized nothing (unknown route, malformed
    * body); the request counts toward the caller's rate. 0 when the caller is unknown. Sets the

@@ -92,10 +92,18 @@ export class Meter {
    * the call's own hold, not counting the request again: the caller needs only the sized price,
    * never both. The refund lands before billing is asked (`askBilling` waits for it).
    */
-  async reprice(hold: Hold, spec: Metered, ctx: Context, requestId: string, credits: number): Promise<Hold> {
-    if (!(hold instanceof PaidHold) || hold.call.credits === credits) return hold;
+  async reprice(
+    hold: Hold,
+    spec: Metered,
+    ctx: Context,
+    requestId: string,
+    credits: number,
+    holdMs?: number,
+  ): Promise<Hold> {
+    if (!(hold instanceof PaidHold) || (hold.call.credits === credits && holdMs === undefined)) return hold;
     hold.release();
-    const sized = { ...spec, credits };
+    // A job that settles its own price holds it for its budget (decision 0490).
+    const sized = { ...spec, credits, ...(holdMs === undefined ? {} : { timeoutMs: holdMs }) };
     return this.askBilling(sized, ctx, requestId, hold.caller.credential, hold.key, false, true);
   }
 
@@ -550,6 +558,14 @@ class PaidHold {
   }
   release(): void {
     void this.end(false);
+  }
+  get ownReservation(): string | undefined {
+    return this.ended || this.expiresAt === undefined ? undefined : this.reservationId;
+  }
+  handOver(): string | undefined {
+    if (this.ended || this.expiresAt === undefined) return undefined;
+    this.ended = true;
+    return this.reservationId;
   }
   private async end(spent: boolean): Promise<void> {
     if (this.ended) return;

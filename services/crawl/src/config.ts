@@ -82,6 +82,8 @@ const ENV = {
   TLS_SCAN_ADDR: env.optionalString(),
   META_SCAN_ADDR: env.optionalString(),
   RENDER_ADDR: env.optionalString(),
+  // Billing, where a site audit's hold of credits is settled when its job ends (decision 0490).
+  BILLING_ADDR: env.optionalString(),
   CRAWL_WARM_UP: env.bool(true),
   PAGE_TIMEOUT_MS: env.int(20_000, 1),
   LINK_TIMEOUT_MS: env.int(10_000, 1),

@@ -15,6 +15,7 @@ import {
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
 import { throttleFor } from './checking/throttle.js';
 import { type CrawlConfig, readConfig } from './config.js';
+import { AuditCredits } from './jobs/audit-credits.js';
 import type { AuditPageStore } from './jobs/audit-pages.js';
 import { SqliteAuditPages } from './jobs/audit-pages-sqlite.js';
 import { MemoryTransport } from './jobs/memory-transport.js';
@@ -62,6 +63,7 @@ const auditImages = await openArtifactStore({
 });
 const stopSweepingImages = sweepArtifacts(auditImages, 10 * 60_000, log);
 const siteClients = connectSiteServices(config);
+const auditCredits = config.BILLING_ADDR ? new AuditCredits(config.BILLING_ADDR, log) : undefined;
 
 // A crawl job's four roles, each its own file under jobs/: any replica may play any of them.
 const starts = new CrawlStarts({
@@ -83,6 +85,7 @@ const runner = new CrawlRunner({
   auditHistory,
   distributed,
   siteServices: { clients: siteClients, images: auditImages },
+  auditCredits,
 });
 distributed?.worker.start(config.SITE_AUDIT_PAGE_WORKERS);
 const reader = new CrawlReader({ store, stallMs: config.jobs.stallMs, queueStallMs: config.jobs.queueStallMs });
@@ -124,6 +127,7 @@ await runService({
     await auditHistory.close();
     stopSweepingImages();
     closeSiteServices(siteClients);
+    auditCredits?.close();
     await auditImages.close();
     await http.close();
   },

@@ -8,6 +8,7 @@
 import { invalidArgument, type OriginHeaders } from '@webutil/kit';
 import type { LinkOptions } from '@webutil/proto/webutil/crawl/v1/crawl';
 import { LinkOptions as contract } from '@webutil/proto/webutil/crawl/v1/crawl.fields';
+import type { AuditCreditHold } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import globToRegExp from 'glob-to-regexp';
 import { RE2JS } from 're2js';
 import type { FragmentRules } from './page/fragments.js';
@@ -60,6 +61,11 @@ export interface ScanOptions {
   headers?: Record<string, string>;
   skipFragments?: string[];
   githubAnchors?: boolean;
+  /**
+   * A site audit's hold of its price, settled by the worker when the job ends (decision 0490):
+   * kept with the start's options so that every try, on any replica, has it.
+   */
+  creditHold?: AuditCreditHold;
 }
 
 /** The options compiled for one scan. */

@@ -74,3 +74,13 @@ describe('site audit: site-level checks of the other services', () => {
     expect(siteServiceFindings(entry, { tls, downCheck: failed, screenshots: undefined })).to.deep.equal([]);
   });
 });
+
+describe('site audit: the price of the pages audited (decision 0490)', () => {
+  const hold = { reservationId: 'r', credits: 2, blockSize: 100, blockCredits: 2, operation: 'site-audit' };
+  it('is the first block’s credits, then each further block’s begun; nothing for no page', async () => {
+    const { auditPrice } = await import('../src/jobs/audit-credits.js');
+    expect([0, 1, 100, 101, 450, 100_000].map((pages) => auditPrice(hold, pages))).to.deep.equal([
+      0, 2, 2, 4, 10, 2_000,
+    ]);
+  });
+});

@@ -19,6 +19,15 @@ import { AUDIT_PAGE_CAPS, issueInput, SiteAuditInput, SiteAuditIssuePage, SiteAu
  */
 export const SITE_AUDIT_BLOCKS: BlockPrice = { size: 100, unit: 'pages', credits: 2, maxUnits: 100_000 };
 
+/**
+ * How long an audit's hold lasts: its time budget (decision 0441: a crawl's 6 minutes plus 150 ms
+ * per page of the cap past 250) and the 30 minutes its job lives past it. A job that has not
+ * settled by then never will: the hold returns whole.
+ */
+export function auditHoldMs(pagesCap: number): number {
+  return 6 * 60_000 + Math.max(0, pagesCap - 250) * 150 + 30 * 60_000;
+}
+
 /** The page cap of the caller's plan (anonymous callers have the Free plan's). */
 export function auditPageCap(caller: Pick<Caller, 'quota'>): number {
   return AUDIT_PAGE_CAPS[caller.quota.plan ?? 'FREE'] ?? (AUDIT_PAGE_CAPS.FREE as number);
@@ -50,7 +59,8 @@ export const siteAuditRoutes: RouteSpec[] = [
             `maxPages ${input.maxPages} is over your plan's cap of ${cap} pages per audit`,
           );
         const pages = input.maxPages ?? cap;
-        await price(pages);
+        // The cap's price is held for the job's life and settled by the job (decision 0490).
+        const held = await price(pages, { holdMs: auditHoldMs(pages) });
         return c.siteAudit.startSiteAudit(
           {
             url: input.url,
@@ -58,6 +68,13 @@ export const siteAuditRoutes: RouteSpec[] = [
             caller: crawlCaller(caller),
             options: linkOptions({ ...input, maxPages: undefined }),
             maxPages: pages,
+            creditHold: held && {
+              reservationId: held.reservationId,
+              credits: 2,
+              blockSize: SITE_AUDIT_BLOCKS.size,
+              blockCredits: SITE_AUDIT_BLOCKS.credits,
+              operation: 'site-audit',
+            },
           },
           options,
         );

@@ -8,6 +8,7 @@ import { withComparison } from '../site-audit/compare-audits.js';
 import { auditSiteDistributed, type DistributedAuditDeps } from '../site-audit/distributed/coordinator.js';
 import type { SiteServicesOf } from '../site-audit/site-services.js';
 import { type CrawlDeps, crawlSite } from '../site-crawl/crawler.js';
+import type { AuditCredits } from './audit-credits.js';
 import type { AuditPageStore } from './audit-pages.js';
 import { type Ending, EventPublisher } from './events.js';
 import { type JobStore, packResult } from './store.js';
@@ -27,6 +28,8 @@ export interface RunDeps {
   distributed?: DistributedAuditDeps;
   /** The services a site audit's site-level checks call (TLS scan, down-check, screenshots). */
   siteServices?: SiteServicesOf;
+  /** Settles a site audit's hold of credits when its job ends (absent: no billing configured). */
+  auditCredits?: AuditCredits;
 }
 
 /** Crawls this process is running now (Prometheus). */
@@ -63,6 +66,14 @@ export class CrawlRunner {
         job.progress,
         lease.signal,
       );
+      const hold = ticket.scan?.creditHold;
+      if (hold)
+        await this.deps.auditCredits?.settle(
+          ticket.id,
+          hold,
+          { type: 'failed', error: { code: '', message: '' } },
+          ticket.url,
+        );
       return 'done';
     }
     const heartbeat = setInterval(() => {
@@ -103,6 +114,8 @@ export class CrawlRunner {
         },
       );
       await events.end(outcome, undefined, lease.signal);
+      const hold = ticket.scan?.creditHold;
+      if (hold) await this.deps.auditCredits?.settle(ticket.id, hold, outcome, ticket.url);
       log.info({ ms: Date.now() - started, outcome: outcome.type }, 'crawl ended');
       return 'done';
     } finally {

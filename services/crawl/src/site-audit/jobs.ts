@@ -31,7 +31,7 @@ export class SiteAudits {
     const { maxPages: _, ...scan } = scanOptionsOf(request.options) ?? {};
     return this.starts.start('site-audit', request.url, requestId, signal, request.caller, {
       checkFragments: request.checkFragments ?? false,
-      scan: { ...scan, maxPages: pages },
+      scan: { ...scan, maxPages: pages, ...(request.creditHold ? { creditHold: request.creditHold } : {}) },
     });
   }
 
