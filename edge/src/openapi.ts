@@ -259,7 +259,8 @@ export function blockPriceText(spec: Pick<RouteSpec, 'credits'>, block: BlockPri
   return (
     `${n(spec.credits)} credits for the first ${n(block.size)} ${block.unit} and ${n(block.credits)} more ` +
     `for each further ${n(block.size)} begun (${n(most)} for ${n(block.maxUnits)}); ` +
-    'a caller without the sized price is refused with 402 before anything is created'
+    'a caller without the sized price is refused with 402 before anything is created' +
+    (block.settled ? `; ${block.settled}` : '')
   );
 }
 

@@ -146,6 +146,8 @@ export interface BlockPrice {
   credits: number;
   /** The most units a call has (its list's cap), for the contract's highest price. */
   maxUnits: number;
+  /** How the price is settled, when not all at the start (a site audit's: decision 0490). */
+  settled?: string;
 }
 
 /**

@@ -17,7 +17,15 @@ import { AUDIT_PAGE_CAPS, issueInput, SiteAuditInput, SiteAuditIssuePage, SiteAu
  * 2 credits per 100 pages the audit may fetch (its cap, held before the job starts): a block is
  * about a broken-link crawl's work for its 2 credits, page for page more (every page is audited).
  */
-export const SITE_AUDIT_BLOCKS: BlockPrice = { size: 100, unit: 'pages', credits: 2, maxUnits: 100_000 };
+export const SITE_AUDIT_BLOCKS: BlockPrice = {
+  size: 100,
+  unit: 'pages',
+  credits: 2,
+  maxUnits: 100_000,
+  settled:
+    'the price of maxPages is held when the audit starts, and when it ends the price of the pages it audited ' +
+    'is spent and the rest returned (all of it when the audit fails)',
+};
 
 /**
  * How long an audit's hold lasts: its time budget (decision 0441: a crawl's 6 minutes plus 150 ms
