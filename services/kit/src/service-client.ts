@@ -8,6 +8,8 @@ import { type AnyDefinition, MAX_MESSAGE_BYTES, type RequestOf, type ResponseOf 
 export interface CallOptions {
   requestId: string;
   timeoutMs: number;
+  /** Told which replica answered a unary call (its address as grpc-js names it, e.g. 10.0.0.7:50055). */
+  onPeer?: (peer: string) => void;
 }
 
 /** A service definition turned into calls: a unary RPC gives a promise, a streaming one an async iterable. */
@@ -71,14 +73,18 @@ export function connectService<D extends AnyDefinition>(
           )
       : (request: unknown, options: CallOptions) =>
           new Promise((resolve, reject) => {
-            client.makeUnaryRequest(
+            const call = client.makeUnaryRequest(
               method.path,
               method.requestSerialize,
               method.responseDeserialize,
               request,
               metadata(options),
               { deadline: Date.now() + options.timeoutMs },
-              (err, response) => (err ? reject(err) : resolve(response)),
+              (err, response) => {
+                options.onPeer?.(call.getPeer());
+                if (err) reject(err);
+                else resolve(response);
+              },
             );
           });
   }

@@ -5,8 +5,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIPv6 } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
-import { type AnyDefinition, MAX_MESSAGE_BYTES, type RequestOf, type ResponseOf } from '@webutil/kit';
+import { type AnyDefinition, type CallOptions, connectService, type ServiceClient, serviceConfig } from '@webutil/kit';
 import { AccountMailServiceService } from '@webutil/proto/webutil/billing/v1/account_mail';
 import { BillingServiceService } from '@webutil/proto/webutil/billing/v1/billing';
 import { CrawlServiceService } from '@webutil/proto/webutil/crawl/v1/crawl';
@@ -14,19 +13,7 @@ import { MetaScanServiceService } from '@webutil/proto/webutil/metascan/v1/metas
 import { RenderServiceService } from '@webutil/proto/webutil/render/v1/render';
 import { TlsScanServiceService } from '@webutil/proto/webutil/tlsscan/v1/tlsscan';
 
-export interface CallOptions {
-  requestId: string;
-  timeoutMs: number;
-  /** Told which replica answered a unary call (its address as grpc-js names it, e.g. 10.0.0.7:50055). */
-  onPeer?: (peer: string) => void;
-}
-
-/** A service definition turned into calls: a unary RPC gives a promise, a streaming one an async iterable. */
-export type ServiceClient<D extends AnyDefinition> = {
-  [K in keyof D]: D[K]['responseStream'] extends true
-    ? (request: RequestOf<D[K]>, options: CallOptions) => AsyncIterable<ResponseOf<D[K]>>
-    : (request: RequestOf<D[K]>, options: CallOptions) => Promise<ResponseOf<D[K]>>;
-} & { close(): void };
+export type { CallOptions, ServiceClient };
 
 export interface RunClients {
   billing: ServiceClient<typeof BillingServiceService>;
@@ -121,69 +108,11 @@ export function otherReplica(addresses: string[], peer: string | undefined, rand
 }
 
 /**
- * A name resolving to several replicas gets a connection to each, round robin: a down-check's
- * re-check goes to the next meta-scan replica. UNAVAILABLE is retried (a replica restarting);
- * every RPC a run makes is a read, or idempotent by the hold's name, except a crawl's start,
- * which a run tries once.
+ * Every RPC a run makes is a read, or idempotent by the hold's name, except a crawl's start, which a
+ * run tries once.
  */
-const SERVICE_CONFIG = JSON.stringify({
-  loadBalancingConfig: [{ round_robin: {} }],
-  methodConfig: [
-    {
-      name: [{}],
-      retryPolicy: {
-        maxAttempts: 3,
-        initialBackoff: '0.2s',
-        maxBackoff: '1s',
-        backoffMultiplier: 2,
-        retryableStatusCodes: ['UNAVAILABLE'],
-      },
-    },
-    { name: [{ service: 'webutil.crawl.v1.CrawlService', method: 'StartBrokenLinkCrawl' }] },
-  ],
-});
+const SERVICE_CONFIG = serviceConfig([{ service: 'webutil.crawl.v1.CrawlService', method: 'StartBrokenLinkCrawl' }]);
 
 function connect<D extends AnyDefinition>(definition: D, address: string): ServiceClient<D> {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    'grpc.initial_reconnect_backoff_ms': 100,
-    'grpc.max_reconnect_backoff_ms': 1000,
-    'grpc.service_config': SERVICE_CONFIG,
-  });
-  const api: Record<string, unknown> = { close: () => client.close() };
-  for (const [name, method] of Object.entries(definition)) {
-    const metadata = (options: CallOptions) => {
-      const entries = new grpc.Metadata();
-      entries.set('x-request-id', options.requestId);
-      return entries;
-    };
-    api[name] = method.responseStream
-      ? (request: unknown, options: CallOptions) =>
-          client.makeServerStreamRequest(
-            method.path,
-            method.requestSerialize,
-            method.responseDeserialize,
-            request,
-            metadata(options),
-            { deadline: Date.now() + options.timeoutMs },
-          )
-      : (request: unknown, options: CallOptions) =>
-          new Promise((resolve, reject) => {
-            const call = client.makeUnaryRequest(
-              method.path,
-              method.requestSerialize,
-              method.responseDeserialize,
-              request,
-              metadata(options),
-              { deadline: Date.now() + options.timeoutMs },
-              (err, response) => {
-                if (options.onPeer) options.onPeer(call.getPeer());
-                if (err) reject(err);
-                else resolve(response);
-              },
-            );
-          });
-  }
-  return api as ServiceClient<D>;
+  return connectService(definition, address, SERVICE_CONFIG);
 }
