@@ -341,36 +341,40 @@ describe('Helm chart helm/webutil', function () {
     expect(of(defaults, 'PodDisruptionBudget')).to.have.length(of(defaults, 'Deployment').length);
   });
 
-  it('lets outside traffic reach the edge only, and the services only from the edge and the services that call them', () => {
-    const values = parseDocument(readFileSync(path.join(REPO_ROOT, 'helm/webutil/values.yaml'), 'utf8')).toJS();
-    const calls = (service: string): string[] => values.services[service]?.calls ?? [];
-    // The monitor's runs and a site audit's site-level checks call other services (decision 0489).
-    expect(calls('crawl')).to.have.members(['tls-scan', 'meta-scan', 'render', 'billing']);
-    for (const manifests of [defaults, production]) {
-      const controller: Pod = {
-        namespace: 'ingress-nginx',
-        labels: { 'app.kubernetes.io/name': 'ingress' },
-        ip: '10.244.9.1',
-      };
-      const stranger: Pod = { namespace: 'default', labels: { app: 'shell' }, ip: '10.244.9.2' };
-      for (const deployment of of(manifests, 'Deployment')) {
-        const name = serviceName(deployment);
-        const port = deployment.spec.template.spec.containers[0].ports[0].containerPort;
-        const target = { pod: podOf(name, '10.244.4.4'), ip: '10.244.4.4', port };
-        const callers = name === 'edge' ? controller : podOf('edge');
-        expect(connects(policies(manifests), NAMESPACE, callers, target), `${name} from its callers`).to.equal(true);
-        for (const other of [stranger, name === 'edge' ? podOf('billing') : controller]) {
-          expect(connects(policies(manifests), NAMESPACE, other, target), `${name} from ${other.ip}`).to.equal(false);
-        }
-        for (const caller of ['crawl', 'monitor', 'bookmark']) {
-          if (name === caller) continue;
-          const may = name !== 'edge' && calls(caller).includes(name);
-          const from = podOf(caller, '10.244.5.5');
-          expect(connects(policies(manifests), NAMESPACE, from, target), `${name} from ${caller}`).to.equal(may);
+  it(
+    'lets outside traffic reach the edge only, and the services only ' +
+      'from the edge and the services that call them',
+    () => {
+      const values = parseDocument(readFileSync(path.join(REPO_ROOT, 'helm/webutil/values.yaml'), 'utf8')).toJS();
+      const calls = (service: string): string[] => values.services[service]?.calls ?? [];
+      // The monitor's runs and a site audit's site-level checks call other services (decision 0489).
+      expect(calls('crawl')).to.have.members(['tls-scan', 'meta-scan', 'render', 'billing']);
+      for (const manifests of [defaults, production]) {
+        const controller: Pod = {
+          namespace: 'ingress-nginx',
+          labels: { 'app.kubernetes.io/name': 'ingress' },
+          ip: '10.244.9.1',
+        };
+        const stranger: Pod = { namespace: 'default', labels: { app: 'shell' }, ip: '10.244.9.2' };
+        for (const deployment of of(manifests, 'Deployment')) {
+          const name = serviceName(deployment);
+          const port = deployment.spec.template.spec.containers[0].ports[0].containerPort;
+          const target = { pod: podOf(name, '10.244.4.4'), ip: '10.244.4.4', port };
+          const callers = name === 'edge' ? controller : podOf('edge');
+          expect(connects(policies(manifests), NAMESPACE, callers, target), `${name} from its callers`).to.equal(true);
+          for (const other of [stranger, name === 'edge' ? podOf('billing') : controller]) {
+            expect(connects(policies(manifests), NAMESPACE, other, target), `${name} from ${other.ip}`).to.equal(false);
+          }
+          for (const caller of ['crawl', 'monitor', 'bookmark']) {
+            if (name === caller) continue;
+            const may = name !== 'edge' && calls(caller).includes(name);
+            const from = podOf(caller, '10.244.5.5');
+            expect(connects(policies(manifests), NAMESPACE, from, target), `${name} from ${caller}`).to.equal(may);
+          }
         }
       }
-    }
-  });
+    },
+  );
 
   it('lets the URL fetchers reach the internet over IPv4 and IPv6, never cluster, node or metadata addresses', () => {
     // The edge delivers webhooks (decision 0206); the monitor service, Slack-compatible alerts.

@@ -81,44 +81,47 @@ describe('monitors: run slots shared fairly across accounts', function () {
     return (body.data.runs as Run[]).slice().reverse();
   };
 
-  it('starts the quiet account’s runs within the bound of their due time while a flood of slow ones waits', async () => {
-    const flood: string[] = [];
-    for (let i = 0; i < FLOOD; i += 10) {
-      const made = await Promise.all(
-        Array.from({ length: 10 }, (_, k) =>
-          create(stack.apiKey, `flood ${i + k}`, site.url(`/slow?ms=${SLOW_MS}&m=${i + k}`)),
-        ),
-      );
-      flood.push(...made.map((m) => m.id));
-    }
-    // The flood's backlog builds: each of its monitors is due every second, the replica runs two a second.
-    await sleep(5_000);
-    const quietKey = await fundedKey(stack, 'quiet', 1_000);
-    const quiet = await create(quietKey, 'quiet', site.url('/'));
-    const watchedFrom = Date.now();
-    await sleep(WATCH_MS);
-    const watchedTo = Date.now();
+  it(
+    'starts the quiet account’s runs within the bound of their ' + 'due time while a flood of slow ones waits',
+    async () => {
+      const flood: string[] = [];
+      for (let i = 0; i < FLOOD; i += 10) {
+        const made = await Promise.all(
+          Array.from({ length: 10 }, (_, k) =>
+            create(stack.apiKey, `flood ${i + k}`, site.url(`/slow?ms=${SLOW_MS}&m=${i + k}`)),
+          ),
+        );
+        flood.push(...made.map((m) => m.id));
+      }
+      // The flood's backlog builds: each of its monitors is due every second, the replica runs two a second.
+      await sleep(5_000);
+      const quietKey = await fundedKey(stack, 'quiet', 1_000);
+      const quiet = await create(quietKey, 'quiet', site.url('/'));
+      const watchedFrom = Date.now();
+      await sleep(WATCH_MS);
+      const watchedTo = Date.now();
 
-    // When each run was due: the first at the monitor's first slot, each later one a minute after the
-    // slot its previous run claimed (slots missed meanwhile make it late, and longer to come).
-    const runs = await runsOf(quietKey, quiet.id);
-    const waits: number[] = [];
-    let due = Date.parse(quiet.nextRunAt);
-    for (const run of runs) {
-      waits.push(Date.parse(run.startedAt) - due);
-      due = Date.parse(run.slot) + INTERVAL_MS;
-    }
-    // The run due last and not started yet has waited too.
-    if (due < watchedTo) waits.push(watchedTo - due);
-    const floodRuns = (await Promise.all(flood.slice(0, 10).map((id) => runsOf(stack.apiKey, id)))).flat();
-    const summary =
-      `quiet: ${runs.length} runs in ${watchedTo - watchedFrom} ms, waits ${waits.join(', ')} ms; ` +
-      `flood (10 of ${FLOOD}): ${floodRuns.length} runs, ${floodRuns.filter((r) => r.late).length} late`;
-    process.stdout.write(`      ${summary}\n`);
-    // The flood is held back (its runs come late, slots missed): the replica was full throughout.
-    expect(floodRuns.filter((r) => r.late).length, summary).to.be.greaterThan(floodRuns.length / 2);
-    // The quiet monitor ran all along, each run within the bound of its due time.
-    expect(runs.length, summary).to.be.at.least(WATCH_MS / BOUND_MS);
-    expect(Math.max(...waits), summary).to.be.at.most(BOUND_MS);
-  });
+      // When each run was due: the first at the monitor's first slot, each later one a minute after the
+      // slot its previous run claimed (slots missed meanwhile make it late, and longer to come).
+      const runs = await runsOf(quietKey, quiet.id);
+      const waits: number[] = [];
+      let due = Date.parse(quiet.nextRunAt);
+      for (const run of runs) {
+        waits.push(Date.parse(run.startedAt) - due);
+        due = Date.parse(run.slot) + INTERVAL_MS;
+      }
+      // The run due last and not started yet has waited too.
+      if (due < watchedTo) waits.push(watchedTo - due);
+      const floodRuns = (await Promise.all(flood.slice(0, 10).map((id) => runsOf(stack.apiKey, id)))).flat();
+      const summary =
+        `quiet: ${runs.length} runs in ${watchedTo - watchedFrom} ms, waits ${waits.join(', ')} ms; ` +
+        `flood (10 of ${FLOOD}): ${floodRuns.length} runs, ${floodRuns.filter((r) => r.late).length} late`;
+      process.stdout.write(`      ${summary}\n`);
+      // The flood is held back (its runs come late, slots missed): the replica was full throughout.
+      expect(floodRuns.filter((r) => r.late).length, summary).to.be.greaterThan(floodRuns.length / 2);
+      // The quiet monitor ran all along, each run within the bound of its due time.
+      expect(runs.length, summary).to.be.at.least(WATCH_MS / BOUND_MS);
+      expect(Math.max(...waits), summary).to.be.at.most(BOUND_MS);
+    },
+  );
 });

@@ -282,62 +282,66 @@ describe('monitors: runs on their schedule', function () {
     await expectSpentExactly(apiKey, 1_000, await stop(apiKey, id), 2);
   });
 
-  it('an account out of credits has its monitors paused, never overspent, is mailed once, and resumes after a top-up', async () => {
-    const email = `runs-short-${process.pid}-${Date.now()}@example.test`;
-    const { apiKey } = await stack.admin(
-      ...['create-account', '--email', email, '--plan', 'STARTER', '--credits', '3'],
-      ...['--rate-limit', '1000000', '--mint-key', 'runs-short'],
-    );
-    if (!apiKey) throw new Error('no key minted');
-    site.status = 200;
-    const { id } = await create(apiKey, {
-      name: 'Runs out',
-      kind: 'down-check',
-      input: { url: `${origin}/up` },
-      intervalSeconds: DAY,
-    });
-    const other = await create(apiKey, {
-      name: 'Waits',
-      kind: 'down-check',
-      input: { url: `${origin}/up` },
-      intervalSeconds: 30 * DAY,
-    });
-    const paused = await eventually(async () => {
-      const monitor = await monitorOf(apiKey, id);
-      expect(monitor.state).to.equal('paused');
-      return monitor;
-    }, 30_000);
-    expect(paused).to.include({ pausedReason: 'out of credits', nextRunAt: null });
-    expect(await monitorOf(apiKey, other.id)).to.include({ state: 'paused', pausedReason: 'out of credits' });
-    const runs = await stop(apiKey, id);
-    expect(runs.some((run) => run.outcome === 'skipped' && /out of credits/.test(run.reason))).to.equal(true);
-    // The other monitor's slot may have come too: together they ran as often as 3 credits pay for.
-    const all = [...runs, ...(await stop(apiKey, other.id))];
-    expect(finished(all)).to.have.length(3);
-    await expectSpentExactly(apiKey, 3, all, 1);
+  it(
+    'an account out of credits has its monitors paused, never ' +
+      'overspent, is mailed once, and resumes after a top-up',
+    async () => {
+      const email = `runs-short-${process.pid}-${Date.now()}@example.test`;
+      const { apiKey } = await stack.admin(
+        ...['create-account', '--email', email, '--plan', 'STARTER', '--credits', '3'],
+        ...['--rate-limit', '1000000', '--mint-key', 'runs-short'],
+      );
+      if (!apiKey) throw new Error('no key minted');
+      site.status = 200;
+      const { id } = await create(apiKey, {
+        name: 'Runs out',
+        kind: 'down-check',
+        input: { url: `${origin}/up` },
+        intervalSeconds: DAY,
+      });
+      const other = await create(apiKey, {
+        name: 'Waits',
+        kind: 'down-check',
+        input: { url: `${origin}/up` },
+        intervalSeconds: 30 * DAY,
+      });
+      const paused = await eventually(async () => {
+        const monitor = await monitorOf(apiKey, id);
+        expect(monitor.state).to.equal('paused');
+        return monitor;
+      }, 30_000);
+      expect(paused).to.include({ pausedReason: 'out of credits', nextRunAt: null });
+      expect(await monitorOf(apiKey, other.id)).to.include({ state: 'paused', pausedReason: 'out of credits' });
+      const runs = await stop(apiKey, id);
+      expect(runs.some((run) => run.outcome === 'skipped' && /out of credits/.test(run.reason))).to.equal(true);
+      // The other monitor's slot may have come too: together they ran as often as 3 credits pay for.
+      const all = [...runs, ...(await stop(apiKey, other.id))];
+      expect(finished(all)).to.have.length(3);
+      await expectSpentExactly(apiKey, 3, all, 1);
 
-    // One notice for the pause (not one per monitor or per refused slot), naming both and how to resume.
-    const isNotice = (m: { to: string[]; subject: string }) => m.to.includes(email) && /paused/.test(m.subject);
-    const notice = await smtp.waitFor(email, isNotice, 30_000);
-    expect(notice.subject).to.equal('Your 2 monitors are paused: out of credits');
-    expect(notice.text).to.include(`- Runs out (${id})`).and.include(`- Waits (${other.id})`);
-    expect(notice.text).to.include('https://webutil.example/account').and.include('https://webutil.example/monitors');
-    expect(notice.text).to.include(`POST /v1/monitors/{id}/resume`);
+      // One notice for the pause (not one per monitor or per refused slot), naming both and how to resume.
+      const isNotice = (m: { to: string[]; subject: string }) => m.to.includes(email) && /paused/.test(m.subject);
+      const notice = await smtp.waitFor(email, isNotice, 30_000);
+      expect(notice.subject).to.equal('Your 2 monitors are paused: out of credits');
+      expect(notice.text).to.include(`- Runs out (${id})`).and.include(`- Waits (${other.id})`);
+      expect(notice.text).to.include('https://webutil.example/account').and.include('https://webutil.example/monitors');
+      expect(notice.text).to.include(`POST /v1/monitors/{id}/resume`);
 
-    // Topped up, a resumed monitor runs and pays again; resuming sends no notice.
-    await stack.admin('add-top-up', '--email', email, '--credits', '100');
-    const resumed = await stack.api(`/v1/monitors/${id}/resume`, { apiKey, ...post({}) });
-    const active = (await json(resumed)).data;
-    expect(resumed.status).to.equal(200);
-    expect(active).to.include({ state: 'active' });
-    expect(active.pausedReason ?? null).to.equal(null);
-    const before = finished(all).length;
-    await eventually(async () => {
-      const ok = finished([...(await runsOf(apiKey, id)), ...(await runsOf(apiKey, other.id))]);
-      expect(ok.length).to.be.above(before);
-    }, 30_000);
-    expect((await monitorOf(apiKey, id)).state).to.equal('active');
-    await stop(apiKey, id);
-    expect(smtp.received.filter(isNotice)).to.have.length(1);
-  });
+      // Topped up, a resumed monitor runs and pays again; resuming sends no notice.
+      await stack.admin('add-top-up', '--email', email, '--credits', '100');
+      const resumed = await stack.api(`/v1/monitors/${id}/resume`, { apiKey, ...post({}) });
+      const active = (await json(resumed)).data;
+      expect(resumed.status).to.equal(200);
+      expect(active).to.include({ state: 'active' });
+      expect(active.pausedReason ?? null).to.equal(null);
+      const before = finished(all).length;
+      await eventually(async () => {
+        const ok = finished([...(await runsOf(apiKey, id)), ...(await runsOf(apiKey, other.id))]);
+        expect(ok.length).to.be.above(before);
+      }, 30_000);
+      expect((await monitorOf(apiKey, id)).state).to.equal('active');
+      await stop(apiKey, id);
+      expect(smtp.received.filter(isNotice)).to.have.length(1);
+    },
+  );
 });

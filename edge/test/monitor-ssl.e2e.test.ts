@@ -127,80 +127,83 @@ describe('monitors: an ssl-scan monitor compares certificates between runs', fun
   const fingerprint = (leaf: Issued) =>
     createHash('sha256').update(Buffer.from(leaf.cert.rawData)).digest('hex').toUpperCase().match(/../g)?.join(':');
 
-  it('records a new certificate, its days to expiry, the threshold crossed and the grade change, and alerts', async () => {
-    const created = await stack.api(
-      '/v1/monitors',
-      post({
-        name: 'Certificate',
+  it(
+    'records a new certificate, its days to expiry, the ' + 'threshold crossed and the grade change, and alerts',
+    async () => {
+      const created = await stack.api(
+        '/v1/monitors',
+        post({
+          name: 'Certificate',
+          kind: 'ssl-scan',
+          input: { domain: 'localhost' },
+          intervalSeconds: DAY,
+          alerts: { expiryDays: [30, 7], slackUrls: [slackUrl], emails: ['certs@example.test'] },
+        }),
+      );
+      const body = await json(created);
+      expect(created.status, JSON.stringify(body)).to.equal(201);
+      const { id } = body.data as { id: string };
+      expect(body.data.alerts.expiryDays).to.deep.equal([30, 7]);
+
+      // The first certificate: 60 days left, over both thresholds; nothing to alert.
+      const before = await eventually(async () => {
+        const runs = finished(await runsOf(id));
+        expect(runs.length).to.be.at.least(1);
+        return runs.at(-1) as Run;
+      }, 60_000);
+      expect(before.result?.securityGrade).to.equal('A+');
+      expect(before.result?.daysUntilExpiry).to.be.within(59, 60);
+      const firstPrint = before.result?.certificate.fingerprint256 as string;
+      expect(firstPrint).to.equal(fingerprint(first));
+      expect(before.changes).to.include({ kind: 'ssl-scan', expiryThresholdCrossed: null, alert: false });
+      expect(slackMessages).to.deep.equal([]);
+
+      // The server swaps certificates between runs: 5 days left (under 7), a 1024-bit RSA key (capped at B).
+      tlsServer.setSecureContext(context(second));
+      const changed = await eventually(async () => {
+        const run = finished(await runsOf(id)).find((r) => r.changes?.newCertificate);
+        expect(run).to.not.equal(undefined);
+        return run as Run;
+      }, 60_000);
+      expect(changed.result?.securityGrade).to.equal('B');
+      expect(changed.result?.daysUntilExpiry).to.be.within(4, 5);
+      expect(changed.changes).to.deep.include({
         kind: 'ssl-scan',
-        input: { domain: 'localhost' },
-        intervalSeconds: DAY,
-        alerts: { expiryDays: [30, 7], slackUrls: [slackUrl], emails: ['certs@example.test'] },
-      }),
-    );
-    const body = await json(created);
-    expect(created.status, JSON.stringify(body)).to.equal(201);
-    const { id } = body.data as { id: string };
-    expect(body.data.alerts.expiryDays).to.deep.equal([30, 7]);
+        daysUntilExpiry: changed.result?.daysUntilExpiry,
+        expiryThresholdCrossed: 7,
+        expired: false,
+        grade: { from: 'A+', to: 'B', direction: 'worse' },
+        alert: true,
+      });
+      expect(changed.changes?.newCertificate).to.include({
+        fromFingerprint256: fingerprint(first),
+        toFingerprint256: fingerprint(second),
+        validTo: changed.result?.certificate.valid_to,
+      });
+      expect(changed.creditsSpent).to.equal(1);
 
-    // The first certificate: 60 days left, over both thresholds; nothing to alert.
-    const before = await eventually(async () => {
-      const runs = finished(await runsOf(id));
-      expect(runs.length).to.be.at.least(1);
-      return runs.at(-1) as Run;
-    }, 60_000);
-    expect(before.result?.securityGrade).to.equal('A+');
-    expect(before.result?.daysUntilExpiry).to.be.within(59, 60);
-    const firstPrint = before.result?.certificate.fingerprint256 as string;
-    expect(firstPrint).to.equal(fingerprint(first));
-    expect(before.changes).to.include({ kind: 'ssl-scan', expiryThresholdCrossed: null, alert: false });
-    expect(slackMessages).to.deep.equal([]);
+      // The alert reached both channels, once, saying what changed.
+      const alerts = await eventually(async () => {
+        const texts = slackMessages.map((m) => m.text).filter((t) => t.startsWith('*Changed: Certificate (localhost)'));
+        expect(texts).to.have.length(1);
+        return texts;
+      }, 30_000);
+      expect(alerts[0]).to.include('expires in').and.include('threshold 7 days');
+      expect(alerts[0]).to.include('went from A+ to B (worse)');
+      expect(alerts[0]).to.include('serves a new certificate');
+      const mail = await smtp.waitFor('certs@example.test', (m) => m.subject.includes('Changed: Certificate'), 30_000);
+      expect(mail.subject).to.equal('[webutil] Changed: Certificate (localhost)');
+      expect(mail.text).to.include('threshold 7 days').and.include('went from A+ to B (worse)');
 
-    // The server swaps certificates between runs: 5 days left (under 7), a 1024-bit RSA key (capped at B).
-    tlsServer.setSecureContext(context(second));
-    const changed = await eventually(async () => {
-      const run = finished(await runsOf(id)).find((r) => r.changes?.newCertificate);
-      expect(run).to.not.equal(undefined);
-      return run as Run;
-    }, 60_000);
-    expect(changed.result?.securityGrade).to.equal('B');
-    expect(changed.result?.daysUntilExpiry).to.be.within(4, 5);
-    expect(changed.changes).to.deep.include({
-      kind: 'ssl-scan',
-      daysUntilExpiry: changed.result?.daysUntilExpiry,
-      expiryThresholdCrossed: 7,
-      expired: false,
-      grade: { from: 'A+', to: 'B', direction: 'worse' },
-      alert: true,
-    });
-    expect(changed.changes?.newCertificate).to.include({
-      fromFingerprint256: fingerprint(first),
-      toFingerprint256: fingerprint(second),
-      validTo: changed.result?.certificate.valid_to,
-    });
-    expect(changed.creditsSpent).to.equal(1);
-
-    // The alert reached both channels, once, saying what changed.
-    const alerts = await eventually(async () => {
-      const texts = slackMessages.map((m) => m.text).filter((t) => t.startsWith('*Changed: Certificate (localhost)'));
-      expect(texts).to.have.length(1);
-      return texts;
-    }, 30_000);
-    expect(alerts[0]).to.include('expires in').and.include('threshold 7 days');
-    expect(alerts[0]).to.include('went from A+ to B (worse)');
-    expect(alerts[0]).to.include('serves a new certificate');
-    const mail = await smtp.waitFor('certs@example.test', (m) => m.subject.includes('Changed: Certificate'), 30_000);
-    expect(mail.subject).to.equal('[webutil] Changed: Certificate (localhost)');
-    expect(mail.text).to.include('threshold 7 days').and.include('went from A+ to B (worse)');
-
-    // Later runs of the same certificate cross nothing again and stay quiet.
-    await eventually(async () => {
-      const runs = finished(await runsOf(id));
-      const after = runs.slice(0, runs.indexOf(runs.find((r) => r.id === changed.id) as Run));
-      expect(after.length).to.be.at.least(1);
-      expect(after.every((r) => r.changes?.alert === false && r.changes?.newCertificate === null)).to.equal(true);
-    }, 60_000);
-    await stack.api(`/v1/monitors/${id}/pause`, post({}));
-    expect(slackMessages.filter((m) => m.text.includes('Certificate'))).to.have.length(1);
-  });
+      // Later runs of the same certificate cross nothing again and stay quiet.
+      await eventually(async () => {
+        const runs = finished(await runsOf(id));
+        const after = runs.slice(0, runs.indexOf(runs.find((r) => r.id === changed.id) as Run));
+        expect(after.length).to.be.at.least(1);
+        expect(after.every((r) => r.changes?.alert === false && r.changes?.newCertificate === null)).to.equal(true);
+      }, 60_000);
+      await stack.api(`/v1/monitors/${id}/pause`, post({}));
+      expect(slackMessages.filter((m) => m.text.includes('Certificate'))).to.have.length(1);
+    },
+  );
 });

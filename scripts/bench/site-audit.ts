@@ -14,10 +14,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { type AuditSite, startAuditSite } from '../src/fixture-audit-site.js';
 import { startMongo } from '../src/mongo-under-test.js';
 import { startOwnNats } from '../src/nats-under-test.js';
 import { startTestStack, type TestStack, type TestStackOptions } from '../src/test-stack.js';
-import { type AuditSite, startAuditSite } from './audit-site.js';
 import { fmt } from './load.js';
 
 const LARGE = Number(process.env.BENCH_AUDIT_PAGES ?? 10_000);

@@ -136,25 +136,28 @@ describe('bookmark check priced by size in a cluster (two edges, two billing, tw
     }
   });
 
-  it('a site audit holds its cap’s price on one edge and its job returns the unaudited pages’ part (decision 0490)', async () => {
-    const apiKey = await freshKey('audit-held', CREDITS);
-    // A cap of 450 pages holds 10 credits (2 per 100 begun); the site is one page without links.
-    const res = await fetch(`${stack.edgeUrls[0]}/v1/site-audit`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${base}/audit`, maxPages: 450 }),
-    });
-    const started = (await res.json()) as { data: { jobId: string } };
-    expect(res.status, JSON.stringify(started)).to.equal(202);
-    expect(Number(res.headers.get('x-credits-remaining'))).to.equal(CREDITS - 10);
-    const job = await eventually(async () => {
-      const poll = (await (await fetch(`${stack.edgeUrls[1]}/v1/site-audit/${started.data.jobId}`)).json()) as any;
-      expect(poll.data.status).to.not.equal('crawling');
-      return poll.data;
-    }, 120_000);
-    expect(job.status, JSON.stringify(job.error)).to.equal('done');
-    expect(job.result.pagesAudited).to.equal(1);
-    // Settled by the crawl replica that ended the job, in MongoDB: read on either edge.
-    await expectBalance(apiKey, CREDITS - 2);
-  });
+  it(
+    'a site audit holds its cap’s price on one edge and its job ' + 'returns the unaudited pages’ part (decision 0490)',
+    async () => {
+      const apiKey = await freshKey('audit-held', CREDITS);
+      // A cap of 450 pages holds 10 credits (2 per 100 begun); the site is one page without links.
+      const res = await fetch(`${stack.edgeUrls[0]}/v1/site-audit`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${base}/audit`, maxPages: 450 }),
+      });
+      const started = (await res.json()) as { data: { jobId: string } };
+      expect(res.status, JSON.stringify(started)).to.equal(202);
+      expect(Number(res.headers.get('x-credits-remaining'))).to.equal(CREDITS - 10);
+      const job = await eventually(async () => {
+        const poll = (await (await fetch(`${stack.edgeUrls[1]}/v1/site-audit/${started.data.jobId}`)).json()) as any;
+        expect(poll.data.status).to.not.equal('crawling');
+        return poll.data;
+      }, 120_000);
+      expect(job.status, JSON.stringify(job.error)).to.equal('done');
+      expect(job.result.pagesAudited).to.equal(1);
+      // Settled by the crawl replica that ended the job, in MongoDB: read on either edge.
+      await expectBalance(apiKey, CREDITS - 2);
+    },
+  );
 });

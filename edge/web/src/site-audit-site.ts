@@ -22,7 +22,8 @@ function tlsView(tls: Row): HTMLElement {
           h(
             'p',
             {},
-            `${str(tls.protocol)} · certificate ${num(tls.daysUntilExpiry) < 0 ? 'expired' : `expires in ${num(tls.daysUntilExpiry)} days`}`,
+            `${str(tls.protocol)} · certificate ` +
+              (num(tls.daysUntilExpiry) < 0 ? 'expired' : `expires in ${num(tls.daysUntilExpiry)} days`),
           ),
           problems.length
             ? h(

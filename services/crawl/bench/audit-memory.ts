@@ -1,6 +1,6 @@
 /**
  * Where a site audit's memory goes (issue 41): one audit of the generated benchmark site
- * (scripts/bench/audit-site.ts) run in this process as the crawl service runs it, with the heap
+ * (scripts/src/fixture-audit-site.ts) run in this process as the crawl service runs it, with the heap
  * and RSS sampled every 10 ms and split by phase: the crawl (up to the first read of the stored
  * page records) and the report (from that read on). Run with `node --expose-gc --import tsx`;
  * BENCH_AUDIT_PAGES sets the site's size (default 10000); BENCH_HEAP_SNAPSHOT=1 writes a heap
@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { AddressPolicy, lookupVia, SafeHttp } from '@webutil/kit';
-import { startAuditSite } from '../../../scripts/bench/audit-site.js';
+import { startAuditSite } from '@webutil/scripts/fixture-audit-site';
 import { throttleFor } from '../src/checking/throttle.js';
 import { readConfig } from '../src/config.js';
 import type { AuditPageStore } from '../src/jobs/audit-pages.js';
@@ -103,7 +103,8 @@ sample();
 const packed = JSON.stringify(result).length;
 const affected = result.issues.reduce((n, i) => n + i.affected.length, 0);
 console.log(
-  `${result.pagesAudited} pages audited in ${(ms / 1000).toFixed(1)} s; before: rss ${mb(base.rss)} MB, heap ${mb(base.heapUsed)} MB`,
+  `${result.pagesAudited} pages audited in ${(ms / 1000).toFixed(1)} s; ` +
+    `before: rss ${mb(base.rss)} MB, heap ${mb(base.heapUsed)} MB`,
 );
 console.log(`crawl:  peak rss ${mb(peaks.crawl.rss)} MB, peak heap ${mb(peaks.crawl.heap)} MB`);
 if (liveInCrawl)
@@ -112,9 +113,8 @@ console.log(`        heap kept after the crawl (after gc): ${mb(afterCrawl)} MB`
 console.log(`report: peak rss ${mb(peaks.report.rss)} MB, peak heap ${mb(peaks.report.heap)} MB`);
 console.log(`        live heap at its batches of records (after gc), at most: ${mb(liveInReport)} MB`);
 console.log(`result: ${result.issues.length} issues, ${affected} affected URLs, ${mb(packed)} MB as JSON`);
-console.log(
-  `VmHWM ${mb(Number(/^VmHWM:\s+(\d+) kB/m.exec(await import('node:fs').then((f) => f.readFileSync('/proc/self/status', 'utf8')))?.[1]) * 1024)} MB`,
-);
+const status = (await import('node:fs')).readFileSync('/proc/self/status', 'utf8');
+console.log(`VmHWM ${mb(Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]) * 1024)} MB`);
 await stored.close();
 await http.close();
 await site.close();

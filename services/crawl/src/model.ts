@@ -139,7 +139,10 @@ export type CrawlResult =
   | { kind: 'bookmarks'; result: BookmarkCheckResult }
   | { kind: 'site-audit'; result: SiteAuditReport };
 
-/** A site audit's report as stored: each issue with its first affected URLs, the rest in the audit page store (decision 0472). */
+/**
+ * A site audit's report as stored: each issue with its first affected URLs, the rest in the audit page
+ * store (decision 0472).
+ */
 export type SiteAuditReport = SiteAuditResult;
 
 /** A bookmark check's result (crawl.proto's message, severities narrowed). */

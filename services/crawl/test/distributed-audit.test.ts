@@ -39,7 +39,8 @@ function serveSite(pages: number) {
       return void res
         .writeHead(200, { 'content-type': 'application/xml' })
         .end(
-          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${base}/</loc></url><url><loc>${base}/orphan</loc></url></urlset>`,
+          '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+            `<url><loc>${base}/</loc></url><url><loc>${base}/orphan</loc></url></urlset>`,
         );
     if (url === '/old') return void res.writeHead(301, { location: '/p/1' }).end();
     if (url === '/style.css')
@@ -61,7 +62,9 @@ function serveSite(pages: number) {
     res
       .writeHead(200, { 'content-type': 'text/html' })
       .end(
-        `<!doctype html><html lang="en"><head>${title}<link rel="stylesheet" href="/style.css"></head><body><h1>Page ${i}</h1>${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}<p>Body ${i}</p></body></html>`,
+        `<!doctype html><html lang="en"><head>${title}<link rel="stylesheet" href="/style.css"></head>` +
+          `<body><h1>Page ${i}</h1>${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}` +
+          `<p>Body ${i}</p></body></html>`,
       );
   });
   return new Promise<{

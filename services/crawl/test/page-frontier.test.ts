@@ -76,26 +76,29 @@ for (const make of [sqlite, mongo]) {
       expect(leased?.depth).to.equal(1);
     });
 
-    it('leases a page to one worker, lets another take it over once the lease runs out, and finishes it once', async () => {
-      const job = randomUUID();
-      await a.open(job, 10, inAnHour());
-      await a.insert(job, [page(1)], inAnHour());
-      const url = page(1).url;
-      const [one, two] = await Promise.all([a.claim(job, url, 'r1', 1_000), b.claim(job, url, 'r2', 1_000)]);
-      expect([one, two].filter(Boolean)).to.have.length(1);
-      const holder = one ? 'r1' : 'r2';
-      const other = one ? 'r2' : 'r1';
-      expect(await a.renew(job, [url], holder, 1_000)).to.equal(1);
-      expect(await a.renew(job, [url], other, 1_000)).to.equal(0);
-      expect(await b.claim(job, url, other, 1_000), 'the lease is live').to.equal(undefined);
-      const later = new Date(Date.now() + 5_000);
-      const taken = await b.claim(job, url, other, 1_000, later);
-      expect(taken?.lease).to.equal(2);
-      expect(await a.finish(job, url, holder), 'the first holder lost it').to.equal(false);
-      expect(await b.finish(job, url, other)).to.equal(true);
-      expect(await a.claim(job, url, 'r3', 1_000, new Date(Date.now() + 60_000)), 'done is done').to.equal(undefined);
-      expect(await a.counts(job)).to.deep.equal({ queued: 0, leased: 0, done: 1, over: 0 });
-    });
+    it(
+      'leases a page to one worker, lets another take it over once ' + 'the lease runs out, and finishes it once',
+      async () => {
+        const job = randomUUID();
+        await a.open(job, 10, inAnHour());
+        await a.insert(job, [page(1)], inAnHour());
+        const url = page(1).url;
+        const [one, two] = await Promise.all([a.claim(job, url, 'r1', 1_000), b.claim(job, url, 'r2', 1_000)]);
+        expect([one, two].filter(Boolean)).to.have.length(1);
+        const holder = one ? 'r1' : 'r2';
+        const other = one ? 'r2' : 'r1';
+        expect(await a.renew(job, [url], holder, 1_000)).to.equal(1);
+        expect(await a.renew(job, [url], other, 1_000)).to.equal(0);
+        expect(await b.claim(job, url, other, 1_000), 'the lease is live').to.equal(undefined);
+        const later = new Date(Date.now() + 5_000);
+        const taken = await b.claim(job, url, other, 1_000, later);
+        expect(taken?.lease).to.equal(2);
+        expect(await a.finish(job, url, holder), 'the first holder lost it').to.equal(false);
+        expect(await b.finish(job, url, other)).to.equal(true);
+        expect(await a.claim(job, url, 'r3', 1_000, new Date(Date.now() + 60_000)), 'done is done').to.equal(undefined);
+        expect(await a.counts(job)).to.deep.equal({ queued: 0, leased: 0, done: 1, over: 0 });
+      },
+    );
 
     it('hands back stranded pages (queued long ago, or leases run out), and clears and sweeps', async () => {
       const job = randomUUID();

@@ -148,35 +148,38 @@ describe('site audit report made from the store in passes', function () {
     [700, 42, false],
     [60, 3, true],
   ] as const)
-    it(`finds what the report over every record finds: ${n} planted pages${sitemapOff ? ', no sitemap' : ''}`, async () => {
-      const jobId = `job-${n}-${seed}`;
-      const { pages, links, sitemap: listed } = plantedSite(n, seed);
-      const sitemap = sitemapOff ? [] : listed;
-      // Stored in another order than read, in batches as the observer writes them.
-      const shuffled = [...pages].reverse();
-      for (let i = 0; i < shuffled.length; i += 100) await store.add(jobId, shuffled.slice(i, i + 100), expiresAt);
-      const expected = reportInMemory(pages, links, sitemap, siteFiles);
-      const { result, findings } = await reportFromStore(
-        new URL(SITE),
-        5_000,
-        crawled(links),
-        { store, jobId, expiresAt },
-        sitemap,
-        siteFiles,
-      );
-      expect(result).to.deep.equal(forPoll(expected));
-      expect([...findings].sort()).to.deep.equal(findingsOf(expected));
-      expect(expected.issues.length).to.be.greaterThan(n > 500 ? 20 : 10);
-      if (n > 500) expect(expected.issues.some((i) => i.affectedTotal > 100)).to.equal(true);
-      // Every affected URL through the issue route's reader, pages of 37, as the in-memory report lists them.
-      for (const issue of expected.issues) {
-        const read = [];
-        for (let offset = 0; offset < issue.affectedTotal; offset += 37) {
-          const page = await issuePage(result, issue.id, offset, 37, { store, jobId });
-          read.push(...(page?.affected ?? []));
+    it(
+      `finds what the report over every record finds: ${n} planted pages` + (sitemapOff ? ', no sitemap' : ''),
+      async () => {
+        const jobId = `job-${n}-${seed}`;
+        const { pages, links, sitemap: listed } = plantedSite(n, seed);
+        const sitemap = sitemapOff ? [] : listed;
+        // Stored in another order than read, in batches as the observer writes them.
+        const shuffled = [...pages].reverse();
+        for (let i = 0; i < shuffled.length; i += 100) await store.add(jobId, shuffled.slice(i, i + 100), expiresAt);
+        const expected = reportInMemory(pages, links, sitemap, siteFiles);
+        const { result, findings } = await reportFromStore(
+          new URL(SITE),
+          5_000,
+          crawled(links),
+          { store, jobId, expiresAt },
+          sitemap,
+          siteFiles,
+        );
+        expect(result).to.deep.equal(forPoll(expected));
+        expect([...findings].sort()).to.deep.equal(findingsOf(expected));
+        expect(expected.issues.length).to.be.greaterThan(n > 500 ? 20 : 10);
+        if (n > 500) expect(expected.issues.some((i) => i.affectedTotal > 100)).to.equal(true);
+        // Every affected URL through the issue route's reader, pages of 37, as the in-memory report lists them.
+        for (const issue of expected.issues) {
+          const read = [];
+          for (let offset = 0; offset < issue.affectedTotal; offset += 37) {
+            const page = await issuePage(result, issue.id, offset, 37, { store, jobId });
+            read.push(...(page?.affected ?? []));
+          }
+          expect(read, issue.id).to.deep.equal(issue.affected);
         }
-        expect(read, issue.id).to.deep.equal(issue.affected);
-      }
-      expect(await issuePage(result, 'not_an_issue', 0, 10, { store, jobId })).to.equal(undefined);
-    });
+        expect(await issuePage(result, 'not_an_issue', 0, 10, { store, jobId })).to.equal(undefined);
+      },
+    );
 });

@@ -122,46 +122,49 @@ describe('alert delivery: signed webhooks through billing and the edge’s deliv
     expect(await count()).to.equal(before);
   });
 
-  it('refuses the webhook channel to an account without a signing secret, on create and change, until it has one', async () => {
-    const { apiKey } = await account(stack, 'STARTER');
-    const api = (route: string, init: RequestInit = {}) => stack.api(route, { apiKey, ...init });
-    const patch = (body: unknown) => ({ ...post(body), method: 'PATCH' });
-    const list = async () => ((await (await api('/v1/monitors')).json()) as any).data.monitors as { id: string }[];
-    const base = { name: 'Hooked', kind: 'down-check', input: { url: 'https://example.com/' }, intervalSeconds: 300 };
-    const hook = `${receiver.url}/hook`;
-    const expectSecretMissing = async (res: Response) => {
-      const body = (await res.json()) as any;
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(body.success).to.equal(false);
-      expect(body.error.code).to.equal('webhook_secret_missing');
-      expect(body.error.message).to.include('POST /v1/webhooks/secret');
-    };
+  it(
+    'refuses the webhook channel to an account without a signing ' + 'secret, on create and change, until it has one',
+    async () => {
+      const { apiKey } = await account(stack, 'STARTER');
+      const api = (route: string, init: RequestInit = {}) => stack.api(route, { apiKey, ...init });
+      const patch = (body: unknown) => ({ ...post(body), method: 'PATCH' });
+      const list = async () => ((await (await api('/v1/monitors')).json()) as any).data.monitors as { id: string }[];
+      const base = { name: 'Hooked', kind: 'down-check', input: { url: 'https://example.com/' }, intervalSeconds: 300 };
+      const hook = `${receiver.url}/hook`;
+      const expectSecretMissing = async (res: Response) => {
+        const body = (await res.json()) as any;
+        expect(res.status, JSON.stringify(body)).to.equal(400);
+        expect(body.success).to.equal(false);
+        expect(body.error.code).to.equal('webhook_secret_missing');
+        expect(body.error.message).to.include('POST /v1/webhooks/secret');
+      };
 
-    await expectSecretMissing(await api('/v1/monitors', post({ ...base, alerts: { webhookUrl: hook } })));
-    await expectSecretMissing(
-      await api('/v1/monitors', post({ ...base, alerts: { webhook: true, webhookUrl: hook, emails: ['a@b.test'] } })),
-    );
-    expect(await list()).to.deep.equal([]);
+      await expectSecretMissing(await api('/v1/monitors', post({ ...base, alerts: { webhookUrl: hook } })));
+      await expectSecretMissing(
+        await api('/v1/monitors', post({ ...base, alerts: { webhook: true, webhookUrl: hook, emails: ['a@b.test'] } })),
+      );
+      expect(await list()).to.deep.equal([]);
 
-    // Without the webhook channel the monitor is made; adding the channel is refused and changes nothing.
-    const plain = await api('/v1/monitors', post({ ...base, alerts: { emails: ['ops@example.test'] } }));
-    expect(plain.status).to.equal(201);
-    const monitor = ((await plain.json()) as any).data;
-    await expectSecretMissing(await api(`/v1/monitors/${monitor.id}`, patch({ alerts: { webhookUrl: hook } })));
-    const unchanged = ((await (await api(`/v1/monitors/${monitor.id}`)).json()) as any).data;
-    expect(unchanged).to.deep.equal(monitor);
-    // A URL kept with the channel off names no webhook: allowed.
-    const off = await api(`/v1/monitors/${monitor.id}`, patch({ alerts: { webhook: false, webhookUrl: hook } }));
-    expect(off.status).to.equal(200);
-    expect(((await off.json()) as any).data.alerts).to.include({ webhook: false, webhookUrl: hook });
+      // Without the webhook channel the monitor is made; adding the channel is refused and changes nothing.
+      const plain = await api('/v1/monitors', post({ ...base, alerts: { emails: ['ops@example.test'] } }));
+      expect(plain.status).to.equal(201);
+      const monitor = ((await plain.json()) as any).data;
+      await expectSecretMissing(await api(`/v1/monitors/${monitor.id}`, patch({ alerts: { webhookUrl: hook } })));
+      const unchanged = ((await (await api(`/v1/monitors/${monitor.id}`)).json()) as any).data;
+      expect(unchanged).to.deep.equal(monitor);
+      // A URL kept with the channel off names no webhook: allowed.
+      const off = await api(`/v1/monitors/${monitor.id}`, patch({ alerts: { webhook: false, webhookUrl: hook } }));
+      expect(off.status).to.equal(200);
+      expect(((await off.json()) as any).data.alerts).to.include({ webhook: false, webhookUrl: hook });
 
-    // Once the account has its secret, both pass.
-    expect((await api('/v1/webhooks/secret', post({}))).status).to.equal(201);
-    const on = await api(`/v1/monitors/${monitor.id}`, patch({ alerts: { webhookUrl: hook } }));
-    expect(on.status).to.equal(200);
-    expect(((await on.json()) as any).data.alerts).to.include({ webhook: true, webhookUrl: hook });
-    const created = await api('/v1/monitors', post({ ...base, alerts: { webhookUrl: hook } }));
-    expect(created.status).to.equal(201);
-    expect(await list()).to.have.length(2);
-  });
+      // Once the account has its secret, both pass.
+      expect((await api('/v1/webhooks/secret', post({}))).status).to.equal(201);
+      const on = await api(`/v1/monitors/${monitor.id}`, patch({ alerts: { webhookUrl: hook } }));
+      expect(on.status).to.equal(200);
+      expect(((await on.json()) as any).data.alerts).to.include({ webhook: true, webhookUrl: hook });
+      const created = await api('/v1/monitors', post({ ...base, alerts: { webhookUrl: hook } }));
+      expect(created.status).to.equal(201);
+      expect(await list()).to.have.length(2);
+    },
+  );
 });

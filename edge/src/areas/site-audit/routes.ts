@@ -127,7 +127,10 @@ export const siteAuditRoutes: RouteSpec[] = [
   reportPdfRoute,
 ];
 
-/** An audit's start-page screenshot (`site.screenshots`): free, no credential (the unguessable name is the capability). */
+/**
+ * An audit's start-page screenshot (`site.screenshots`): free, no credential (the unguessable name is
+ * the capability).
+ */
 export const siteAuditImageDownloads = [
   download({
     paths: ['/v1/site-audit-images/:filename'],

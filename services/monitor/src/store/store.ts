@@ -122,7 +122,10 @@ export interface MonitorStore {
   updateMonitor(subject: string, id: string, changes: MonitorChanges): Promise<boolean>;
   /** Deletes a monitor of this subject's with its runs, incidents and days; false when there is none. */
   deleteMonitor(subject: string, id: string): Promise<boolean>;
-  /** Pauses every active monitor of the subject (out of credits); the ids this call moved from active (each once, whoever races). */
+  /**
+   * Pauses every active monitor of the subject (out of credits); the ids this call moved from active
+   * (each once, whoever races).
+   */
   pauseAll(subject: string, reason: string, at: number): Promise<string[]>;
 
   /** Active monitors whose slot has come, the most overdue first; none of the accounts in `exceptSubjects`. */

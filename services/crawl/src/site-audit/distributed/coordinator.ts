@@ -179,7 +179,9 @@ export async function auditSiteDistributed(
     report_({
       phase: 'done',
       pagesCrawled: result.pagesAudited,
-      message: `${endMessage(cutByBudget ? Math.round(limits.timeBudgetMs / 1000) : undefined)}: checked ${nLinks(progress.linksChecked)} on ${nPages(result.pagesAudited)}`,
+      message:
+        `${endMessage(cutByBudget ? Math.round(limits.timeBudgetMs / 1000) : undefined)}: ` +
+        `checked ${nLinks(progress.linksChecked)} on ${nPages(result.pagesAudited)}`,
     });
     return result;
   } finally {
