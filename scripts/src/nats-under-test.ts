@@ -68,8 +68,8 @@ export function uniquePrefix(): string {
 
 /**
  * Deletes the JetStream streams a prefix created (their consumers and object-store buckets go
- * with them). Services name their streams after the prefix, upper-cased, and object stores
- * `OBJ_<prefix>_...`; whatever follows the prefix is the service's business.
+ * with them). Services name their streams after the prefix, upper-cased, object stores
+ * `OBJ_<prefix>_...` and key-value buckets `KV_<prefix>_...`; what follows the prefix is the service's business.
  */
 export async function removeStreams(url: string, prefix: string): Promise<void> {
   const base = prefix.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
@@ -77,7 +77,7 @@ export async function removeStreams(url: string, prefix: string): Promise<void> 
   try {
     const jsm = await nc.jetstreamManager();
     for await (const name of jsm.streams.names()) {
-      const owner = name.startsWith('OBJ_') ? name.slice(4) : name;
+      const owner = name.replace(/^(OBJ|KV)_/, '');
       if (owner.toUpperCase().startsWith(`${base}_`)) await jsm.streams.delete(name).catch(() => false);
     }
   } finally {

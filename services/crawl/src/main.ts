@@ -13,7 +13,7 @@ import {
   SafeHttp,
 } from '@webutil/kit';
 import { openArtifactStore, sweepArtifacts } from '@webutil/kit/artifacts';
-import { throttleFor } from './checking/throttle.js';
+import { hostConcurrencySettings, throttleFor } from './checking/throttle.js';
 import { type CrawlConfig, readConfig } from './config.js';
 import { AuditCredits } from './jobs/audit-credits.js';
 import type { AuditPageStore } from './jobs/audit-pages.js';
@@ -29,6 +29,7 @@ import type { CrawlTransport } from './jobs/transport.js';
 import { crawlService, siteAuditService } from './server.js';
 import { type AuditHistory, MongoAuditHistory, SqliteAuditHistory } from './site-audit/audit-history.js';
 import type { DistributedAuditDeps } from './site-audit/distributed/coordinator.js';
+import type { NatsHostBudget } from './site-audit/distributed/host-budget-nats.js';
 import type { PageFrontier } from './site-audit/distributed/page-frontier.js';
 import { SqlitePageFrontier } from './site-audit/distributed/page-frontier-sqlite.js';
 import { MemoryPageWork, type PageWorkQueue } from './site-audit/distributed/page-work.js';
@@ -120,6 +121,7 @@ await runService({
     clearInterval(sweeper);
     distributed?.worker.close();
     await distributed?.work.close(); // pages being audited are handed back
+    await distributed?.budget?.close(); // permits held run out
     await transport.close(); // running crawls are handed back
     await distributed?.frontier.close();
     await store.close();
@@ -174,11 +176,29 @@ async function openTransport(config: CrawlConfig, log: Logger): Promise<CrawlTra
   });
 }
 
+/** The hosts' politeness budget shared by the replicas on the crawl transport's NATS (decision 0494). */
+async function connectHostBudget(config: CrawlConfig, log: Logger): Promise<NatsHostBudget> {
+  const { NatsHostBudget } = await import('./site-audit/distributed/host-budget-nats.js');
+  const f = config.fetch;
+  return NatsHostBudget.connect({
+    url: config.NATS_URL as string,
+    prefix: config.CRAWL_NATS_PREFIX,
+    settings: hostConcurrencySettings(f),
+    // Past the longest request: a live replica's permit never runs out under it.
+    permitMs: 2 * Math.max(f.pageTimeoutMs, f.linkTimeoutMs),
+    local: fetching.throttle,
+    log,
+  });
+}
+
 /**
  * Distributed site audits (decision 0491): the frontier beside the job store, pages as work items
  * on the crawl transport's NATS (in process without it), and this replica's page workers.
  */
-async function openDistributedAudits(config: CrawlConfig, log: Logger): Promise<DistributedAuditDeps> {
+async function openDistributedAudits(
+  config: CrawlConfig,
+  log: Logger,
+): Promise<DistributedAuditDeps & { budget?: NatsHostBudget }> {
   const leaseMs = config.jobs.ackWaitMs;
   let frontier: PageFrontier;
   if (config.MONGO_URL) {
@@ -199,6 +219,8 @@ async function openDistributedAudits(config: CrawlConfig, log: Logger): Promise<
       log,
     });
   } else work = new MemoryPageWork(log);
+  // Each host's politeness held across replicas on NATS; on one machine the process's throttle is the budget.
+  const budget = config.NATS_URL ? await connectHostBudget(config, log) : undefined;
   const worker = new AuditPageWorker({
     frontier,
     pages: auditPages,
@@ -206,7 +228,8 @@ async function openDistributedAudits(config: CrawlConfig, log: Logger): Promise<
     crawl: { ...fetching, limits: config.crawl },
     owner: `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     leaseMs,
+    budget,
     log,
   });
-  return { frontier, work, worker, leaseMs };
+  return { frontier, work, worker, leaseMs, budget };
 }

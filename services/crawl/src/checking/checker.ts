@@ -8,12 +8,12 @@ import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { botWallVendor } from './bot-wall.js';
 import type { CheckOutcome } from './grade.js';
 import { fingerprint, type PageFingerprint, probePath, sameNotFoundPage } from './soft-404.js';
-import { HostNotAnsweringError, type HostSignal, type HostThrottle, type Release } from './throttle.js';
+import { HostNotAnsweringError, type HostSignal, type Release, type RequestSlots } from './throttle.js';
 
 export interface CheckerDeps
   extends Pick<FetchSettings, 'pageTimeoutMs' | 'linkTimeoutMs' | 'maxPageBytes' | 'maxRetryAfterMs' | 'slowAnswerMs'> {
   http: SafeHttp;
-  throttle: HostThrottle;
+  throttle: RequestSlots;
 }
 
 /** Reads a crawled page's HTML or Markdown body while its request slot is held; returns the start of its text. */

@@ -43,6 +43,18 @@ export interface Sent {
   inFlight: number;
 }
 
+/** What a controller learned of its host, for a budget kept outside the process (shared by replicas). */
+export interface HostConcurrencyState {
+  limit: number;
+  slowStart: boolean;
+  streak: number;
+  seq: number;
+  decreasedAtSeq: number;
+  timeoutsInARow: number;
+  pausedUntil: number;
+  downUntil: number;
+}
+
 export class HostConcurrency {
   /** Requests allowed in flight. */
   limit: number;
@@ -68,6 +80,29 @@ export class HostConcurrency {
     this.limit = Math.max(1, Math.min(settings.initial, settings.ceiling));
     this.peak = this.limit;
     this.lowest = this.limit;
+  }
+
+  /** What it learned, to be kept elsewhere and restored. */
+  state(): HostConcurrencyState {
+    const { limit, slowStart, streak, seq, decreasedAtSeq, timeoutsInARow, pausedUntil, downUntil } = this;
+    return { limit, slowStart, streak, seq, decreasedAtSeq, timeoutsInARow, pausedUntil, downUntil };
+  }
+
+  /** Takes up a state kept elsewhere, with the requests in flight to the host now. */
+  restore(state: HostConcurrencyState, active: number): void {
+    ({
+      limit: this.limit,
+      slowStart: this.slowStart,
+      streak: this.streak,
+      seq: this.seq,
+      decreasedAtSeq: this.decreasedAtSeq,
+      timeoutsInARow: this.timeoutsInARow,
+      pausedUntil: this.pausedUntil,
+      downUntil: this.downUntil,
+    } = state);
+    this.active = active;
+    this.peak = Math.max(this.peak, state.limit);
+    this.lowest = Math.min(this.lowest, state.limit);
   }
 
   /** Whether a request may be sent now. */

@@ -1,5 +1,5 @@
 import type { FetchSettings } from '../config.js';
-import { HostConcurrency, type HostSignal, type Sent } from './host-concurrency.js';
+import { HostConcurrency, type HostConcurrencySettings, type HostSignal, type Sent } from './host-concurrency.js';
 
 /**
  * How many outbound requests may run at once: a global bound for the process, and a per-host bound
@@ -23,6 +23,12 @@ export class HostNotAnsweringError extends Error {
 
 /** Reports how the request went; `retryAfterMs` (a 429's or 503's Retry-After) pauses the host. */
 export type Release = (signal: HostSignal, retryAfterMs?: number) => void;
+
+/** Where a request waits for its slot: the process's throttle, or a host budget shared by replicas. */
+export interface RequestSlots {
+  /** Waits for a slot on `host`; the caller must call the returned release exactly once. */
+  acquire(host: string, signal?: AbortSignal): Promise<Release>;
+}
 
 export interface ThrottleOptions {
   globalLimit: number;
@@ -68,19 +74,31 @@ const FORGET_IDLE_MS = 5 * 60_000;
  * to the settings' (the warm-up, on its own loopback site, starts at the maximum).
  */
 export function throttleFor(f: FetchSettings, initialPerHost = f.hostConcurrencyInitial): HostThrottle {
+  const host = hostConcurrencySettings(f);
   return new HostThrottle({
     globalLimit: f.checkConcurrency,
     initialPerHost,
-    maxPerHost: f.hostConcurrencyMax,
+    maxPerHost: host.ceiling,
     slowMs: f.slowAnswerMs,
-    // A host that times out three times in a row is left alone for a minute.
-    timeoutsToGiveUp: 3,
-    downForMs: 60_000,
-    maxPauseMs: f.maxRetryAfterMs,
+    timeoutsToGiveUp: host.timeoutsToGiveUp,
+    downForMs: host.downForMs,
+    maxPauseMs: host.maxPauseMs,
   });
 }
 
-export class HostThrottle {
+/** A host's adaptive limit from the fetch settings (also a host budget's shared by replicas). */
+export function hostConcurrencySettings(f: FetchSettings): HostConcurrencySettings {
+  return {
+    initial: f.hostConcurrencyInitial,
+    ceiling: f.hostConcurrencyMax,
+    maxPauseMs: f.maxRetryAfterMs,
+    // A host that times out three times in a row is left alone for a minute.
+    timeoutsToGiveUp: 3,
+    downForMs: 60_000,
+  };
+}
+
+export class HostThrottle implements RequestSlots {
   private readonly hosts = new Map<string, HostState>();
   /** Waiters by the signal that may cancel them: one abort listener per scan, not per request. */
   private readonly bySignal = new WeakMap<AbortSignal, Set<Waiter>>();

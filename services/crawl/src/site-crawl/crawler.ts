@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { type CheckerDeps, LinkChecker, SAMPLE_BYTES } from '../checking/checker.js';
 import { type CheckOutcome, type Graded, gradeLink, scoreCard } from '../checking/grade.js';
+import type { HostThrottle } from '../checking/throttle.js';
 import { type VerdictSources, verdictFor } from '../checking/verdict.js';
 import type { CrawlLimits } from '../config.js';
 import type {
@@ -28,6 +29,8 @@ import { CrawlRobots, type RobotsRules } from './robots.js';
 import { discoverSitemaps, type SitemapDiscovery } from './sitemap.js';
 
 export interface CrawlDeps extends CheckerDeps {
+  /** The process's own throttle (its learned limits are read too). */
+  throttle: HostThrottle;
   limits: CrawlLimits;
   /** Links read from one page at most. */
   linksPerPage: number;

@@ -16,6 +16,7 @@ import type { CrawlDeps } from '../../site-crawl/crawler.js';
 import { CrawlRobots } from '../../site-crawl/robots.js';
 import type { AuditedPage } from '../page-checks.js';
 import { PageFactsReader } from '../page-facts.js';
+import type { HostBudget } from './host-budget.js';
 import type { FoundPage, LeasedPage, PageFrontier } from './page-frontier.js';
 import type { PageWorkItem, PageWorkLease, PageWorkQueue } from './page-work.js';
 
@@ -77,6 +78,8 @@ export interface PageWorkerDeps {
   owner: string;
   /** A page row's lease; renewed a third of it at a time while the page is worked on. */
   leaseMs: number;
+  /** Hosts' politeness held with the other replicas (decision 0494); else this replica's throttle and turns. */
+  budget?: HostBudget;
   log: Logger;
 }
 
@@ -144,7 +147,9 @@ export class AuditPageWorker {
       AbortSignal.timeout(Math.max(0, context.deadline - Date.now())),
     ]);
     setMaxListeners(0, signal);
-    const checker = new LinkChecker(this.deps.crawl, signal, context.deadline, {
+    const { budget } = this.deps;
+    const crawl = budget ? { ...this.deps.crawl, throttle: budget } : this.deps.crawl;
+    const checker = new LinkChecker(crawl, signal, context.deadline, {
       soft404: true,
       originHeaders: rules.originHeaders,
     });
@@ -232,7 +237,8 @@ export class AuditPageWorker {
       );
       return { outcome, html: false, refused: true };
     }
-    await job.robots.turn(origin, robots.crawlDelayMs);
+    if (this.deps.budget) await this.deps.budget.turn(origin, robots.crawlDelayMs, job.signal);
+    else await job.robots.turn(origin, robots.crawlDelayMs);
     let collector: LinkCollector | undefined;
     let reader: PageFactsReader | undefined;
     let landedOn: string | undefined;
