@@ -2,7 +2,8 @@
  * What the host budget shared by replicas (decision 0494) costs a fast site: the distributed audit
  * of the generated benchmark site (scripts/src/fixture-audit-site.ts) by one and by two replicas
  * in this process, on the shared NATS (scripts/ensure-nats.sh), each replica with its own throttle
- * (before) and with the budget on NATS besides (after). Run with `node --import tsx`; BENCH_AUDIT_PAGES sets the site's size (default 2000).
+ * (before) and with the budget on NATS besides (after). Run with `node --import tsx`;
+ * BENCH_AUDIT_PAGES sets the site's size (default 2000).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
