@@ -92,7 +92,7 @@ export class CrawlRunner {
         ticket.kind === 'bookmarks'
           ? checkBookmarkList(job, this.deps.crawl, (p) => events.progress(p), lease.signal)
           : ticket.kind === 'site-audit'
-            ? this.audit(ticket, job, onProgress, lease, options, attempt)
+            ? this.audit(ticket, job, onProgress, lease, options, attempt, log)
                 .then((result) =>
                   withComparison(this.deps.auditHistory, job, result, (err) =>
                     log.warn({ err }, 'the audit could not be compared with the previous one'),
@@ -132,12 +132,16 @@ export class CrawlRunner {
     lease: Lease,
     options: CrawlOptions,
     attempt: number,
+    log: Logger,
   ) {
     const out = { store: this.deps.auditPages, jobId: job.id, expiresAt: job.expiresAt };
     const entry = new URL(ticket.url);
     const pagesCap = ticket.scan?.maxPages ?? 1;
     const { distributed } = this.deps;
-    return distributed && !options.checkFragments
+    const spread = distributed !== undefined && !options.checkFragments;
+    // Which engine runs the audit: operators (and the e2e tests) read it from the log.
+    log.info({ engine: spread ? 'distributed' : 'one-worker' }, 'site audit engine');
+    return spread
       ? auditSiteDistributed(
           entry,
           pagesCap,
@@ -148,6 +152,7 @@ export class CrawlRunner {
           out,
           distributed,
           attempt,
+          this.deps.siteServices,
         )
       : auditSite(entry, pagesCap, this.deps.crawl, onProgress, lease.signal, options, out, this.deps.siteServices);
   }

@@ -13,7 +13,7 @@ import { noteFindings } from './compare-audits.js';
 import type { AuditedPage } from './page-checks.js';
 import { type PageFacts, PageFactsReader } from './page-facts.js';
 import { checkSiteFiles } from './site-files.js';
-import { checkSiteServices, type SiteServicesOf, siteServiceFindings } from './site-services.js';
+import { type SiteServicesOf, siteLevelChecks } from './site-services.js';
 import { reportFromStore } from './stored-report.js';
 
 /** The smallest time budget of an audit (a spec crawl's 6 minutes), and what each page adds beyond 250. */
@@ -141,7 +141,7 @@ export async function auditSite(
   services?: SiteServicesOf,
 ): Promise<SiteAuditResult> {
   // The site-level checks of other services run beside the crawl; none of them fails the audit.
-  const siteChecks = services && checkSiteServices(entry, services, out.expiresAt, out.jobId);
+  const siteChecks = siteLevelChecks(entry, services, out);
   // A new try starts over: what an interrupted one stored is not this crawl's.
   await out.store.clear(out.jobId);
   await out.store.clearAffected(out.jobId);
@@ -157,13 +157,12 @@ export async function auditSite(
     await observer.flush();
     const files = await checkSiteFiles(entry, deps, signal);
     const site = await siteChecks;
-    const siteFindings = site ? siteServiceFindings(entry, site) : [];
     const { result, findings } = await reportFromStore(entry, pagesCap, crawl.result, out, observer.sitemapUrls, [
       ...files,
-      ...siteFindings,
+      ...site.findings,
     ]);
     reported = true;
-    return { ...noteFindings(result, findings), site };
+    return { ...noteFindings(result, findings), site: site.site };
   } finally {
     // The report carries what the pages showed: their records go once it is made (or the try failed).
     await observer.settled();

@@ -181,6 +181,26 @@ async function screenshot(
   }
 }
 
+/** What an audit's site-level checks give its result and its issue list. */
+export interface SiteLevel {
+  site?: SiteLevelChecks;
+  findings: Finding[];
+}
+
+/**
+ * The site-level checks of an audit, started beside its crawl by either engine: what they found,
+ * nothing when no service is configured. Never rejects (each check answers, available or not).
+ */
+export async function siteLevelChecks(
+  entry: URL,
+  services: SiteServicesOf | undefined,
+  of: { expiresAt: Date; jobId: string },
+): Promise<SiteLevel> {
+  if (!services) return { findings: [] };
+  const site = await checkSiteServices(entry, services, of.expiresAt, of.jobId);
+  return { site, findings: siteServiceFindings(entry, site) };
+}
+
 /** All the site-level checks at once; each answers, available or not. */
 export async function checkSiteServices(
   entry: URL,

@@ -19,6 +19,7 @@ import { noteFindings } from '../compare-audits.js';
 import type { AuditedPage } from '../page-checks.js';
 import type { AuditLink } from '../site-checks.js';
 import { checkSiteFiles } from '../site-files.js';
+import { type SiteLevel, type SiteServicesOf, siteLevelChecks } from '../site-services.js';
 import { reportFromStore } from '../stored-report.js';
 import type { PageFrontier } from './page-frontier.js';
 import type { PageWorkQueue } from './page-work.js';
@@ -56,7 +57,10 @@ export async function auditSiteDistributed(
   out: AuditPagesOf,
   d: DistributedAuditDeps,
   attempt: number,
+  services?: SiteServicesOf,
 ): Promise<SiteAuditResult> {
+  // The site-level checks of other services run beside the crawl; none of them fails the audit.
+  const siteChecks = siteLevelChecks(entry, services, out);
   const { frontier } = d;
   const { jobId } = out;
   const links = linksOf(jobId);
@@ -174,7 +178,11 @@ export async function auditSiteDistributed(
         linksTotal: progress.linksTotal,
       }),
     });
-    const result = await finish(entry, pageCap, crawlDeps, signal, out, d, job, sitemapUrls, cutByBudget);
+    const site = await siteChecks;
+    const result = {
+      ...(await finish(entry, pageCap, crawlDeps, signal, out, d, job, sitemapUrls, cutByBudget, site)),
+      site: site.site,
+    };
     // The last word counts what the report counts: pages fetched (not rows done: robots.txt refusals, files).
     report_({
       phase: 'done',
@@ -206,6 +214,7 @@ async function finish(
   job: JobRuntime,
   sitemapUrls: Set<string>,
   cutByBudget: boolean,
+  site: SiteLevel,
 ): Promise<SiteAuditResult> {
   const { frontier } = d;
   const { jobId } = out;
@@ -264,7 +273,7 @@ async function finish(
     },
     { ...out, store: new SitemapMarked(out.store, sitemapUrls) },
     [...sitemapUrls],
-    files,
+    [...files, ...site.findings],
   );
   return noteFindings(result, findings);
 }
