@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AddressPolicy, createLogger, SafeHttp } from '@webutil/kit';
 import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
+import { startCrawlSite } from '@webutil/scripts/fixture-crawl-site';
 import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import { expect } from 'chai';
 import { HostThrottle } from '../src/checking/throttle.js';
@@ -234,5 +235,49 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     // Only pages b was reading when it stopped (its 4 workers) may have been fetched twice.
     expect(twice.length, `fetched twice: ${twice.join(' ')}`).to.be.at.most(4);
     expect([...site.fetches.values()].every((n) => n <= 2)).to.equal(true);
+  });
+
+  it('keeps out of a crawler trap as the one-worker audit does (the same-shape chain guard)', async () => {
+    const trap = await startCrawlSite({ pages: 20, externalPerPage: 1, silentHost: false, rateLimited: false });
+    closing.push(() => trap.close());
+    const entry = new URL(trap.entryUrl);
+    const calendarRead = () =>
+      trap.main.requests
+        .filter((q) => q.method === 'GET' && q.path.startsWith('/calendar'))
+        .map((q) => q.path)
+        .sort();
+    // The home page links 2024-01; each month links the one before and after (one URL shape). The guard
+    // follows a chain of maxShapeChain hops from the first month: that many months on either side.
+    const max = deps.limits.maxShapeChain;
+    const month = (n: number) => `${Math.floor(n / 12)}-${String((n % 12) + 1).padStart(2, '0')}`;
+    const months = Array.from({ length: 2 * max + 1 }, (_, k) => `/calendar?month=${month(2024 * 12 - max + k)}`);
+    const noProgress = () => undefined;
+    const fragmentsOff = { checkFragments: false };
+    const one = await auditSite(
+      entry,
+      1_000,
+      deps,
+      noProgress,
+      new AbortController().signal,
+      fragmentsOff,
+      out(randomUUID()),
+    );
+    expect(calendarRead()).to.deep.equal(months.sort());
+    trap.main.requests.length = 0;
+    const d = replica(new MemoryPageWork(log));
+    d.worker.start(8);
+    const spread = await auditSiteDistributed(
+      entry,
+      1_000,
+      deps,
+      noProgress,
+      new AbortController().signal,
+      fragmentsOff,
+      out(randomUUID()),
+      d,
+      1,
+    );
+    expect(calendarRead()).to.deep.equal(months);
+    expect(spread).to.include({ truncatedPages: false, pagesAudited: one.pagesAudited });
   });
 });

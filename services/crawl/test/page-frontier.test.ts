@@ -118,6 +118,23 @@ for (const make of [sqlite, mongo]) {
       expect((await a.counts(old)).queued).to.equal(0);
     });
 
+    it("keeps a page's shortest same-shape chain for the worker that leases it (the trap guard)", async () => {
+      const job = randomUUID();
+      await a.open(job, 10, inAnHour());
+      await a.insert(job, [{ ...page(1), shapeChain: 5 }, { ...page(2), shapeChain: 4 }, page(3)], inAnHour());
+      // Found again by a shorter chain before it is read: the shorter one stands; a longer one changes nothing.
+      await b.insert(
+        job,
+        [
+          { ...page(1), shapeChain: 2 },
+          { ...page(2), shapeChain: 7 },
+        ],
+        inAnHour(),
+      );
+      const leased = await Promise.all([1, 2, 3].map((n) => b.claim(job, page(n).url, 'r1', 60_000)));
+      expect(leased.map((p) => p?.shapeChain)).to.deep.equal([2, 4, 0]);
+    });
+
     it("keeps the job context, a row's payload until its result, and tells admitted pages", async () => {
       const job = randomUUID();
       await a.open(job, 2, inAnHour());

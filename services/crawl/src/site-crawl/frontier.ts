@@ -13,14 +13,27 @@ export function urlShape(url: URL): string {
   return `${url.pathname.toLowerCase().replace(/\d+/g, '#')}?${keys}`;
 }
 
-export interface QueuedPage {
+/** A page's place in same-shape chains: its URL's shape and how many same-shape hops led to it. */
+export interface ShapedPage {
+  shape: string;
+  shapeChain: number;
+}
+
+/**
+ * The crawler-trap guard, shared by both audit engines: the same-shape chain a page of `shape`
+ * found on `parent` continues (0 when the parent has another shape), or undefined when that chain
+ * is longer than `maxShapeChain` (the link is not followed).
+ */
+export function shapeChainOf(shape: string, parent: ShapedPage, maxShapeChain: number): number | undefined {
+  const shapeChain = shape === parent.shape ? parent.shapeChain + 1 : 0;
+  return shapeChain > maxShapeChain ? undefined : shapeChain;
+}
+
+export interface QueuedPage extends ShapedPage {
   url: string;
   /** Breadth-first depth: lowered while the page waits if a shallower page links to it. */
   depth: number;
   fromSitemap: boolean;
-  /** How many same-shape hops led here (0 when the parent has another shape). */
-  shapeChain: number;
-  shape: string;
 }
 
 /** A known page and whether it was handed out. */
@@ -105,15 +118,15 @@ export class Frontier {
     const known = this.known.get(url);
     if (known) {
       if (!known.taken && parent.depth + 1 < known.depth) {
-        const shapeChain = known.shape === parent.shape ? parent.shapeChain + 1 : 0;
-        if (shapeChain <= this.options.maxShapeChain) this.moveUp(known, parent.depth + 1, shapeChain);
+        const shapeChain = shapeChainOf(known.shape, parent, this.options.maxShapeChain);
+        if (shapeChain !== undefined) this.moveUp(known, parent.depth + 1, shapeChain);
       }
       return false;
     }
     if (this.claimed.has(url) || this.full()) return false;
     const shape = urlShape(new URL(url));
-    const shapeChain = shape === parent.shape ? parent.shapeChain + 1 : 0;
-    if (shapeChain > this.options.maxShapeChain) {
+    const shapeChain = shapeChainOf(shape, parent, this.options.maxShapeChain);
+    if (shapeChain === undefined) {
       this.trapped++;
       return false;
     }

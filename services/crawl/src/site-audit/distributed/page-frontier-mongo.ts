@@ -18,6 +18,8 @@ interface RowDoc {
   url: string;
   depth: number;
   fromSitemap: boolean;
+  /** Absent on rows written before the trap guard: 0. */
+  shapeChain?: number;
   state: 'queued' | 'leased' | 'done' | 'over';
   owner?: string;
   leaseUntil?: Date;
@@ -49,6 +51,7 @@ const rowSchema = new mongoose.Schema<RowDoc>(
     url: { type: String, required: true },
     depth: { type: Number, required: true },
     fromSitemap: { type: Boolean, required: true },
+    shapeChain: Number,
     state: { type: String, required: true },
     owner: String,
     leaseUntil: Date,
@@ -108,12 +111,21 @@ export class MongoPageFrontier implements PageFrontier {
     const lower = unique.filter((p) => known.has(p.url));
     if (lower.length > 0)
       await this.rows.bulkWrite(
-        lower.map((p) => ({
-          updateOne: {
-            filter: { _id: rowId(jobId, p.url), depth: { $gt: p.depth } },
-            update: { $set: { depth: p.depth } },
+        // Each kept lowest by its own conditional set (not every server knows $min).
+        lower.flatMap((p) => [
+          {
+            updateOne: {
+              filter: { _id: rowId(jobId, p.url), depth: { $gt: p.depth } },
+              update: { $set: { depth: p.depth } },
+            },
           },
-        })),
+          {
+            updateOne: {
+              filter: { _id: rowId(jobId, p.url), shapeChain: { $gt: p.shapeChain ?? 0 } },
+              update: { $set: { shapeChain: p.shapeChain ?? 0 } },
+            },
+          },
+        ]),
         { ordered: false },
       );
     const fresh = unique.filter((p) => !known.has(p.url));
@@ -127,6 +139,7 @@ export class MongoPageFrontier implements PageFrontier {
       url: p.url,
       depth: p.depth,
       fromSitemap: p.fromSitemap,
+      shapeChain: p.shapeChain ?? 0,
       state,
       leases: 0,
       queuedAt: now,
@@ -199,7 +212,13 @@ export class MongoPageFrontier implements PageFrontier {
       )
       .lean();
     return row
-      ? ({ url: row.url, depth: row.depth, fromSitemap: row.fromSitemap, lease: row.leases } as LeasedPage)
+      ? ({
+          url: row.url,
+          depth: row.depth,
+          fromSitemap: row.fromSitemap,
+          shapeChain: row.shapeChain ?? 0,
+          lease: row.leases,
+        } as LeasedPage)
       : undefined;
   }
 

@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS audit_frontier (
   url TEXT NOT NULL,
   depth INTEGER NOT NULL,
   from_sitemap INTEGER NOT NULL,
+  shape_chain INTEGER NOT NULL DEFAULT 0,
   state TEXT NOT NULL,
   owner TEXT,
   lease_until INTEGER,
@@ -34,6 +35,7 @@ interface Row {
   url: string;
   depth: number;
   from_sitemap: number;
+  shape_chain: number;
   leases: number;
 }
 
@@ -52,7 +54,10 @@ export class SqlitePageFrontier implements PageFrontier {
   >;
 
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
+    this.db = setUpSqlite(new Database(file), {
+      schema: SCHEMA,
+      addedColumns: [{ table: 'audit_frontier', column: 'shape_chain', type: 'INTEGER NOT NULL DEFAULT 0' }],
+    });
     this.s = {
       open: this.db.prepare(
         'INSERT OR IGNORE INTO audit_frontier_jobs (job_id, page_cap, expires_at) VALUES (?, ?, ?)',
@@ -63,17 +68,19 @@ export class SqlitePageFrontier implements PageFrontier {
       admit: this.db.prepare<[number, number, string]>(
         'UPDATE audit_frontier_jobs SET admitted = admitted + ?, over = over + ? WHERE job_id = ?',
       ),
-      lower: this.db.prepare<[number, string, string]>(
-        'UPDATE audit_frontier SET depth = min(depth, ?) WHERE job_id = ? AND url = ?',
+      lower: this.db.prepare<[number, number, string, string]>(
+        `UPDATE audit_frontier SET depth = min(depth, ?), shape_chain = min(shape_chain, ?)
+         WHERE job_id = ? AND url = ?`,
       ),
       insert: this.db.prepare(
-        `INSERT OR IGNORE INTO audit_frontier (job_id, url, depth, from_sitemap, state, queued_at, result, expires_at)
-         VALUES (@jobId, @url, @depth, @fromSitemap, @state, @now, @payload, @expiresAt)`,
+        `INSERT OR IGNORE INTO audit_frontier
+         (job_id, url, depth, from_sitemap, shape_chain, state, queued_at, result, expires_at)
+         VALUES (@jobId, @url, @depth, @fromSitemap, @shapeChain, @state, @now, @payload, @expiresAt)`,
       ),
       lease: this.db.prepare<[string, number, string, string, number], Row>(
         `UPDATE audit_frontier SET state = 'leased', owner = ?, lease_until = ?, leases = leases + 1
          WHERE job_id = ? AND url = ? AND (state = 'queued' OR (state = 'leased' AND lease_until <= ?))
-         RETURNING url, depth, from_sitemap, leases`,
+         RETURNING url, depth, from_sitemap, shape_chain, leases`,
       ),
       renew: this.db.prepare<[number, string, string, string]>(
         `UPDATE audit_frontier SET lease_until = ? WHERE job_id = ? AND url = ? AND owner = ? AND state = 'leased'`,
@@ -124,13 +131,14 @@ export class SqlitePageFrontier implements PageFrontier {
           url: page.url,
           depth: page.depth,
           fromSitemap: page.fromSitemap ? 1 : 0,
+          shapeChain: page.shapeChain ?? 0,
           state,
           now,
           payload: page.payload ?? null,
           expiresAt,
         };
         if (s.insert.run(row).changes === 0) {
-          s.lower.run(page.depth, jobId, page.url);
+          s.lower.run(page.depth, page.shapeChain ?? 0, jobId, page.url);
           continue;
         }
         if (state === 'queued') {
@@ -143,7 +151,15 @@ export class SqlitePageFrontier implements PageFrontier {
     });
     this.claimOne = this.db.transaction((jobId, url, owner, until, now) => {
       const row = s.lease.get(owner, until, jobId, url, now);
-      return row && { url: row.url, depth: row.depth, fromSitemap: row.from_sitemap === 1, lease: row.leases };
+      return (
+        row && {
+          url: row.url,
+          depth: row.depth,
+          fromSitemap: row.from_sitemap === 1,
+          shapeChain: row.shape_chain,
+          lease: row.leases,
+        }
+      );
     });
     this.strandedAll = this.db.transaction((jobId, before, now, limit) => {
       const urls = s.stranded.all(jobId, before, now, limit).map((r) => r.url);

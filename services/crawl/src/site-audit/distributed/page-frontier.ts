@@ -11,6 +11,8 @@ export interface FoundPage {
   url: string;
   depth: number;
   fromSitemap: boolean;
+  /** Same-shape hops that led to the page (the crawler-trap guard, site-crawl/frontier.ts); 0 if absent. */
+  shapeChain?: number;
   /** Kept on the row from its insert until `finish` replaces it (JSON: what its inserter found). */
   payload?: string;
 }
@@ -54,7 +56,8 @@ export interface PageFrontier {
   /** The job's context; undefined before it is set, or once the frontier is cleared. */
   context(jobId: string): Promise<string | undefined>;
   /**
-   * Inserts the pages not yet known to the job (known ones keep the lower depth). New pages are
+   * Inserts the pages not yet known to the job (known ones keep the lower depth and same-shape
+   * chain: a page not read yet that a shorter path reaches is no trap's). New pages are
    * admitted while the job's count is under its cap; the rest are kept as `over`.
    */
   insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date): Promise<Admitted>;

@@ -13,6 +13,7 @@ import { parseStream } from '../../page/parse-stream.js';
 import { isStylesheet, StylesheetReader } from '../../page/stylesheets.js';
 import { compileScan, inScan, type ScanOptions, type ScanRules } from '../../scan-options.js';
 import type { CrawlDeps } from '../../site-crawl/crawler.js';
+import { shapeChainOf, urlShape } from '../../site-crawl/frontier.js';
 import { CrawlRobots } from '../../site-crawl/robots.js';
 import type { AuditedPage } from '../page-checks.js';
 import { PageFactsReader } from '../page-facts.js';
@@ -301,7 +302,7 @@ export class AuditPageWorker {
       };
       await this.deps.pages.add(job.jobId, [record], expiresAt);
     }
-    const admitted = await this.deps.frontier.insert(job.jobId, found, expiresAt);
+    const admitted = await this.deps.frontier.insert(job.jobId, this.untrapped(leased, found), expiresAt);
     await this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })));
     await this.checkLinks(job, url, collector, checked);
     return { outcome, html, refused: false };
@@ -318,6 +319,19 @@ export class AuditPageWorker {
       if (page && !pages.has(page)) pages.set(page, { url: page, depth: from.depth + 1, fromSitemap: false });
     }
     return [...pages.values()];
+  }
+
+  /**
+   * The linked pages the one-worker frontier's crawler-trap guard lets in, each with the same-shape
+   * chain that led to it: a chain too long (a calendar, session ids) is not followed.
+   */
+  private untrapped(from: FoundPage, found: readonly FoundPage[]): FoundPage[] {
+    const parent = { shape: urlShape(new URL(from.url)), shapeChain: from.shapeChain ?? 0 };
+    const { maxShapeChain } = this.deps.crawl.limits;
+    return found.flatMap((page) => {
+      const shapeChain = shapeChainOf(urlShape(new URL(page.url)), parent, maxShapeChain);
+      return shapeChain === undefined ? [] : [{ ...page, shapeChain }];
+    });
   }
 
   /**
