@@ -37,6 +37,20 @@ export async function crawlEnds(stack: Pick<TestStack, 'logs'>, jobId: string): 
   return ends();
 }
 
+/** The site audit engine the crawl service logged for the job ('distributed' or 'one-worker'), once logged. */
+export async function auditEngine(stack: Pick<TestStack, 'logs'>, jobId: string): Promise<string> {
+  const engine = () =>
+    stack.logs
+      .filter((line) => line.includes(jobId) && line.includes('site audit engine'))
+      .map((line) => /"engine":"([a-z-]+)"/.exec(line)?.[1])[0];
+  await eventually(async () => expect(engine()).to.be.a('string'), 10_000);
+  return engine() as string;
+}
+
+/** The engine of a site audit without fragment checks: by the SITE_AUDIT_DISTRIBUTED the crawl reads. */
+export const switchedEngine = () =>
+  ['1', 'true'].includes(process.env.SITE_AUDIT_DISTRIBUTED ?? '') ? 'distributed' : 'one-worker';
+
 export interface Polled {
   /** The last envelope (`data`), once status is no longer `crawling`. */
   job: any;

@@ -4,6 +4,7 @@
  * rules of docs/decisions/0442 (not from the HTML served, and not written by hand).
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface FixturePage {
@@ -165,11 +166,17 @@ function html(page: FixturePage, base: string): string {
   return `<!doctype html><html${lang}><head>${head}</head><body>${body}</body></html>`;
 }
 
-/** Serves the site on 127.0.0.1; `/img/ok.png` is an image, every path not defined a 404. */
-export function serveSite(site: FixtureSite): Promise<{ server: http.Server; base: string }> {
+/**
+ * Serves the site on 127.0.0.1 (over https with `tls`'s key and certificates); `/img/ok.png` is an
+ * image, every path not defined a 404.
+ */
+export function serveSite(
+  site: FixtureSite,
+  tls?: https.ServerOptions,
+): Promise<{ server: http.Server; base: string }> {
   const byPath = new Map(site.pages.map((p) => [p.path, p]));
   let base = '';
-  const server = http.createServer((req, res) => {
+  const handler: http.RequestListener = (req, res) => {
     const path = (req.url ?? '/').split('?')[0] as string;
     if (path === '/robots.txt') {
       const lines = ['User-agent: *', ...site.disallow.map((d) => `Disallow: ${d}`)];
@@ -201,10 +208,13 @@ export function serveSite(site: FixtureSite): Promise<{ server: http.Server; bas
       res.writeHead(page.status ?? 200, { 'content-type': 'text/html; charset=utf-8' }).end(html(page, base));
     if (page.delayMs) setTimeout(answer, page.delayMs);
     else answer();
-  });
+  };
+  const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+  // A TLS scan's probes that offer what the server refuses end in handshake errors: expected.
+  server.on('tlsClientError', () => undefined);
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => {
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      base = `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
       resolve({ server, base });
     }),
   );

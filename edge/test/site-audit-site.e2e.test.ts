@@ -3,7 +3,7 @@ import { fundedKey } from '@webutil/scripts/test-accounts';
 import { startTestStack, type TestStack } from '@webutil/scripts/test-stack';
 import { expect } from 'chai';
 import { eventually, json, quota } from './billing-helpers.js';
-import { post } from './crawl-helpers.js';
+import { auditEngine, post, switchedEngine } from './crawl-helpers.js';
 import { type FixtureSite, generateSite, serveSite } from './site-audit-fixture.js';
 import { expectedAudit } from './site-audit-oracle.js';
 
@@ -58,6 +58,8 @@ describe('Site audit: site-level checks (TLS, down-check, screenshots)', functio
     const apiKey = await fundedKey(stack, 'site-checks', 50);
     const job = await audit(apiKey, { url: `${base}/`, maxPages: 100 });
     expect(job.status, JSON.stringify(job.error)).to.equal('done');
+    // Run with SITE_AUDIT_DISTRIBUTED=1 as well: the coordinator makes the same checks.
+    expect(await auditEngine(stack, job.jobId)).to.equal(switchedEngine());
     const checks = job.result.site;
     expect(checks.tls).to.deep.include({ available: false });
     expect(checks.tls.unavailableReason).to.match(/http/);
