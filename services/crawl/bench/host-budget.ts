@@ -89,7 +89,7 @@ async function run(replicas: number, shared: boolean) {
       first.crawl,
       () => undefined,
       new AbortController().signal,
-      { checkFragments: false, checkResources: true },
+      { checkFragments: false, scan: { resources: true } },
       { store: pages, jobId: randomUUID(), expiresAt: new Date(Date.now() + 3_600_000) },
       first.d,
       1,

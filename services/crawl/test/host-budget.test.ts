@@ -28,6 +28,13 @@ function sharedHost() {
   return { round, answer, record: () => record as HostBudgetRecord };
 }
 
+/** The round's n-th permit, which the test expects it to have granted. */
+function granted<G>(round: { granted: G[] }, n: number): G {
+  const permit = round.granted[n];
+  if (permit === undefined) throw new Error(`the round granted ${round.granted.length} permits, not ${n + 1}`);
+  return permit;
+}
+
 describe('host budget rounds (the record replicas share)', () => {
   it('grants no more permits than the limit to all replicas together, and gives them back', () => {
     const host = sharedHost();
@@ -36,7 +43,7 @@ describe('host budget rounds (the record replicas share)', () => {
     expect(a.granted).to.have.length(2);
     expect(b.granted).to.have.length(0);
     expect(b.retryAt).to.equal(permitMs); // a's permits expire then at the latest
-    const back = host.round('a', 0, 2, [host.answer(a.granted[0], 'neutral')]);
+    const back = host.round('a', 0, 2, [host.answer(granted(a, 0), 'neutral')]);
     expect(back.changed).to.equal(true);
     expect(host.round('b', 5, 3).granted).to.have.length(1);
     expect(Object.keys(host.record().permits)).to.have.length(2);
@@ -70,10 +77,10 @@ describe('host budget rounds (the record replicas share)', () => {
   it('halves the limit on a 503 and holds every replica back for its Retry-After', () => {
     const host = sharedHost();
     const a = host.round('a', 2, 0);
-    const hit = host.round('a', 0, 10, [host.answer(a.granted[0], 'overloaded', 2_000)]);
+    const hit = host.round('a', 0, 10, [host.answer(granted(a, 0), 'overloaded', 2_000)]);
     expect(hit.record.limit).to.equal(1);
     expect(hit.record.pausedUntil).to.equal(2_010);
-    host.round('a', 0, 11, [host.answer(a.granted[1], 'fast')]);
+    host.round('a', 0, 11, [host.answer(granted(a, 1), 'fast')]);
     const held = host.round('b', 1, 1_000);
     expect(held.granted).to.have.length(0);
     expect(held.retryAt).to.equal(2_010);
