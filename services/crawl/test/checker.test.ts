@@ -94,6 +94,20 @@ describe('link checker (against real local servers)', () => {
     await site.close();
   });
 
+  it('keeps the latest `remembered` outcomes: a URL checked since forgotten is asked again', async () => {
+    const pages = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`/p${i}`, html(`page ${i}`)]));
+    const site = await server(pages);
+    const signal = new AbortController().signal;
+    const c = new LinkChecker(deps(), signal, Date.now() + 20_000, { soft404: false, remembered: 3 });
+    for (const i of [0, 1, 2, 0, 3, 4, 5, 4]) expect((await c.check(`${site.origin}/p${i}`)).status).to.equal(200);
+    // The second /p0 came while it was one of the latest three: answered from memory.
+    expect(site.requests).to.deep.equal(['HEAD /p0', 'HEAD /p1', 'HEAD /p2', 'HEAD /p3', 'HEAD /p4', 'HEAD /p5']);
+    // /p3, /p4 and /p5 came after /p0 and /p1: those two were forgotten and are asked again; /p5 is not.
+    for (const i of [0, 1, 5]) await c.check(`${site.origin}/p${i}`);
+    expect(site.requests.slice(6)).to.deep.equal(['HEAD /p0', 'HEAD /p1']);
+    await site.close();
+  });
+
   it('falls back to GET when HEAD is refused (405) or answers an error', async () => {
     const site = await server({
       '/hostile': (req, res) => (req.method === 'HEAD' ? res.writeHead(405).end() : html('fine')(req, res)),

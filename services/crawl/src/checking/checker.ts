@@ -71,6 +71,11 @@ export class LinkChecker {
       soft404: boolean;
       /** The caller's headers, for the entry URL's origin only (docs/decisions/0216). */
       originHeaders?: OriginHeaders;
+      /**
+       * URLs whose outcome is kept, the latest first to stay (unbounded without it): a caller that
+       * knows elsewhere what it checked already (a distributed audit's frontier) keeps its memory flat.
+       */
+      remembered?: number;
     } = { soft404: true },
   ) {}
 
@@ -95,7 +100,7 @@ export class LinkChecker {
       res.status < 300 && pageFormat(res) ? { sample: await read(res) } : sampleOf(res),
     );
     const outcome = await this.conclude(url, exchange);
-    this.checks.set(url, Promise.resolve(outcome));
+    this.remember(this.checks, url, Promise.resolve(outcome));
     return outcome;
   }
 
@@ -116,7 +121,7 @@ export class LinkChecker {
       return sheet;
     }
     const outcome = this.exchange(key, 'GET', this.deps.linkTimeoutMs, read).then((got) => this.conclude(key, got));
-    this.checks.set(key, outcome);
+    this.remember(this.checks, key, outcome);
     await outcome;
     return sheet;
   }
@@ -147,9 +152,20 @@ export class LinkChecker {
     let pending = map.get(key);
     if (!pending) {
       pending = run();
-      map.set(key, pending);
+      this.remember(map, key, pending);
     }
     return pending;
+  }
+
+  /** Keeps an outcome, the oldest kept going first past `remembered`. */
+  private remember(map: Map<string, Promise<CheckOutcome>>, key: string, outcome: Promise<CheckOutcome>): void {
+    map.delete(key);
+    map.set(key, outcome);
+    const cap = this.options.remembered ?? Number.POSITIVE_INFINITY;
+    for (const oldest of map.keys()) {
+      if (map.size <= cap) break;
+      map.delete(oldest);
+    }
   }
 
   private async run(url: string, wantTargets: boolean): Promise<CheckOutcome> {

@@ -86,6 +86,11 @@ export interface PageWorkerDeps {
 
 /** A job's runtime unused this long is dropped (its audit ended, or moved on to other replicas). */
 const IDLE_MS = 60_000;
+/**
+ * Link outcomes a job's checker keeps: the frontier knows what the audit checked, so the checker
+ * needs only the recent ones (a stylesheet read, then checked as the page's link; checks in flight).
+ */
+const OUTCOMES_KEPT = 1_000;
 
 /**
  * A replica's page workers: each takes a page's work item, leases its frontier row, fetches and
@@ -153,6 +158,7 @@ export class AuditPageWorker {
     const checker = new LinkChecker(crawl, signal, context.deadline, {
       soft404: true,
       originHeaders: rules.originHeaders,
+      remembered: OUTCOMES_KEPT,
     });
     return {
       jobId,
