@@ -329,6 +329,11 @@ describe('Helm chart helm/webutil', function () {
       expect(bytes(crawl.resources.limits.memory), `crawl at ${concurrency}`).to.be.at.least(
         160e6 + concurrency * 340e6,
       );
+      // Its heap cap (decision 0496) is under the limit, and holds each crawl's whole hostile peak as heap.
+      const nodeOptions = crawl.env.find((e: Manifest) => e.name === 'NODE_OPTIONS')?.value ?? '';
+      const heapMb = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)?.[1]);
+      expect(heapMb * 2 ** 20, 'crawl heap cap').to.be.below(bytes(crawl.resources.limits.memory));
+      expect(heapMb * 2 ** 20, 'crawl heap cap').to.be.at.least(concurrency * 340e6);
     }
   });
 
