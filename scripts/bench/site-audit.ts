@@ -1,20 +1,25 @@
 /**
  * Issue 41 benchmark: the site audit (POST /v1/site-audit through the edge, resources checked,
- * fragments not) of a generated tree site (audit-site.ts), in the same run:
+ * fragments not) of a generated tree site (fixture-audit-site.ts), in the same run:
  *  1. 1,000 and 10,000 pages, each on a fresh one-replica stack (embedded store): wall time,
  *     pages per second and the crawl process's peak RSS (VmHWM), and the ratio of the two peaks;
  *  2. 10,000 pages on a cluster of two crawl replicas (NATS JetStream, jongodb): the same figures
- *     for each replica;
+ *     for each replica, and the pages each fetched (its share of the pages per second);
  *  3. linkinator's CLI (--recurse, its default concurrency of 100, which checks images too) on the
  *     10,000-page site: wall time against ours, and whether both found the site's broken set.
- * BENCH_AUDIT_PAGES (default 10000) sets the large site's size.
+ * BENCH_AUDIT_PAGES (default 10000) sets the large site's size. The audits run on the distributed
+ * engine (every replica's page workers take pages); SITE_AUDIT_DISTRIBUTED=0 runs the one-worker one.
+ * The crawl processes run with the Node options the chart gives them (its heap cap, decision 0496).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { type AuditSite, startAuditSite } from '../src/fixture-audit-site.js';
+import { REPO_ROOT } from '../src/local-stack.js';
 import { startMongo } from '../src/mongo-under-test.js';
 import { startOwnNats } from '../src/nats-under-test.js';
 import { startTestStack, type TestStack, type TestStackOptions } from '../src/test-stack.js';
@@ -24,6 +29,9 @@ const LARGE = Number(process.env.BENCH_AUDIT_PAGES ?? 10_000);
 const SMALL = Math.round(LARGE / 10);
 const LINKINATOR_CLI = path.join(path.dirname(createRequire(import.meta.url).resolve('linkinator')), 'cli.js');
 const BROKEN_ISSUES = ['broken_link_internal', 'broken_resource'];
+const DISTRIBUTED = process.env.SITE_AUDIT_DISTRIBUTED ?? '1';
+const chart = parse(readFileSync(path.join(REPO_ROOT, 'helm/webutil/values.yaml'), 'utf8'));
+const CRAWL_NODE_OPTIONS: string = chart.services.crawl.env.NODE_OPTIONS ?? '';
 
 interface Audited {
   ms: number;
@@ -93,14 +101,54 @@ function peakRssMb(pid: number | undefined): number {
 
 const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
-/** One audit of a fresh site on a fresh stack: its figures and each crawl replica's peak RSS. */
+/**
+ * Which of `pids` holds the client end of a connection to the site (the server sees its port as
+ * the remote one): the socket's inode in /proc/net/tcp, then the process with that inode open.
+ */
+function clientOf(remotePort: number, pids: readonly number[]): number | undefined {
+  const port = `:${remotePort.toString(16).toUpperCase().padStart(4, '0')}`;
+  let inode: string | undefined;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const row of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = row.trim().split(/\s+/);
+      if (fields[1]?.endsWith(port)) inode = fields[9];
+    }
+    if (inode) break;
+  }
+  if (!inode) return undefined;
+  const link = `socket:[${inode}]`;
+  return pids.find((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`) === link;
+        } catch {
+          return false; // closed meanwhile
+        }
+      });
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** One audit of a fresh site on a fresh stack: its figures, each crawl replica's peak RSS and pages fetched. */
 async function measure(pages: number, options: TestStackOptions, replicas: string[]) {
-  const site = await startAuditSite(pages);
+  let pids: number[] = [];
+  const owners = new WeakMap<Socket, number | undefined>();
+  const fetched = new Map<number | undefined, number>();
+  const site = await startAuditSite(pages, (socket) => {
+    if (!owners.has(socket)) owners.set(socket, clientOf(socket.remotePort ?? 0, pids));
+    const pid = owners.get(socket);
+    fetched.set(pid, (fetched.get(pid) ?? 0) + 1);
+  });
   const stack = await startTestStack({ allowTargets: '127.0.0.0/8', ...options });
   try {
+    pids = replicas.flatMap((name) => stack.pid(name) ?? []);
     const found = await audit(stack, site);
     const peaks = replicas.map((name) => peakRssMb(stack.pid(name)));
-    return { site, found, peaks };
+    const pagesBy = replicas.map((name) => fetched.get(stack.pid(name)) ?? 0);
+    return { site, found, peaks, pagesBy };
   } finally {
     await stack.stop();
     await site.close();
@@ -109,8 +157,14 @@ async function measure(pages: number, options: TestStackOptions, replicas: strin
 
 const line = (label: string, m: Awaited<ReturnType<typeof measure>>, replicas: string[]) =>
   `${label}: ${m.found.pages} pages audited in ${fmt(m.found.ms / 1000)} s, ` +
-  `${fmt((1000 * m.found.pages) / m.found.ms)} pages/s; peak RSS ` +
-  replicas.map((name, i) => `${name} ${fmt(m.peaks[i] as number)} MB`).join(', ') +
+  `${fmt((1000 * m.found.pages) / m.found.ms)} pages/s; ` +
+  replicas
+    .map(
+      (name, i) =>
+        `${name}: peak RSS ${fmt(m.peaks[i] as number)} MB, ${m.pagesBy[i]} pages fetched ` +
+        `(${fmt((1000 * (m.pagesBy[i] as number)) / m.found.ms)} pages/s)`,
+    )
+    .join('; ') +
   `; broken set ${sameSet(m.found.broken, m.site.broken) ? 'as the site defines' : 'DIFFERS from the site'}`;
 
 console.log(`\n== site-audit benchmark (issue 41): linkinator 7.6.1 CLI on Node ${process.version} ==`);
@@ -120,10 +174,15 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(', ')} (${os.cpus().length} cores)`,
 );
-const env = { LOG_LEVEL: 'warn' };
-const small = await measure(SMALL, { env }, ['crawl']);
+console.log(
+  `engine: ${DISTRIBUTED === '1' ? 'distributed (SITE_AUDIT_DISTRIBUTED=1)' : 'one worker per audit'}; ` +
+    `crawl NODE_OPTIONS (the chart's): ${CRAWL_NODE_OPTIONS || 'none'}`,
+);
+const env = { LOG_LEVEL: 'warn', SITE_AUDIT_DISTRIBUTED: DISTRIBUTED };
+const envFor = { crawl: { NODE_OPTIONS: CRAWL_NODE_OPTIONS } };
+const small = await measure(SMALL, { env, envFor }, ['crawl']);
 console.log(line(`one replica, ${SMALL} pages`, small, ['crawl']));
-const large = await measure(LARGE, { env }, ['crawl']);
+const large = await measure(LARGE, { env, envFor }, ['crawl']);
 console.log(line(`one replica, ${LARGE} pages`, large, ['crawl']));
 const growth = (large.peaks[0] as number) / (small.peaks[0] as number);
 console.log(`peak RSS at ${LARGE} pages / at ${SMALL} pages: ${fmt(growth, 2)}x (goal: at most 1.3x)`);
@@ -133,7 +192,7 @@ const mongo = await startMongo();
 try {
   const cluster = await measure(
     LARGE,
-    { env: { ...env, NATS_URL: nats.url, MONGO_URL: mongo.url }, replicas: { crawl: 2 } },
+    { env: { ...env, NATS_URL: nats.url, MONGO_URL: mongo.url }, envFor, replicas: { crawl: 2 } },
     ['crawl', 'crawl-2'],
   );
   console.log(line(`two replicas (NATS JetStream, ${mongo.label}), ${LARGE} pages`, cluster, ['crawl', 'crawl-2']));

@@ -4,7 +4,7 @@
  * page and a missing image. The broken set is computed from the definition.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface AuditSite {
   base: string;
@@ -34,12 +34,14 @@ function html(i: number, pages: number): string {
   );
 }
 
-export function startAuditSite(pages: number): Promise<AuditSite> {
+/** `onPage` hears each GET of a page of the site, with the socket it came on (which client asked). */
+export function startAuditSite(pages: number, onPage?: (socket: Socket) => void): Promise<AuditSite> {
   let requests = 0;
   const server = http.createServer((req, res) => {
     requests++;
     const path = (req.url ?? '/').split('?')[0] as string;
     const match = path === '/' ? 0 : /^\/p\/(\d+)$/.exec(path) ? Number(path.slice(3)) : undefined;
+    if (onPage && req.method === 'GET' && match !== undefined && match < pages) onPage(req.socket);
     if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('');
     if (path === '/img/ok.png')
       return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a', 'hex'));
