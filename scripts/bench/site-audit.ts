@@ -10,6 +10,8 @@
  * BENCH_AUDIT_PAGES (default 10000) sets the large site's size. The audits run on the distributed
  * engine (every replica's page workers take pages); SITE_AUDIT_DISTRIBUTED=0 runs the one-worker one.
  * The crawl processes run with the Node options the chart gives them (its heap cap, decision 0496).
+ * Each replica's RSS is also sampled while the pages are read and after (the report step), and an
+ * audit not done in BENCH_AUDIT_WAIT_S (default 600) is reported as far as it got.
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -30,6 +32,7 @@ const SMALL = Math.round(LARGE / 10);
 const LINKINATOR_CLI = path.join(path.dirname(createRequire(import.meta.url).resolve('linkinator')), 'cli.js');
 const BROKEN_ISSUES = ['broken_link_internal', 'broken_resource'];
 const DISTRIBUTED = process.env.SITE_AUDIT_DISTRIBUTED ?? '1';
+const WAIT_MS = Number(process.env.BENCH_AUDIT_WAIT_S ?? 600) * 1000;
 const chart = parse(readFileSync(path.join(REPO_ROOT, 'helm/webutil/values.yaml'), 'utf8'));
 const CRAWL_NODE_OPTIONS: string = chart.services.crawl.env.NODE_OPTIONS ?? '';
 
@@ -37,7 +40,12 @@ interface Audited {
   ms: number;
   pages: number;
   broken: Set<string>;
+  /** Not done within WAIT_MS: `pages` is how far it got. */
+  cut: boolean;
 }
+
+/** The audit's phase as last polled: the RSS samples are split by it. */
+let phase = 'starting';
 
 async function json(res: Response): Promise<any> {
   return res.json();
@@ -55,10 +63,20 @@ async function audit(stack: TestStack, site: AuditSite): Promise<Audited> {
   if (res.status !== 202) throw new Error(`audit start: ${res.status} ${JSON.stringify(start.error)}`);
   const jobId = start.data.jobId as string;
   let job: any;
+  let said = started;
   for (;;) {
     const poll = await stack.api(`/v1/site-audit/${jobId}`);
     const wait = poll.status === 429 ? Number(poll.headers.get('retry-after') ?? 1) * 1000 : 250;
     job = (await json(poll)).data ?? job;
+    phase = job?.progress?.phase ?? phase;
+    if (performance.now() - started > WAIT_MS)
+      return { ms: performance.now() - started, pages: job?.progress?.pagesAudited ?? 0, broken: new Set(), cut: true };
+    if (performance.now() - said > 60_000) {
+      // A long audit (the cluster's, on a slow store) says how far it is.
+      said = performance.now();
+      const at = job?.progress;
+      console.log(`  ${fmt((said - started) / 1000)} s: ${at?.pagesAudited} pages audited, phase ${at?.phase}`);
+    }
     if (poll.status !== 429 && job.status !== 'crawling') break;
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
@@ -72,7 +90,7 @@ async function audit(stack: TestStack, site: AuditSite): Promise<Audited> {
       );
       for (const a of page.data.issue.affected) broken.add(a.url);
     }
-  return { ms, pages: job.result.pagesAudited, broken };
+  return { ms, pages: job.result.pagesAudited, broken, cut: false };
 }
 
 /** linkinator's CLI in a process of its own; exit code 1 means it found broken links. */
@@ -93,11 +111,12 @@ function linkinator(url: string): Promise<{ ms: number; broken: Set<string> }> {
   });
 }
 
-function peakRssMb(pid: number | undefined): number {
+function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
   if (pid === undefined) return Number.NaN;
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
 }
+const peakRssMb = (pid: number | undefined) => statusMb(pid, 'VmHWM');
 
 const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
@@ -143,25 +162,37 @@ async function measure(pages: number, options: TestStackOptions, replicas: strin
     fetched.set(pid, (fetched.get(pid) ?? 0) + 1);
   });
   const stack = await startTestStack({ allowTargets: '127.0.0.0/8', ...options });
+  // Each replica's highest RSS while pages are read, and in the report step after.
+  const reading = replicas.map(() => 0);
+  const reporting = replicas.map(() => 0);
+  const sampler = setInterval(() => {
+    const peaks = phase === 'checking' || phase === 'done' ? reporting : phase === 'crawling' ? reading : undefined;
+    if (!peaks) return;
+    for (const [i, name] of replicas.entries())
+      peaks[i] = Math.max(peaks[i] as number, statusMb(stack.pid(name), 'VmRSS'));
+  }, 50);
   try {
+    phase = 'starting';
     pids = replicas.flatMap((name) => stack.pid(name) ?? []);
     const found = await audit(stack, site);
     const peaks = replicas.map((name) => peakRssMb(stack.pid(name)));
     const pagesBy = replicas.map((name) => fetched.get(stack.pid(name)) ?? 0);
-    return { site, found, peaks, pagesBy };
+    return { site, found, peaks, pagesBy, reading, reporting };
   } finally {
+    clearInterval(sampler);
     await stack.stop();
     await site.close();
   }
 }
 
 const line = (label: string, m: Awaited<ReturnType<typeof measure>>, replicas: string[]) =>
-  `${label}: ${m.found.pages} pages audited in ${fmt(m.found.ms / 1000)} s, ` +
+  `${label}: ${m.found.pages} pages audited ${m.found.cut ? 'when given up after' : 'in'} ${fmt(m.found.ms / 1000)} s, ` +
   `${fmt((1000 * m.found.pages) / m.found.ms)} pages/s; ` +
   replicas
     .map(
       (name, i) =>
-        `${name}: peak RSS ${fmt(m.peaks[i] as number)} MB, ${m.pagesBy[i]} pages fetched ` +
+        `${name}: peak RSS ${fmt(m.peaks[i] as number)} MB (reading pages ${fmt(m.reading[i] as number)}, ` +
+        `report step ${fmt(m.reporting[i] as number)}), ${m.pagesBy[i]} pages fetched ` +
         `(${fmt((1000 * (m.pagesBy[i] as number)) / m.found.ms)} pages/s)`,
     )
     .join('; ') +
