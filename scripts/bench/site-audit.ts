@@ -186,7 +186,8 @@ async function measure(pages: number, options: TestStackOptions, replicas: strin
 }
 
 const line = (label: string, m: Awaited<ReturnType<typeof measure>>, replicas: string[]) =>
-  `${label}: ${m.found.pages} pages audited ${m.found.cut ? 'when given up after' : 'in'} ${fmt(m.found.ms / 1000)} s, ` +
+  `${label}: ${m.found.pages} pages audited ${m.found.cut ? 'when given up after' : 'in'} ` +
+  `${fmt(m.found.ms / 1000)} s, ` +
   `${fmt((1000 * m.found.pages) / m.found.ms)} pages/s; ` +
   replicas
     .map(
