@@ -25,8 +25,10 @@ const log = createLogger('test', 'silent');
 /**
  * A site of `pages` pages in a tree (each links the home page and its three children), with issues
  * planted: every 10th page has no title, every 7th links a missing page and a missing image, every
- * 13th an external link to a missing page; /private/ is disallowed by robots.txt and linked from the
- * home page; /old redirects to /p/1; the sitemap lists an orphan. `fetches` counts GETs of each page.
+ * 13th an external link to a missing page, every 11th (from the 4th) names a missing page its
+ * canonical and every 11th (from the 6th) a forbidden one (403: a warning, not a broken link); /private/
+ * is disallowed by robots.txt and linked from the home page; /old redirects to /p/1; the sitemap lists
+ * an orphan. `fetches` counts GETs of each page.
  */
 function serveSite(pages: number) {
   const fetches = new Map<string, number>();
@@ -46,6 +48,7 @@ function serveSite(pages: number) {
     if (url === '/old') return void res.writeHead(301, { location: '/p/1' }).end();
     if (url === '/style.css')
       return void res.writeHead(200, { 'content-type': 'text/css' }).end('body{background:url(/bg.png)}');
+    if (url.startsWith('/forbidden/')) return void res.writeHead(403, { 'content-type': 'text/html' }).end('no');
     if (url === '/bg.png' || url === '/ok.png')
       return void res.writeHead(200, { 'content-type': 'image/png' }).end('png');
     const match = /^\/(?:p\/(\d+)|orphan)?$/.exec(url);
@@ -60,10 +63,12 @@ function serveSite(pages: number) {
     if (i % 13 === 5) hrefs.push(`http://127.0.0.1:1/gone/${i}`);
     const img = i % 7 === 3 ? `<img src="/nope-${i}.png" alt="x">` : '<img src="/ok.png" alt="ok">';
     const title = i % 10 === 9 ? '' : `<title>Page ${i}</title>`;
+    const canonicalTo = i % 11 === 4 ? `/moved/${i}` : i % 11 === 6 ? `/forbidden/${i}` : undefined;
+    const canonical = canonicalTo ? `<link rel="canonical" href="${canonicalTo}">` : '';
     res
       .writeHead(200, { 'content-type': 'text/html' })
       .end(
-        `<!doctype html><html lang="en"><head>${title}<link rel="stylesheet" href="/style.css"></head>` +
+        `<!doctype html><html lang="en"><head>${title}${canonical}<link rel="stylesheet" href="/style.css"></head>` +
           `<body><h1>Page ${i}</h1>${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}` +
           `<p>Body ${i}</p></body></html>`,
       );
@@ -182,6 +187,12 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       1,
     );
   let local: SiteAuditResult;
+  const localJob = randomUUID();
+  /** Every affected URL of every issue, as the issue route pages through them (by URL, then as found). */
+  const allAffected = async (jobId: string, result: SiteAuditResult) =>
+    Promise.all(
+      result.issues.map(async (i) => [i.id, (await pages.affected(jobId, i.id, 0, 10_000)).map((a) => a.url)]),
+    );
 
   it('finds on one machine (in-process queue) what the one-worker audit finds, each page fetched once', async () => {
     site.fetches.clear();
@@ -192,7 +203,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       () => undefined,
       new AbortController().signal,
       { checkFragments: false },
-      out(randomUUID()),
+      out(localJob),
     );
     const localFetches = pageFetches(site.fetches);
     expect(Object.entries(localFetches).filter(([, n]) => n > 1)).to.deep.equal([['/p/1', 2]]);
@@ -202,7 +213,23 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     const jobId = randomUUID();
     const result = await run(d, jobId);
     expect(summary(result)).to.deep.equal(summary(local));
+    expect(await allAffected(jobId, result)).to.deep.equal(await allAffected(localJob, local));
     expect(result.pagesAudited).to.equal(230); // 200 pages, the orphan, and 29 missing pages (404s)
+    // Canonicals judged by their link's status, the broken ones (404) and the others (403) alike.
+    const canonicals = (await pages.affected(jobId, 'canonical_to_non200', 0, 1_000)).map((a) => [a.url, a.detail]);
+    const planted = [...Array(200).keys()].flatMap((i) =>
+      i % 11 === 4
+        ? [[`${site.base}/p/${i}`, `canonical ${site.base}/moved/${i} answered 404`]]
+        : i % 11 === 6
+          ? [[`${site.base}/p/${i}`, `canonical ${site.base}/forbidden/${i} answered 403`]]
+          : [],
+    );
+    expect(canonicals.sort()).to.deep.equal(planted.sort());
+    const brokenMoved = result.issues
+      .filter((i) => i.id === 'broken_resource')
+      .flatMap((i) => i.affected)
+      .filter((a) => a.url.includes('/moved/'));
+    expect(brokenMoved.length).to.be.greaterThan(0);
     // Fetched as often as by the one-worker audit: once, but for /p/1 (also where /old's redirect lands).
     expect(pageFetches(site.fetches)).to.deep.equal(localFetches);
     expect(lastProgress).to.include({ phase: 'done', pagesCrawled: 230 });
@@ -232,8 +259,11 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     site.slowDown(undefined);
     expect(summary(result)).to.deep.equal(summary(local));
     const twice = [...site.fetches].filter(([url, n]) => n > 1 && url !== '/p/1').map(([url]) => url);
-    // Only pages b was reading when it stopped (its 4 workers) may have been fetched twice.
-    expect(twice.length, `fetched twice: ${twice.join(' ')}`).to.be.at.most(4);
+    // Only pages b was reading when it stopped (its 4 workers) may have been fetched twice, and the
+    // links it was checking then (a canonical's target: its row is checked again by the coordinator).
+    const linksTwice = twice.filter((url) => /^\/(moved|forbidden)\//.test(url));
+    expect(twice.length - linksTwice.length, `fetched twice: ${twice.join(' ')}`).to.be.at.most(4);
+    expect(linksTwice.length, `checked twice: ${linksTwice.join(' ')}`).to.be.at.most(4);
     expect([...site.fetches.values()].every((n) => n <= 2)).to.equal(true);
   });
 

@@ -135,7 +135,7 @@ for (const make of [sqlite, mongo]) {
       expect(leased.map((p) => p?.shapeChain)).to.deep.equal([2, 4, 0]);
     });
 
-    it("keeps the job context, a row's payload until its result, and tells admitted pages", async () => {
+    it("keeps the job context, a row's payload until its result (read in order or by URL), and tells admitted pages", async () => {
       const job = randomUUID();
       await a.open(job, 2, inAnHour());
       expect(await b.context(job)).to.equal(undefined);
@@ -152,6 +152,9 @@ for (const make of [sqlite, mongo]) {
         { url: page(1).url, result: '"found"', done: false },
         { url: page(2).url, result: '"read"', done: true },
       ]);
+      // Looked up by URL: rows with nothing on them (page 3, over the cap) and unknown URLs are left out.
+      const found = await b.resultsOf(job, [page(2).url, page(3).url, page(9).url, page(1).url]);
+      expect(found.sort((x, y) => (x.url < y.url ? -1 : 1))).to.deep.equal(rows);
     });
   });
 }

@@ -125,7 +125,13 @@ class SiteGraph {
 export type CrawlForReport = Pick<
   BrokenLinkCrawlResult,
   'url' | 'scannedAt' | 'pagesDiscovered' | 'truncatedPages' | 'totalUniqueLinks' | 'truncatedLinks' | 'linksCutBy'
-> & { summary: { broken: number }; links: readonly AuditLink[] };
+> & {
+  summary: { broken: number };
+  /** Every checked link, or (with `linkStatuses`) the broken ones. */
+  links: readonly AuditLink[];
+  /** The checked status of links by URL, looked up a batch at a time instead of read from `links`. */
+  linkStatuses?: (urls: readonly string[]) => Promise<Map<string, number | undefined>>;
+};
 
 export async function reportFromStore(
   entry: URL,
@@ -148,8 +154,12 @@ export async function reportFromStore(
   graph.walk();
 
   const entryPage = graph.entry ?? entry.href;
-  const linkStatus = new Map<string, number | undefined>();
-  for (const link of crawled.links) linkStatus.set(link.url, link.statusCode);
+  // Every checked link's status, unless the crawl looks them up a batch at a time.
+  let everyLinkStatus: Map<string, number | undefined> | undefined;
+  if (!crawled.linkStatuses) {
+    everyLinkStatus = new Map();
+    for (const link of crawled.links) everyLinkStatus.set(link.url, link.statusCode);
+  }
   const book = new IssueBook(graph.number.size, (url) => graph.number.get(url), stored);
   const tallies = new Tallies();
   for await (const batch of store.read(jobId)) {
@@ -157,6 +167,9 @@ export async function reportFromStore(
     const records = new Map<string, (typeof batch)[number]>();
     for (const urls of chunks([...lookups], LOOKUP_BATCH))
       for (const page of await store.get(jobId, urls)) records.set(page.url, page);
+    // The statuses a canonical target that is no audited page is judged by.
+    const linkStatus =
+      everyLinkStatus ?? (await crawled.linkStatuses?.([...lookups].filter((url) => !records.has(url)))) ?? new Map();
     const view: SiteView = {
       entry: entryPage,
       incoming: (url) => {

@@ -7,7 +7,6 @@
  * then made from the stored records, as the one-worker audit's is.
  */
 import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
-import { gradeLink } from '../../checking/grade.js';
 import type { AuditPageStore } from '../../jobs/audit-pages.js';
 import { CrawlFailure, type CrawlOptions, type CrawlProgress } from '../../model.js';
 import { pageOf } from '../../page/page-url.js';
@@ -21,6 +20,7 @@ import type { AuditLink } from '../site-checks.js';
 import { checkSiteFiles } from '../site-files.js';
 import { type SiteLevel, type SiteServicesOf, siteLevelChecks } from '../site-services.js';
 import { reportFromStore } from '../stored-report.js';
+import { GRADE_BATCH, gradeLinkRows, linkStatuses } from './link-grades.js';
 import type { PageFrontier } from './page-frontier.js';
 import type { PageWorkQueue } from './page-work.js';
 import {
@@ -28,9 +28,8 @@ import {
   type AuditedVisit,
   type AuditPageWorker,
   type JobRuntime,
-  type LinkRowResult,
+  linkKey,
   linksOf,
-  type PageRowResult,
 } from './page-worker.js';
 
 export interface DistributedAuditDeps {
@@ -108,7 +107,7 @@ export async function auditSiteDistributed(
   }
   d.worker.forget(jobId);
   const job = (await d.worker.runtime(jobId)) as JobRuntime;
-  const reported = false;
+  let reported = false;
   const budget = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, context.deadline - Date.now()))]);
   try {
     const sitemap = discoverSitemaps(
@@ -183,6 +182,7 @@ export async function auditSiteDistributed(
       ...(await finish(entry, pageCap, crawlDeps, signal, out, d, job, sitemapUrls, cutByBudget, site)),
       site: site.site,
     };
+    reported = true;
     // The last word counts what the report counts: pages fetched (not rows done: robots.txt refusals, files).
     report_({
       phase: 'done',
@@ -203,7 +203,12 @@ export async function auditSiteDistributed(
   }
 }
 
-/** Grades every link (those to audited pages by the page's own fetch), then makes the report. */
+/**
+ * Makes the report from the store (docs/decisions/0492-distributed-audit-report-in-bounded-memory.md):
+ * the link rows are graded a batch at a time (those to audited pages by the page's own fetch) and
+ * only the broken ones kept; their sources come from a pass over the page records' links. A
+ * canonical target's status is looked up by the report for each batch of pages.
+ */
 async function finish(
   entry: URL,
   pageCap: number,
@@ -219,32 +224,13 @@ async function finish(
   const { frontier } = d;
   const { jobId } = out;
   const linkSpace = linksOf(jobId);
-  const outcomes = new Map<string, PageRowResult['outcome']>();
-  for await (const rows of frontier.results(jobId))
-    for (const row of rows) if (row.done) outcomes.set(row.url, (JSON.parse(row.result) as PageRowResult).outcome);
   const pageCounts = await frontier.counts(jobId);
   const linkCounts = await frontier.counts(linkSpace);
-  const audited: AuditLink[] = [];
-  const toCheck: LinkRowResult[] = [];
-  for await (const rows of frontier.results(linkSpace))
-    for (const row of rows) {
-      // A row its inserter never finished (it died, or the budget ended) carries its link: checked here.
-      const result = JSON.parse(row.result) as LinkRowResult;
-      const page = result.page ?? (result.link.type === 'internal' ? pageOf(result.link.url, job.site) : undefined);
-      const outcome = page ? outcomes.get(page) : undefined;
-      const record = result.record ?? (outcome && gradeLink(result.link, outcome, undefined, job.rules.accepts).record);
-      if (record) audited.push({ ...record, sources: [], sourceCount: 0 });
-      else toCheck.push(result);
-    }
-  // Links to pages not fetched (robots.txt, a redirect read elsewhere, the budget) are checked as links.
-  if (!job.signal.aborted)
-    for (const { link } of toCheck) {
-      const outcome = await job.checker.check(link.url).catch(() => undefined);
-      if (outcome)
-        audited.push({ ...gradeLink(link, outcome, undefined, job.rules.accepts).record, sources: [], sourceCount: 0 });
-    }
+  const broken = new Map<string, AuditLink>();
+  for await (const rows of frontier.results(linkSpace, GRADE_BATCH))
+    for (const link of await gradeLinkRows(frontier, job, rows))
+      if (link.severity === 'broken') broken.set(linkKey(link), { ...link, sources: [], sourceCount: 0 });
   // A broken link's pages, from the links each page record lists.
-  const broken = new Map(audited.filter((l) => l.severity === 'broken').map((l) => [`${l.type} ${l.url}`, l]));
   if (broken.size > 0)
     for await (const batch of out.store.read(jobId))
       for (const page of batch)
@@ -269,7 +255,8 @@ async function finish(
       truncatedLinks: linkCounts.over > 0,
       linksCutBy: cutByBudget && unchecked > 0 ? ['time_budget'] : [],
       summary: { broken: broken.size },
-      links: audited,
+      links: [...broken.values()],
+      linkStatuses: (urls) => linkStatuses(frontier, job, linkSpace, urls),
     },
     { ...out, store: new SitemapMarked(out.store, sitemapUrls) },
     [...sitemapUrls],

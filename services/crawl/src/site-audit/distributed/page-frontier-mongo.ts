@@ -261,6 +261,17 @@ export class MongoPageFrontier implements PageFrontier {
     }
   }
 
+  async resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]> {
+    if (urls.length === 0) return [];
+    const rows = await this.rows
+      .find(
+        { _id: { $in: urls.map((u) => rowId(jobId, u)) }, result: { $exists: true } },
+        { url: 1, result: 1, state: 1 },
+      )
+      .lean();
+    return rows.map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
+  }
+
   async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
     if (urls.length === 0) return new Set();
     const rows = await this.rows

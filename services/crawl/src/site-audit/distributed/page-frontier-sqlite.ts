@@ -97,6 +97,9 @@ export class SqlitePageFrontier implements PageFrontier {
         `SELECT url, result, state FROM audit_frontier WHERE job_id = ? AND result IS NOT NULL
          AND url > ? ORDER BY url LIMIT ?`,
       ),
+      resultOf: this.db.prepare<[string, string], { url: string; result: string; state: string }>(
+        'SELECT url, result, state FROM audit_frontier WHERE job_id = ? AND url = ? AND result IS NOT NULL',
+      ),
       admitted: this.db.prepare<[string, string], { n: number }>(
         `SELECT count(*) AS n FROM audit_frontier WHERE job_id = ? AND url = ? AND state != 'over'`,
       ),
@@ -205,6 +208,13 @@ export class SqlitePageFrontier implements PageFrontier {
       yield rows.map((r) => ({ url: r.url, result: r.result, done: r.state === 'done' }));
       rows = this.s.results.all(jobId, (rows[rows.length - 1] as { url: string }).url, batch);
     }
+  }
+
+  async resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]> {
+    return urls.flatMap((url) => {
+      const row = this.s.resultOf.get(jobId, url);
+      return row ? [{ url: row.url, result: row.result, done: row.state === 'done' }] : [];
+    });
   }
 
   async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {

@@ -78,6 +78,8 @@ export interface PageFrontier {
    * row's payload (`done` false: its worker never finished it).
    */
   results(jobId: string, batch?: number): AsyncGenerator<RowResult[]>;
+  /** What the rows of these URLs carry, as `results` gives it; a URL with no row or nothing on it is left out. */
+  resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]>;
   /** Of `urls`, those admitted to the job's frontier (queued, leased or done; not over the cap). */
   admitted(jobId: string, urls: readonly string[]): Promise<Set<string>>;
   counts(jobId: string): Promise<FrontierCounts>;
