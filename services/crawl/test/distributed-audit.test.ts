@@ -28,7 +28,10 @@ const log = createLogger('test', 'silent');
  * 13th an external link to a missing page, every 11th (from the 4th) names a missing page its
  * canonical and every 11th (from the 6th) a forbidden one (403: a warning, not a broken link); /private/
  * is disallowed by robots.txt and linked from the home page; /old redirects to /p/1; the sitemap lists
- * an orphan. `fetches` counts GETs of each page.
+ * an orphan. Fragments: every page has the id `sec-<i>` and links /p/1#sec-1; every 9th (from the 2nd)
+ * links the next page at its id and at #nope (missing), and /p/2#gone (missing); every 9th (from
+ * the 5th) has an in-page anchor to #nowhere (missing); the home page frames /frame.html#not-here
+ * (a page not audited, read for its ids). `fetches` counts GETs of each page.
  */
 function serveSite(pages: number) {
   const fetches = new Map<string, number>();
@@ -49,6 +52,8 @@ function serveSite(pages: number) {
     if (url === '/style.css')
       return void res.writeHead(200, { 'content-type': 'text/css' }).end('body{background:url(/bg.png)}');
     if (url.startsWith('/forbidden/')) return void res.writeHead(403, { 'content-type': 'text/html' }).end('no');
+    if (url === '/frame.html')
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="here">framed</p>');
     if (url === '/bg.png' || url === '/ok.png')
       return void res.writeHead(200, { 'content-type': 'image/png' }).end('png');
     const match = /^\/(?:p\/(\d+)|orphan)?$/.exec(url);
@@ -59,6 +64,10 @@ function serveSite(pages: number) {
     const children = [1, 2, 3].map((k) => 3 * i + k).filter((c) => c < pages);
     const hrefs = ['/', ...children.map((c) => `/p/${c}`)];
     if (i === 0) hrefs.push('/private/x', '/old');
+    hrefs.push('/p/1#sec-1');
+    if (i % 9 === 2) hrefs.push(`/p/${i + 1}#sec-${i + 1}`, `/p/${i + 1}#nope`, '/p/2#gone');
+    if (i % 9 === 5) hrefs.push(`#sec-${i}`, '#nowhere');
+    const frame = i === 0 ? '<iframe src="/frame.html#not-here"></iframe>' : '';
     if (i % 7 === 3) hrefs.push(`/missing/${i}`);
     if (i % 13 === 5) hrefs.push(`http://127.0.0.1:1/gone/${i}`);
     const img = i % 7 === 3 ? `<img src="/nope-${i}.png" alt="x">` : '<img src="/ok.png" alt="ok">';
@@ -69,7 +78,7 @@ function serveSite(pages: number) {
       .writeHead(200, { 'content-type': 'text/html' })
       .end(
         `<!doctype html><html lang="en"><head>${title}${canonical}<link rel="stylesheet" href="/style.css"></head>` +
-          `<body><h1>Page ${i}</h1>${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}` +
+          `<body><h1>Page ${i}</h1><h2 id="sec-${i}">Section</h2>${frame}${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}` +
           `<p>Body ${i}</p></body></html>`,
       );
   });
@@ -107,7 +116,13 @@ function summary(r: SiteAuditResult) {
     healthScore: r.healthScore,
     sitemapUrlCount: r.sitemapUrlCount,
     issues: r.issues
-      .map((i) => ({ id: i.id, pages: i.pagesAffected, total: i.affectedTotal, affected: i.affected }))
+      .map((i) => ({
+        id: i.id,
+        pages: i.pagesAffected,
+        total: i.affectedTotal,
+        // A link's pages in the order found by the one-worker crawl; in URL order by the distributed one.
+        affected: i.affected.map((a) => ({ ...a, sources: [...a.sources].sort() })),
+      }))
       .sort((a, b) => (a.id < b.id ? -1 : 1)),
   };
 }
@@ -172,7 +187,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
   const nats = () =>
     NatsPageWork.connect({ url: SHARED_NATS_URL, prefix, ackWaitMs: 10_000, retentionMs: 60_000, log });
   let lastProgress: CrawlProgress | undefined;
-  const run = (d: ReturnType<typeof replica>, jobId = randomUUID()) =>
+  const run = (d: ReturnType<typeof replica>, jobId = randomUUID(), checkFragments = false) =>
     auditSiteDistributed(
       new URL(`${site.base}/`),
       1_000,
@@ -181,7 +196,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
         lastProgress = p;
       },
       new AbortController().signal,
-      { checkFragments: false },
+      { checkFragments },
       out(jobId),
       d,
       1,
@@ -309,5 +324,46 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     );
     expect(calendarRead()).to.deep.equal(months);
     expect(spread).to.include({ truncatedPages: false, pagesAudited: one.pagesAudited });
+  });
+
+  it('verifies fragments as the one-worker audit does: anchors stored per page, fragments gathered per link', async () => {
+    const oneWorker = randomUUID();
+    const expected = await auditSite(
+      new URL(`${site.base}/`),
+      1_000,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      { checkFragments: true },
+      out(oneWorker),
+    );
+    const d = replica(new MemoryPageWork(log));
+    d.worker.start(8);
+    const jobId = randomUUID();
+    const result = await run(d, jobId, true);
+    expect(summary(result)).to.deep.equal(summary(expected));
+    expect(await allAffected(jobId, result)).to.deep.equal(await allAffected(oneWorker, expected));
+    // The findings the site's definition plants, with the pages they are on.
+    const planted = new Map<string, string[]>([[`${site.base}/frame.html`, [`${site.base}/`]]]);
+    const gone: string[] = [];
+    const pageUrl = (i: number) => (i === 0 ? `${site.base}/` : `${site.base}/p/${i}`);
+    for (let i = 0; i < 200; i++) {
+      // A link's pages: those linking it with the fragment, and its parent in the tree (a plain link).
+      if (i % 9 === 2) {
+        planted.set(pageUrl(i + 1), [pageUrl(i), pageUrl(Math.floor(i / 3))]);
+        gone.push(pageUrl(i));
+      }
+      if (i % 9 === 5) planted.set(`${pageUrl(i)}#nowhere`, [pageUrl(i)]);
+    }
+    planted.set(pageUrl(2), [...gone, pageUrl(0)]);
+    const found = (await pages.affected(jobId, 'missing_fragment', 0, 1_000)).map((a) => [a.url, a.sources]);
+    const sorted = (rows: [string, string[]][]) =>
+      rows.map(([url, sources]) => [url, [...sources].sort().slice(0, deps.limits.sources)]).sort();
+    expect(sorted(found as [string, string[]][])).to.deep.equal(sorted([...planted]));
+    const stored = await pages.affected(jobId, 'missing_fragment', 0, 1_000);
+    const detail = (url: string) => stored.find((a) => a.url === url)?.detail;
+    expect(detail(`${site.base}/p/2`)).to.equal('the page exists but has no element with id or name "gone"');
+    expect(detail(`${site.base}/frame.html`)).to.include('"not-here"');
+    expect(await d.frontier.counts(`${jobId} fragments`)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
   });
 });

@@ -45,6 +45,8 @@ export interface Graded {
 }
 
 const CLIENT = '4xx Client error';
+/** The category of a link whose fragment its page lacks (the site audit's missing_fragment). */
+export const MISSING_ANCHOR = 'Missing anchor';
 const SERVER = '5xx Server error';
 
 /** What the rules say about one link, before it becomes a record. */
@@ -131,7 +133,7 @@ function verdictOf(
       return verdict(
         'warning',
         `no element with id or name "${fragment.name}" on the page`,
-        'Missing anchor',
+        MISSING_ANCHOR,
         'In-page anchor',
         'MISSING_ANCHOR',
         'Missing anchor target',
@@ -232,7 +234,7 @@ function httpVerdict(outcome: CheckOutcome, fragment: FragmentCheck | undefined,
       return answer(
         'warning',
         `the page exists but has no element with id or name "${fragment.name}"`,
-        'Missing anchor',
+        MISSING_ANCHOR,
         'MISSING_ANCHOR',
         'Missing anchor target',
       );

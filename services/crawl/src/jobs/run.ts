@@ -138,7 +138,7 @@ export class CrawlRunner {
     const entry = new URL(ticket.url);
     const pagesCap = ticket.scan?.maxPages ?? 1;
     const { distributed } = this.deps;
-    const spread = distributed !== undefined && !options.checkFragments;
+    const spread = distributed !== undefined;
     // Which engine runs the audit: operators (and the e2e tests) read it from the log.
     log.info({ engine: spread ? 'distributed' : 'one-worker' }, 'site audit engine');
     return spread

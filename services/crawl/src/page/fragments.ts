@@ -41,6 +41,26 @@ export class PageTargets {
   get size(): number {
     return this.building ? this.building.size : this.sealed.length;
   }
+
+  /** The list as a store keeps it (a distributed audit checks fragments against it when the report is made). */
+  toStored(): StoredTargets {
+    const hashes = this.building ? [...this.building].sort((a, b) => a - b) : [...this.sealed];
+    return { hashes, complete: this.complete };
+  }
+
+  static fromStored(stored: StoredTargets): PageTargets {
+    const targets = new PageTargets();
+    targets.building = undefined;
+    targets.sealed = Float64Array.from(stored.hashes).sort();
+    targets.complete = stored.complete;
+    return targets;
+  }
+}
+
+/** A page's targets as stored: their hashes (53-bit integers, exact in JSON) and whether the list is whole. */
+export interface StoredTargets {
+  hashes: number[];
+  complete: boolean;
 }
 
 function sortedHas(sorted: Float64Array, value: number): boolean {

@@ -187,6 +187,12 @@ export const ISSUES = {
     title: 'Broken resource (image, script, stylesheet, frame…)',
     fix: 'Fix the resource’s URL or restore the file.',
   },
+  missing_fragment: {
+    category: 'links',
+    priority: 'warning',
+    title: 'Link to a missing anchor (#fragment) on a page of the site (checkFragments)',
+    fix: 'Point the link at an id the page has, or give the page that id back.',
+  },
   deep_page: {
     category: 'links',
     priority: 'notice',

@@ -4,6 +4,7 @@
  * content, canonicals to bad or canonicalised targets, hreflang return links, the sitemap's
  * entries, and broken links with the pages they are on. Pure.
  */
+import { MISSING_ANCHOR } from '../checking/grade.js';
 import { THRESHOLDS as T } from './catalogue.js';
 import { type AuditedPage, type Finding, isIndexable, sameUrl } from './page-checks.js';
 
@@ -13,6 +14,8 @@ export interface AuditLink {
   type: string;
   element: string;
   severity: string;
+  /** Its verdict's category (a missing fragment's is MISSING_ANCHOR). */
+  category?: string;
   statusCode?: number;
   reason: string;
   sources: string[];
@@ -123,7 +126,7 @@ export function checkSite(site: SiteFacts): { findings: Finding[]; depths: Map<s
   for (const page of site.pages) findings.push(...duplicates.findingsOf(page));
   if (!site.sitemapFound) findings.push(sitemapMissing(site.entry));
   else for (const url of new Set(site.sitemap)) findings.push(...sitemapFindings(url, byUrl.get(url)));
-  findings.push(...brokenLinks(site.links));
+  findings.push(...brokenLinks(site.links), ...missingFragments(site.links));
   return { findings, depths };
 }
 
@@ -235,6 +238,19 @@ export function brokenLinks(links: readonly AuditLink[]): Finding[] {
           : ('broken_link_external' as const),
       url: link.url,
       detail: link.statusCode !== undefined ? `answered ${link.statusCode}` : link.reason,
+      sources: link.sources,
+      pages: link.sources,
+    }));
+}
+
+/** Each link to a page of the site (or an in-page anchor) whose fragment the page lacks, with the pages it is on. */
+export function missingFragments(links: readonly AuditLink[]): Finding[] {
+  return links
+    .filter((link) => link.category === MISSING_ANCHOR)
+    .map((link) => ({
+      id: 'missing_fragment' as const,
+      url: link.url,
+      detail: link.reason,
       sources: link.sources,
       pages: link.sources,
     }));

@@ -16,6 +16,7 @@ import {
   checkSitePage,
   DuplicateGroups,
   lookupsOf,
+  missingFragments,
   type SiteView,
   sitemapFindings,
   sitemapMissing,
@@ -127,7 +128,7 @@ export type CrawlForReport = Pick<
   'url' | 'scannedAt' | 'pagesDiscovered' | 'truncatedPages' | 'totalUniqueLinks' | 'truncatedLinks' | 'linksCutBy'
 > & {
   summary: { broken: number };
-  /** Every checked link, or (with `linkStatuses`) the broken ones. */
+  /** Every checked link, or (with `linkStatuses`) those with a finding (broken, a missing fragment). */
   links: readonly AuditLink[];
   /** The checked status of links by URL, looked up a batch at a time instead of read from `links`. */
   linkStatuses?: (urls: readonly string[]) => Promise<Map<string, number | undefined>>;
@@ -200,7 +201,8 @@ export async function reportFromStore(
       for (const url of urls) for (const finding of sitemapFindings(url, records.get(url))) book.add(finding);
       await book.flush();
     }
-  for (const finding of [...brokenLinks(crawled.links), ...siteFiles]) book.add(finding);
+  for (const finding of [...brokenLinks(crawled.links), ...missingFragments(crawled.links), ...siteFiles])
+    book.add(finding);
   await book.flush(true);
 
   const { issues, healthScore, categories } = book.report((n) => graph.audited[n] === 1, graph.auditedCount);

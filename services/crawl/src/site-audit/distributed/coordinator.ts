@@ -7,8 +7,10 @@
  * then made from the stored records, as the one-worker audit's is.
  */
 import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
+import { MISSING_ANCHOR } from '../../checking/grade.js';
 import type { AuditPageStore } from '../../jobs/audit-pages.js';
 import { CrawlFailure, type CrawlOptions, type CrawlProgress } from '../../model.js';
+import { MAX_FRAGMENTS_PER_LINK } from '../../page/links.js';
 import { pageOf } from '../../page/page-url.js';
 import type { CrawlDeps } from '../../site-crawl/crawler.js';
 import { checkingMessage, crawlingMessage, endMessage, nLinks, nPages } from '../../site-crawl/progress-messages.js';
@@ -20,13 +22,15 @@ import type { AuditLink } from '../site-checks.js';
 import { checkSiteFiles } from '../site-files.js';
 import { type SiteLevel, type SiteServicesOf, siteLevelChecks } from '../site-services.js';
 import { reportFromStore } from '../stored-report.js';
-import { GRADE_BATCH, gradeLinkRows, linkStatuses } from './link-grades.js';
+import { FragmentCursor, GRADE_BATCH, gradeLinkRows, linkStatuses } from './link-grades.js';
 import type { PageFrontier } from './page-frontier.js';
 import type { PageWorkQueue } from './page-work.js';
 import {
   type AuditContext,
   type AuditedVisit,
   type AuditPageWorker,
+  anchorsOf,
+  fragmentsOf,
   type JobRuntime,
   linkKey,
   linksOf,
@@ -63,6 +67,7 @@ export async function auditSiteDistributed(
   const { frontier } = d;
   const { jobId } = out;
   const links = linksOf(jobId);
+  const spaces = [jobId, links, anchorsOf(jobId), fragmentsOf(jobId)];
   const limits = auditLimits(crawlDeps, pagesCap).limits;
   const pageCap = Math.min(pagesCap, options.scan?.maxPages ?? pagesCap);
   let progress: CrawlProgress = {
@@ -88,8 +93,7 @@ export async function auditSiteDistributed(
   if (stored) context = JSON.parse(stored) as AuditContext;
   else {
     await Promise.all([
-      frontier.clear(jobId),
-      frontier.clear(links),
+      ...spaces.map((space) => frontier.clear(space)),
       out.store.clear(jobId),
       out.store.clearAffected(jobId),
     ]);
@@ -100,9 +104,14 @@ export async function auditSiteDistributed(
       pageCap,
       deadline: Date.now() + limits.timeBudgetMs,
       expiresAt: out.expiresAt.getTime(),
+      checkFragments: options.checkFragments,
     };
     await frontier.open(jobId, pageCap, out.expiresAt);
     await frontier.open(links, limits.checkedLinks, out.expiresAt);
+    if (options.checkFragments) {
+      await frontier.open(anchorsOf(jobId), pageCap, out.expiresAt);
+      await frontier.open(fragmentsOf(jobId), limits.checkedLinks * MAX_FRAGMENTS_PER_LINK, out.expiresAt);
+    }
     await frontier.setContext(jobId, JSON.stringify(context));
   }
   d.worker.forget(jobId);
@@ -195,7 +204,9 @@ export async function auditSiteDistributed(
   } finally {
     // The report carries what the pages showed: rows and records go once it is made (or the try failed for good).
     if (!signal.aborted) {
-      await Promise.all([frontier.clear(jobId), frontier.clear(links), out.store.clear(jobId)]).catch(() => undefined);
+      await Promise.all([...spaces.map((space) => frontier.clear(space)), out.store.clear(jobId)]).catch(
+        () => undefined,
+      );
       // A failed try's affected URLs go too (a finished one's stay with the job until it expires).
       if (!reported) await out.store.clearAffected(jobId).catch(() => undefined);
       d.worker.forget(jobId);
@@ -226,21 +237,29 @@ async function finish(
   const linkSpace = linksOf(jobId);
   const pageCounts = await frontier.counts(jobId);
   const linkCounts = await frontier.counts(linkSpace);
-  const broken = new Map<string, AuditLink>();
+  // Only the links the report finds something of are kept: broken ones, and those to a missing fragment.
+  const found = new Map<string, AuditLink>();
+  let broken = 0;
+  const fragments = job.context.checkFragments
+    ? new FragmentCursor(frontier.results(fragmentsOf(jobId), GRADE_BATCH))
+    : undefined;
   for await (const rows of frontier.results(linkSpace, GRADE_BATCH))
-    for (const link of await gradeLinkRows(frontier, job, rows))
-      if (link.severity === 'broken') broken.set(linkKey(link), { ...link, sources: [], sourceCount: 0 });
-  // A broken link's pages, from the links each page record lists.
-  if (broken.size > 0)
+    for (const link of await gradeLinkRows(frontier, job, rows, fragments)) {
+      if (link.severity === 'broken') broken++;
+      else if (link.category !== MISSING_ANCHOR) continue;
+      found.set(linkKey(link), { ...link, sources: [], sourceCount: 0 });
+    }
+  // Their pages, from the links each page record lists.
+  if (found.size > 0)
     for await (const batch of out.store.read(jobId))
       for (const page of batch)
         for (const key of page.outLinks ?? []) {
-          const link = broken.get(key);
+          const link = found.get(key);
           if (!link) continue;
           link.sourceCount++;
           if (link.sources.length < crawlDeps.limits.sources) link.sources.push(page.url);
         }
-  for (const link of broken.values()) link.sources.sort();
+  for (const link of found.values()) link.sources.sort();
   const unchecked = linkCounts.queued + linkCounts.leased;
   const files = await checkSiteFiles(entry, crawlDeps, signal);
   const { result, findings } = await reportFromStore(
@@ -254,8 +273,8 @@ async function finish(
       totalUniqueLinks: linkCounts.queued + linkCounts.leased + linkCounts.done + linkCounts.over,
       truncatedLinks: linkCounts.over > 0,
       linksCutBy: cutByBudget && unchecked > 0 ? ['time_budget'] : [],
-      summary: { broken: broken.size },
-      links: [...broken.values()],
+      summary: { broken },
+      links: [...found.values()],
       linkStatuses: (urls) => linkStatuses(frontier, job, linkSpace, urls),
     },
     { ...out, store: new SitemapMarked(out.store, sitemapUrls) },

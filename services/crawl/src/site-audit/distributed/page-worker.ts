@@ -30,6 +30,8 @@ export interface AuditContext {
   pageCap: number;
   /** When the audit's time budget ends (epoch ms). */
   deadline: number;
+  /** Fragments are verified: each page's anchors and each link's fragments are stored for the report. */
+  checkFragments?: boolean;
   expiresAt: number;
 }
 
@@ -44,11 +46,22 @@ export interface LinkRowResult {
   record?: CheckedLink;
   /** A page of the audit: graded from that page's fetch when the report is made. */
   page?: string;
+  /** The check's outcome of a link to the site with fragments to verify when the report is made. */
+  outcome?: Omit<CheckOutcome, 'targets'>;
 }
 
 /** The key-space of a job's link rows in the frontier (one row per link type and URL). */
 export const linksOf = (jobId: string) => `${jobId} links`;
 export const linkKey = (link: Pick<FoundLink, 'type' | 'url'>) => `${link.type} ${link.url}`;
+/** The key-space of a job's pages' anchors (checkFragments): a row per page read as HTML, its `StoredTargets`. */
+export const anchorsOf = (jobId: string) => `${jobId} anchors`;
+/**
+ * The key-space of the fragments links to the site were found with (checkFragments): a row per link
+ * key and fragment, `<link key> <fragment>` (a space sorts below any URL's character, so a link's
+ * rows follow one another in the order of the link keys).
+ */
+export const fragmentsOf = (jobId: string) => `${jobId} fragments`;
+export const fragmentKey = (link: Pick<FoundLink, 'type' | 'url'>, fragment: string) => `${linkKey(link)} ${fragment}`;
 
 /** One replica's view of a running audit: its robots.txt rules, checker, stylesheets read. */
 export interface JobRuntime {
@@ -308,10 +321,35 @@ export class AuditPageWorker {
       };
       await this.deps.pages.add(job.jobId, [record], expiresAt);
     }
+    if (job.context.checkFragments) await this.storeFragments(job, url, html ? collector : undefined, checked);
     const admitted = await this.deps.frontier.insert(job.jobId, this.untrapped(leased, found), expiresAt);
     await this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })));
     await this.checkLinks(job, url, collector, checked);
     return { outcome, html, refused: false };
+  }
+
+  /**
+   * What fragment checks need of a page when the report is made: its anchors (read as HTML), and
+   * the fragments its links to the site name (each link's are gathered from every page that has it).
+   */
+  private async storeFragments(
+    job: JobRuntime,
+    url: string,
+    collector: LinkCollector | undefined,
+    links: readonly FoundLink[],
+  ): Promise<void> {
+    const expiresAt = new Date(job.context.expiresAt);
+    const row = (key: string, payload: string): FoundPage => ({ url: key, depth: 0, fromSitemap: false, payload });
+    if (collector)
+      await this.deps.frontier.insert(
+        anchorsOf(job.jobId),
+        [row(url, JSON.stringify(collector.targets.toStored()))],
+        expiresAt,
+      );
+    const named = links
+      .filter((link) => link.type === 'internal')
+      .flatMap((link) => (link.fragments ?? []).map((fragment) => row(fragmentKey(link, fragment), '1')));
+    if (named.length > 0) await this.deps.frontier.insert(fragmentsOf(job.jobId), named, expiresAt);
   }
 
   /** The site's pages a page links with an anchor, one level deeper (maxDepth allowing). */
@@ -379,19 +417,24 @@ export class AuditPageWorker {
         if (page && pages.has(page)) result = { link, page };
         else {
           try {
+            const checked: { outcome?: CheckOutcome } = {};
             const graded = await verdictFor(
               link,
               {
                 page: source,
                 pageTargets: collector?.targets ?? new PageTargets(),
-                outcomeOf: (u) => job.checker.check(u),
+                outcomeOf: async (u) => (checked.outcome = await job.checker.check(u)),
                 targetsOf: async () => undefined,
               },
-              false,
+              // An in-page anchor is verified against this page; a link's fragments when the report is made.
+              link.type === 'anchor' && job.context.checkFragments === true,
               job.rules.accepts,
               job.rules.fragments,
             );
-            result = { link, record: graded.record };
+            // Kept for the fragments other pages link it with (graded again when the report is made).
+            const { outcome } = checked;
+            const kept = job.context.checkFragments && link.type === 'internal' && outcome;
+            result = { link, record: graded.record, ...(kept ? { outcome: withoutTargets(outcome) } : {}) };
           } catch (err) {
             if (job.signal.aborted) return; // out of time: left unchecked, as the crawl leaves it
             throw err;
