@@ -29,8 +29,10 @@ export interface FixturePage {
   images?: { src: string; alt?: string }[];
   /** Visible text; default its own. */
   body?: string;
-  /** Paths (or absolute URLs) linked with <a>. */
+  /** Paths (or absolute URLs) linked with <a>, a path with a #fragment, or an in-page #fragment. */
   links?: string[];
+  /** Ids of the page's elements (what a #fragment names). */
+  ids?: string[];
   delayMs?: number;
   /** Characters of an HTML comment padding the page. */
   padChars?: number;
@@ -158,6 +160,7 @@ function html(page: FixturePage, base: string): string {
   const body = [
     ...Array.from({ length: d.h1 }, (_, i) => `<h1>Heading ${i + 1}</h1>`),
     `<p>${escapeHtml(d.body)}</p>`,
+    ...(page.ids ?? []).map((id) => `<h2 id="${id}">${id}</h2>`),
     ...(page.images ?? []).map((img) => `<img src="${img.src}"${img.alt === undefined ? '' : ` alt="${img.alt}"`}>`),
     ...(page.links ?? []).map((href) => `<a href="${href}">${escapeHtml(href)}</a>`),
     page.padChars ? `<!-- ${'x'.repeat(page.padChars)} -->` : '',

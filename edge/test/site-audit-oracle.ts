@@ -36,7 +36,11 @@ const ERRORS = new Set([
 ]);
 const LINK_ERRORS = new Set(['broken_link_internal', 'broken_resource']);
 
-export function expectedAudit(site: FixtureSite, base: string): ExpectedAudit {
+/** A link's path without its #fragment ('' for an in-page anchor). */
+const pathOf = (href: string) => href.split('#')[0] as string;
+
+/** `checkFragments`: the audit verifies #fragments (of in-page anchors and links to the site's pages). */
+export function expectedAudit(site: FixtureSite, base: string, checkFragments = false): ExpectedAudit {
   const byPath = new Map(site.pages.map((p) => [p.path, p]));
   const url = (path: string) => (path.startsWith('http') ? path : `${base}${path}`);
   /** Where a path's redirects end: the final page (undefined: 404), hops, a loop. */
@@ -70,7 +74,7 @@ export function expectedAudit(site: FixtureSite, base: string): ExpectedAudit {
   const linksOf = (path: string): string[] => {
     const r = resolve(path);
     if (audited.get(path)?.refused || r.loop || !r.page || (r.page.status ?? 200) !== 200) return [];
-    return (r.page.links ?? []).filter(isPagePath).filter((l) => l !== path);
+    return [...new Set((r.page.links ?? []).map(pathOf))].filter((l) => l !== '' && isPagePath(l) && l !== path);
   };
   while (queue.length > 0) {
     const path = queue.shift() as string;
@@ -173,7 +177,7 @@ export function expectedAudit(site: FixtureSite, base: string): ExpectedAudit {
   for (const path of audited.keys()) {
     const page = contentOf(path);
     if (!page) continue;
-    for (const href of page.links ?? []) {
+    for (const href of new Set((page.links ?? []).map(pathOf).filter((p) => p !== ''))) {
       if (href === DEAD_EXTERNAL) add('broken_link_external', href, [path]);
       else if (!href.startsWith('http') && (statusOf(href) === undefined || (statusOf(href) ?? 0) >= 400))
         add('broken_link_internal', href, [path]);
@@ -185,6 +189,19 @@ export function expectedAudit(site: FixtureSite, base: string): ExpectedAudit {
     ];
     for (const src of resources) if ((statusOf(src) ?? 0) >= 400) add('broken_resource', src, [path]);
   }
+  // Links to a missing anchor: an in-page one on its page, a link to a page that answers 200 on the
+  // page it lands on (a warning: no error page).
+  if (checkFragments)
+    for (const path of audited.keys()) {
+      const page = contentOf(path);
+      for (const href of page?.links ?? []) {
+        const [target, name] = href.split('#') as [string, string | undefined];
+        if (name === undefined || href.startsWith('http')) continue;
+        const on = target === '' ? page : resolve(target).page;
+        if (target !== '' && statusOf(target) !== 200) continue;
+        if (!on?.ids?.includes(name)) add('missing_fragment', target === '' ? `${path}${href}` : target, [path]);
+      }
+    }
   if (!site.sitemap) add('sitemap_missing', '/');
   const [fetched, refused] = [false, true].map(
     (r) => new Set([...audited].flatMap(([path, page]) => (page.refused === r ? [url(path)] : []))),

@@ -114,6 +114,37 @@ describe('Site audit (POST /v1/site-audit)', function () {
     expect(report.depths.map((row: any) => row.key).slice(0, 2)).to.deep.equal(['0', '1']);
   });
 
+  it('with checkFragments, finds each link to a missing anchor, on the URLs its definition implies', async () => {
+    const site: FixtureSite = {
+      pages: [
+        { path: '/', ids: ['main'], links: ['/a#intro', '/a#nope', '/b#gone', '#main', '#nowhere', '/moved#intro'] },
+        { path: '/a', ids: ['intro'], links: ['/b#here', '/a#nope'] },
+        { path: '/b', ids: ['here'], links: ['/#main', '/#lost'] },
+        { path: '/moved', redirect: '/a' },
+      ],
+      sitemap: ['/'],
+      disallow: [],
+    };
+    const base = await serve(site);
+    const expected = expectedAudit(site, base, true);
+    expect(expected.issues.get('missing_fragment')?.size).to.equal(4);
+    const apiKey = await fundedKey(stack, 'fragments', 10);
+    const jobId = await startAudit(stack, apiKey, { url: `${base}/`, maxPages: 100, checkFragments: true });
+    const job = await pollAudit(stack, jobId);
+    expect(job.status, JSON.stringify(job.error)).to.equal('done');
+    const found = new Map<string, any>(job.result.issues.map((issue: any) => [issue.id, issue]));
+    expect([...found.keys()].sort()).to.deep.equal([...expected.issues.keys()].sort());
+    const missing = found.get('missing_fragment');
+    expect(missing.affected.map((a: any) => a.url).sort()).to.deep.equal(
+      [...(expected.issues.get('missing_fragment') ?? [])].sort(),
+    );
+    // A link's pages are every page that has it: /a#nope is on the home page and on /a.
+    expect(missing.affected.find((a: any) => a.url === `${base}/a`).sources.sort()).to.deep.equal([
+      `${base}/`,
+      `${base}/a`,
+    ]);
+  });
+
   it('reports a missing sitemap, and nothing else, on a one-page site without one', async () => {
     const site: FixtureSite = { pages: [{ path: '/' }], disallow: [] };
     const base = await serve(site);
