@@ -78,7 +78,8 @@ function serveSite(pages: number) {
       .writeHead(200, { 'content-type': 'text/html' })
       .end(
         `<!doctype html><html lang="en"><head>${title}${canonical}<link rel="stylesheet" href="/style.css"></head>` +
-          `<body><h1>Page ${i}</h1><h2 id="sec-${i}">Section</h2>${frame}${img}${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}` +
+          `<body><h1>Page ${i}</h1><h2 id="sec-${i}">Section</h2>${frame}${img}` +
+          `${hrefs.map((h) => `<a href="${h}">${h}</a>`).join('')}` +
           `<p>Body ${i}</p></body></html>`,
       );
   });
@@ -326,7 +327,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     expect(spread).to.include({ truncatedPages: false, pagesAudited: one.pagesAudited });
   });
 
-  it('verifies fragments as the one-worker audit does: anchors stored per page, fragments gathered per link', async () => {
+  it('verifies fragments as the one-worker audit: anchors stored per page, fragments gathered per link', async () => {
     const oneWorker = randomUUID();
     const expected = await auditSite(
       new URL(`${site.base}/`),

@@ -135,7 +135,7 @@ for (const make of [sqlite, mongo]) {
       expect(leased.map((p) => p?.shapeChain)).to.deep.equal([2, 4, 0]);
     });
 
-    it("keeps the job context, a row's payload until its result (read in order or by URL), and tells admitted pages", async () => {
+    it("keeps the job context, a row's payload until its result (by order or URL), tells admitted pages", async () => {
       const job = randomUUID();
       await a.open(job, 2, inAnHour());
       expect(await b.context(job)).to.equal(undefined);

@@ -50,7 +50,8 @@ export const siteAuditRoutes: RouteSpec[] = [
       summary:
         'Starts a site audit: every page up to the plan’s cap crawled once and checked for technical and SEO ' +
         'issues (status, redirects, canonicals, indexability, titles, descriptions, headings, hreflang, JSON-LD, ' +
-        'images, mixed content, weight, speed, depth, duplicates, orphans, sitemap, broken links); poll its job.',
+        'images, mixed content, weight, speed, depth, duplicates, orphans, sitemap, broken links, and with ' +
+        'checkFragments links to missing anchors); poll its job.',
       credits: 2,
       perBlock: SITE_AUDIT_BLOCKS,
       input: SiteAuditInput,
