@@ -87,7 +87,7 @@ describe('Site audit: the TLS check of an https site, on both engines', function
   }
 
   for (const engine of ['one-worker', 'distributed'] as const)
-    it(`reports the certificate expiring soon and the old protocols, as site.tls and two issues (${engine})`, async () => {
+    it(`reports a certificate expiring soon and old protocols as site.tls and two issues (${engine})`, async () => {
       await stack?.stop();
       stack = await startStack(engine === 'distributed');
       const apiKey = await fundedKey(stack, `site-audit-tls-${engine}`, 50);
