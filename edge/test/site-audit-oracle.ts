@@ -7,7 +7,8 @@ import { DEAD_EXTERNAL, defaults, type FixturePage, type FixtureSite } from './s
 /** The decision's figures. */
 const TITLE = { min: 10, max: 60 };
 const DESCRIPTION = { min: 50, max: 160 };
-const SLOW_MS = 1_000;
+/** The catalogue's time to first byte past which a page is slow. */
+export const SLOW_MS = 1_000;
 const HEAVY_CHARS = 2 * 1024 * 1024;
 const DEEP = 3;
 const VALID_HREFLANG = /^(x-default|[a-z]{2}(-[A-Z]{2})?)$/;

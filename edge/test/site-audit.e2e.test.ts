@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { Browser, expectFailure, json, quota } from './billing-helpers.js';
 import { post } from './crawl-helpers.js';
 import { type FixtureSite, generateSite, serveSite } from './site-audit-fixture.js';
-import { expectedAudit } from './site-audit-oracle.js';
+import { expectedAudit, SLOW_MS } from './site-audit-oracle.js';
 
 /**
  * Site audits through the REST edge (decisions 0441-0443): generated sites with each issue type
@@ -95,9 +95,18 @@ describe('Site audit (POST /v1/site-audit)', function () {
     expect([...found.keys()].sort()).to.deep.equal([...expected.issues.keys()].sort());
     for (const [id, urls] of expected.issues) {
       const issue = found.get(id);
-      expect(issue.affected.length, id).to.equal(Math.min(20, urls.size));
       expect(issue.fix, id).to.be.a('string').and.not.be.empty;
-      expect((await affectedOf(stack, jobId, id, 3)).sort(), id).to.deep.equal([...urls].sort());
+      const affected = await affectedOf(stack, jobId, id, 3);
+      if (id === 'slow_ttfb') {
+        // The planted page is slow by definition; on a loaded machine another page's first byte may
+        // also come late: each such page is listed with the time measured, past the threshold.
+        expect(affected, id).to.include.members([...urls]);
+        for (const { url, detail } of issue.affected.filter((a: any) => !urls.has(a.url)))
+          expect(Number(/after (\d+) ms/.exec(detail)?.[1]), `${url}: ${detail}`).to.be.above(SLOW_MS);
+        continue;
+      }
+      expect(issue.affected.length, id).to.equal(Math.min(20, urls.size));
+      expect(affected.sort(), id).to.deep.equal([...urls].sort());
     }
     // Errors first, then warnings, then notices.
     const ranks = report.issues.map((i: any) => ['error', 'warning', 'notice'].indexOf(i.priority));
