@@ -108,6 +108,27 @@ describe('link checker (against real local servers)', () => {
     await site.close();
   });
 
+  it('never forgets a check in flight: 40 links checked twice at once with 3 remembered, each asked once', async () => {
+    // Slow answers keep every check in flight while the second round asks again.
+    const slow: Handler = (req, res) => setTimeout(() => html(`page ${req.url}`)(req, res), 100);
+    const pages = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`/p${i}`, slow]));
+    const site = await server(pages);
+    const signal = new AbortController().signal;
+    setMaxListeners(0, signal);
+    const c = new LinkChecker(deps(), signal, Date.now() + 20_000, { soft404: false, remembered: 3 });
+    const urls = Array.from({ length: 40 }, (_, i) => `${site.origin}/p${i}`);
+    const outcomes = await Promise.all([...urls, ...urls].map((u) => c.check(u)));
+    expect(outcomes.every((o) => o.status === 200)).to.equal(true);
+    const asked = new Map<string, number>();
+    for (const r of site.requests) asked.set(r, (asked.get(r) ?? 0) + 1);
+    expect([...asked.values()].every((n) => n === 1)).to.equal(true, JSON.stringify([...asked]));
+    expect(asked.size).to.equal(40);
+    // Once settled, the bound holds again: a link checked 37 links ago is asked again.
+    await c.check(urls[0] as string);
+    expect(site.requests.slice(40)).to.deep.equal(['HEAD /p0']);
+    await site.close();
+  });
+
   it('falls back to GET when HEAD is refused (405) or answers an error', async () => {
     const site = await server({
       '/hostile': (req, res) => (req.method === 'HEAD' ? res.writeHead(405).end() : html('fine')(req, res)),

@@ -60,6 +60,8 @@ export class LinkChecker {
   private readonly checks = new Map<string, Promise<CheckOutcome>>();
   private readonly reads = new Map<string, Promise<CheckOutcome>>();
   private readonly notFoundPages = new Map<string, Promise<PageFingerprint | undefined>>();
+  /** Outcomes kept under `remembered` whose check is still running. */
+  private readonly inFlight = new WeakSet<Promise<CheckOutcome>>();
   /** Of MAX_READ_TARGETS, what pages being read or read have not taken. */
   private readTargetsLeft = MAX_READ_TARGETS;
 
@@ -157,14 +159,29 @@ export class LinkChecker {
     return pending;
   }
 
-  /** Keeps an outcome, the oldest kept going first past `remembered`. */
+  /**
+   * Keeps an outcome, the oldest settled ones going first past `remembered`. A check in flight is
+   * never forgotten (another caller would start the same request again); once it settles, the
+   * bound holds again.
+   */
   private remember(map: Map<string, Promise<CheckOutcome>>, key: string, outcome: Promise<CheckOutcome>): void {
     map.delete(key);
     map.set(key, outcome);
-    const cap = this.options.remembered ?? Number.POSITIVE_INFINITY;
-    for (const oldest of map.keys()) {
+    const cap = this.options.remembered;
+    if (cap === undefined) return;
+    this.inFlight.add(outcome);
+    const settle = () => {
+      this.inFlight.delete(outcome);
+      this.forgetPast(map, cap);
+    };
+    outcome.then(settle, settle);
+    this.forgetPast(map, cap);
+  }
+
+  private forgetPast(map: Map<string, Promise<CheckOutcome>>, cap: number): void {
+    for (const [key, kept] of map) {
       if (map.size <= cap) break;
-      map.delete(oldest);
+      if (!this.inFlight.has(kept)) map.delete(key);
     }
   }
 
