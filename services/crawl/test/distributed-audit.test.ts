@@ -13,12 +13,14 @@ import { HostThrottle } from '../src/checking/throttle.js';
 import { readConfig } from '../src/config.js';
 import { SqliteAuditPages } from '../src/jobs/audit-pages-sqlite.js';
 import type { CrawlProgress } from '../src/model.js';
+import { MAX_FRAGMENTS_PER_LINK, MAX_FRAGMENTS_PER_PAGE } from '../src/page/links.js';
 import { auditSite } from '../src/site-audit/audit-site.js';
 import { auditSiteDistributed } from '../src/site-audit/distributed/coordinator.js';
+import type { FoundPage } from '../src/site-audit/distributed/page-frontier.js';
 import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-sqlite.js';
 import { MemoryPageWork, type PageWorkQueue } from '../src/site-audit/distributed/page-work.js';
 import { NatsPageWork } from '../src/site-audit/distributed/page-work-nats.js';
-import { AuditPageWorker } from '../src/site-audit/distributed/page-worker.js';
+import { AuditPageWorker, fragmentsOf } from '../src/site-audit/distributed/page-worker.js';
 
 const log = createLogger('test', 'silent');
 
@@ -165,6 +167,18 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     await removeStreams(SHARED_NATS_URL, prefix);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  /** Serves `routes` (path to HTML) on 127.0.0.1; anything else is a 404. */
+  const serveHtml = async (routes: (path: string) => string | undefined) => {
+    const server = http.createServer((req, res) => {
+      const body = routes(req.url ?? '');
+      if (body === undefined) res.writeHead(404, { 'content-type': 'text/html' }).end('gone');
+      else res.writeHead(200, { 'content-type': 'text/html' }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
 
   const out = (jobId: string) => ({ store: pages, jobId, expiresAt: new Date(Date.now() + 600_000) });
   const replica = (work: PageWorkQueue, leaseMs = 10_000) => {
@@ -366,5 +380,73 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     expect(detail(`${site.base}/p/2`)).to.equal('the page exists but has no element with id or name "gone"');
     expect(detail(`${site.base}/frame.html`)).to.include('"not-here"');
     expect(await d.frontier.counts(`${jobId} fragments`)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
+  });
+
+  it('a page of 500 links with 25 fragments each: at most 10,000 fragment rows, the same verdicts', async () => {
+    // Each /t/<k> has the id f0 only: f1..f24 are missing, on the links whose fragments are kept.
+    const links = 500;
+    const href = (k: number, j: number) => `<a href="/t/${k}#f${j}">t</a>`;
+    const base = await serveHtml((p) =>
+      p === '/'
+        ? `<html><head><title>Hostile</title></head><body>${Array.from({ length: links }, (_, k) =>
+            Array.from({ length: MAX_FRAGMENTS_PER_LINK }, (_, j) => href(k, j)).join(''),
+          ).join('')}</body></html>`
+        : /^\/t\/\d+$/.test(p)
+          ? '<html><head><title>T</title></head><body><h2 id="f0">f0</h2></body></html>'
+          : undefined,
+    );
+    // The /t/ pages are audited (depth 1): their anchors are those of their own fetch.
+    const options = { checkFragments: true, scan: { maxDepth: 1 } };
+    const oneWorker = await auditSite(
+      new URL(`${base}/`),
+      1_000,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      options,
+      out(randomUUID()),
+    );
+    const jobId = randomUUID();
+    /** The most fragment rows one insert (one page) wrote. */
+    let mostRows = 0;
+    class Counting extends SqlitePageFrontier {
+      override insert(space: string, rows: readonly FoundPage[], expiresAt: Date) {
+        if (space === fragmentsOf(jobId)) mostRows = Math.max(mostRows, rows.length);
+        return super.insert(space, rows, expiresAt);
+      }
+    }
+    const frontier = new Counting(file);
+    const work = new MemoryPageWork(log);
+    const worker = new AuditPageWorker({
+      frontier,
+      pages,
+      work,
+      crawl: deps,
+      owner: randomUUID(),
+      leaseMs: 10_000,
+      log,
+    });
+    closing.push(
+      () => frontier.close(),
+      () => work.close(),
+      () => worker.close(),
+    );
+    worker.start(4);
+    const spread = await auditSiteDistributed(
+      new URL(`${base}/`),
+      1_000,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      options,
+      out(jobId),
+      { frontier, work, worker, leaseMs: 10_000 },
+      1,
+    );
+    expect(mostRows).to.be.within(1, MAX_FRAGMENTS_PER_PAGE);
+    expect(summary(spread)).to.deep.equal(summary(oneWorker));
+    // The page's first 10,000 fragments are verified (the first 400 links'), by both engines.
+    const missing = oneWorker.issues.find((i) => i.id === 'missing_fragment');
+    expect(missing?.affectedTotal).to.equal(MAX_FRAGMENTS_PER_PAGE / MAX_FRAGMENTS_PER_LINK);
   });
 });

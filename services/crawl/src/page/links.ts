@@ -1,7 +1,7 @@
 import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
 import type { FoundLink, LinkCounts, LinkType } from '../model.js';
 import { cssUrls, MAX_CSS_CHARS } from './css-links.js';
-import { addTargets, checkableFragment, PageTargets } from './fragments.js';
+import { addTargets, checkableFragment, MAX_TARGETS_PER_PAGE, PageTargets } from './fragments.js';
 
 const MAX_TEXT = 500;
 const MAX_REL = 200;
@@ -18,6 +18,12 @@ export const MAX_HREF = 8 * 1024;
 export const MAX_LINK_BYTES = 8 * 1024 * 1024;
 /** Distinct fragments kept per link (docs/decisions/0211-link-identity-without-fragment.md). */
 export const MAX_FRAGMENTS_PER_LINK = 25;
+/**
+ * Fragments kept from one page at most, over all its links: as many as the ids a page keeps
+ * (PageTargets). Each is a row in a distributed audit's store; a page of thousands of links with
+ * 25 fragments each would otherwise write a row for each, and both audit engines read the same cut.
+ */
+export const MAX_FRAGMENTS_PER_PAGE = MAX_TARGETS_PER_PAGE;
 
 /** Elements whose URL is a resource (what the page loads or names), not a link to follow. */
 export const RESOURCE_ELEMENTS = [
@@ -193,6 +199,8 @@ export class LinkCollector {
   /** The document given was cut short before it reached the parser (a Markdown page past its cap). */
   private cut = false;
   private bytes = 0;
+  /** Fragments kept over the page's links (at most MAX_FRAGMENTS_PER_PAGE). */
+  private fragmentsKept = 0;
   private readonly seen = new Map<string, FoundLink>();
   private readonly parser: BoundedParser;
   private base: URL;
@@ -475,7 +483,7 @@ export class LinkCollector {
     const key = `${classified.type} ${classified.url}`;
     const known = this.seen.get(key);
     if (known) {
-      if (fragment !== undefined) addFragment(known, fragment);
+      if (fragment !== undefined) this.keepFragment(known, fragment);
       if (!resource) known.viaAnchor = true;
       return;
     }
@@ -497,8 +505,12 @@ export class LinkCollector {
     }
     this.bytes += bytes;
     this.seen.set(key, link);
-    if (fragment !== undefined) addFragment(link, fragment);
+    if (fragment !== undefined) this.keepFragment(link, fragment);
     this.links.push(link);
+  }
+
+  private keepFragment(link: FoundLink, fragment: string): void {
+    if (this.fragmentsKept < MAX_FRAGMENTS_PER_PAGE && addFragment(link, fragment)) this.fragmentsKept++;
   }
 }
 
@@ -523,12 +535,14 @@ export function withoutFragment(url: string): string {
   return hash < 0 ? url : url.slice(0, hash);
 }
 
-/** Adds a fragment to the link's distinct fragments, up to MAX_FRAGMENTS_PER_LINK. */
-export function addFragment(link: FoundLink, fragment: string): void {
+/** Adds a fragment to the link's distinct fragments, up to MAX_FRAGMENTS_PER_LINK; true when added. */
+export function addFragment(link: FoundLink, fragment: string): boolean {
   if (!link.fragments) link.fragments = [];
   const fragments = link.fragments;
-  if (fragments.length < MAX_FRAGMENTS_PER_LINK && fragment.length <= MAX_HREF && !fragments.includes(fragment))
-    fragments.push(fragment);
+  if (fragments.length >= MAX_FRAGMENTS_PER_LINK || fragment.length > MAX_HREF || fragments.includes(fragment))
+    return false;
+  fragments.push(fragment);
+  return true;
 }
 
 /** UTF-8 bytes of a link's strings: what it weighs in a reply or a stored result. */
