@@ -16,6 +16,7 @@ import type { CrawlProgress } from '../src/model.js';
 import { MAX_FRAGMENTS_PER_LINK, MAX_FRAGMENTS_PER_PAGE } from '../src/page/links.js';
 import { auditSite } from '../src/site-audit/audit-site.js';
 import { auditSiteDistributed } from '../src/site-audit/distributed/coordinator.js';
+import type { HostBudget } from '../src/site-audit/distributed/host-budget.js';
 import type { FoundPage } from '../src/site-audit/distributed/page-frontier.js';
 import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-sqlite.js';
 import { MemoryPageWork, type PageWorkQueue } from '../src/site-audit/distributed/page-work.js';
@@ -448,5 +449,76 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     // The page's first 10,000 fragments are verified (the first 400 links'), by both engines.
     const missing = oneWorker.issues.find((i) => i.id === 'missing_fragment');
     expect(missing?.affectedTotal).to.equal(MAX_FRAGMENTS_PER_PAGE / MAX_FRAGMENTS_PER_LINK);
+  });
+
+  it('reads the sitemaps and site files through the host budget, each as often as the one-worker audit', async () => {
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+      const p = req.url ?? '';
+      if (!p.startsWith('/webutil-probe')) requests.push(`${req.method} ${p}`);
+      const base = `http://${req.headers.host}`;
+      if (p === '/robots.txt')
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end('Sitemap: /maps/site.xml\n');
+      if (p === '/maps/site.xml')
+        return void res
+          .writeHead(200, { 'content-type': 'application/xml' })
+          .end(
+            '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+              `<url><loc>${base}/listed</loc></url></urlset>`,
+          );
+      if (p === '/' || p === '/listed')
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>Page ${p}</title>`);
+      res.writeHead(404, { 'content-type': 'text/html' }).end('gone');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const options = { checkFragments: false };
+    const oneWorker = await auditSite(
+      new URL(`${base}/`),
+      10,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      options,
+      out(randomUUID()),
+    );
+    const oneWorkerRequests = requests.splice(0).sort();
+    /** Slots the budget gave: every request of the audit must take one. */
+    let slots = 0;
+    const budget: HostBudget = {
+      acquire: (host, signal) => {
+        slots++;
+        return deps.throttle.acquire(host, signal);
+      },
+      turn: async () => undefined,
+    };
+    const frontier = new SqlitePageFrontier(file);
+    const work = new MemoryPageWork(log);
+    const owner = randomUUID();
+    const worker = new AuditPageWorker({ frontier, pages, work, crawl: deps, owner, leaseMs: 10_000, budget, log });
+    closing.push(
+      () => frontier.close(),
+      () => work.close(),
+      () => worker.close(),
+    );
+    worker.start(2);
+    const spread = await auditSiteDistributed(
+      new URL(`${base}/`),
+      10,
+      deps,
+      () => undefined,
+      new AbortController().signal,
+      options,
+      out(randomUUID()),
+      { frontier, work, worker, leaseMs: 10_000, budget },
+      1,
+    );
+    expect(summary(spread)).to.deep.equal(summary(oneWorker));
+    expect(spread).to.include({ sitemapFound: true, sitemapUrlCount: 1, pagesAudited: 2 });
+    // robots.txt and the sitemaps twice, by each engine: for the crawl, and by the site-file checks.
+    expect(requests.sort()).to.deep.equal(oneWorkerRequests);
+    // The soft-404 probe's request too.
+    expect(slots).to.equal(requests.length + 1);
   });
 });

@@ -5,8 +5,7 @@
  * reads the crawl's rules, passes over what it cannot read, so the lines are judged here; the
  * sitemaps are read with the crawl's own streaming parser.
  */
-import { LinkChecker } from '../checking/checker.js';
-import type { CrawlDeps } from '../site-crawl/crawler.js';
+import { type CheckerDeps, LinkChecker } from '../checking/checker.js';
 import { MAX_ROBOTS_BYTES, readText } from '../site-crawl/robots.js';
 import { parseSitemap, robotsSitemaps } from '../site-crawl/sitemap.js';
 import type { Finding } from './page-checks.js';
@@ -62,7 +61,7 @@ const detail = (problems: string[]) =>
 const hostOf = (url: string, base: string) => (URL.canParse(url, base) ? new URL(url, base).host : undefined);
 
 /** The site's robots.txt and sitemaps, fetched (a few requests, through the crawl's throttle) and judged. */
-export async function checkSiteFiles(entry: URL, deps: CrawlDeps, signal: AbortSignal): Promise<Finding[]> {
+export async function checkSiteFiles(entry: URL, deps: CheckerDeps, signal: AbortSignal): Promise<Finding[]> {
   const checker = new LinkChecker(deps, signal, Date.now() + FILES_BUDGET_MS, { soft404: false });
   const findings: Finding[] = [];
   const robotsUrl = new URL('/robots.txt', entry).href;

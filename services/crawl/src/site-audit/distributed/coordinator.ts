@@ -22,6 +22,7 @@ import type { AuditLink } from '../site-checks.js';
 import { checkSiteFiles } from '../site-files.js';
 import { type SiteLevel, type SiteServicesOf, siteLevelChecks } from '../site-services.js';
 import { reportFromStore } from '../stored-report.js';
+import type { HostBudget } from './host-budget.js';
 import { FragmentCursor, GRADE_BATCH, gradeLinkRows, linkStatuses } from './link-grades.js';
 import type { PageFrontier } from './page-frontier.js';
 import type { PageWorkQueue } from './page-work.js';
@@ -43,6 +44,8 @@ export interface DistributedAuditDeps {
   worker: AuditPageWorker;
   /** Lease of a page row: a page held longer by a silent replica is published again. */
   leaseMs: number;
+  /** Hosts' politeness held with the other replicas (decision 0494): the site files are read through it too. */
+  budget?: HostBudget;
 }
 
 /** How often the coordinator looks at the frontier. */
@@ -119,12 +122,18 @@ export async function auditSiteDistributed(
   let reported = false;
   const budget = AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, context.deadline - Date.now()))]);
   try {
-    const sitemap = discoverSitemaps(
-      entry.origin,
-      (url, read) => job.checker.readFile(url, read),
-      { maxFiles: limits.sitemapFiles, maxUrls: limits.sitemapUrls, maxBytes: crawlDeps.maxPageBytes },
-      undefined,
-    ).catch(() => ({ found: false, urls: [] as string[] }));
+    // The sitemaps robots.txt names, robots.txt read once (the page workers' rules), as the one-worker crawl.
+    const sitemap = job.robots
+      .of(entry.origin)
+      .then((robots) =>
+        discoverSitemaps(
+          entry.origin,
+          (url, read) => job.checker.readFile(url, read),
+          { maxFiles: limits.sitemapFiles, maxUrls: limits.sitemapUrls, maxBytes: crawlDeps.maxPageBytes },
+          robots.sitemaps,
+        ),
+      )
+      .catch(() => ({ found: false, urls: [] as string[] }));
     if (!stored) {
       const entryPage = pageOf(entry.href, entry) ?? entry.href;
       await frontier.insert(jobId, [{ url: entryPage, depth: 0, fromSitemap: false }], out.expiresAt);
@@ -261,7 +270,7 @@ async function finish(
         }
   for (const link of found.values()) link.sources.sort();
   const unchecked = linkCounts.queued + linkCounts.leased;
-  const files = await checkSiteFiles(entry, crawlDeps, signal);
+  const files = await checkSiteFiles(entry, d.budget ? { ...crawlDeps, throttle: d.budget } : crawlDeps, signal);
   const { result, findings } = await reportFromStore(
     entry,
     pageCap,
