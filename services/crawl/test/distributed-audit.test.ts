@@ -521,4 +521,73 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     // The soft-404 probe's request too.
     expect(slots).to.equal(requests.length + 1);
   });
+
+  /**
+   * A site for the page cap: the home page links /m<k> (404) and /a<k> (each linking /b<k> and a
+   * missing /n<k>), and with `files` a PDF /f<k>.pdf and a page /private/<k> robots.txt disallows.
+   */
+  const cappedSite = async (files: boolean) => {
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+      const p = req.url ?? '';
+      if (!p.startsWith('/webutil-probe')) requests.push(`${req.method} ${p}`);
+      const page = (body: string) => void res.writeHead(200, { 'content-type': 'text/html' }).end(body);
+      if (p === '/robots.txt')
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+      if (files && p.endsWith('.pdf'))
+        return void res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF');
+      const hrefs = (list: string[]) => list.map((h) => `<a href="${h}">${h}</a>`).join('');
+      if (p === '/')
+        return page(
+          `<title>Home</title>${hrefs(
+            Array.from({ length: 6 }, (_, k) => [
+              `/m${k}`,
+              ...(files ? [`/f${k}.pdf`, `/private/${k}`] : []),
+              `/a${k}`,
+            ]).flat(),
+          )}`,
+        );
+      const a = /^\/a(\d+)$/.exec(p);
+      if (a) return page(`<title>A ${a[1]}</title>${hrefs([`/b${a[1]}`, `/n${a[1]}`])}`);
+      if (/^\/b\d+$/.test(p)) return page(`<title>${p}</title>`);
+      res.writeHead(404, { 'content-type': 'text/html' }).end('gone');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  };
+  /** Both engines' audits of `base` with a cap of 8 pages, and the requests each made. */
+  const bothCapped = async (site: Awaited<ReturnType<typeof cappedSite>>) => {
+    const audit = (engine: typeof auditSite | 'distributed') => {
+      const args = [new URL(`${site.base}/`), 8, deps, () => undefined, new AbortController().signal] as const;
+      if (engine !== 'distributed') return engine(...args, { checkFragments: false }, out(randomUUID()));
+      const d = replica(new MemoryPageWork(log));
+      d.worker.start(4);
+      return auditSiteDistributed(...args, { checkFragments: false }, out(randomUUID()), d, 1);
+    };
+    const oneWorker = await audit(auditSite);
+    const oneWorkerRequests = site.requests.splice(0).sort();
+    const spread = await audit('distributed');
+    return { oneWorker, spread, oneWorkerRequests, spreadRequests: site.requests.splice(0).sort() };
+  };
+
+  it('counts pages answering 404 against the page cap as one worker does: the same pages, broken links', async () => {
+    const { oneWorker, spread, oneWorkerRequests, spreadRequests } = await bothCapped(await cappedSite(false));
+    expect(summary(spread)).to.deep.equal(summary(oneWorker));
+    // The home page, then its links in order: /m0 /a0 /m1 /a1 /m2 /a2 /m3 (404s are pages, as the crawl's).
+    expect(spread).to.include({ pagesAudited: 8, truncatedPages: true });
+    const http4xx = spread.issues.find((i) => i.id === 'http_4xx');
+    expect(http4xx?.affectedTotal).to.equal(4);
+    expect(spreadRequests).to.deep.equal(oneWorkerRequests);
+  });
+
+  // Pending: in the distributed engine a frontier row takes the cap's room at its insert, a PDF or a
+  // page robots.txt disallows too (and a redirect's landing page, a second row); the one-worker crawl
+  // counts only pages (read as HTML or answering an error), which is right (decision 0491). The fix:
+  // a row found no page gives its room back and promotes the next over-the-cap rows.
+  it.skip('counts only pages against the page cap, not files nor pages robots.txt disallows', async () => {
+    const { oneWorker, spread } = await bothCapped(await cappedSite(true));
+    expect(oneWorker).to.include({ pagesAudited: 8 });
+    expect(summary(spread)).to.deep.equal(summary(oneWorker));
+  });
 });
