@@ -581,11 +581,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     expect(spreadRequests).to.deep.equal(oneWorkerRequests);
   });
 
-  // Pending: in the distributed engine a frontier row takes the cap's room at its insert, a PDF or a
-  // page robots.txt disallows too (and a redirect's landing page, a second row); the one-worker crawl
-  // counts only pages (read as HTML or answering an error), which is right (decision 0491). The fix:
-  // a row found no page gives its room back and promotes the next over-the-cap rows.
-  it.skip('counts only pages against the page cap, not files nor pages robots.txt disallows', async () => {
+  it('counts only pages against the page cap, not files nor pages robots.txt disallows', async () => {
     const { oneWorker, spread } = await bothCapped(await cappedSite(true));
     expect(oneWorker).to.include({ pagesAudited: 8 });
     expect(summary(spread)).to.deep.equal(summary(oneWorker));

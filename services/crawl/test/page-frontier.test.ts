@@ -100,6 +100,24 @@ for (const make of [sqlite, mongo]) {
       },
     );
 
+    it('gives a row found no page its room back: the first row over the cap admitted, once', async () => {
+      const job = randomUUID();
+      await a.open(job, 2, inAnHour());
+      await a.insert(job, [page(1), page(2), page(3, 2), page(4), page(5)], inAnHour());
+      expect(await a.claim(job, page(1).url, 'r1', 60_000)).to.not.equal(undefined);
+      expect(await b.finishNoPage(job, page(1).url, 'r2')).to.equal(undefined); // not r2's lease
+      // Lowest depth first, then as found: p4 before p3 (depth 2) and p5.
+      const admitted = await a.finishNoPage(job, page(1).url, 'r1', '{}');
+      expect(admitted?.map((p) => [p.url, p.depth])).to.deep.equal([[page(4).url, 1]]);
+      expect(await a.finishNoPage(job, page(1).url, 'r1')).to.equal(undefined); // done already
+      expect(await a.counts(job)).to.deep.equal({ queued: 2, leased: 0, done: 1, over: 2 });
+      expect(await b.claim(job, page(4).url, 'r2', 60_000)).to.include({ url: page(4).url });
+      expect((await a.insert(job, [page(6)], inAnHour())).queued).to.deep.equal([]); // the cap holds
+      expect(await b.finishNoPage(job, page(4).url, 'r2')).to.deep.equal([
+        { url: page(5).url, depth: 1, fromSitemap: false, shapeChain: 0 },
+      ]);
+    });
+
     it('hands back stranded pages (queued long ago, or leases run out), and clears and sweeps', async () => {
       const job = randomUUID();
       await a.open(job, 10, inAnHour());

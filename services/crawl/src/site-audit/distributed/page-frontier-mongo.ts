@@ -25,6 +25,8 @@ interface RowDoc {
   leaseUntil?: Date;
   leases: number;
   queuedAt: Date;
+  /** Its place in its insert (rows over the cap are admitted later in the order found). */
+  batchIndex?: number;
   /** The insert that made the row (which of two racing inserters won). */
   insertedBy: string;
   result?: string;
@@ -57,6 +59,7 @@ const rowSchema = new mongoose.Schema<RowDoc>(
     leaseUntil: Date,
     leases: { type: Number, required: true },
     queuedAt: { type: Date, required: true },
+    batchIndex: Number,
     insertedBy: { type: String, required: true },
     result: String,
     expiresAt: { type: Date, required: true },
@@ -133,7 +136,7 @@ export class MongoPageFrontier implements PageFrontier {
     const granted = await this.reserve(jobId, fresh.length);
     const now = new Date();
     const insertedBy = randomUUID();
-    const doc = (p: FoundPage, state: RowDoc['state']) => ({
+    const doc = (p: FoundPage, state: RowDoc['state'], batchIndex: number) => ({
       _id: rowId(jobId, p.url),
       jobId,
       url: p.url,
@@ -143,12 +146,13 @@ export class MongoPageFrontier implements PageFrontier {
       state,
       leases: 0,
       queuedAt: now,
+      batchIndex,
       insertedBy,
       ...(p.payload === undefined ? {} : { result: p.payload }),
       expiresAt,
     });
-    const queuedIds = await this.insertNew(fresh.slice(0, granted).map((p) => doc(p, 'queued')));
-    const overIds = await this.insertNew(fresh.slice(granted).map((p) => doc(p, 'over')));
+    const queuedIds = await this.insertNew(fresh.slice(0, granted).map((p, i) => doc(p, 'queued', i)));
+    const overIds = await this.insertNew(fresh.slice(granted).map((p, i) => doc(p, 'over', granted + i)));
     // Rows another replica inserted first were not ours to admit: their room goes back.
     const lost = granted - queuedIds.size;
     if (lost > 0 || overIds.size > 0)
@@ -237,6 +241,35 @@ export class MongoPageFrontier implements PageFrontier {
       { $set: { state: 'done', ...(result === undefined ? {} : { result }) }, $unset: { leaseUntil: 1 } },
     );
     return res.modifiedCount === 1;
+  }
+
+  async finishNoPage(jobId: string, url: string, owner: string, result?: string) {
+    if (!(await this.rows.exists({ _id: rowId(jobId, url), owner, state: 'leased' }))) return undefined;
+    // The room passes to the first row over the cap before the row is finished, so the audit never
+    // looks finished in between (no row queued or leased) while a page is still to come.
+    const [next] = await this.rows
+      .find({ jobId, state: 'over' })
+      .sort({ depth: 1, queuedAt: 1, batchIndex: 1 })
+      .limit(1)
+      .lean();
+    const promoted =
+      next !== undefined &&
+      (await this.rows.updateOne({ _id: next._id, state: 'over' }, { $set: { state: 'queued', queuedAt: new Date() } }))
+        .modifiedCount === 1;
+    if (promoted) await this.jobs.updateOne({ _id: jobId }, { $inc: { over: -1 } });
+    if (!(await this.finish(jobId, url, owner, result))) {
+      // Another worker took the row over meanwhile: the room was not ours to pass on.
+      if (promoted) {
+        await this.rows.updateOne({ _id: next._id, state: 'queued' }, { $set: { state: 'over' } });
+        await this.jobs.updateOne({ _id: jobId }, { $inc: { over: 1 } });
+      }
+      return undefined;
+    }
+    if (!promoted) {
+      await this.jobs.updateOne({ _id: jobId }, { $inc: { admitted: -1 } });
+      return [];
+    }
+    return [{ url: next.url, depth: next.depth, fromSitemap: next.fromSitemap, shapeChain: next.shapeChain ?? 0 }];
   }
 
   async setContext(jobId: string, context: string): Promise<void> {

@@ -49,6 +49,9 @@ export class SqlitePageFrontier implements PageFrontier {
   private readonly claimOne: Database.Transaction<
     (jobId: string, url: string, owner: string, until: number, now: number) => LeasedPage | undefined
   >;
+  private readonly finishNoPageOne: Database.Transaction<
+    (jobId: string, url: string, owner: string, result: string | null, now: number) => FoundPage[] | undefined
+  >;
   private readonly strandedAll: Database.Transaction<
     (jobId: string, before: number, now: number, limit: number) => string[]
   >;
@@ -88,6 +91,13 @@ export class SqlitePageFrontier implements PageFrontier {
       finish: this.db.prepare<[string | null, string, string, string]>(
         `UPDATE audit_frontier SET state = 'done', lease_until = NULL, result = ?
          WHERE job_id = ? AND url = ? AND owner = ? AND state = 'leased'`,
+      ),
+      nextOver: this.db.prepare<[string], Row>(
+        `SELECT url, depth, from_sitemap, shape_chain, leases FROM audit_frontier
+         WHERE job_id = ? AND state = 'over' ORDER BY depth, rowid LIMIT 1`,
+      ),
+      promote: this.db.prepare<[number, string, string]>(
+        `UPDATE audit_frontier SET state = 'queued', queued_at = ? WHERE job_id = ? AND url = ?`,
       ),
       setContext: this.db.prepare<[string, string]>('UPDATE audit_frontier_jobs SET context = ? WHERE job_id = ?'),
       context: this.db.prepare<[string], { context: string | null }>(
@@ -164,6 +174,15 @@ export class SqlitePageFrontier implements PageFrontier {
         }
       );
     });
+    this.finishNoPageOne = this.db.transaction((jobId, url, owner, result, now) => {
+      if (s.finish.run(result, jobId, url, owner).changes !== 1) return undefined;
+      s.admit.run(-1, 0, jobId);
+      const next = s.nextOver.get(jobId);
+      if (!next) return [];
+      s.promote.run(now, jobId, next.url);
+      s.admit.run(1, -1, jobId);
+      return [{ url: next.url, depth: next.depth, fromSitemap: next.from_sitemap === 1, shapeChain: next.shape_chain }];
+    });
     this.strandedAll = this.db.transaction((jobId, before, now, limit) => {
       const urls = s.stranded.all(jobId, before, now, limit).map((r) => r.url);
       for (const url of urls) s.touch.run(now, jobId, url);
@@ -192,6 +211,10 @@ export class SqlitePageFrontier implements PageFrontier {
 
   async finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean> {
     return this.s.finish.run(result ?? null, jobId, url, owner).changes === 1;
+  }
+
+  async finishNoPage(jobId: string, url: string, owner: string, result?: string) {
+    return this.finishNoPageOne.immediate(jobId, url, owner, result ?? null, Date.now());
   }
 
   async setContext(jobId: string, context: string): Promise<void> {

@@ -74,6 +74,13 @@ export interface PageFrontier {
    */
   finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean>;
   /**
+   * `finish` of a row found to be no page (a file, a page robots.txt disallows, a redirect's landing
+   * row): the page cap counts pages, so its room goes back and the next row over the cap (lowest
+   * depth, then first found) is admitted. The rows admitted (the caller publishes them), or
+   * undefined when the row was not `owner`'s to finish.
+   */
+  finishNoPage(jobId: string, url: string, owner: string, result?: string): Promise<FoundPage[] | undefined>;
+  /**
    * What rows carry (JSON), `batch` at a time, by URL: a finished row's result, or an unfinished
    * row's payload (`done` false: its worker never finished it).
    */

@@ -81,6 +81,8 @@ export interface AuditedVisit {
   outcome: CheckOutcome;
   html: boolean;
   refused: boolean;
+  /** A page, as the page cap counts them: read as HTML or Markdown, or answering an error. */
+  page: boolean;
 }
 
 export interface PageWorkerDeps {
@@ -225,7 +227,9 @@ export class AuditPageWorker {
       if (this.shutdown.signal.aborted) throw this.shutdown.signal.reason;
       // A page robots.txt keeps us from answers for no link to it: those are checked as links.
       const result: PageRowResult = visit.refused ? {} : { outcome: withoutTargets(visit.outcome) };
-      await frontier.finish(job.jobId, leased.url, owner, JSON.stringify(result));
+      // The page cap counts pages (as the one-worker crawl): a row that was none gives its room back.
+      if (visit.page) await frontier.finish(job.jobId, leased.url, owner, JSON.stringify(result));
+      else await this.publish(job, await frontier.finishNoPage(job.jobId, leased.url, owner, JSON.stringify(result)));
       return visit;
     } finally {
       clearInterval(renew);
@@ -255,7 +259,7 @@ export class AuditPageWorker {
         ],
         expiresAt,
       );
-      return { outcome, html: false, refused: true };
+      return { outcome, html: false, refused: true, page: false };
     }
     if (this.deps.budget) await this.deps.budget.turn(origin, robots.crawlDelayMs, job.signal);
     else await job.robots.turn(origin, robots.crawlDelayMs);
@@ -283,7 +287,8 @@ export class AuditPageWorker {
       reader = new PageFactsReader(collector, res);
       return parseStream(res, pageSink(pageFormat(res) ?? 'html', reader), SAMPLE_BYTES);
     });
-    if (landedOn) await this.deps.frontier.finish(job.jobId, landedOn, this.deps.owner);
+    // The page is the row that led here: the landing row takes no room under the cap.
+    if (landedOn) await this.publish(job, await this.deps.frontier.finishNoPage(job.jobId, landedOn, this.deps.owner));
     const html = collector !== undefined;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
     if (depth === 0 && isPage && outcome.finalUrl) {
@@ -325,7 +330,12 @@ export class AuditPageWorker {
     const admitted = await this.deps.frontier.insert(job.jobId, this.untrapped(leased, found), expiresAt);
     await this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })));
     await this.checkLinks(job, url, collector, checked);
-    return { outcome, html, refused: false };
+    return { outcome, html, refused: false, page: isPage };
+  }
+
+  /** Publishes the work items of pages admitted to the job's frontier. */
+  private async publish(job: JobRuntime, admitted: readonly FoundPage[] | undefined): Promise<void> {
+    if (admitted?.length) await this.deps.work.publish(admitted.map((p) => ({ jobId: job.jobId, url: p.url })));
   }
 
   /**
