@@ -3,7 +3,6 @@ import {
   AckPolicy,
   type ConsumerConfig,
   type ConsumerMessages,
-  connect,
   DeliverPolicy,
   Events,
   type JetStreamClient,
@@ -16,6 +15,7 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats';
+import { connectNats } from './nats-connection.js';
 import { asPacked } from './store.js';
 import {
   type CrawlEvent,
@@ -107,13 +107,7 @@ export class NatsTransport implements CrawlTransport {
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
     if (!/^[A-Za-z0-9_-]{1,32}$/.test(options.prefix))
       throw new Error(`CRAWL_NATS_PREFIX must be 1-32 letters, digits, _ or -: ${options.prefix}`);
-    const nc = await connect({
-      servers: options.url,
-      name: 'webutil-crawl',
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      waitOnFirstConnect: true,
-    });
+    const nc = await connectNats(options.url, 'webutil-crawl');
     const names = natsResourceNames(options.prefix);
     const jsm = await nc.jetstreamManager();
     const common = {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@webutil/kit';
-import { connect, type KV, type NatsConnection } from 'nats';
+import type { KV, NatsConnection } from 'nats';
 import type { HostConcurrencySettings } from '../../checking/host-concurrency.js';
 import { HostNotAnsweringError, type Release, type RequestSlots } from '../../checking/throttle.js';
+import { connectNats } from '../../jobs/nats-connection.js';
 import {
   type BudgetAnswer,
   budgetRound,
@@ -73,13 +74,7 @@ export class NatsHostBudget implements HostBudget {
   ) {}
 
   static async connect(options: NatsHostBudgetOptions): Promise<NatsHostBudget> {
-    const nc = await connect({
-      servers: options.url,
-      name: 'webutil-host-budget',
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      waitOnFirstConnect: true,
-    });
+    const nc = await connectNats(options.url, 'webutil-host-budget');
     const kv = await nc.jetstream().views.kv(hostBudgetBucket(options.prefix), { history: 1, ttl: FORGET_MS });
     return new NatsHostBudget(nc, kv, options);
   }

@@ -1,14 +1,6 @@
 import type { Logger } from '@webutil/kit';
-import {
-  AckPolicy,
-  connect,
-  DeliverPolicy,
-  type JsMsg,
-  type NatsConnection,
-  nanos,
-  RetentionPolicy,
-  StorageType,
-} from 'nats';
+import { AckPolicy, DeliverPolicy, type JsMsg, type NatsConnection, nanos, RetentionPolicy, StorageType } from 'nats';
+import { connectNats } from '../../jobs/nats-connection.js';
 import { type PageWorkHandler, type PageWorkItem, type PageWorkQueue, RETRY_MS } from './page-work.js';
 
 export interface NatsPageWorkOptions {
@@ -46,13 +38,7 @@ export class NatsPageWork implements PageWorkQueue {
   }
 
   static async connect(options: NatsPageWorkOptions): Promise<NatsPageWork> {
-    const nc = await connect({
-      servers: options.url,
-      name: 'webutil-audit-pages',
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      waitOnFirstConnect: true,
-    });
+    const nc = await connectNats(options.url, 'webutil-audit-pages');
     const names = pageWorkNames(options.prefix);
     const jsm = await nc.jetstreamManager();
     const stream = {
