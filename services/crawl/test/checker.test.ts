@@ -269,6 +269,27 @@ describe('link checker (against real local servers)', () => {
     await site.close();
   });
 
+  it('reads 12 pages at once for their targets, each page whole: the budget is taken as ids are found', async () => {
+    // Each page is held open until all 12 are being read (each server is a host of its own, so the host
+    // throttle lets them overlap); a share of 10,000 set aside per page left nothing for the 11th and 12th.
+    const held: http.ServerResponse[] = [];
+    const doc = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).write('<!doctype html>');
+      held.push(res);
+      if (held.length === 12) for (const r of held) r.end('<html><body><h2 id="a">A</h2><p id="b">B</p></body></html>');
+    };
+    const notFound = (_req: http.IncomingMessage, res: http.ServerResponse) => res.writeHead(404).end();
+    const sites = await Promise.all(Array.from({ length: 12 }, () => server({ '/doc': doc }, notFound)));
+    const c = checker();
+    const outcomes = await Promise.all(sites.map((site) => c.checkWithTargets(`${site.origin}/doc`)));
+    for (const outcome of outcomes) {
+      expect(outcome.targets?.size).to.equal(2);
+      // A name not on the page is missing, not unknown.
+      expect(outcome.targets?.has('elsewhere')).to.equal(false);
+    }
+    await Promise.all(sites.map((site) => site.close()));
+  });
+
   it(`asks at most ${MAX_PROBED_ORIGINS} origins for their not-found page`, async function () {
     this.timeout(60_000);
     const sites = await Promise.all(

@@ -2,7 +2,7 @@ import { header, type OriginHeaders, OutboundError, type SafeHttp, type SafeResp
 import type { FetchSettings } from '../config.js';
 import { readCss } from '../page/css-links.js';
 import { pageFormat, pageSink } from '../page/fetch.js';
-import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetCollector } from '../page/fragments.js';
+import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetBudget, TargetCollector } from '../page/fragments.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { botWallVendor } from './bot-wall.js';
@@ -62,8 +62,8 @@ export class LinkChecker {
   private readonly notFoundPages = new Map<string, Promise<PageFingerprint | undefined>>();
   /** Outcomes kept under `remembered` whose check is still running. */
   private readonly inFlight = new WeakSet<Promise<CheckOutcome>>();
-  /** Of MAX_READ_TARGETS, what pages being read or read have not taken. */
-  private readTargetsLeft = MAX_READ_TARGETS;
+  /** The ids and anchor names the pages this scan reads may keep, MAX_READ_TARGETS in all. */
+  private readonly targetBudget = new TargetBudget(MAX_READ_TARGETS);
 
   constructor(
     private readonly deps: CheckerDeps,
@@ -244,22 +244,18 @@ export class LinkChecker {
 
   /**
    * Reads an HTML or Markdown page for its ids and anchor names (and a sample for recognition), within what
-   * is left of the scan's budget of targets: a share is reserved before reading, the unused rest
-   * given back after.
+   * is left of the scan's budget of targets, taken as they are found; a page whose read fails gives its back.
    */
   private async readTargets(res: SafeResponse): Promise<BodyFacts> {
     const format = pageFormat(res);
     if (!format) return sampleOf(res);
-    const share = Math.min(MAX_TARGETS_PER_PAGE, this.readTargetsLeft);
-    this.readTargetsLeft -= share;
-    const collector = new TargetCollector(share);
-    let kept = 0;
+    const collector = new TargetCollector(MAX_TARGETS_PER_PAGE, this.targetBudget);
     try {
       const sample = await parseStream(res, pageSink(format, collector), SAMPLE_BYTES);
-      kept = collector.targets.size;
       return { sample, targets: collector.targets };
-    } finally {
-      this.readTargetsLeft += share - kept;
+    } catch (err) {
+      this.targetBudget.giveBack(collector.targets.size);
+      throw err;
     }
   }
 

@@ -6,8 +6,8 @@ export const MAX_TARGETS_PER_PAGE = 10_000;
 
 /**
  * The in-page targets of one page (`#name` scrolls to the element with that id, or to an
- * `<a name>`), bounded: names are kept as 53-bit hashes, at most `cap` of them (MAX_TARGETS_PER_PAGE
- * unless the scan's budget has less left). Past the cap, or when the page was not read to its end,
+ * `<a name>`), bounded: names are kept as 53-bit hashes, at most `cap` of them (MAX_TARGETS_PER_PAGE),
+ * each taken from the scan's budget when one is given. Past the cap, or when the page was not read to its end,
  * the list is incomplete, and a name not in it is unknown rather than missing. Once the page is
  * read, `seal()` packs the hashes into a sorted array: 8 bytes each instead of a set entry's ~40.
  */
@@ -16,12 +16,17 @@ export class PageTargets {
   private sealed = new Float64Array(0);
   complete = true;
 
-  constructor(private readonly cap = MAX_TARGETS_PER_PAGE) {}
+  constructor(
+    private readonly cap = MAX_TARGETS_PER_PAGE,
+    private readonly budget?: TargetBudget,
+  ) {}
 
   add(name: string): void {
     if (!this.building) throw new Error('targets added after the page was sealed');
-    if (this.building.size >= this.cap) this.complete = false;
-    else this.building.add(hash53(name));
+    const hash = hash53(name);
+    if (this.building.has(hash)) return;
+    if (this.building.size >= this.cap || !(this.budget?.take() ?? true)) this.complete = false;
+    else this.building.add(hash);
   }
 
   /** The page is read: no more targets. */
@@ -120,6 +125,24 @@ export function checkableFragment(url: string): string | undefined {
   }
 }
 
+/**
+ * The targets a scan may keep over all the pages it reads, taken one at a time as they are found (a
+ * share set aside per page before reading it would leave nothing to the pages read beside the first ones).
+ */
+export class TargetBudget {
+  constructor(private left: number) {}
+
+  take(): boolean {
+    if (this.left <= 0) return false;
+    this.left--;
+    return true;
+  }
+
+  giveBack(count: number): void {
+    this.left += count;
+  }
+}
+
 /** Collects the ids and anchor names of a document fed in chunks, at most `cap` of them. */
 export class TargetCollector {
   readonly targets: PageTargets;
@@ -128,8 +151,8 @@ export class TargetCollector {
     HTML_OPTIONS,
   );
 
-  constructor(cap = MAX_TARGETS_PER_PAGE) {
-    this.targets = new PageTargets(cap);
+  constructor(cap = MAX_TARGETS_PER_PAGE, budget?: TargetBudget) {
+    this.targets = new PageTargets(cap, budget);
   }
 
   get done(): boolean {
