@@ -199,6 +199,8 @@ describe('host budget across replicas (NATS key-value)', function () {
     const answer = await fetch(`${site.base}/busy`);
     expect(answer.status).to.equal(503);
     releaseA('overloaded', Number(answer.headers.get('retry-after')) * 1000);
+    // The pause is A's to write; B is asked once it is written (under load the write came after B's ask).
+    await a.written();
     const releaseB = await b.acquire(site.host);
     expect((await fetch(`${site.base}/busy`)).status).to.equal(200);
     releaseB('fast');

@@ -120,6 +120,14 @@ export class NatsHostBudget implements HostBudget {
     return queue;
   }
 
+  /**
+   * Resolves once the answers given so far (permits back, a Retry-After) are in the shared record: a
+   * release returns at once and its write follows, so another replica reads it from then on.
+   */
+  async written(): Promise<void> {
+    while ([...this.hosts.values()].some((q) => q.answers.length > 0)) await sleep(POLL_MS / 4);
+  }
+
   async turn(origin: string, delayMs: number, signal: AbortSignal): Promise<void> {
     if (delayMs <= 0) return;
     const key = delayKey(origin);
