@@ -182,8 +182,12 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
   };
 
   const out = (jobId: string) => ({ store: pages, jobId, expiresAt: new Date(Date.now() + 600_000) });
-  const replica = (work: PageWorkQueue, leaseMs = 10_000) => {
-    const frontier = new SqlitePageFrontier(file);
+  /** A replica's frontier, work queue and page worker (and the host budget it shares, when given). */
+  const replica = (
+    work: PageWorkQueue,
+    { frontier = new SqlitePageFrontier(file), budget }: { frontier?: SqlitePageFrontier; budget?: HostBudget } = {},
+  ) => {
+    const leaseMs = 10_000;
     const worker = new AuditPageWorker({
       frontier,
       pages,
@@ -191,6 +195,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       crawl: deps,
       owner: randomUUID(),
       leaseMs,
+      budget,
       log,
     });
     closing.push(
@@ -198,7 +203,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       () => work.close(),
       () => worker.close(),
     );
-    return { frontier, work, worker, leaseMs };
+    return { frontier, work, worker, leaseMs, budget };
   };
   const nats = () =>
     NatsPageWork.connect({ url: SHARED_NATS_URL, prefix, ackWaitMs: 10_000, retentionMs: 60_000, log });
@@ -416,23 +421,8 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
         return super.insert(space, rows, expiresAt);
       }
     }
-    const frontier = new Counting(file);
-    const work = new MemoryPageWork(log);
-    const worker = new AuditPageWorker({
-      frontier,
-      pages,
-      work,
-      crawl: deps,
-      owner: randomUUID(),
-      leaseMs: 10_000,
-      log,
-    });
-    closing.push(
-      () => frontier.close(),
-      () => work.close(),
-      () => worker.close(),
-    );
-    worker.start(4);
+    const d = replica(new MemoryPageWork(log), { frontier: new Counting(file) });
+    d.worker.start(4);
     const spread = await auditSiteDistributed(
       new URL(`${base}/`),
       1_000,
@@ -441,7 +431,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       new AbortController().signal,
       options,
       out(jobId),
-      { frontier, work, worker, leaseMs: 10_000 },
+      d,
       1,
     );
     expect(mostRows).to.be.within(1, MAX_FRAGMENTS_PER_PAGE);
@@ -493,16 +483,8 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       },
       turn: async () => undefined,
     };
-    const frontier = new SqlitePageFrontier(file);
-    const work = new MemoryPageWork(log);
-    const owner = randomUUID();
-    const worker = new AuditPageWorker({ frontier, pages, work, crawl: deps, owner, leaseMs: 10_000, budget, log });
-    closing.push(
-      () => frontier.close(),
-      () => work.close(),
-      () => worker.close(),
-    );
-    worker.start(2);
+    const d = replica(new MemoryPageWork(log), { budget });
+    d.worker.start(2);
     const spread = await auditSiteDistributed(
       new URL(`${base}/`),
       10,
@@ -511,7 +493,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       new AbortController().signal,
       options,
       out(randomUUID()),
-      { frontier, work, worker, leaseMs: 10_000, budget },
+      d,
       1,
     );
     expect(summary(spread)).to.deep.equal(summary(oneWorker));
