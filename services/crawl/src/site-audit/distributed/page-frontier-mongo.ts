@@ -67,6 +67,8 @@ const rowSchema = new mongoose.Schema<RowDoc>(
   { versionKey: false },
 );
 rowSchema.index({ jobId: 1, state: 1, url: 1 });
+// finishNoPage's next row over the cap, read off the index rather than sorted from every row over it.
+rowSchema.index({ jobId: 1, state: 1, depth: 1, queuedAt: 1, batchIndex: 1 });
 rowSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
 const DUPLICATE_KEY = 11000;

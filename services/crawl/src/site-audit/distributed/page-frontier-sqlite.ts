@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS audit_frontier (
   expires_at INTEGER NOT NULL,
   PRIMARY KEY (job_id, url)
 );
-CREATE INDEX IF NOT EXISTS audit_frontier_state ON audit_frontier (job_id, state);
+-- By depth within a state (then rowid, in every index): the next row over the cap is read off it, not sorted.
+DROP INDEX IF EXISTS audit_frontier_state;
+CREATE INDEX IF NOT EXISTS audit_frontier_state_depth ON audit_frontier (job_id, state, depth);
 CREATE INDEX IF NOT EXISTS audit_frontier_expires_at ON audit_frontier (expires_at);
 CREATE INDEX IF NOT EXISTS audit_frontier_jobs_expires_at ON audit_frontier_jobs (expires_at);
 `;
