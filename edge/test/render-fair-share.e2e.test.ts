@@ -48,10 +48,13 @@ describe('render pages shared fairly among callers, through the REST edge', func
     async () => {
       const flooder = await account(stack, 'ENTERPRISE');
       const other = await account(stack, 'STARTER');
-      // Idle: Chromium warm, nothing else rendering.
+      // Idle: Chromium warm, nothing else rendering; the median of three, so one quick render on a
+      // machine busy with other work does not set the bound.
       await screenshot(other.apiKey, site.url('/page/simple?warm=1'));
-      const idle = await screenshot(other.apiKey, site.url('/page/simple?idle=1'));
-      expect(idle.res.status, JSON.stringify(idle.body)).to.equal(200);
+      const idleRenders = [];
+      for (const i of [1, 2, 3]) idleRenders.push(await screenshot(other.apiKey, site.url(`/page/simple?idle=${i}`)));
+      for (const { res, body } of idleRenders) expect(res.status, JSON.stringify(body)).to.equal(200);
+      const idle = idleRenders.sort((a, b) => a.ms - b.ms)[1] as (typeof idleRenders)[number];
       const credits = creditsHeader(await stack.api('/v1/quota', { apiKey: flooder.apiKey }));
 
       let answered = 0;
@@ -70,7 +73,10 @@ describe('render pages shared fairly among callers, through the REST edge', func
       // One flood render's time: the first of them to end held its page for the whole budget.
       const renderMs = Math.min(...results.filter((r) => r.res.status === 408).map((r) => r.ms));
       expect(renderMs).to.be.at.least(budgetMs);
-      expect(beside.ms, `idle ${idle.ms} ms, one flood render ${renderMs} ms`).to.be.below(2 * idle.ms + renderMs);
+      const stages = `idle ${idle.res.headers.get('server-timing')}; beside ${beside.res.headers.get('server-timing')}`;
+      expect(beside.ms, `idle ${idle.ms} ms, one flood render ${renderMs} ms (${stages})`).to.be.below(
+        2 * idle.ms + renderMs,
+      );
 
       const byStatus = (status: number) => results.filter((r) => r.res.status === status);
       expect(byStatus(429)).to.have.length(8);
