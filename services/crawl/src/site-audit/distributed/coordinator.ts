@@ -50,8 +50,11 @@ export interface DistributedAuditDeps {
 
 /** How often the coordinator looks at the frontier. */
 const POLL_MS = 250;
-/** How often it looks for pages whose work item may be lost. */
-const STRANDED_EVERY_MS = 2_000;
+/**
+ * How often it counts the rows themselves: the counters it watches between (`tally`) miss a row a
+ * replica changed just before it died, and its last look at a job that seems done counts too.
+ */
+const COUNT_EVERY_MS = 10_000;
 
 export async function auditSiteDistributed(
   entry: URL,
@@ -153,32 +156,41 @@ export async function auditSiteDistributed(
       await d.work.publish(admitted.queued.map((p) => ({ jobId, url: p.url })));
     }
     report_({ phase: 'crawling', sitemapFound: found?.found ?? false, sitemapUrlCount: onSite.length });
-    // Until no page is queued or leased: pages whose item may be lost are published again.
-    let lastStranded = Date.now();
+    // Until no page is queued or leased. Pages whose work item may be lost are published again once
+    // no page has been done for a lease (a replica died holding them, or before publishing them).
+    let lastCount = Date.now();
+    let lastDone = { count: -1, at: Date.now() };
     for (;;) {
       if (signal.aborted) throw signal.reason;
-      const [pages, linkRows] = await Promise.all([frontier.counts(jobId), frontier.counts(links)]);
+      let [pages, linkRows] = await Promise.all([frontier.tally(jobId), frontier.tally(links)]);
+      if (pages.open === 0 || Date.now() - lastCount >= COUNT_EVERY_MS) {
+        lastCount = Date.now();
+        const counted = await frontier.counts(jobId);
+        pages = { open: counted.queued + counted.leased, done: counted.done, over: counted.over };
+      }
       const read = pages.done;
+      const linksTotal = linkRows.open + linkRows.done;
       report_({
         pagesCrawled: read,
-        pagesDiscovered: pages.queued + pages.leased + pages.done + pages.over,
-        linksFound: linkRows.queued + linkRows.leased + linkRows.done + linkRows.over,
+        pagesDiscovered: pages.open + pages.done + pages.over,
+        linksFound: linksTotal + linkRows.over,
         linksChecked: linkRows.done,
-        linksTotal: linkRows.queued + linkRows.leased + linkRows.done,
+        linksTotal,
         message: crawlingMessage({
           checking: true,
           pagesCrawled: read,
-          pagesToRead: pages.queued + pages.leased,
-          linksFound: linkRows.done + linkRows.queued + linkRows.leased,
+          pagesToRead: pages.open,
+          linksFound: linksTotal,
           linksChecked: linkRows.done,
-          linksTotal: linkRows.queued + linkRows.leased + linkRows.done,
+          linksTotal,
         }),
       });
-      if (pages.queued + pages.leased === 0 || budget.aborted) break;
-      if (Date.now() - lastStranded >= STRANDED_EVERY_MS) {
-        lastStranded = Date.now();
+      if (pages.open === 0 || budget.aborted) break;
+      if (pages.done !== lastDone.count) lastDone = { count: pages.done, at: Date.now() };
+      else if (Date.now() - lastDone.at >= d.leaseMs) {
+        lastDone.at = Date.now();
         const now = new Date();
-        const lost = await frontier.stranded(jobId, new Date(now.getTime() - 2 * d.leaseMs), now, 500);
+        const lost = await frontier.stranded(jobId, new Date(now.getTime() - d.leaseMs), now, 500);
         await d.work.publish(lost.map((url) => ({ jobId, url })));
       }
       await sleep(POLL_MS, budget);

@@ -1,12 +1,25 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import mongoose, { type Connection, type Model } from 'mongoose';
-import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier, RowResult } from './page-frontier.js';
+import type {
+  Admitted,
+  FoundPage,
+  FrontierCounts,
+  FrontierTally,
+  LeasedPage,
+  LeaseTo,
+  PageFrontier,
+  RowResult,
+} from './page-frontier.js';
 
 interface JobDoc {
   _id: string;
   pageCap: number;
+  /** Rows under the cap, less the rows found no page (their room went back). */
   admitted: number;
   over: number;
+  /** Rows admitted (inserted under the cap, or promoted from over it) and rows done: the tally. */
+  opened?: number;
+  finished?: number;
   context?: string;
   expiresAt: Date;
 }
@@ -33,12 +46,23 @@ interface RowDoc {
   expiresAt: Date;
 }
 
+/** A lease taken: `<row id> <lease>`, inserted by the claim that takes it, so two claims never take one lease. */
+interface ClaimDoc {
+  _id: string;
+  jobId: string;
+  /** When the lease it took runs out: a claim that died before writing its row holds it no longer. */
+  until: Date;
+  expiresAt: Date;
+}
+
 const jobSchema = new mongoose.Schema<JobDoc>(
   {
     _id: String,
     pageCap: { type: Number, required: true },
     admitted: { type: Number, required: true },
     over: { type: Number, required: true },
+    opened: Number,
+    finished: Number,
     context: String,
     expiresAt: { type: Date, required: true },
   },
@@ -71,95 +95,141 @@ rowSchema.index({ jobId: 1, state: 1, url: 1 });
 rowSchema.index({ jobId: 1, state: 1, depth: 1, queuedAt: 1, batchIndex: 1 });
 rowSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
+const claimSchema = new mongoose.Schema<ClaimDoc>(
+  {
+    _id: String,
+    jobId: { type: String, required: true },
+    until: { type: Date, required: true },
+    expiresAt: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+claimSchema.index({ jobId: 1 });
+claimSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+
 const DUPLICATE_KEY = 11000;
 const rowId = (jobId: string, url: string) => `${jobId} ${url}`;
+const isDuplicate = (err: unknown) => (err as { code?: number }).code === DUPLICATE_KEY;
+/**
+ * Collections the rows (and claims) are spread over, by a hash of the row's `_id`. jongodb's cost
+ * of a write grows with the square of its collection's rows (docs/decisions/0498-frontier-by-id.md);
+ * on MongoDB the spread costs nothing but the report's merge of a few sorted reads.
+ */
+export const FRONTIER_BUCKETS = 64;
+
+/** A claim that finds this many leases taken, each by a claim that died before writing the row, gives up. */
+const DEAD_CLAIMS_SKIPPED = 3;
 
 /**
  * The distributed audit's frontier in the cluster store: a collection of rows (one per job and URL,
- * its `_id`) and one of per-job counters. The page cap holds across replicas by a compare-and-set
- * on the job's admitted count; a replica that lost an insert race to another gives its room back.
+ * its `_id`), one of per-job counters and one of leases taken. A page's path reads and writes rows
+ * by `_id` alone (docs/decisions/0498-frontier-by-id.md): a server that scans for anything else
+ * (jongodb, the suite's) then answers it as fast as a key lookup. The page cap holds across
+ * replicas by a compare-and-set on the job's admitted count; a replica that lost an insert race to
+ * another gives its room back.
  */
 export class MongoPageFrontier implements PageFrontier {
   private constructor(
     private readonly connection: Connection,
     private readonly jobs: Model<JobDoc>,
-    private readonly rows: Model<RowDoc>,
+    private readonly buckets: readonly { rows: Model<RowDoc>; claims: Model<ClaimDoc> }[],
   ) {}
 
-  static async connect(url: string, prefix = 'audit_frontier'): Promise<MongoPageFrontier> {
+  static async connect(url: string, prefix = 'audit_frontier', buckets = FRONTIER_BUCKETS): Promise<MongoPageFrontier> {
     const connection = await mongoose
       .createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 })
       .asPromise();
     const jobs = connection.model<JobDoc>('AuditFrontierJob', jobSchema, `${prefix}_jobs`);
-    const rows = connection.model<RowDoc>('AuditFrontierRow', rowSchema, prefix);
+    const spread = Array.from({ length: buckets }, (_, i) => ({
+      rows: connection.model<RowDoc>(`AuditFrontierRow${i}`, rowSchema, `${prefix}_rows_${i}`),
+      claims: connection.model<ClaimDoc>(`AuditFrontierClaim${i}`, claimSchema, `${prefix}_claims_${i}`),
+    }));
     await jobs.createIndexes();
-    await rows.createIndexes();
-    return new MongoPageFrontier(connection, jobs, rows);
+    for (const { rows, claims } of spread) await Promise.all([rows.createIndexes(), claims.createIndexes()]);
+    return new MongoPageFrontier(connection, jobs, spread);
+  }
+
+  /** The bucket of a row's `_id` (its claims go beside it). */
+  private bucket(id: string): { rows: Model<RowDoc>; claims: Model<ClaimDoc> } {
+    const hash = createHash('sha1').update(id).digest().readUInt32BE(0);
+    return this.buckets[hash % this.buckets.length] as { rows: Model<RowDoc>; claims: Model<ClaimDoc> };
+  }
+
+  /** The rows of `ids` by bucket. */
+  private byBucket(ids: readonly string[]): [Model<RowDoc>, string[]][] {
+    const groups = new Map<Model<RowDoc>, string[]>();
+    for (const id of ids) {
+      const { rows } = this.bucket(id);
+      groups.set(rows, [...(groups.get(rows) ?? []), id]);
+    }
+    return [...groups];
   }
 
   async open(jobId: string, pageCap: number, expiresAt: Date): Promise<void> {
     await this.jobs.updateOne(
       { _id: jobId },
-      { $setOnInsert: { pageCap, admitted: 0, over: 0, expiresAt } },
+      { $setOnInsert: { pageCap, admitted: 0, over: 0, opened: 0, finished: 0, expiresAt } },
       { upsert: true },
     );
   }
 
-  async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date): Promise<Admitted> {
+  async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted> {
     if (pages.length === 0) return { queued: [], over: 0 };
     const unique = [...new Map(pages.map((p) => [p.url, p])).values()];
-    const known = new Set(
-      (await this.rows.find({ _id: { $in: unique.map((p) => rowId(jobId, p.url)) } }, { url: 1 }).lean()).map(
-        (r) => r.url,
-      ),
-    );
-    const lower = unique.filter((p) => known.has(p.url));
-    if (lower.length > 0)
-      await this.rows.bulkWrite(
-        // Each kept lowest by its own conditional set (not every server knows $min).
-        lower.flatMap((p) => [
-          {
-            updateOne: {
-              filter: { _id: rowId(jobId, p.url), depth: { $gt: p.depth } },
-              update: { $set: { depth: p.depth } },
-            },
-          },
-          {
-            updateOne: {
-              filter: { _id: rowId(jobId, p.url), shapeChain: { $gt: p.shapeChain ?? 0 } },
-              update: { $set: { shapeChain: p.shapeChain ?? 0 } },
-            },
-          },
-        ]),
-        { ordered: false },
-      );
-    const fresh = unique.filter((p) => !known.has(p.url));
-    if (fresh.length === 0) return { queued: [], over: 0 };
-    const granted = await this.reserve(jobId, fresh.length);
+    // Room first, as if every page were new; what a known row took goes back below.
+    const granted = await this.reserve(jobId, unique.length);
     const now = new Date();
     const insertedBy = randomUUID();
-    const doc = (p: FoundPage, state: RowDoc['state'], batchIndex: number) => ({
-      _id: rowId(jobId, p.url),
-      jobId,
-      url: p.url,
-      depth: p.depth,
-      fromSitemap: p.fromSitemap,
-      shapeChain: p.shapeChain ?? 0,
-      state,
-      leases: 0,
-      queuedAt: now,
-      batchIndex,
-      insertedBy,
-      ...(p.payload === undefined ? {} : { result: p.payload }),
-      expiresAt,
+    const admittedState = (p: FoundPage): RowDoc['state'] => (p.done ? 'done' : leaseTo ? 'leased' : 'queued');
+    const docs = unique.map((p, i): RowDoc => {
+      const state = i < granted ? admittedState(p) : 'over';
+      const leased = state === 'leased' && leaseTo;
+      return {
+        _id: rowId(jobId, p.url),
+        jobId,
+        url: p.url,
+        depth: p.depth,
+        fromSitemap: p.fromSitemap,
+        shapeChain: p.shapeChain ?? 0,
+        state,
+        ...(leased ? { owner: leased.owner, leaseUntil: new Date(now.getTime() + leased.leaseMs) } : {}),
+        leases: leased ? 1 : 0,
+        queuedAt: now,
+        batchIndex: i,
+        insertedBy,
+        ...(p.payload === undefined ? {} : { result: p.payload }),
+        expiresAt,
+      };
     });
-    const queuedIds = await this.insertNew(fresh.slice(0, granted).map((p, i) => doc(p, 'queued', i)));
-    const overIds = await this.insertNew(fresh.slice(granted).map((p, i) => doc(p, 'over', granted + i)));
-    // Rows another replica inserted first were not ours to admit: their room goes back.
-    const lost = granted - queuedIds.size;
-    if (lost > 0 || overIds.size > 0)
-      await this.jobs.updateOne({ _id: jobId }, { $inc: { admitted: -lost, over: overIds.size } });
-    return { queued: fresh.filter((p) => queuedIds.has(rowId(jobId, p.url))), over: overIds.size };
+    const mine = await this.insertNew(docs, unique);
+    // A known row's room passes to the first rows of this insert over the cap, as the cap admits in order found.
+    const lostUnder = docs.filter((d, i) => i < granted && !mine.has(d._id)).length;
+    const promoted = docs.filter((d, i) => i >= granted && mine.has(d._id)).slice(0, lostUnder);
+    for (const d of promoted) {
+      const p = unique[d.batchIndex as number] as FoundPage;
+      d.state = admittedState(p);
+      const leased = d.state === 'leased' && leaseTo;
+      await this.bucket(d._id).rows.updateOne(
+        { _id: d._id },
+        {
+          $set: {
+            state: d.state,
+            ...(leased ? { owner: leased.owner, leaseUntil: new Date(now.getTime() + leased.leaseMs), leases: 1 } : {}),
+          },
+        },
+      );
+    }
+    const admitted = docs.filter((d) => mine.has(d._id) && d.state !== 'over');
+    const over = docs.filter((d) => mine.has(d._id) && d.state === 'over').length;
+    const done = admitted.filter((d) => d.state === 'done').length;
+    const givenBack = granted - admitted.length;
+    const changes = { admitted: -givenBack, over, opened: admitted.length, finished: done };
+    // Only the counters that change: jongodb stores an increment by -0 as a double, which no longer
+    // equals the integer the compare-and-set of `reserve` matches.
+    const inc = Object.fromEntries(Object.entries(changes).filter(([, n]) => n !== 0));
+    if (Object.keys(inc).length > 0) await this.jobs.updateOne({ _id: jobId }, { $inc: inc });
+    const ids = new Set(admitted.map((d) => d._id));
+    return { queued: unique.filter((p) => ids.has(rowId(jobId, p.url))), over };
   }
 
   /** Takes up to `wanted` of the job's remaining room (a compare-and-set on its admitted count). */
@@ -174,104 +244,168 @@ export class MongoPageFrontier implements PageFrontier {
     }
   }
 
-  /** Inserts the rows; returns the ids this call inserted (a duplicate is another inserter's). */
-  private async insertNew(docs: RowDoc[]): Promise<Set<string>> {
-    if (docs.length === 0) return new Set();
-    try {
-      await this.rows.collection.insertMany(docs as never[], { ordered: false });
-      return new Set(docs.map((d) => d._id));
-    } catch (err) {
-      // The driver names one write error or several; a server may name only the code.
-      const failed = err as { code?: number; writeErrors?: { code?: number } | { code?: number }[] };
-      const errors = [failed.writeErrors ?? []].flat();
-      const duplicates =
-        errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
-      if (!duplicates) throw err;
-      // Which of them went in: those whose row carries this insert's token.
-      const first = docs[0] as RowDoc;
-      const mine = new Set(
-        (
-          await this.rows
-            .find({ _id: { $in: docs.map((d) => d._id) }, insertedBy: first.insertedBy }, { _id: 1 })
-            .lean()
-        ).map((d) => d._id),
-      );
-      // A server may stop at the first duplicate (jongodb does): the rest go in one by one.
-      for (const { _id, ...doc } of docs) {
-        if (mine.has(_id)) continue;
-        const put = await this.rows.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true });
-        if (put.upsertedCount === 1) mine.add(_id);
-      }
-      return mine;
-    }
+  /**
+   * Inserts the rows; returns the ids this call inserted. A row known already keeps the lower depth
+   * and same-shape chain (each read and written by its `_id`: not every server knows $min).
+   */
+  private async insertNew(docs: RowDoc[], pages: readonly FoundPage[]): Promise<Set<string>> {
+    const inserted = await Promise.all(
+      this.byBucket(docs.map((d) => d._id)).map(async ([rows, ids]) => {
+        const wanted = new Set(ids);
+        try {
+          await rows.collection.insertMany(docs.filter((d) => wanted.has(d._id)) as never[], { ordered: false });
+          return true;
+        } catch (err) {
+          // The driver names one write error or several; a server may name only the code.
+          const failed = err as { code?: number; writeErrors?: { code?: number } | { code?: number }[] };
+          const errors = [failed.writeErrors ?? []].flat();
+          const duplicates =
+            errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
+          if (!duplicates) throw err;
+          return false;
+        }
+      }),
+    );
+    if (inserted.every(Boolean)) return new Set(docs.map((d) => d._id));
+    // Which went in: rows carrying this insert's token. A server may stop at the first duplicate
+    // (jongodb does): the rest go in one by one.
+    const mine = new Set<string>();
+    const first = docs[0] as RowDoc;
+    await Promise.all(
+      docs.map(async ({ _id, ...doc }, i) => {
+        const { rows } = this.bucket(_id);
+        let row = await rows.findById(_id, { insertedBy: 1, depth: 1, shapeChain: 1 }).lean();
+        if (!row) {
+          const put = await rows.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true });
+          if (put.upsertedCount === 1) return void mine.add(_id);
+          row = await rows.findById(_id, { insertedBy: 1, depth: 1, shapeChain: 1 }).lean();
+          if (!row) return;
+        }
+        if (row.insertedBy === first.insertedBy) return void mine.add(_id);
+        const page = pages[i] as FoundPage;
+        const lower = {
+          ...(page.depth < row.depth ? { depth: page.depth } : {}),
+          ...((page.shapeChain ?? 0) < (row.shapeChain ?? 0) ? { shapeChain: page.shapeChain ?? 0 } : {}),
+        };
+        if (Object.keys(lower).length > 0) await rows.updateOne({ _id }, { $set: lower });
+      }),
+    );
+    return mine;
   }
 
+  /**
+   * Reads the row; if it is free (queued, or its lease ran out) takes its next lease by inserting
+   * that lease's claim (a second claim of one lease fails on its key), then writes the row.
+   */
   async claim(jobId: string, url: string, owner: string, leaseMs: number, now = new Date()) {
-    const row = await this.rows
-      .findOneAndUpdate(
-        {
-          _id: rowId(jobId, url),
-          $or: [{ state: 'queued' }, { state: 'leased', leaseUntil: { $lte: now } }],
-        },
-        { $set: { state: 'leased', owner, leaseUntil: new Date(now.getTime() + leaseMs) }, $inc: { leases: 1 } },
-        { returnDocument: 'after' },
-      )
-      .lean();
-    return row
-      ? ({
-          url: row.url,
-          depth: row.depth,
-          fromSitemap: row.fromSitemap,
-          shapeChain: row.shapeChain ?? 0,
-          lease: row.leases,
-        } as LeasedPage)
-      : undefined;
+    const _id = rowId(jobId, url);
+    const { rows, claims } = this.bucket(_id);
+    const row = await rows.findById(_id).lean();
+    if (
+      !row ||
+      !(row.state === 'queued' || (row.state === 'leased' && (row.leaseUntil?.getTime() ?? 0) <= now.getTime()))
+    )
+      return undefined;
+    const until = new Date(now.getTime() + leaseMs);
+    for (let lease = row.leases + 1; lease <= row.leases + DEAD_CLAIMS_SKIPPED; lease++) {
+      try {
+        await claims.collection.insertOne({
+          _id: `${_id} ${lease}`,
+          jobId,
+          until,
+          expiresAt: row.expiresAt,
+        } as never);
+      } catch (err) {
+        if (!isDuplicate(err)) throw err;
+        // Taken: by a live claim (the row is its), or by one that died before writing the row.
+        const taken = await claims.findById(`${_id} ${lease}`, { until: 1 }).lean();
+        if (!taken || taken.until.getTime() > now.getTime()) return undefined;
+        continue;
+      }
+      await rows.updateOne({ _id }, { $set: { state: 'leased', owner, leaseUntil: until, leases: lease } });
+      return {
+        url: row.url,
+        depth: row.depth,
+        fromSitemap: row.fromSitemap,
+        shapeChain: row.shapeChain ?? 0,
+        lease,
+      } as LeasedPage;
+    }
+    return undefined;
+  }
+
+  /** The row, when `owner` holds its lease. */
+  private async held(jobId: string, url: string, owner: string): Promise<RowDoc | undefined> {
+    const _id = rowId(jobId, url);
+    const row = await this.bucket(_id).rows.findById(_id, { owner: 1, state: 1 }).lean();
+    return row?.state === 'leased' && row.owner === owner ? (row as RowDoc) : undefined;
   }
 
   async renew(jobId: string, urls: readonly string[], owner: string, leaseMs: number, now = new Date()) {
-    if (urls.length === 0) return 0;
-    const res = await this.rows.updateMany(
-      { _id: { $in: urls.map((u) => rowId(jobId, u)) }, owner, state: 'leased' },
-      { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
+    const held = await Promise.all(
+      urls.map(async (url) => {
+        if (!(await this.held(jobId, url, owner))) return 0;
+        const _id = rowId(jobId, url);
+        await this.bucket(_id).rows.updateOne({ _id }, { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } });
+        return 1;
+      }),
     );
-    return res.matchedCount;
+    return held.reduce<number>((n, one) => n + one, 0);
   }
 
   async finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean> {
-    const res = await this.rows.updateOne(
-      { _id: rowId(jobId, url), owner, state: 'leased' },
+    if (!(await this.held(jobId, url, owner))) return false;
+    const _id = rowId(jobId, url);
+    await this.bucket(_id).rows.updateOne(
+      { _id },
       { $set: { state: 'done', ...(result === undefined ? {} : { result }) }, $unset: { leaseUntil: 1 } },
     );
-    return res.modifiedCount === 1;
+    await this.jobs.updateOne({ _id: jobId }, { $inc: { finished: 1 } });
+    return true;
   }
 
   async finishNoPage(jobId: string, url: string, owner: string, result?: string) {
-    if (!(await this.rows.exists({ _id: rowId(jobId, url), owner, state: 'leased' }))) return undefined;
+    if (!(await this.held(jobId, url, owner))) return undefined;
     // The room passes to the first row over the cap before the row is finished, so the audit never
     // looks finished in between (no row queued or leased) while a page is still to come.
-    const [next] = await this.rows
-      .find({ jobId, state: 'over' })
-      .sort({ depth: 1, queuedAt: 1, batchIndex: 1 })
-      .limit(1)
-      .lean();
-    const promoted =
-      next !== undefined &&
-      (await this.rows.updateOne({ _id: next._id, state: 'over' }, { $set: { state: 'queued', queuedAt: new Date() } }))
-        .modifiedCount === 1;
-    if (promoted) await this.jobs.updateOne({ _id: jobId }, { $inc: { over: -1 } });
+    const job = await this.jobs.findById(jobId, { over: 1 }).lean();
+    const next = (job?.over ?? 0) > 0 ? await this.firstOver(jobId) : undefined;
+    if (next) {
+      await this.bucket(next._id).rows.updateOne(
+        { _id: next._id },
+        { $set: { state: 'queued', queuedAt: new Date() } },
+      );
+      await this.jobs.updateOne({ _id: jobId }, { $inc: { over: -1, opened: 1 } });
+    }
     if (!(await this.finish(jobId, url, owner, result))) {
       // Another worker took the row over meanwhile: the room was not ours to pass on.
-      if (promoted) {
-        await this.rows.updateOne({ _id: next._id, state: 'queued' }, { $set: { state: 'over' } });
-        await this.jobs.updateOne({ _id: jobId }, { $inc: { over: 1 } });
+      if (next) {
+        await this.bucket(next._id).rows.updateOne({ _id: next._id }, { $set: { state: 'over' } });
+        await this.jobs.updateOne({ _id: jobId }, { $inc: { over: 1, opened: -1 } });
       }
       return undefined;
     }
-    if (!promoted) {
+    if (!next) {
       await this.jobs.updateOne({ _id: jobId }, { $inc: { admitted: -1 } });
       return [];
     }
     return [{ url: next.url, depth: next.depth, fromSitemap: next.fromSitemap, shapeChain: next.shapeChain ?? 0 }];
+  }
+
+  /** The row over the cap admitted next: the lowest depth, then the first found. */
+  private async firstOver(jobId: string): Promise<RowDoc | undefined> {
+    const firsts = await Promise.all(
+      this.buckets.map(({ rows }) =>
+        rows.find({ jobId, state: 'over' }).sort({ depth: 1, queuedAt: 1, batchIndex: 1 }).limit(1).lean(),
+      ),
+    );
+    const key = (r: RowDoc) => [r.depth, r.queuedAt.getTime(), r.batchIndex ?? 0];
+    const before = (a: RowDoc, b: RowDoc) => {
+      const [x, y] = [key(a), key(b)];
+      const i = x.findIndex((v, k) => v !== y[k]);
+      return i >= 0 && (x[i] as number) < (y[i] as number);
+    };
+    return firsts.flat().reduce<RowDoc | undefined>((best, r) => (!best || before(r, best) ? r : best), undefined);
   }
 
   async setContext(jobId: string, context: string): Promise<void> {
@@ -285,11 +419,20 @@ export class MongoPageFrontier implements PageFrontier {
   async *results(jobId: string, batch = 500): AsyncGenerator<RowResult[]> {
     let after = '';
     for (;;) {
-      const rows = await this.rows
-        .find({ jobId, url: { $gt: after }, result: { $exists: true } }, { url: 1, result: 1, state: 1 })
-        .sort({ url: 1 })
-        .limit(batch)
-        .lean();
+      // The next `batch` by URL of every bucket's, merged.
+      const found = await Promise.all(
+        this.buckets.map(({ rows }) =>
+          rows
+            .find({ jobId, url: { $gt: after }, result: { $exists: true } }, { url: 1, result: 1, state: 1 })
+            .sort({ url: 1 })
+            .limit(batch)
+            .lean(),
+        ),
+      );
+      const rows = found
+        .flat()
+        .sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
+        .slice(0, batch);
       if (rows.length === 0) return;
       yield rows.map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
       after = (rows[rows.length - 1] as { url: string }).url;
@@ -298,60 +441,85 @@ export class MongoPageFrontier implements PageFrontier {
 
   async resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]> {
     if (urls.length === 0) return [];
-    const rows = await this.rows
-      .find(
-        { _id: { $in: urls.map((u) => rowId(jobId, u)) }, result: { $exists: true } },
-        { url: 1, result: 1, state: 1 },
-      )
-      .lean();
-    return rows.map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
+    const found = await Promise.all(
+      this.byBucket(urls.map((u) => rowId(jobId, u))).map(([rows, ids]) =>
+        rows.find({ _id: { $in: ids }, result: { $exists: true } }, { url: 1, result: 1, state: 1 }).lean(),
+      ),
+    );
+    return found.flat().map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
   }
 
   async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
     if (urls.length === 0) return new Set();
-    const rows = await this.rows
-      .find({ _id: { $in: urls.map((u) => rowId(jobId, u)) }, state: { $ne: 'over' } }, { url: 1 })
-      .lean();
-    return new Set(rows.map((r) => r.url));
+    const found = await Promise.all(
+      this.byBucket(urls.map((u) => rowId(jobId, u))).map(([rows, ids]) =>
+        rows.find({ _id: { $in: ids }, state: { $ne: 'over' } }, { url: 1 }).lean(),
+      ),
+    );
+    return new Set(found.flat().map((r) => r.url));
   }
 
   async counts(jobId: string): Promise<FrontierCounts> {
+    const count = async (state: RowDoc['state']) =>
+      (await Promise.all(this.buckets.map(({ rows }) => rows.countDocuments({ jobId, state })))).reduce(
+        (a, b) => a + b,
+        0,
+      );
     const [queued, leased, done, job] = await Promise.all([
-      this.rows.countDocuments({ jobId, state: 'queued' }),
-      this.rows.countDocuments({ jobId, state: 'leased' }),
-      this.rows.countDocuments({ jobId, state: 'done' }),
+      count('queued'),
+      count('leased'),
+      count('done'),
       this.jobs.findById(jobId, { over: 1 }).lean(),
     ]);
     return { queued, leased, done, over: job?.over ?? 0 };
   }
 
+  async tally(jobId: string): Promise<FrontierTally> {
+    const job = await this.jobs.findById(jobId, { opened: 1, finished: 1, over: 1 }).lean();
+    const done = job?.finished ?? 0;
+    return { open: Math.max(0, (job?.opened ?? 0) - done), done, over: job?.over ?? 0 };
+  }
+
   async stranded(jobId: string, queuedBefore: Date, now: Date, limit: number): Promise<string[]> {
-    const rows = await this.rows
-      .find(
-        {
-          jobId,
-          $or: [
-            { state: 'queued', queuedAt: { $lte: queuedBefore } },
-            { state: 'leased', leaseUntil: { $lte: now } },
-          ],
-        },
-        { url: 1 },
-      )
-      .limit(limit)
-      .lean();
-    if (rows.length > 0)
-      await this.rows.updateMany({ _id: { $in: rows.map((r) => r._id) } }, { $set: { queuedAt: now } });
-    return rows.map((r) => r.url);
+    const urls: string[] = [];
+    for (const { rows } of this.buckets) {
+      if (urls.length >= limit) break;
+      const found = await rows
+        .find(
+          {
+            jobId,
+            $or: [
+              { state: 'queued', queuedAt: { $lte: queuedBefore } },
+              { state: 'leased', leaseUntil: { $lte: now } },
+            ],
+          },
+          { url: 1 },
+        )
+        .limit(limit - urls.length)
+        .lean();
+      if (found.length > 0)
+        await rows.updateMany({ _id: { $in: found.map((r) => r._id) } }, { $set: { queuedAt: now } });
+      urls.push(...found.map((r) => r.url));
+    }
+    return urls;
   }
 
   async clear(jobId: string): Promise<void> {
-    await this.rows.deleteMany({ jobId });
+    await Promise.all(
+      this.buckets.flatMap(({ rows, claims }) => [rows.deleteMany({ jobId }), claims.deleteMany({ jobId })]),
+    );
     await this.jobs.deleteOne({ _id: jobId });
   }
 
   async sweep(now = new Date()): Promise<number> {
     await this.jobs.deleteMany({ expiresAt: { $lte: now } });
-    return (await this.rows.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    const swept = await Promise.all(
+      this.buckets.map(async ({ rows, claims }) => {
+        await claims.deleteMany({ expiresAt: { $lte: now } });
+        return (await rows.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+      }),
+    );
+    return swept.reduce((a, b) => a + b, 0);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,15 @@
 import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
-import type { Admitted, FoundPage, FrontierCounts, LeasedPage, PageFrontier, RowResult } from './page-frontier.js';
+import type {
+  Admitted,
+  FoundPage,
+  FrontierCounts,
+  FrontierTally,
+  LeasedPage,
+  LeaseTo,
+  PageFrontier,
+  RowResult,
+} from './page-frontier.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_frontier_jobs (
@@ -46,7 +55,7 @@ export class SqlitePageFrontier implements PageFrontier {
   private readonly db: Database.Database;
   private readonly s;
   private readonly insertAll: Database.Transaction<
-    (jobId: string, pages: readonly FoundPage[], at: number) => Admitted
+    (jobId: string, pages: readonly FoundPage[], at: number, leaseTo?: LeaseTo) => Admitted
   >;
   private readonly claimOne: Database.Transaction<
     (jobId: string, url: string, owner: string, until: number, now: number) => LeasedPage | undefined
@@ -79,8 +88,9 @@ export class SqlitePageFrontier implements PageFrontier {
       ),
       insert: this.db.prepare(
         `INSERT OR IGNORE INTO audit_frontier
-         (job_id, url, depth, from_sitemap, shape_chain, state, queued_at, result, expires_at)
-         VALUES (@jobId, @url, @depth, @fromSitemap, @shapeChain, @state, @now, @payload, @expiresAt)`,
+         (job_id, url, depth, from_sitemap, shape_chain, state, owner, lease_until, leases, queued_at, result, expires_at)
+         VALUES (@jobId, @url, @depth, @fromSitemap, @shapeChain, @state, @owner, @leaseUntil, @leases, @now, @payload,
+         @expiresAt)`,
       ),
       lease: this.db.prepare<[string, number, string, string, number], Row>(
         `UPDATE audit_frontier SET state = 'leased', owner = ?, lease_until = ?, leases = leases + 1
@@ -132,7 +142,7 @@ export class SqlitePageFrontier implements PageFrontier {
       sweepJobs: this.db.prepare<[number]>('DELETE FROM audit_frontier_jobs WHERE expires_at <= ?'),
     };
     const s = this.s;
-    this.insertAll = this.db.transaction((jobId, pages, expiresAt) => {
+    this.insertAll = this.db.transaction((jobId, pages, expiresAt, leaseTo) => {
       const job = s.job.get(jobId);
       if (!job) throw new Error(`no frontier for job ${jobId}`);
       let room = job.page_cap - job.admitted;
@@ -140,7 +150,8 @@ export class SqlitePageFrontier implements PageFrontier {
       let over = 0;
       const now = Date.now();
       for (const page of pages) {
-        const state = room > 0 ? 'queued' : 'over';
+        const state = room <= 0 ? 'over' : page.done ? 'done' : leaseTo ? 'leased' : 'queued';
+        const leased = state === 'leased' && leaseTo;
         const row = {
           jobId,
           url: page.url,
@@ -148,6 +159,9 @@ export class SqlitePageFrontier implements PageFrontier {
           fromSitemap: page.fromSitemap ? 1 : 0,
           shapeChain: page.shapeChain ?? 0,
           state,
+          owner: leased ? leased.owner : null,
+          leaseUntil: leased ? now + leased.leaseMs : null,
+          leases: leased ? 1 : 0,
           now,
           payload: page.payload ?? null,
           expiresAt,
@@ -156,7 +170,7 @@ export class SqlitePageFrontier implements PageFrontier {
           s.lower.run(page.depth, page.shapeChain ?? 0, jobId, page.url);
           continue;
         }
-        if (state === 'queued') {
+        if (state !== 'over') {
           room--;
           queued.push(page);
         } else over++;
@@ -196,8 +210,8 @@ export class SqlitePageFrontier implements PageFrontier {
     this.s.open.run(jobId, pageCap, expiresAt.getTime());
   }
 
-  async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date): Promise<Admitted> {
-    return this.insertAll.immediate(jobId, pages, expiresAt.getTime());
+  async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted> {
+    return this.insertAll.immediate(jobId, pages, expiresAt.getTime(), leaseTo);
   }
 
   async claim(jobId: string, url: string, owner: string, leaseMs: number, now = new Date()) {
@@ -251,6 +265,12 @@ export class SqlitePageFrontier implements PageFrontier {
     for (const { state, n } of this.s.counts.all(jobId))
       if (state === 'queued' || state === 'leased' || state === 'done') counts[state] = n;
     return counts;
+  }
+
+  /** Counting is cheap here: the tally is the count. */
+  async tally(jobId: string): Promise<FrontierTally> {
+    const { queued, leased, done, over } = await this.counts(jobId);
+    return { open: queued + leased, done, over };
   }
 
   async stranded(jobId: string, queuedBefore: Date, now: Date, limit: number): Promise<string[]> {

@@ -15,6 +15,14 @@ export interface FoundPage {
   shapeChain?: number;
   /** Kept on the row from its insert until `finish` replaces it (JSON: what its inserter found). */
   payload?: string;
+  /** Admitted already done, its payload its result (nothing to fetch: a link row the report grades). */
+  done?: boolean;
+}
+
+/** Rows admitted by an insert go to their inserter at once (it works on them now): no claim. */
+export interface LeaseTo {
+  owner: string;
+  leaseMs: number;
 }
 
 /** A row a page worker leased: the page to fetch, and which lease of it this is (1 the first time). */
@@ -38,9 +46,23 @@ export interface FrontierCounts {
   over: number;
 }
 
+/**
+ * The job's rows as its counters tell them: cheap to read (no row is counted), exact unless a
+ * replica died between a row's change and its counter's, which `counts` then tells right.
+ */
+export interface FrontierTally {
+  /** Admitted rows not done yet (queued or leased). */
+  open: number;
+  done: number;
+  over: number;
+}
+
 /** The rows `insert` admitted, and how many it found past the cap. */
 export interface Admitted {
-  /** Pages new to the job and under its cap: the caller, alone, publishes their work items. */
+  /**
+   * Pages new to the job and under its cap: the caller, alone, publishes their work items (or works
+   * on them: inserted leased to it); rows inserted done are among them.
+   */
   queued: FoundPage[];
   over: number;
 }
@@ -58,9 +80,10 @@ export interface PageFrontier {
   /**
    * Inserts the pages not yet known to the job (known ones keep the lower depth and same-shape
    * chain: a page not read yet that a shorter path reaches is no trap's). New pages are
-   * admitted while the job's count is under its cap; the rest are kept as `over`.
+   * admitted while the job's count is under its cap; the rest are kept as `over`. With `leaseTo`,
+   * the rows admitted are leased to that owner (lease 1) rather than queued.
    */
-  insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date): Promise<Admitted>;
+  insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted>;
   /**
    * Leases a page for `leaseMs`: a queued row, or a leased one whose lease ran out (its worker is
    * presumed dead). Undefined when the page is done, held by a live lease, over the cap, or unknown.
@@ -89,7 +112,10 @@ export interface PageFrontier {
   resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]>;
   /** Of `urls`, those admitted to the job's frontier (queued, leased or done; not over the cap). */
   admitted(jobId: string, urls: readonly string[]): Promise<Set<string>>;
+  /** Every row counted: exact, and a scan of the job's rows on a server without counted indexes. */
   counts(jobId: string): Promise<FrontierCounts>;
+  /** The job's counters (FrontierTally): what the coordinator watches while pages are read. */
+  tally(jobId: string): Promise<FrontierTally>;
   /**
    * Pages whose work item may be lost: queued rows inserted before `queuedBefore` and leased rows
    * whose lease ran out by `now` (up to `limit`). The coordinator publishes them again; a row done
