@@ -1,6 +1,7 @@
-import mongoose, { type Connection, type Model } from 'mongoose';
+import mongoose, { type Connection } from 'mongoose';
 import type { AuditedPage } from '../site-audit/page-checks.js';
 import { type AuditPageStore, fromRecord, pageRecord, READ_BATCH, type StoredAffected } from './audit-pages.js';
+import { SpreadCollections } from './spread-collections.js';
 
 interface PageDoc {
   /** `<jobId> <url>`: one document per page of a job, whichever replica or try stores it first. */
@@ -58,26 +59,30 @@ function onlyDuplicates(err: unknown): boolean {
   return errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
 }
 
+/** The collection key of an issue's affected rows: an issue's rows are paged from one collection. */
+const issueKey = (jobId: string, issueId: string) => `${jobId} ${issueId}`;
+
 /**
- * A site audit's pages in the cluster store: a collection beside the crawl jobs, one document per
- * job and URL (its `_id`), so a page stored twice (two replicas, two tries) keeps the first.
+ * A site audit's pages in the cluster store, beside the crawl jobs: one document per job and URL
+ * (its `_id`), so a page stored twice (two replicas, two tries) keeps the first. Pages and affected
+ * rows are spread over collections (SpreadCollections): pages by `_id`, affected rows by issue.
  */
 export class MongoAuditPages implements AuditPageStore {
   private constructor(
     private readonly connection: Connection,
-    private readonly pages: Model<PageDoc>,
-    private readonly affectedRows: Model<AffectedDoc>,
+    private readonly pages: SpreadCollections<PageDoc>,
+    private readonly affectedRows: SpreadCollections<AffectedDoc>,
   ) {}
 
   static async connect(url: string, collection = 'audit_pages'): Promise<MongoAuditPages> {
     const connection = await mongoose
       .createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 })
       .asPromise();
-    const pages = connection.model<PageDoc>('AuditPage', schema, collection);
-    const affected = connection.model<AffectedDoc>('AuditAffected', affectedSchema, `${collection}_affected`);
-    await pages.createIndexes();
-    await affected.createIndexes();
-    return new MongoAuditPages(connection, pages, affected);
+    return new MongoAuditPages(
+      connection,
+      await SpreadCollections.open(connection, 'AuditPage', schema, collection),
+      await SpreadCollections.open(connection, 'AuditAffected', affectedSchema, `${collection}_affected`),
+    );
   }
 
   async add(jobId: string, pages: readonly AuditedPage[], expiresAt: Date): Promise<number> {
@@ -90,17 +95,24 @@ export class MongoAuditPages implements AuditPageStore {
       record: pageRecord(page),
       expiresAt,
     }));
-    // One insert per batch; when a URL of it is stored already, each page on its own as an upsert
-    // (a server may have stored the batch's other pages, or none of them).
-    try {
-      return (await this.pages.collection.insertMany(docs as never[], { ordered: false })).insertedCount;
-    } catch (err) {
-      if (!onlyDuplicates(err)) throw err;
-      let added = (err as { insertedCount?: number }).insertedCount ?? 0;
-      for (const { _id, ...doc } of docs)
-        added += (await this.pages.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true })).upsertedCount;
-      return added;
-    }
+    // One insert per collection; when a URL of it is stored already, each page on its own as an
+    // upsert (a server may have stored the other pages, or none of them).
+    const added = await Promise.all(
+      this.pages
+        .grouped(docs, (d) => d._id)
+        .map(async ([pages, group]) => {
+          try {
+            return (await pages.collection.insertMany(group as never[], { ordered: false })).insertedCount;
+          } catch (err) {
+            if (!onlyDuplicates(err)) throw err;
+            let added = 0;
+            for (const { _id, ...doc } of group)
+              added += (await pages.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true })).upsertedCount;
+            return added;
+          }
+        }),
+    );
+    return added.reduce((a, b) => a + b, 0);
   }
 
   async *read(jobId: string, batch = READ_BATCH): AsyncGenerator<AuditedPage[]> {
@@ -109,11 +121,20 @@ export class MongoAuditPages implements AuditPageStore {
       const after = last && {
         $or: [{ depth: { $gt: last.depth } }, { depth: last.depth, url: { $gt: last.url } }],
       };
-      const docs = await this.pages
-        .find({ jobId, ...after }, { depth: 1, url: 1, record: 1 })
-        .sort({ depth: 1, url: 1 })
-        .limit(batch)
-        .lean<Pick<PageDoc, 'depth' | 'url' | 'record'>[]>();
+      // The next `batch` by depth and URL of every collection's, merged.
+      const found = await Promise.all(
+        this.pages.all.map((pages) =>
+          pages
+            .find({ jobId, ...after }, { depth: 1, url: 1, record: 1 })
+            .sort({ depth: 1, url: 1 })
+            .limit(batch)
+            .lean<Pick<PageDoc, 'depth' | 'url' | 'record'>[]>(),
+        ),
+      );
+      const docs = found
+        .flat()
+        .sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
+        .slice(0, batch);
       if (docs.length === 0) return;
       yield docs.map((doc) => fromRecord(doc.record));
       const end = docs[docs.length - 1] as Pick<PageDoc, 'depth' | 'url'>;
@@ -123,18 +144,30 @@ export class MongoAuditPages implements AuditPageStore {
 
   async get(jobId: string, urls: readonly string[]): Promise<AuditedPage[]> {
     if (urls.length === 0) return [];
-    const docs = await this.pages
-      .find({ _id: { $in: urls.map((url) => `${jobId} ${url}`) } }, { record: 1 })
-      .lean<Pick<PageDoc, 'record'>[]>();
-    return docs.map((doc) => fromRecord(doc.record));
+    const found = await Promise.all(
+      this.pages
+        .grouped(
+          urls.map((url) => `${jobId} ${url}`),
+          (id) => id,
+        )
+        .map(([pages, ids]) =>
+          pages.find({ _id: { $in: ids } }, { url: 1, record: 1 }).lean<Pick<PageDoc, 'url' | 'record'>[]>(),
+        ),
+    );
+    // In the order asked.
+    const byUrl = new Map(found.flat().map((doc) => [doc.url, doc.record]));
+    return [...new Set(urls)].flatMap((url) => {
+      const record = byUrl.get(url);
+      return record === undefined ? [] : [fromRecord(record)];
+    });
   }
 
   async count(jobId: string): Promise<number> {
-    return this.pages.countDocuments({ jobId });
+    return this.pages.sum((pages) => pages.countDocuments({ jobId }));
   }
 
   async clear(jobId: string): Promise<number> {
-    return (await this.pages.deleteMany({ jobId })).deletedCount;
+    return this.pages.sum(async (pages) => (await pages.deleteMany({ jobId })).deletedCount);
   }
 
   async addAffected(jobId: string, rows: readonly StoredAffected[], expiresAt: Date): Promise<void> {
@@ -145,15 +178,22 @@ export class MongoAuditPages implements AuditPageStore {
       ...row,
       expiresAt,
     }));
-    try {
-      await this.affectedRows.collection.insertMany(docs as never[], { ordered: false });
-    } catch (err) {
-      if (!onlyDuplicates(err)) throw err;
-    }
+    await Promise.all(
+      this.affectedRows
+        .grouped(docs, (d) => issueKey(jobId, d.issueId))
+        .map(async ([rows, group]) => {
+          try {
+            await rows.collection.insertMany(group as never[], { ordered: false });
+          } catch (err) {
+            if (!onlyDuplicates(err)) throw err;
+          }
+        }),
+    );
   }
 
   async affected(jobId: string, issueId: string, offset: number, limit: number): Promise<StoredAffected[]> {
     const docs = await this.affectedRows
+      .of(issueKey(jobId, issueId))
       .find({ jobId, issueId }, { _id: 0, issueId: 1, url: 1, seq: 1, detail: 1, sources: 1 })
       .sort({ url: 1, seq: 1 })
       .skip(offset)
@@ -163,12 +203,13 @@ export class MongoAuditPages implements AuditPageStore {
   }
 
   async clearAffected(jobId: string): Promise<number> {
-    return (await this.affectedRows.deleteMany({ jobId })).deletedCount;
+    return this.affectedRows.sum(async (rows) => (await rows.deleteMany({ jobId })).deletedCount);
   }
 
   async sweep(now = new Date()): Promise<number> {
-    const pages = (await this.pages.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
-    return pages + (await this.affectedRows.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    const expired = { expiresAt: { $lte: now } };
+    const pages = await this.pages.sum(async (pages) => (await pages.deleteMany(expired)).deletedCount);
+    return pages + (await this.affectedRows.sum(async (rows) => (await rows.deleteMany(expired)).deletedCount));
   }
 
   async close(): Promise<void> {

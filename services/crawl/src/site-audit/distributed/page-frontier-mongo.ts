@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import mongoose, { type Connection, type Model } from 'mongoose';
+import { SpreadCollections } from '../../jobs/spread-collections.js';
 import type {
   Admitted,
   FoundPage,
@@ -110,13 +111,6 @@ claimSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 const DUPLICATE_KEY = 11000;
 const rowId = (jobId: string, url: string) => `${jobId} ${url}`;
 const isDuplicate = (err: unknown) => (err as { code?: number }).code === DUPLICATE_KEY;
-/**
- * Collections the rows (and claims) are spread over, by a hash of the row's `_id`. jongodb's cost
- * of a write grows with the square of its collection's rows (docs/decisions/0498-frontier-by-id.md);
- * on MongoDB the spread costs nothing but the report's merge of a few sorted reads.
- */
-export const FRONTIER_BUCKETS = 64;
-
 /** A claim that finds this many leases taken, each by a claim that died before writing the row, gives up. */
 const DEAD_CLAIMS_SKIPPED = 3;
 
@@ -132,37 +126,23 @@ export class MongoPageFrontier implements PageFrontier {
   private constructor(
     private readonly connection: Connection,
     private readonly jobs: Model<JobDoc>,
-    private readonly buckets: readonly { rows: Model<RowDoc>; claims: Model<ClaimDoc> }[],
+    /** Rows, and beside each row (the same key) its claims. */
+    private readonly rows: SpreadCollections<RowDoc>,
+    private readonly claims: SpreadCollections<ClaimDoc>,
   ) {}
 
-  static async connect(url: string, prefix = 'audit_frontier', buckets = FRONTIER_BUCKETS): Promise<MongoPageFrontier> {
+  static async connect(url: string, prefix = 'audit_frontier'): Promise<MongoPageFrontier> {
     const connection = await mongoose
       .createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 })
       .asPromise();
     const jobs = connection.model<JobDoc>('AuditFrontierJob', jobSchema, `${prefix}_jobs`);
-    const spread = Array.from({ length: buckets }, (_, i) => ({
-      rows: connection.model<RowDoc>(`AuditFrontierRow${i}`, rowSchema, `${prefix}_rows_${i}`),
-      claims: connection.model<ClaimDoc>(`AuditFrontierClaim${i}`, claimSchema, `${prefix}_claims_${i}`),
-    }));
     await jobs.createIndexes();
-    for (const { rows, claims } of spread) await Promise.all([rows.createIndexes(), claims.createIndexes()]);
-    return new MongoPageFrontier(connection, jobs, spread);
-  }
-
-  /** The bucket of a row's `_id` (its claims go beside it). */
-  private bucket(id: string): { rows: Model<RowDoc>; claims: Model<ClaimDoc> } {
-    const hash = createHash('sha1').update(id).digest().readUInt32BE(0);
-    return this.buckets[hash % this.buckets.length] as { rows: Model<RowDoc>; claims: Model<ClaimDoc> };
-  }
-
-  /** The rows of `ids` by bucket. */
-  private byBucket(ids: readonly string[]): [Model<RowDoc>, string[]][] {
-    const groups = new Map<Model<RowDoc>, string[]>();
-    for (const id of ids) {
-      const { rows } = this.bucket(id);
-      groups.set(rows, [...(groups.get(rows) ?? []), id]);
-    }
-    return [...groups];
+    return new MongoPageFrontier(
+      connection,
+      jobs,
+      await SpreadCollections.open(connection, 'AuditFrontierRow', rowSchema, `${prefix}_rows`),
+      await SpreadCollections.open(connection, 'AuditFrontierClaim', claimSchema, `${prefix}_claims`),
+    );
   }
 
   async open(jobId: string, pageCap: number, expiresAt: Date): Promise<void> {
@@ -209,7 +189,7 @@ export class MongoPageFrontier implements PageFrontier {
       const p = unique[d.batchIndex as number] as FoundPage;
       d.state = admittedState(p);
       const leased = d.state === 'leased' && leaseTo;
-      await this.bucket(d._id).rows.updateOne(
+      await this.rows.of(d._id).updateOne(
         { _id: d._id },
         {
           $set: {
@@ -250,21 +230,22 @@ export class MongoPageFrontier implements PageFrontier {
    */
   private async insertNew(docs: RowDoc[], pages: readonly FoundPage[]): Promise<Set<string>> {
     const inserted = await Promise.all(
-      this.byBucket(docs.map((d) => d._id)).map(async ([rows, ids]) => {
-        const wanted = new Set(ids);
-        try {
-          await rows.collection.insertMany(docs.filter((d) => wanted.has(d._id)) as never[], { ordered: false });
-          return true;
-        } catch (err) {
-          // The driver names one write error or several; a server may name only the code.
-          const failed = err as { code?: number; writeErrors?: { code?: number } | { code?: number }[] };
-          const errors = [failed.writeErrors ?? []].flat();
-          const duplicates =
-            errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
-          if (!duplicates) throw err;
-          return false;
-        }
-      }),
+      this.rows
+        .grouped(docs, (d) => d._id)
+        .map(async ([rows, group]) => {
+          try {
+            await rows.collection.insertMany(group as never[], { ordered: false });
+            return true;
+          } catch (err) {
+            // The driver names one write error or several; a server may name only the code.
+            const failed = err as { code?: number; writeErrors?: { code?: number } | { code?: number }[] };
+            const errors = [failed.writeErrors ?? []].flat();
+            const duplicates =
+              errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
+            if (!duplicates) throw err;
+            return false;
+          }
+        }),
     );
     if (inserted.every(Boolean)) return new Set(docs.map((d) => d._id));
     // Which went in: rows carrying this insert's token. A server may stop at the first duplicate
@@ -273,7 +254,7 @@ export class MongoPageFrontier implements PageFrontier {
     const first = docs[0] as RowDoc;
     await Promise.all(
       docs.map(async ({ _id, ...doc }, i) => {
-        const { rows } = this.bucket(_id);
+        const rows = this.rows.of(_id);
         let row = await rows.findById(_id, { insertedBy: 1, depth: 1, shapeChain: 1 }).lean();
         if (!row) {
           const put = await rows.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true });
@@ -299,7 +280,8 @@ export class MongoPageFrontier implements PageFrontier {
    */
   async claim(jobId: string, url: string, owner: string, leaseMs: number, now = new Date()) {
     const _id = rowId(jobId, url);
-    const { rows, claims } = this.bucket(_id);
+    const rows = this.rows.of(_id);
+    const claims = this.claims.of(_id);
     const row = await rows.findById(_id).lean();
     if (
       !row ||
@@ -337,7 +319,7 @@ export class MongoPageFrontier implements PageFrontier {
   /** The row, when `owner` holds its lease. */
   private async held(jobId: string, url: string, owner: string): Promise<RowDoc | undefined> {
     const _id = rowId(jobId, url);
-    const row = await this.bucket(_id).rows.findById(_id, { owner: 1, state: 1 }).lean();
+    const row = await this.rows.of(_id).findById(_id, { owner: 1, state: 1 }).lean();
     return row?.state === 'leased' && row.owner === owner ? (row as RowDoc) : undefined;
   }
 
@@ -346,7 +328,7 @@ export class MongoPageFrontier implements PageFrontier {
       urls.map(async (url) => {
         if (!(await this.held(jobId, url, owner))) return 0;
         const _id = rowId(jobId, url);
-        await this.bucket(_id).rows.updateOne({ _id }, { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } });
+        await this.rows.of(_id).updateOne({ _id }, { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } });
         return 1;
       }),
     );
@@ -356,10 +338,12 @@ export class MongoPageFrontier implements PageFrontier {
   async finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean> {
     if (!(await this.held(jobId, url, owner))) return false;
     const _id = rowId(jobId, url);
-    await this.bucket(_id).rows.updateOne(
-      { _id },
-      { $set: { state: 'done', ...(result === undefined ? {} : { result }) }, $unset: { leaseUntil: 1 } },
-    );
+    await this.rows
+      .of(_id)
+      .updateOne(
+        { _id },
+        { $set: { state: 'done', ...(result === undefined ? {} : { result }) }, $unset: { leaseUntil: 1 } },
+      );
     await this.jobs.updateOne({ _id: jobId }, { $inc: { finished: 1 } });
     return true;
   }
@@ -371,16 +355,13 @@ export class MongoPageFrontier implements PageFrontier {
     const job = await this.jobs.findById(jobId, { over: 1 }).lean();
     const next = (job?.over ?? 0) > 0 ? await this.firstOver(jobId) : undefined;
     if (next) {
-      await this.bucket(next._id).rows.updateOne(
-        { _id: next._id },
-        { $set: { state: 'queued', queuedAt: new Date() } },
-      );
+      await this.rows.of(next._id).updateOne({ _id: next._id }, { $set: { state: 'queued', queuedAt: new Date() } });
       await this.jobs.updateOne({ _id: jobId }, { $inc: { over: -1, opened: 1 } });
     }
     if (!(await this.finish(jobId, url, owner, result))) {
       // Another worker took the row over meanwhile: the room was not ours to pass on.
       if (next) {
-        await this.bucket(next._id).rows.updateOne({ _id: next._id }, { $set: { state: 'over' } });
+        await this.rows.of(next._id).updateOne({ _id: next._id }, { $set: { state: 'over' } });
         await this.jobs.updateOne({ _id: jobId }, { $inc: { over: 1, opened: -1 } });
       }
       return undefined;
@@ -395,7 +376,7 @@ export class MongoPageFrontier implements PageFrontier {
   /** The row over the cap admitted next: the lowest depth, then the first found. */
   private async firstOver(jobId: string): Promise<RowDoc | undefined> {
     const firsts = await Promise.all(
-      this.buckets.map(({ rows }) =>
+      this.rows.all.map((rows) =>
         rows.find({ jobId, state: 'over' }).sort({ depth: 1, queuedAt: 1, batchIndex: 1 }).limit(1).lean(),
       ),
     );
@@ -421,7 +402,7 @@ export class MongoPageFrontier implements PageFrontier {
     for (;;) {
       // The next `batch` by URL of every bucket's, merged.
       const found = await Promise.all(
-        this.buckets.map(({ rows }) =>
+        this.rows.all.map((rows) =>
           rows
             .find({ jobId, url: { $gt: after }, result: { $exists: true } }, { url: 1, result: 1, state: 1 })
             .sort({ url: 1 })
@@ -442,9 +423,16 @@ export class MongoPageFrontier implements PageFrontier {
   async resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]> {
     if (urls.length === 0) return [];
     const found = await Promise.all(
-      this.byBucket(urls.map((u) => rowId(jobId, u))).map(([rows, ids]) =>
-        rows.find({ _id: { $in: ids }, result: { $exists: true } }, { url: 1, result: 1, state: 1 }).lean(),
-      ),
+      this.rows
+        .grouped(urls, (u) => rowId(jobId, u))
+        .map(([rows, group]) =>
+          rows
+            .find(
+              { _id: { $in: group.map((u) => rowId(jobId, u)) }, result: { $exists: true } },
+              { url: 1, result: 1, state: 1 },
+            )
+            .lean(),
+        ),
     );
     return found.flat().map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
   }
@@ -452,19 +440,17 @@ export class MongoPageFrontier implements PageFrontier {
   async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
     if (urls.length === 0) return new Set();
     const found = await Promise.all(
-      this.byBucket(urls.map((u) => rowId(jobId, u))).map(([rows, ids]) =>
-        rows.find({ _id: { $in: ids }, state: { $ne: 'over' } }, { url: 1 }).lean(),
-      ),
+      this.rows
+        .grouped(urls, (u) => rowId(jobId, u))
+        .map(([rows, group]) =>
+          rows.find({ _id: { $in: group.map((u) => rowId(jobId, u)) }, state: { $ne: 'over' } }, { url: 1 }).lean(),
+        ),
     );
     return new Set(found.flat().map((r) => r.url));
   }
 
   async counts(jobId: string): Promise<FrontierCounts> {
-    const count = async (state: RowDoc['state']) =>
-      (await Promise.all(this.buckets.map(({ rows }) => rows.countDocuments({ jobId, state })))).reduce(
-        (a, b) => a + b,
-        0,
-      );
+    const count = (state: RowDoc['state']) => this.rows.sum((rows) => rows.countDocuments({ jobId, state }));
     const [queued, leased, done, job] = await Promise.all([
       count('queued'),
       count('leased'),
@@ -482,7 +468,7 @@ export class MongoPageFrontier implements PageFrontier {
 
   async stranded(jobId: string, queuedBefore: Date, now: Date, limit: number): Promise<string[]> {
     const urls: string[] = [];
-    for (const { rows } of this.buckets) {
+    for (const rows of this.rows.all) {
       if (urls.length >= limit) break;
       const found = await rows
         .find(
@@ -505,21 +491,15 @@ export class MongoPageFrontier implements PageFrontier {
   }
 
   async clear(jobId: string): Promise<void> {
-    await Promise.all(
-      this.buckets.flatMap(({ rows, claims }) => [rows.deleteMany({ jobId }), claims.deleteMany({ jobId })]),
-    );
+    await this.claims.sum(async (claims) => (await claims.deleteMany({ jobId })).deletedCount);
+    await this.rows.sum(async (rows) => (await rows.deleteMany({ jobId })).deletedCount);
     await this.jobs.deleteOne({ _id: jobId });
   }
 
   async sweep(now = new Date()): Promise<number> {
     await this.jobs.deleteMany({ expiresAt: { $lte: now } });
-    const swept = await Promise.all(
-      this.buckets.map(async ({ rows, claims }) => {
-        await claims.deleteMany({ expiresAt: { $lte: now } });
-        return (await rows.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
-      }),
-    );
-    return swept.reduce((a, b) => a + b, 0);
+    await this.claims.sum(async (claims) => (await claims.deleteMany({ expiresAt: { $lte: now } })).deletedCount);
+    return this.rows.sum(async (rows) => (await rows.deleteMany({ expiresAt: { $lte: now } })).deletedCount);
   }
 
   async close(): Promise<void> {
