@@ -47,9 +47,9 @@ export async function auditEngine(stack: Pick<TestStack, 'logs'>, jobId: string)
   return engine() as string;
 }
 
-/** The engine of a site audit without fragment checks: by the SITE_AUDIT_DISTRIBUTED the crawl reads. */
+/** The engine of a site audit without fragment checks: by the SITE_AUDIT_DISTRIBUTED the crawl reads (default on). */
 export const switchedEngine = () =>
-  ['1', 'true'].includes(process.env.SITE_AUDIT_DISTRIBUTED ?? '') ? 'distributed' : 'one-worker';
+  ['0', 'false'].includes(process.env.SITE_AUDIT_DISTRIBUTED ?? '') ? 'one-worker' : 'distributed';
 
 export interface Polled {
   /** The last envelope (`data`), once status is no longer `crawling`. */

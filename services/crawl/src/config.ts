@@ -109,7 +109,7 @@ const ENV = {
   CRAWL_STALL_MS: env.int(2 * 60_000, 1_000),
   CRAWL_QUEUE_STALL_MS: env.int(15 * 60_000, 1_000),
   /** Site audits spread over every replica (site-audit/distributed/, decision 0491); off: one worker runs each. */
-  SITE_AUDIT_DISTRIBUTED: env.bool(false),
+  SITE_AUDIT_DISTRIBUTED: env.bool(true),
   /** Pages of distributed audits one replica works on at once. */
   SITE_AUDIT_PAGE_WORKERS: env.int(16, 1),
 };
