@@ -20,7 +20,7 @@ import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { type AuditSite, startAuditSite } from '../src/fixture-audit-site.js';
+import { type AuditSite, auditSitePages, startAuditSite } from '../src/fixture-audit-site.js';
 import { REPO_ROOT } from '../src/local-stack.js';
 import { startMongo } from '../src/mongo-under-test.js';
 import { startOwnNats } from '../src/nats-under-test.js';
@@ -57,7 +57,8 @@ async function audit(stack: TestStack, site: AuditSite): Promise<Audited> {
   const res = await stack.api('/v1/site-audit', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `${site.base}/`, maxPages: site.pages, checkResources: true }),
+    // The cap is every page the audit reads: the tree's and the missing pages it links (a 404 is a page).
+    body: JSON.stringify({ url: `${site.base}/`, maxPages: auditSitePages(site.pages).length, checkResources: true }),
   });
   const start = await json(res);
   if (res.status !== 202) throw new Error(`audit start: ${res.status} ${JSON.stringify(start.error)}`);

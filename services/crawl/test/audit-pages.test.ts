@@ -112,6 +112,18 @@ for (const adapter of [sqlite(), mongo()]) {
       expect(await store.count(job)).to.equal(5);
     });
 
+    it('reads thousands of records in order, each once, across every collection of a spread store', async () => {
+      const job = randomUUID();
+      // Enough per collection (MongoDB spreads records over 64) for each to be read several times.
+      const pages = Array.from({ length: 4_000 }, (_, i) => page(`https://a.test/p/${i}`, i % 5));
+      for (let i = 0; i < pages.length; i += 500) await store.add(job, pages.slice(i, i + 500), later());
+      const batches = await readAll(store, job, 500);
+      expect(batches.map((b) => b.length)).to.deep.equal(Array(8).fill(500));
+      const order = (p: AuditedPage) => [p.depth, p.url] as const;
+      const expected = [...pages].sort((a, b) => order(a)[0] - order(b)[0] || (a.url < b.url ? -1 : 1));
+      expect(batches.flat().map(order)).to.deep.equal(expected.map(order));
+    });
+
     it('keeps one record per URL, the first, whoever stores it again (another replica, another try)', async () => {
       const job = randomUUID();
       expect(await store.add(job, [page('https://a.test/x', 1)], later())).to.equal(1);

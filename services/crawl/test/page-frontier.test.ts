@@ -167,6 +167,34 @@ for (const make of [sqlite, mongo]) {
       expect(leased.map((p) => p?.shapeChain)).to.deep.equal([2, 4, 0]);
     });
 
+    it('reads thousands of results in URL order, each once; its tally agrees with the rows counted', async () => {
+      const job = randomUUID();
+      await a.open(job, 3_500, inAnHour());
+      // Enough per collection (MongoDB spreads rows over 64) for each to be read several times.
+      const rows = Array.from({ length: 4_000 }, (_, i) => ({ ...page(i), payload: `"${i}"`, done: i % 3 === 0 }));
+      for (let i = 0; i < rows.length; i += 500) await a.insert(job, rows.slice(i, i + 500), inAnHour());
+      const read = [];
+      for await (const batch of b.results(job, 500)) read.push(batch.length, ...batch.map((r) => r.url));
+      const urls = rows.map((r) => r.url).sort();
+      expect(read.filter((x) => typeof x === 'string')).to.deep.equal(urls);
+      expect(read.filter((x) => typeof x === 'number')).to.deep.equal(Array(8).fill(500));
+      const counted = await b.counts(job);
+      expect(counted).to.deep.equal({ queued: 3_500 - 1_167, leased: 0, done: 1_167, over: 500 });
+      expect(await b.tally(job)).to.deep.equal({ open: counted.queued, done: counted.done, over: counted.over });
+    });
+
+    it('leases the rows an insert admits to its inserter when asked: no claim, finished by it', async () => {
+      const job = randomUUID();
+      await a.open(job, 2, inAnHour());
+      const admitted = await a.insert(job, [page(1), page(2), page(3)], inAnHour(), { owner: 'r1', leaseMs: 60_000 });
+      expect(admitted).to.deep.equal({ queued: [page(1), page(2)], over: 1 });
+      expect(await b.claim(job, page(1).url, 'r2', 60_000)).to.equal(undefined);
+      expect(await b.finish(job, page(1).url, 'r2')).to.equal(false);
+      expect(await b.finish(job, page(1).url, 'r1', '"checked"')).to.equal(true);
+      expect(await b.counts(job)).to.deep.equal({ queued: 0, leased: 1, done: 1, over: 1 });
+      expect(await b.tally(job)).to.deep.equal({ open: 1, done: 1, over: 1 });
+    });
+
     it("keeps the job context, a row's payload until its result (by order or URL), tells admitted pages", async () => {
       const job = randomUUID();
       await a.open(job, 2, inAnHour());

@@ -1,7 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { AuditedPage } from '../site-audit/page-checks.js';
 import { type AuditPageStore, fromRecord, pageRecord, READ_BATCH, type StoredAffected } from './audit-pages.js';
-import { SpreadCollections } from './spread-collections.js';
+import { mergedReads, SpreadCollections } from './spread-collections.js';
 
 interface PageDoc {
   /** `<jobId> <url>`: one document per page of a job, whichever replica or try stores it first. */
@@ -58,6 +58,9 @@ function onlyDuplicates(err: unknown): boolean {
   const errors = failed.writeErrors ?? [];
   return errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
 }
+
+/** Records read from each collection at a time by `read`'s merge. */
+const MERGED_READ = 32;
 
 /** The collection key of an issue's affected rows: an issue's rows are paged from one collection. */
 const issueKey = (jobId: string, issueId: string) => `${jobId} ${issueId}`;
@@ -116,30 +119,33 @@ export class MongoAuditPages implements AuditPageStore {
   }
 
   async *read(jobId: string, batch = READ_BATCH): AsyncGenerator<AuditedPage[]> {
-    let last: { depth: number; url: string } | undefined;
-    for (;;) {
-      const after = last && {
-        $or: [{ depth: { $gt: last.depth } }, { depth: last.depth, url: { $gt: last.url } }],
-      };
-      // The next `batch` by depth and URL of every collection's, merged.
-      const found = await Promise.all(
-        this.pages.all.map((pages) =>
-          pages
-            .find({ jobId, ...after }, { depth: 1, url: 1, record: 1 })
-            .sort({ depth: 1, url: 1 })
-            .limit(batch)
-            .lean<Pick<PageDoc, 'depth' | 'url' | 'record'>[]>(),
-        ),
-      );
-      const docs = found
-        .flat()
-        .sort((a, b) => a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
-        .slice(0, batch);
-      if (docs.length === 0) return;
-      yield docs.map((doc) => fromRecord(doc.record));
-      const end = docs[docs.length - 1] as Pick<PageDoc, 'depth' | 'url'>;
-      last = { depth: end.depth, url: end.url };
+    type Doc = Pick<PageDoc, 'depth' | 'url' | 'record'>;
+    const docs = mergedReads<PageDoc, Doc>(
+      this.pages,
+      (pages, last, limit) =>
+        pages
+          .find(
+            {
+              jobId,
+              ...(last && { $or: [{ depth: { $gt: last.depth } }, { depth: last.depth, url: { $gt: last.url } }] }),
+            },
+            { depth: 1, url: 1, record: 1 },
+          )
+          .sort({ depth: 1, url: 1 })
+          .limit(limit)
+          .lean<Doc[]>(),
+      (a, b) => a.depth - b.depth || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0),
+      MERGED_READ,
+    );
+    let out: AuditedPage[] = [];
+    for await (const doc of docs) {
+      out.push(fromRecord(doc.record));
+      if (out.length >= batch) {
+        yield out;
+        out = [];
+      }
     }
+    if (out.length > 0) yield out;
   }
 
   async get(jobId: string, urls: readonly string[]): Promise<AuditedPage[]> {

@@ -49,3 +49,37 @@ export class SpreadCollections<T> {
     return (await Promise.all(this.all.map(count))).reduce((a, b) => a + b, 0);
   }
 }
+
+/**
+ * The rows of every collection in one order: a merge of each collection's sorted reads, `per` rows
+ * a read, so a batch of the merged order holds `per` rows of each collection at most beside it.
+ * `read` gives a collection's next rows in `compare`'s order after `after` (from the start: undefined).
+ */
+export async function* mergedReads<T, R>(
+  collections: SpreadCollections<T>,
+  read: (model: Model<T>, after: R | undefined, limit: number) => Promise<R[]>,
+  compare: (a: R, b: R) => number,
+  per: number,
+): AsyncGenerator<R> {
+  const heads = await Promise.all(
+    collections.all.map(async (model) => {
+      const rows = await read(model, undefined, per);
+      return { model, rows, at: 0, ended: rows.length < per };
+    }),
+  );
+  for (;;) {
+    let best: (typeof heads)[number] | undefined;
+    for (const head of heads) {
+      if (head.at >= head.rows.length) continue;
+      if (!best || compare(head.rows[head.at] as R, best.rows[best.at] as R) < 0) best = head;
+    }
+    if (!best) return;
+    const row = best.rows[best.at++] as R;
+    yield row;
+    if (best.at >= best.rows.length && !best.ended) {
+      best.rows = await read(best.model, row, per);
+      best.at = 0;
+      best.ended = best.rows.length < per;
+    }
+  }
+}

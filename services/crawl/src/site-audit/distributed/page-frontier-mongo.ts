@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import mongoose, { type Connection, type Model } from 'mongoose';
-import { SpreadCollections } from '../../jobs/spread-collections.js';
+import { mergedReads, SpreadCollections } from '../../jobs/spread-collections.js';
 import type {
   Admitted,
   FoundPage,
@@ -111,6 +111,9 @@ claimSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 const DUPLICATE_KEY = 11000;
 const rowId = (jobId: string, url: string) => `${jobId} ${url}`;
 const isDuplicate = (err: unknown) => (err as { code?: number }).code === DUPLICATE_KEY;
+/** Rows read from each collection at a time by the report's merged reads. */
+const MERGED_READ = 32;
+
 /** A claim that finds this many leases taken, each by a claim that died before writing the row, gives up. */
 const DEAD_CLAIMS_SKIPPED = 3;
 
@@ -398,26 +401,27 @@ export class MongoPageFrontier implements PageFrontier {
   }
 
   async *results(jobId: string, batch = 500): AsyncGenerator<RowResult[]> {
-    let after = '';
-    for (;;) {
-      // The next `batch` by URL of every bucket's, merged.
-      const found = await Promise.all(
-        this.rows.all.map((rows) =>
-          rows
-            .find({ jobId, url: { $gt: after }, result: { $exists: true } }, { url: 1, result: 1, state: 1 })
-            .sort({ url: 1 })
-            .limit(batch)
-            .lean(),
-        ),
-      );
-      const rows = found
-        .flat()
-        .sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
-        .slice(0, batch);
-      if (rows.length === 0) return;
-      yield rows.map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
-      after = (rows[rows.length - 1] as { url: string }).url;
+    type Row = Pick<RowDoc, 'url' | 'result' | 'state'>;
+    const rows = mergedReads<RowDoc, Row>(
+      this.rows,
+      (rows, after, limit) =>
+        rows
+          .find({ jobId, url: { $gt: after?.url ?? '' }, result: { $exists: true } }, { url: 1, result: 1, state: 1 })
+          .sort({ url: 1 })
+          .limit(limit)
+          .lean<Row[]>(),
+      (a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0),
+      MERGED_READ,
+    );
+    let out: RowResult[] = [];
+    for await (const r of rows) {
+      out.push({ url: r.url, result: r.result as string, done: r.state === 'done' });
+      if (out.length >= batch) {
+        yield out;
+        out = [];
+      }
     }
+    if (out.length > 0) yield out;
   }
 
   async resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]> {
