@@ -107,7 +107,8 @@ const secs = (Date.now() - started) / 1000;
 clearInterval(timer);
 clearTimeout(timeout);
 console.log(
-  `${REPLICAS} replicas x ${WORKERS} workers, ${PAGES}-page site: ${crawled} pages in ${secs.toFixed(1)} s = ${(crawled / secs).toFixed(2)} pages/s`,
+  `${REPLICAS} replicas x ${WORKERS} workers, ${PAGES}-page site: ${crawled} pages in ${secs.toFixed(1)} s = ` +
+    `${(crawled / secs).toFixed(2)} pages/s`,
 );
 for (const [name, c] of [...commands].sort((a, b) => b[1].ms - a[1].ms))
   console.log(`  ${name}: ${c.n} commands, ${Math.round(c.ms)} ms in all, ${(c.ms / c.n).toFixed(1)} ms each`);

@@ -88,9 +88,10 @@ export class SqlitePageFrontier implements PageFrontier {
       ),
       insert: this.db.prepare(
         `INSERT OR IGNORE INTO audit_frontier
-         (job_id, url, depth, from_sitemap, shape_chain, state, owner, lease_until, leases, queued_at, result, expires_at)
+         (job_id, url, depth, from_sitemap, shape_chain, state, owner, lease_until, leases, queued_at, result,
+          expires_at)
          VALUES (@jobId, @url, @depth, @fromSitemap, @shapeChain, @state, @owner, @leaseUntil, @leases, @now, @payload,
-         @expiresAt)`,
+          @expiresAt)`,
       ),
       lease: this.db.prepare<[string, number, string, string, number], Row>(
         `UPDATE audit_frontier SET state = 'leased', owner = ?, lease_until = ?, leases = leases + 1
