@@ -441,18 +441,6 @@ export class MongoPageFrontier implements PageFrontier {
     return found.flat().map((r) => ({ url: r.url, result: r.result as string, done: r.state === 'done' }));
   }
 
-  async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
-    if (urls.length === 0) return new Set();
-    const found = await Promise.all(
-      this.rows
-        .grouped(urls, (u) => rowId(jobId, u))
-        .map(([rows, group]) =>
-          rows.find({ _id: { $in: group.map((u) => rowId(jobId, u)) }, state: { $ne: 'over' } }, { url: 1 }).lean(),
-        ),
-    );
-    return new Set(found.flat().map((r) => r.url));
-  }
-
   async counts(jobId: string): Promise<FrontierCounts> {
     const count = (state: RowDoc['state']) => this.rows.sum((rows) => rows.countDocuments({ jobId, state }));
     const [queued, leased, done, job] = await Promise.all([

@@ -123,9 +123,6 @@ export class SqlitePageFrontier implements PageFrontier {
       resultOf: this.db.prepare<[string, string], { url: string; result: string; state: string }>(
         'SELECT url, result, state FROM audit_frontier WHERE job_id = ? AND url = ? AND result IS NOT NULL',
       ),
-      admitted: this.db.prepare<[string, string], { n: number }>(
-        `SELECT count(*) AS n FROM audit_frontier WHERE job_id = ? AND url = ? AND state != 'over'`,
-      ),
       counts: this.db.prepare<[string], { state: string; n: number }>(
         'SELECT state, count(*) AS n FROM audit_frontier WHERE job_id = ? GROUP BY state',
       ),
@@ -255,10 +252,6 @@ export class SqlitePageFrontier implements PageFrontier {
       const row = this.s.resultOf.get(jobId, url);
       return row ? [{ url: row.url, result: row.result, done: row.state === 'done' }] : [];
     });
-  }
-
-  async admitted(jobId: string, urls: readonly string[]): Promise<Set<string>> {
-    return new Set(urls.filter((url) => (this.s.admitted.get(jobId, url)?.n ?? 0) > 0));
   }
 
   async counts(jobId: string): Promise<FrontierCounts> {

@@ -110,8 +110,6 @@ export interface PageFrontier {
   results(jobId: string, batch?: number): AsyncGenerator<RowResult[]>;
   /** What the rows of these URLs carry, as `results` gives it; a URL with no row or nothing on it is left out. */
   resultsOf(jobId: string, urls: readonly string[]): Promise<RowResult[]>;
-  /** Of `urls`, those admitted to the job's frontier (queued, leased or done; not over the cap). */
-  admitted(jobId: string, urls: readonly string[]): Promise<Set<string>>;
   /** Every row counted: exact, and a scan of the job's rows on a server without counted indexes. */
   counts(jobId: string): Promise<FrontierCounts>;
   /** The job's counters (FrontierTally): what the coordinator watches while pages are read. */

@@ -99,6 +99,9 @@ export interface PageWorkerDeps {
   log: Logger;
 }
 
+/** A link row's lease: its inserter checks it now; one whose inserter died is checked when the report is made. */
+const LINK_LEASE_MS = 24 * 3_600_000;
+
 /** A job's runtime unused this long is dropped (its audit ended, or moved on to other replicas). */
 const IDLE_MS = 60_000;
 /**
@@ -389,9 +392,10 @@ export class AuditPageWorker {
   }
 
   /**
-   * Inserts a row per link; checks those this worker inserted (each link is checked once in the
-   * audit, by whoever found it first). A link to a page of the audit is graded by that page's own
-   * fetch when the report is made, never fetched again here.
+   * Inserts a row per link, leased to this worker; checks those it inserted (each link is checked
+   * once in the audit, by whoever found it first). A link to a page of the site is inserted done:
+   * it is graded by that page's own fetch when the report is made (or checked then, if the page was
+   * not fetched), never fetched here.
    */
   private async checkLinks(
     job: JobRuntime,
@@ -401,56 +405,45 @@ export class AuditPageWorker {
   ): Promise<void> {
     if (links.length === 0) return;
     const byKey = new Map(links.map((l) => [linkKey(l), l]));
-    const expiresAt = new Date(job.context.expiresAt);
     const space = linksOf(job.jobId);
-    const admitted = await this.deps.frontier.insert(
-      space,
-      // The link rides on its row, so that the coordinator can check it if this replica dies first.
-      [...byKey].map(([url, link]) => ({ url, depth: 0, fromSitemap: false, payload: JSON.stringify({ link }) })),
-      expiresAt,
-    );
-    if (admitted.queued.length === 0) return;
-    const mine = admitted.queued.map((row) => byKey.get(row.url) as FoundLink);
-    const pageUrls = new Map<FoundLink, string>();
-    for (const link of mine) {
+    const rows = [...byKey].map(([url, link]): FoundPage => {
       const page = link.type === 'internal' ? pageOf(link.url, job.site) : undefined;
-      if (page) pageUrls.set(link, page);
-    }
-    const pages = await this.deps.frontier.admitted(job.jobId, [...new Set(pageUrls.values())]);
+      // The link rides on its row, so that the coordinator can check it if this replica dies first.
+      const result: LinkRowResult = page ? { link, page } : { link };
+      return { url, depth: 0, fromSitemap: false, payload: JSON.stringify(result), done: page !== undefined };
+    });
+    const admitted = await this.deps.frontier.insert(space, rows, new Date(job.context.expiresAt), {
+      owner: this.deps.owner,
+      leaseMs: LINK_LEASE_MS,
+    });
+    const mine = admitted.queued.filter((row) => !row.done).map((row) => byKey.get(row.url) as FoundLink);
     await Promise.all(
       mine.map(async (link) => {
-        const key = linkKey(link);
-        const leased = await this.deps.frontier.claim(space, key, this.deps.owner, 24 * 3_600_000);
-        if (!leased) return;
-        const page = pageUrls.get(link);
         let result: LinkRowResult;
-        if (page && pages.has(page)) result = { link, page };
-        else {
-          try {
-            const checked: { outcome?: CheckOutcome } = {};
-            const graded = await verdictFor(
-              link,
-              {
-                page: source,
-                pageTargets: collector?.targets ?? new PageTargets(),
-                outcomeOf: async (u) => (checked.outcome = await job.checker.check(u)),
-                targetsOf: async () => undefined,
-              },
-              // An in-page anchor is verified against this page; a link's fragments when the report is made.
-              link.type === 'anchor' && job.context.checkFragments === true,
-              job.rules.accepts,
-              job.rules.fragments,
-            );
-            // Kept for the fragments other pages link it with (graded again when the report is made).
-            const { outcome } = checked;
-            const kept = job.context.checkFragments && link.type === 'internal' && outcome;
-            result = { link, record: graded.record, ...(kept ? { outcome: withoutTargets(outcome) } : {}) };
-          } catch (err) {
-            if (job.signal.aborted) return; // out of time: left unchecked, as the crawl leaves it
-            throw err;
-          }
+        try {
+          const checked: { outcome?: CheckOutcome } = {};
+          const graded = await verdictFor(
+            link,
+            {
+              page: source,
+              pageTargets: collector?.targets ?? new PageTargets(),
+              outcomeOf: async (u) => (checked.outcome = await job.checker.check(u)),
+              targetsOf: async () => undefined,
+            },
+            // An in-page anchor is verified against this page; a link's fragments when the report is made.
+            link.type === 'anchor' && job.context.checkFragments === true,
+            job.rules.accepts,
+            job.rules.fragments,
+          );
+          // Kept for the fragments other pages link it with (graded again when the report is made).
+          const { outcome } = checked;
+          const kept = job.context.checkFragments && link.type === 'internal' && outcome;
+          result = { link, record: graded.record, ...(kept ? { outcome: withoutTargets(outcome) } : {}) };
+        } catch (err) {
+          if (job.signal.aborted) return; // out of time: left unchecked, as the crawl leaves it
+          throw err;
         }
-        await this.deps.frontier.finish(space, key, this.deps.owner, JSON.stringify(result));
+        await this.deps.frontier.finish(space, linkKey(link), this.deps.owner, JSON.stringify(result));
       }),
     );
   }
