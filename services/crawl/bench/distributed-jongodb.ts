@@ -10,7 +10,7 @@ import { startAuditSite } from '@webutil/scripts/fixture-audit-site';
 import { startMongo } from '@webutil/scripts/mongo-under-test';
 import { removeStreams, SHARED_NATS_URL, uniquePrefix } from '@webutil/scripts/nats-under-test';
 import mongoose from 'mongoose';
-import { HostThrottle } from '../src/checking/throttle.js';
+import { throttleFor } from '../src/checking/throttle.js';
 import { readConfig } from '../src/config.js';
 import { MongoAuditPages } from '../src/jobs/audit-pages-mongo.js';
 import { auditSiteDistributed } from '../src/site-audit/distributed/coordinator.js';
@@ -28,19 +28,8 @@ const mongo = await startMongo();
 const site = await startAuditSite(PAGES);
 const settings = readConfig({ DATA_DIR: '/tmp', WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
 const safe = new SafeHttp({ policy: new AddressPolicy(settings.WEBUTIL_ALLOW_TARGETS) });
-const deps = {
-  http: safe,
-  throttle: new HostThrottle({
-    globalLimit: 64,
-    initialPerHost: 16,
-    maxPerHost: 32,
-    slowMs: 10_000,
-    timeoutsToGiveUp: 3,
-    downForMs: 60_000,
-  }),
-  ...settings.fetch,
-  limits: settings.crawl,
-};
+// The crawl's own throttle, as the service builds it.
+const deps = { http: safe, throttle: throttleFor(settings.fetch), ...settings.fetch, limits: settings.crawl };
 const prefix = uniquePrefix();
 const commands = new Map<string, { n: number; ms: number }>();
 const watch = (client: { on(event: string, f: (e: { commandName: string; duration: number }) => void): void }) =>
