@@ -50,15 +50,6 @@ const affectedSchema = new mongoose.Schema<AffectedDoc>(
 affectedSchema.index({ jobId: 1, issueId: 1, url: 1, seq: 1 });
 affectedSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
-const DUPLICATE_KEY = 11000;
-
-/** Whether a failed insertMany failed only on keys stored already. */
-function onlyDuplicates(err: unknown): boolean {
-  const failed = err as { code?: number; writeErrors?: { code?: number }[] };
-  const errors = failed.writeErrors ?? [];
-  return errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
-}
-
 /** Records read from each collection at a time by `read`'s merge. */
 const MERGED_READ = 32;
 
@@ -98,24 +89,13 @@ export class MongoAuditPages implements AuditPageStore {
       record: pageRecord(page),
       expiresAt,
     }));
-    // One insert per collection; when a URL of it is stored already, each page on its own as an
-    // upsert (a server may have stored the other pages, or none of them).
-    const added = await Promise.all(
-      this.pages
-        .grouped(docs, (d) => d._id)
-        .map(async ([pages, group]) => {
-          try {
-            return (await pages.collection.insertMany(group as never[], { ordered: false })).insertedCount;
-          } catch (err) {
-            if (!onlyDuplicates(err)) throw err;
-            let added = 0;
-            for (const { _id, ...doc } of group)
-              added += (await pages.updateOne({ _id }, { $setOnInsert: doc }, { upsert: true })).upsertedCount;
-            return added;
-          }
-        }),
-    );
-    return added.reduce((a, b) => a + b, 0);
+    // One insert per collection; where a URL of it is stored already, each of that collection's
+    // pages on its own as an upsert (a server may have stored some of them, or none).
+    const { inserted, clashed } = await this.pages.insertNew(docs);
+    let added = inserted;
+    for (const { _id, ...doc } of clashed)
+      added += (await this.pages.of(_id).updateOne({ _id }, { $setOnInsert: doc }, { upsert: true })).upsertedCount;
+    return added;
   }
 
   async *read(jobId: string, batch = READ_BATCH): AsyncGenerator<AuditedPage[]> {
@@ -184,17 +164,8 @@ export class MongoAuditPages implements AuditPageStore {
       ...row,
       expiresAt,
     }));
-    await Promise.all(
-      this.affectedRows
-        .grouped(docs, (d) => issueKey(jobId, d.issueId))
-        .map(async ([rows, group]) => {
-          try {
-            await rows.collection.insertMany(group as never[], { ordered: false });
-          } catch (err) {
-            if (!onlyDuplicates(err)) throw err;
-          }
-        }),
-    );
+    // A row stored already is a retried write's.
+    await this.affectedRows.insertNew(docs, (d) => issueKey(jobId, d.issueId));
   }
 
   async affected(jobId: string, issueId: string, offset: number, limit: number): Promise<StoredAffected[]> {

@@ -8,6 +8,25 @@ import type { Connection, Model, Schema } from 'mongoose';
  */
 export const SPREAD_COLLECTIONS = 64;
 
+const DUPLICATE_KEY = 11000;
+
+/**
+ * Whether a failed insert failed only on keys stored already (the driver names one write error or
+ * several; a server may name only the code).
+ */
+function onlyDuplicates(err: unknown): boolean {
+  const failed = err as { code?: number; writeErrors?: { code?: number } | { code?: number }[] };
+  const errors = [failed.writeErrors ?? []].flat();
+  return errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
+}
+
+/** What `insertNew` stored: how many documents, and those of collections where a key was stored already. */
+export interface Inserted<D> {
+  inserted: number;
+  /** Documents of a collection whose insert met a duplicate: each may be in or not (jongodb stops at the first). */
+  clashed: D[];
+}
+
 /** One logical collection spread over `<name>_<n>` collections by a hash of a key. */
 export class SpreadCollections<T> {
   private constructor(readonly all: readonly Model<T>[]) {}
@@ -42,6 +61,30 @@ export class SpreadCollections<T> {
       else groups.set(model, [item]);
     }
     return [...groups];
+  }
+
+  /**
+   * Inserts `docs` with one insert per collection (of `key`, by default the `_id`); a document
+   * whose `_id` is stored already is no error.
+   */
+  async insertNew<D extends { _id: string }>(
+    docs: readonly D[],
+    key: (doc: D) => string = (doc) => doc._id,
+  ): Promise<Inserted<D>> {
+    const results = await Promise.all(
+      this.grouped(docs, key).map(async ([model, group]) => {
+        try {
+          return { inserted: (await model.collection.insertMany(group as never[], { ordered: false })).insertedCount };
+        } catch (err) {
+          if (!onlyDuplicates(err)) throw err;
+          return { inserted: (err as { insertedCount?: number }).insertedCount ?? 0, clashed: group };
+        }
+      }),
+    );
+    return {
+      inserted: results.reduce((n, r) => n + r.inserted, 0),
+      clashed: results.flatMap((r) => r.clashed ?? []),
+    };
   }
 
   /** Sums `count` over every collection. */

@@ -108,9 +108,7 @@ const claimSchema = new mongoose.Schema<ClaimDoc>(
 claimSchema.index({ jobId: 1 });
 claimSchema.index({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 
-const DUPLICATE_KEY = 11000;
 const rowId = (jobId: string, url: string) => `${jobId} ${url}`;
-const isDuplicate = (err: unknown) => (err as { code?: number }).code === DUPLICATE_KEY;
 /** Rows read from each collection at a time by the report's merged reads. */
 const MERGED_READ = 32;
 
@@ -232,31 +230,16 @@ export class MongoPageFrontier implements PageFrontier {
    * and same-shape chain (each read and written by its `_id`: not every server knows $min).
    */
   private async insertNew(docs: RowDoc[], pages: readonly FoundPage[]): Promise<Set<string>> {
-    const inserted = await Promise.all(
-      this.rows
-        .grouped(docs, (d) => d._id)
-        .map(async ([rows, group]) => {
-          try {
-            await rows.collection.insertMany(group as never[], { ordered: false });
-            return true;
-          } catch (err) {
-            // The driver names one write error or several; a server may name only the code.
-            const failed = err as { code?: number; writeErrors?: { code?: number } | { code?: number }[] };
-            const errors = [failed.writeErrors ?? []].flat();
-            const duplicates =
-              errors.length > 0 ? errors.every((e) => e.code === DUPLICATE_KEY) : failed.code === DUPLICATE_KEY;
-            if (!duplicates) throw err;
-            return false;
-          }
-        }),
-    );
-    if (inserted.every(Boolean)) return new Set(docs.map((d) => d._id));
-    // Which went in: rows carrying this insert's token. A server may stop at the first duplicate
-    // (jongodb does): the rest go in one by one.
-    const mine = new Set<string>();
+    const { clashed } = await this.rows.insertNew(docs);
+    const unsure = new Set(clashed.map((d) => d._id));
+    const mine = new Set(docs.filter((d) => !unsure.has(d._id)).map((d) => d._id));
+    if (unsure.size === 0) return mine;
+    // Of the collections that met a duplicate, which went in: rows carrying this insert's token. A
+    // server may stop at the first duplicate (jongodb does): the rest go in one by one.
     const first = docs[0] as RowDoc;
     await Promise.all(
       docs.map(async ({ _id, ...doc }, i) => {
+        if (!unsure.has(_id)) return;
         const rows = this.rows.of(_id);
         let row = await rows.findById(_id, { insertedBy: 1, depth: 1, shapeChain: 1 }).lean();
         if (!row) {
@@ -293,17 +276,11 @@ export class MongoPageFrontier implements PageFrontier {
       return undefined;
     const until = new Date(now.getTime() + leaseMs);
     for (let lease = row.leases + 1; lease <= row.leases + DEAD_CLAIMS_SKIPPED; lease++) {
-      try {
-        await claims.collection.insertOne({
-          _id: `${_id} ${lease}`,
-          jobId,
-          until,
-          expiresAt: row.expiresAt,
-        } as never);
-      } catch (err) {
-        if (!isDuplicate(err)) throw err;
+      // Beside its row (the row's key), not by its own.
+      const claim = { _id: `${_id} ${lease}`, jobId, until, expiresAt: row.expiresAt };
+      if ((await this.claims.insertNew([claim], () => _id)).clashed.length > 0) {
         // Taken: by a live claim (the row is its), or by one that died before writing the row.
-        const taken = await claims.findById(`${_id} ${lease}`, { until: 1 }).lean();
+        const taken = await claims.findById(claim._id, { until: 1 }).lean();
         if (!taken || taken.until.getTime() > now.getTime()) return undefined;
         continue;
       }
