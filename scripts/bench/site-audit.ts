@@ -13,8 +13,9 @@
  * Each replica's RSS is also sampled while the pages are read and after (the report step), and an
  * audit not done in BENCH_AUDIT_WAIT_S (default 600) is reported as far as it got.
  */
-import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import os from 'node:os';
@@ -94,22 +95,32 @@ async function audit(stack: TestStack, site: AuditSite): Promise<Audited> {
   return { ms, pages: job.result.pagesAudited, broken, cut: false };
 }
 
-/** linkinator's CLI in a process of its own; exit code 1 means it found broken links. */
-function linkinator(url: string): Promise<{ ms: number; broken: Set<string> }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    execFile(
+/**
+ * linkinator's CLI in a process of its own; exit code 1 means it found broken links. Its report
+ * goes to a file: read from a pipe, the ~2 MB of JSON came back mangled in some runs.
+ */
+async function linkinator(url: string): Promise<{ ms: number; broken: Set<string> }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'linkinator-'));
+  const file = path.join(dir, 'report.json');
+  const out = openSync(file, 'w');
+  try {
+    const started = performance.now();
+    const child = spawn(
       process.execPath,
       [LINKINATOR_CLI, url, '--recurse', '--format', 'json', '--timeout', '10000'],
-      { maxBuffer: 1024 * 1024 * 1024 },
-      (err, stdout) => {
-        const ms = performance.now() - started;
-        if (err && !stdout) return reject(err);
-        const out = JSON.parse(stdout) as { links: { url: string; state: string }[] };
-        resolve({ ms, broken: new Set(out.links.filter((l) => l.state === 'BROKEN').map((l) => l.url)) });
+      {
+        stdio: ['ignore', out, 'inherit'],
       },
     );
-  });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    const ms = performance.now() - started;
+    if (code !== 0 && code !== 1) throw new Error(`linkinator exited ${code}`);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as { links: { url: string; state: string }[] };
+    return { ms, broken: new Set(report.links.filter((l) => l.state === 'BROKEN').map((l) => l.url)) };
+  } finally {
+    closeSync(out);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
@@ -118,6 +129,15 @@ function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 const peakRssMb = (pid: number | undefined) => statusMb(pid, 'VmHWM');
+
+/** A process's CPU time so far (user and system), in seconds. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
 
 const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
@@ -175,10 +195,12 @@ async function measure(pages: number, options: TestStackOptions, replicas: strin
   try {
     phase = 'starting';
     pids = replicas.flatMap((name) => stack.pid(name) ?? []);
+    const cpuBefore = replicas.map((name) => cpuSeconds(stack.pid(name)));
     const found = await audit(stack, site);
+    const cpu = replicas.map((name, i) => cpuSeconds(stack.pid(name)) - (cpuBefore[i] as number));
     const peaks = replicas.map((name) => peakRssMb(stack.pid(name)));
     const pagesBy = replicas.map((name) => fetched.get(stack.pid(name)) ?? 0);
-    return { site, found, peaks, pagesBy, reading, reporting };
+    return { site, found, peaks, pagesBy, reading, reporting, cpu };
   } finally {
     clearInterval(sampler);
     await stack.stop();
@@ -193,7 +215,8 @@ const line = (label: string, m: Awaited<ReturnType<typeof measure>>, replicas: s
   replicas
     .map(
       (name, i) =>
-        `${name}: peak RSS ${fmt(m.peaks[i] as number)} MB (reading pages ${fmt(m.reading[i] as number)}, ` +
+        `${name}: ${fmt(m.cpu[i] as number)} s of CPU, peak RSS ${fmt(m.peaks[i] as number)} MB ` +
+        `(reading pages ${fmt(m.reading[i] as number)}, ` +
         `report step ${fmt(m.reporting[i] as number)}), ${m.pagesBy[i]} pages fetched ` +
         `(${fmt((1000 * (m.pagesBy[i] as number)) / m.found.ms)} pages/s)`,
     )

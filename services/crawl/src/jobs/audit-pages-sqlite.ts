@@ -2,6 +2,7 @@ import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import type { AuditedPage } from '../site-audit/page-checks.js';
 import { type AuditPageStore, fromRecord, pageRecord, READ_BATCH, type StoredAffected } from './audit-pages.js';
+import { GroupCommit } from './group-commit.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_pages (
@@ -37,8 +38,10 @@ interface Row {
 export class SqliteAuditPages implements AuditPageStore {
   private readonly db: Database.Database;
   private readonly statements;
-  private readonly insertAll: Database.Transaction<(rows: readonly Record<string, unknown>[]) => number>;
   private readonly insertAffected: Database.Transaction<(rows: readonly Record<string, unknown>[]) => number>;
+
+  /** The page workers' records committed a group at a time. */
+  private readonly group: GroupCommit;
 
   constructor(file: string) {
     this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
@@ -81,7 +84,7 @@ export class SqliteAuditPages implements AuditPageStore {
         for (const row of rows) added += statement.run(row).changes;
         return added;
       });
-    this.insertAll = runAll(this.statements.insert);
+    this.group = new GroupCommit(this.db);
     this.insertAffected = runAll(this.statements.insertAffected);
   }
 
@@ -94,7 +97,8 @@ export class SqliteAuditPages implements AuditPageStore {
       record: pageRecord(page),
       expiresAt: at,
     }));
-    return this.insertAll.immediate(rows);
+    const { insert } = this.statements;
+    return this.group.run(() => rows.reduce((added, row) => added + insert.run(row).changes, 0));
   }
 
   async *read(jobId: string, batch = READ_BATCH): AsyncGenerator<AuditedPage[]> {
@@ -147,6 +151,7 @@ export class SqliteAuditPages implements AuditPageStore {
   }
 
   async close(): Promise<void> {
+    await this.group.flushed();
     this.db.close();
   }
 }

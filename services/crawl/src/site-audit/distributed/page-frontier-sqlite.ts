@@ -1,5 +1,6 @@
 import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
+import { GroupCommit } from '../../jobs/group-commit.js';
 import type {
   Admitted,
   FoundPage,
@@ -38,7 +39,8 @@ CREATE TABLE IF NOT EXISTS audit_frontier (
 -- By depth within a state (then rowid, in every index): the next row over the cap is read off it, not sorted.
 DROP INDEX IF EXISTS audit_frontier_state;
 CREATE INDEX IF NOT EXISTS audit_frontier_state_depth ON audit_frontier (job_id, state, depth);
-CREATE INDEX IF NOT EXISTS audit_frontier_expires_at ON audit_frontier (expires_at);
+-- Rows go with their job's row (sweep): an index of their own expiry would cost every insert a write.
+DROP INDEX IF EXISTS audit_frontier_expires_at;
 CREATE INDEX IF NOT EXISTS audit_frontier_jobs_expires_at ON audit_frontier_jobs (expires_at);
 `;
 
@@ -54,18 +56,25 @@ interface Row {
 export class SqlitePageFrontier implements PageFrontier {
   private readonly db: Database.Database;
   private readonly s;
-  private readonly insertAll: Database.Transaction<
-    (jobId: string, pages: readonly FoundPage[], at: number, leaseTo?: LeaseTo) => Admitted
-  >;
-  private readonly claimOne: Database.Transaction<
-    (jobId: string, url: string, owner: string, until: number, now: number) => LeasedPage | undefined
-  >;
-  private readonly finishNoPageOne: Database.Transaction<
-    (jobId: string, url: string, owner: string, result: string | null, now: number) => FoundPage[] | undefined
-  >;
-  private readonly strandedAll: Database.Transaction<
-    (jobId: string, before: number, now: number, limit: number) => string[]
-  >;
+  private readonly insertAll: (jobId: string, pages: readonly FoundPage[], at: number, leaseTo?: LeaseTo) => Admitted;
+  private readonly claimOne: (
+    jobId: string,
+    url: string,
+    owner: string,
+    until: number,
+    now: number,
+  ) => LeasedPage | undefined;
+  private readonly finishNoPageOne: (
+    jobId: string,
+    url: string,
+    owner: string,
+    result: string | null,
+    now: number,
+  ) => FoundPage[] | undefined;
+  private readonly strandedAll: (jobId: string, before: number, now: number, limit: number) => string[];
+
+  /** The workers' writes (claim, renew, insert, finish) committed a group at a time. */
+  private readonly group: GroupCommit;
 
   constructor(file: string) {
     this.db = setUpSqlite(new Database(file), {
@@ -82,9 +91,14 @@ export class SqlitePageFrontier implements PageFrontier {
       admit: this.db.prepare<[number, number, string]>(
         'UPDATE audit_frontier_jobs SET admitted = admitted + ?, over = over + ? WHERE job_id = ?',
       ),
-      lower: this.db.prepare<[number, number, string, string]>(
+      // Only a row that changes is written: most pages meet rows they cannot lower (nav links).
+      lower: this.db.prepare<[number, number, string, string, number, number]>(
         `UPDATE audit_frontier SET depth = min(depth, ?), shape_chain = min(shape_chain, ?)
-         WHERE job_id = ? AND url = ?`,
+         WHERE job_id = ? AND url = ? AND (depth > ? OR shape_chain > ?)`,
+      ),
+      known: this.db.prepare<[string, string], { url: string; depth: number; shape_chain: number }>(
+        `SELECT url, depth, shape_chain FROM audit_frontier
+         WHERE job_id = ? AND url IN (SELECT value FROM json_each(?))`,
       ),
       insert: this.db.prepare(
         `INSERT OR IGNORE INTO audit_frontier
@@ -136,26 +150,38 @@ export class SqlitePageFrontier implements PageFrontier {
       ),
       clearRows: this.db.prepare<[string]>('DELETE FROM audit_frontier WHERE job_id = ?'),
       clearJob: this.db.prepare<[string]>('DELETE FROM audit_frontier_jobs WHERE job_id = ?'),
-      sweepRows: this.db.prepare<[number]>('DELETE FROM audit_frontier WHERE expires_at <= ?'),
+      sweepRows: this.db.prepare<[number]>(
+        'DELETE FROM audit_frontier WHERE job_id IN (SELECT job_id FROM audit_frontier_jobs WHERE expires_at <= ?)',
+      ),
       sweepJobs: this.db.prepare<[number]>('DELETE FROM audit_frontier_jobs WHERE expires_at <= ?'),
     };
+    this.group = new GroupCommit(this.db);
     const s = this.s;
-    this.insertAll = this.db.transaction((jobId, pages, expiresAt, leaseTo) => {
+    this.insertAll = (jobId, pages, expiresAt, leaseTo) => {
       const job = s.job.get(jobId);
       if (!job) throw new Error(`no frontier for job ${jobId}`);
       let room = job.page_cap - job.admitted;
       const queued: FoundPage[] = [];
       let over = 0;
       const now = Date.now();
+      // One read of the rows already known (most of a page's links): no write is tried for them.
+      const known = new Map(s.known.all(jobId, JSON.stringify(pages.map((p) => p.url))).map((r) => [r.url, r]));
       for (const page of pages) {
+        const shapeChain = page.shapeChain ?? 0;
+        const row = known.get(page.url);
+        if (row) {
+          if (row.depth > page.depth || row.shape_chain > shapeChain)
+            s.lower.run(page.depth, shapeChain, jobId, page.url, page.depth, shapeChain);
+          continue;
+        }
         const state = room <= 0 ? 'over' : page.done ? 'done' : leaseTo ? 'leased' : 'queued';
         const leased = state === 'leased' && leaseTo;
-        const row = {
+        const inserted = {
           jobId,
           url: page.url,
           depth: page.depth,
           fromSitemap: page.fromSitemap ? 1 : 0,
-          shapeChain: page.shapeChain ?? 0,
+          shapeChain,
           state,
           owner: leased ? leased.owner : null,
           leaseUntil: leased ? now + leased.leaseMs : null,
@@ -164,8 +190,9 @@ export class SqlitePageFrontier implements PageFrontier {
           payload: page.payload ?? null,
           expiresAt,
         };
-        if (s.insert.run(row).changes === 0) {
-          s.lower.run(page.depth, page.shapeChain ?? 0, jobId, page.url);
+        // A URL twice in one insert: its second is known.
+        if (s.insert.run(inserted).changes === 0) {
+          s.lower.run(page.depth, shapeChain, jobId, page.url, page.depth, shapeChain);
           continue;
         }
         if (state !== 'over') {
@@ -173,10 +200,10 @@ export class SqlitePageFrontier implements PageFrontier {
           queued.push(page);
         } else over++;
       }
-      s.admit.run(queued.length, over, jobId);
+      if (queued.length > 0 || over > 0) s.admit.run(queued.length, over, jobId);
       return { queued, over };
-    });
-    this.claimOne = this.db.transaction((jobId, url, owner, until, now) => {
+    };
+    this.claimOne = (jobId, url, owner, until, now) => {
       const row = s.lease.get(owner, until, jobId, url, now);
       return (
         row && {
@@ -187,8 +214,8 @@ export class SqlitePageFrontier implements PageFrontier {
           lease: row.leases,
         }
       );
-    });
-    this.finishNoPageOne = this.db.transaction((jobId, url, owner, result, now) => {
+    };
+    this.finishNoPageOne = (jobId, url, owner, result, now) => {
       if (s.finish.run(result, jobId, url, owner).changes !== 1) return undefined;
       s.admit.run(-1, 0, jobId);
       const next = s.nextOver.get(jobId);
@@ -196,12 +223,12 @@ export class SqlitePageFrontier implements PageFrontier {
       s.promote.run(now, jobId, next.url);
       s.admit.run(1, -1, jobId);
       return [{ url: next.url, depth: next.depth, fromSitemap: next.from_sitemap === 1, shapeChain: next.shape_chain }];
-    });
-    this.strandedAll = this.db.transaction((jobId, before, now, limit) => {
+    };
+    this.strandedAll = (jobId, before, now, limit) => {
       const urls = s.stranded.all(jobId, before, now, limit).map((r) => r.url);
       for (const url of urls) s.touch.run(now, jobId, url);
       return urls;
-    });
+    };
   }
 
   async open(jobId: string, pageCap: number, expiresAt: Date): Promise<void> {
@@ -209,26 +236,24 @@ export class SqlitePageFrontier implements PageFrontier {
   }
 
   async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted> {
-    return this.insertAll.immediate(jobId, pages, expiresAt.getTime(), leaseTo);
+    return this.group.run(() => this.insertAll(jobId, pages, expiresAt.getTime(), leaseTo));
   }
 
   async claim(jobId: string, url: string, owner: string, leaseMs: number, now = new Date()) {
-    return this.claimOne.immediate(jobId, url, owner, now.getTime() + leaseMs, now.getTime());
+    return this.group.run(() => this.claimOne(jobId, url, owner, now.getTime() + leaseMs, now.getTime()));
   }
 
   async renew(jobId: string, urls: readonly string[], owner: string, leaseMs: number, now = new Date()) {
     const until = now.getTime() + leaseMs;
-    return this.db.transaction(() =>
-      urls.reduce((n, url) => n + this.s.renew.run(until, jobId, url, owner).changes, 0),
-    )();
+    return this.group.run(() => urls.reduce((n, url) => n + this.s.renew.run(until, jobId, url, owner).changes, 0));
   }
 
   async finish(jobId: string, url: string, owner: string, result?: string): Promise<boolean> {
-    return this.s.finish.run(result ?? null, jobId, url, owner).changes === 1;
+    return this.group.run(() => this.s.finish.run(result ?? null, jobId, url, owner).changes === 1);
   }
 
   async finishNoPage(jobId: string, url: string, owner: string, result?: string) {
-    return this.finishNoPageOne.immediate(jobId, url, owner, result ?? null, Date.now());
+    return this.group.run(() => this.finishNoPageOne(jobId, url, owner, result ?? null, Date.now()));
   }
 
   async setContext(jobId: string, context: string): Promise<void> {
@@ -268,7 +293,7 @@ export class SqlitePageFrontier implements PageFrontier {
   }
 
   async stranded(jobId: string, queuedBefore: Date, now: Date, limit: number): Promise<string[]> {
-    return this.strandedAll.immediate(jobId, queuedBefore.getTime(), now.getTime(), limit);
+    return this.group.run(() => this.strandedAll(jobId, queuedBefore.getTime(), now.getTime(), limit));
   }
 
   async clear(jobId: string): Promise<void> {
@@ -281,12 +306,14 @@ export class SqlitePageFrontier implements PageFrontier {
   async sweep(now = new Date()): Promise<number> {
     const at = now.getTime();
     return this.db.transaction(() => {
+      const rows = this.s.sweepRows.run(at).changes;
       this.s.sweepJobs.run(at);
-      return this.s.sweepRows.run(at).changes;
+      return rows;
     })();
   }
 
   async close(): Promise<void> {
+    await this.group.flushed();
     this.db.close();
   }
 }
