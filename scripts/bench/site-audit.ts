@@ -6,7 +6,8 @@
  *  2. 10,000 pages on a cluster of two crawl replicas (NATS JetStream, jongodb): the same figures
  *     for each replica, and the pages each fetched (its share of the pages per second);
  *  3. linkinator's CLI (--recurse, its default concurrency of 100, which checks images too) on the
- *     10,000-page site: wall time against ours, and whether both found the site's broken set.
+ *     10,000-page site, alternating with ours twice: the best wall time of each, and whether both
+ *     found the site's broken set.
  * BENCH_AUDIT_PAGES (default 10000) sets the large site's size. The audits run on the distributed
  * engine (every replica's page workers take pages); SITE_AUDIT_DISTRIBUTED=0 runs the one-worker one.
  * The crawl processes run with the Node options the chart gives them (its heap cap, decision 0496).
@@ -238,10 +239,34 @@ const env = { LOG_LEVEL: 'warn', SITE_AUDIT_DISTRIBUTED: DISTRIBUTED };
 const envFor = { crawl: { NODE_OPTIONS: CRAWL_NODE_OPTIONS } };
 const small = await measure(SMALL, { env, envFor }, ['crawl']);
 console.log(line(`one replica, ${SMALL} pages`, small, ['crawl']));
-const large = await measure(LARGE, { env, envFor }, ['crawl']);
-console.log(line(`one replica, ${LARGE} pages`, large, ['crawl']));
-const growth = (large.peaks[0] as number) / (small.peaks[0] as number);
-console.log(`peak RSS at ${LARGE} pages / at ${SMALL} pages: ${fmt(growth, 2)}x (goal: at most 1.3x)`);
+// Ours and linkinator's alternate, twice each, and the best of each is compared: this machine's
+// pace drifts between runs (linkinator alone took 12.5-18.2 s in one hour), and alternating keeps a
+// slow spell from falling on one tool only.
+const runs: { ours: Awaited<ReturnType<typeof measure>>; theirs: Awaited<ReturnType<typeof linkinator>> }[] = [];
+for (let round = 1; round <= 2; round++) {
+  const ours = await measure(LARGE, { env, envFor }, ['crawl']);
+  console.log(line(`one replica, ${LARGE} pages (round ${round})`, ours, ['crawl']));
+  const site = await startAuditSite(LARGE);
+  try {
+    const theirs = await linkinator(`${site.base}/`);
+    console.log(
+      `linkinator CLI --recurse on the ${LARGE}-page site (round ${round}): ${fmt(theirs.ms / 1000)} s; ` +
+        `its broken set ${sameSet(theirs.broken, site.broken) ? 'as the site defines' : 'DIFFERS'} ` +
+        `(${theirs.broken.size} URLs, ours ${ours.found.broken.size})`,
+    );
+    runs.push({ ours, theirs });
+  } finally {
+    await site.close();
+  }
+}
+const large = runs.map((r) => r.ours).reduce((a, b) => (b.found.ms < a.found.ms ? b : a));
+const theirsMs = Math.min(...runs.map((r) => r.theirs.ms));
+console.log(
+  `best of two: linkinator ${fmt(theirsMs / 1000)} s, ours (one replica) ${fmt(large.found.ms / 1000)} s: ` +
+    `ours ${fmt(theirsMs / large.found.ms, 2)}x as fast (goal: 1.5x)`,
+);
+const growth = Math.max(...runs.map((r) => r.ours.peaks[0] as number)) / (small.peaks[0] as number);
+console.log(`peak RSS at ${LARGE} pages (the higher run) / at ${SMALL} pages: ${fmt(growth, 2)}x (goal: at most 1.3x)`);
 
 const nats = await startOwnNats();
 const mongo = await startMongo();
@@ -257,18 +282,6 @@ try {
   await mongo.stop();
 }
 
-const site = await startAuditSite(LARGE);
-try {
-  const theirs = await linkinator(`${site.base}/`);
-  console.log(
-    `linkinator CLI --recurse on the ${LARGE}-page site: ${fmt(theirs.ms / 1000)} s; ours (one replica) ` +
-      `${fmt(large.found.ms / 1000)} s: ours ${fmt(theirs.ms / large.found.ms, 2)}x as fast (goal: 1.5x); ` +
-      `linkinator's broken set ${sameSet(theirs.broken, site.broken) ? 'as the site defines' : 'DIFFERS'} ` +
-      `(${theirs.broken.size} URLs, ours ${large.found.broken.size})`,
-  );
-} finally {
-  await site.close();
-}
 console.log(
   `load average at the end: ${os
     .loadavg()

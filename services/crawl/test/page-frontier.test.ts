@@ -87,6 +87,25 @@ for (const make of [sqlite, mongo]) {
       expect(leased?.depth).to.equal(1);
     });
 
+    it('inserts a page again as the store has it: lowered when found lower, admitted anew once cleared', async () => {
+      const job = randomUUID();
+      await a.open(job, 10, inAnHour());
+      expect((await a.insert(job, [page(1, 3), page(2, 3)], inAnHour())).queued).to.have.length(2);
+      // Known rows, as deep or deeper: nothing admitted, nothing changed (the same handle, then another).
+      expect((await a.insert(job, [page(1, 3), page(2, 4)], inAnHour())).queued).to.deep.equal([]);
+      expect((await b.insert(job, [page(1, 3)], inAnHour())).queued).to.deep.equal([]);
+      // Found lower by either handle: the row is lowered.
+      await a.insert(job, [page(1, 2)], inAnHour());
+      await b.insert(job, [{ ...page(2, 1), shapeChain: 0 }], inAnHour());
+      expect((await a.claim(job, page(1).url, 'r1', 60_000))?.depth).to.equal(2);
+      expect((await a.claim(job, page(2).url, 'r1', 60_000))?.depth).to.equal(1);
+      // Another handle clears the job and opens it again (a new try): the pages are new to it.
+      await b.clear(job);
+      await b.open(job, 10, inAnHour());
+      expect((await a.insert(job, [page(1, 3), page(2, 3)], inAnHour())).queued).to.have.length(2);
+      expect(await a.counts(job)).to.deep.equal({ queued: 2, leased: 0, done: 0, over: 0 });
+    });
+
     it(
       'leases a page to one worker, lets another take it over once ' + 'the lease runs out, and finishes it once',
       async () => {

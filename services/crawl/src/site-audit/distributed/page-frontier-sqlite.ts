@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import { GroupCommit } from '../../jobs/group-commit.js';
@@ -19,7 +20,8 @@ CREATE TABLE IF NOT EXISTS audit_frontier_jobs (
   admitted INTEGER NOT NULL DEFAULT 0,
   over INTEGER NOT NULL DEFAULT 0,
   context TEXT,
-  expires_at INTEGER NOT NULL
+  expires_at INTEGER NOT NULL,
+  generation TEXT
 );
 CREATE TABLE IF NOT EXISTS audit_frontier (
   job_id TEXT NOT NULL,
@@ -56,7 +58,14 @@ interface Row {
 export class SqlitePageFrontier implements PageFrontier {
   private readonly db: Database.Database;
   private readonly s;
-  private readonly insertAll: (jobId: string, pages: readonly FoundPage[], at: number, leaseTo?: LeaseTo) => Admitted;
+  private readonly insertAll: (
+    jobId: string,
+    pages: readonly FoundPage[],
+    at: number,
+    leaseTo?: LeaseTo,
+  ) => Admitted & { generation: string; noted: NotedRow[] };
+  /** Rows this handle saw in the store (the links every page has): an insert skips them unread. */
+  private readonly knownRows = new KnownRows();
   private readonly claimOne: (
     jobId: string,
     url: string,
@@ -79,14 +88,17 @@ export class SqlitePageFrontier implements PageFrontier {
   constructor(file: string) {
     this.db = setUpSqlite(new Database(file), {
       schema: SCHEMA,
-      addedColumns: [{ table: 'audit_frontier', column: 'shape_chain', type: 'INTEGER NOT NULL DEFAULT 0' }],
+      addedColumns: [
+        { table: 'audit_frontier', column: 'shape_chain', type: 'INTEGER NOT NULL DEFAULT 0' },
+        { table: 'audit_frontier_jobs', column: 'generation', type: 'TEXT' },
+      ],
     });
     this.s = {
       open: this.db.prepare(
-        'INSERT OR IGNORE INTO audit_frontier_jobs (job_id, page_cap, expires_at) VALUES (?, ?, ?)',
+        'INSERT OR IGNORE INTO audit_frontier_jobs (job_id, page_cap, expires_at, generation) VALUES (?, ?, ?, ?)',
       ),
-      job: this.db.prepare<[string], { page_cap: number; admitted: number }>(
-        'SELECT page_cap, admitted FROM audit_frontier_jobs WHERE job_id = ?',
+      job: this.db.prepare<[string], { page_cap: number; admitted: number; generation: string | null }>(
+        'SELECT page_cap, admitted, generation FROM audit_frontier_jobs WHERE job_id = ?',
       ),
       admit: this.db.prepare<[number, number, string]>(
         'UPDATE audit_frontier_jobs SET admitted = admitted + ?, over = over + ? WHERE job_id = ?',
@@ -157,9 +169,12 @@ export class SqlitePageFrontier implements PageFrontier {
     };
     this.group = new GroupCommit(this.db);
     const s = this.s;
-    this.insertAll = (jobId, pages, expiresAt, leaseTo) => {
+    this.insertAll = (jobId, found, expiresAt, leaseTo) => {
       const job = s.job.get(jobId);
       if (!job) throw new Error(`no frontier for job ${jobId}`);
+      const generation = job.generation ?? '';
+      const pages = this.knownRows.unknown(jobId, generation, found);
+      const noted: NotedRow[] = [];
       let room = job.page_cap - job.admitted;
       const queued: FoundPage[] = [];
       let over = 0;
@@ -172,6 +187,11 @@ export class SqlitePageFrontier implements PageFrontier {
         if (row) {
           if (row.depth > page.depth || row.shape_chain > shapeChain)
             s.lower.run(page.depth, shapeChain, jobId, page.url, page.depth, shapeChain);
+          noted.push({
+            url: page.url,
+            depth: Math.min(row.depth, page.depth),
+            shapeChain: Math.min(row.shape_chain, shapeChain),
+          });
           continue;
         }
         const state = room <= 0 ? 'over' : page.done ? 'done' : leaseTo ? 'leased' : 'queued';
@@ -195,13 +215,14 @@ export class SqlitePageFrontier implements PageFrontier {
           s.lower.run(page.depth, shapeChain, jobId, page.url, page.depth, shapeChain);
           continue;
         }
+        noted.push({ url: page.url, depth: page.depth, shapeChain });
         if (state !== 'over') {
           room--;
           queued.push(page);
         } else over++;
       }
       if (queued.length > 0 || over > 0) s.admit.run(queued.length, over, jobId);
-      return { queued, over };
+      return { queued, over, generation, noted };
     };
     this.claimOne = (jobId, url, owner, until, now) => {
       const row = s.lease.get(owner, until, jobId, url, now);
@@ -232,11 +253,19 @@ export class SqlitePageFrontier implements PageFrontier {
   }
 
   async open(jobId: string, pageCap: number, expiresAt: Date): Promise<void> {
-    this.s.open.run(jobId, pageCap, expiresAt.getTime());
+    this.s.open.run(jobId, pageCap, expiresAt.getTime(), randomUUID());
   }
 
   async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted> {
-    return this.group.run(() => this.insertAll(jobId, pages, expiresAt.getTime(), leaseTo));
+    // Every page a row this handle knows, no lower: no write to ask for (the read orders it after a clear).
+    const job = this.s.job.get(jobId);
+    if (job && this.knownRows.unknown(jobId, job.generation ?? '', pages).length === 0) return { queued: [], over: 0 };
+    const { generation, noted, ...admitted } = await this.group.run(() =>
+      this.insertAll(jobId, pages, expiresAt.getTime(), leaseTo),
+    );
+    // Only once committed: a group rolled back wrote none of them.
+    this.knownRows.note(jobId, generation, noted);
+    return admitted;
   }
 
   async claim(jobId: string, url: string, owner: string, leaseMs: number, now = new Date()) {
@@ -297,6 +326,7 @@ export class SqlitePageFrontier implements PageFrontier {
   }
 
   async clear(jobId: string): Promise<void> {
+    this.knownRows.forget(jobId);
     this.db.transaction(() => {
       this.s.clearRows.run(jobId);
       this.s.clearJob.run(jobId);
@@ -315,5 +345,62 @@ export class SqlitePageFrontier implements PageFrontier {
   async close(): Promise<void> {
     await this.group.flushed();
     this.db.close();
+  }
+}
+
+/** A row as an insert left it: its depth and same-shape chain can only have gone lower since. */
+interface NotedRow {
+  url: string;
+  depth: number;
+  shapeChain: number;
+}
+
+/** Rows kept per job (its most recently seen): a page's navigation links are the same few rows. */
+const KNOWN_ROWS_PER_JOB = 4_096;
+const KNOWN_JOBS = 16;
+
+/**
+ * The rows a handle knows exist, per job and generation (a job's frontier opened again, after a
+ * clear by any handle, is another generation): a found page no lower than its row needs no read.
+ */
+class KnownRows {
+  private readonly jobs = new Map<string, { generation: string; rows: Map<string, NotedRow> }>();
+
+  /** The pages an insert must look at: new to this handle, or lower than their row was. */
+  unknown(jobId: string, generation: string, pages: readonly FoundPage[]): readonly FoundPage[] {
+    const job = this.jobs.get(jobId);
+    if (!job || job.generation !== generation) return pages;
+    return pages.filter((page) => {
+      const row = job.rows.get(page.url);
+      if (!row || row.depth > page.depth || row.shapeChain > (page.shapeChain ?? 0)) return true;
+      job.rows.delete(page.url); // the latest seen are kept
+      job.rows.set(page.url, row);
+      return false;
+    });
+  }
+
+  note(jobId: string, generation: string, rows: readonly NotedRow[]): void {
+    let job = this.jobs.get(jobId);
+    if (!job || job.generation !== generation) {
+      this.jobs.delete(jobId);
+      job = { generation, rows: new Map() };
+      this.jobs.set(jobId, job);
+      for (const oldest of this.jobs.keys()) {
+        if (this.jobs.size <= KNOWN_JOBS) break;
+        this.jobs.delete(oldest);
+      }
+    }
+    for (const row of rows) {
+      job.rows.delete(row.url);
+      job.rows.set(row.url, row);
+    }
+    for (const oldest of job.rows.keys()) {
+      if (job.rows.size <= KNOWN_ROWS_PER_JOB) break;
+      job.rows.delete(oldest);
+    }
+  }
+
+  forget(jobId: string): void {
+    this.jobs.delete(jobId);
   }
 }

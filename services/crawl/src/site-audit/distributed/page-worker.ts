@@ -312,27 +312,31 @@ export class AuditPageWorker {
     const fromSheets =
       sheets.length > 0 ? (await job.stylesheets.linksOf(sheets)).filter((l) => inScan(l, job.rules)) : [];
     const checked = [...inScope, ...fromSheets];
-    if (isPage) {
-      const record: AuditedPage = {
-        url,
-        depth,
-        fromSitemap,
-        status: outcome.status,
-        error: outcome.error?.message,
-        redirects: outcome.redirects,
-        redirectTrouble: outcome.redirectTrouble,
-        finalUrl: outcome.finalUrl,
-        refused: false,
-        facts: html ? reader?.facts : undefined,
-        links: [...targets],
-        outLinks: [...new Set(checked.map(linkKey))],
-      };
-      await this.deps.pages.add(job.jobId, [record], expiresAt);
-    }
-    if (job.context.checkFragments) await this.storeFragments(job, url, html ? collector : undefined, checked);
-    const admitted = await this.deps.frontier.insert(job.jobId, this.untrapped(leased, found), expiresAt);
-    await this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })));
-    await this.checkLinks(job, url, collector, checked);
+    const record: AuditedPage | undefined = isPage
+      ? {
+          url,
+          depth,
+          fromSitemap,
+          status: outcome.status,
+          error: outcome.error?.message,
+          redirects: outcome.redirects,
+          redirectTrouble: outcome.redirectTrouble,
+          finalUrl: outcome.finalUrl,
+          refused: false,
+          facts: html ? reader?.facts : undefined,
+          links: [...targets],
+          outLinks: [...new Set(checked.map(linkKey))],
+        }
+      : undefined;
+    // Independent writes, asked for together: the store commits them as one group (decision 0499).
+    await Promise.all([
+      record && this.deps.pages.add(job.jobId, [record], expiresAt),
+      job.context.checkFragments && this.storeFragments(job, url, html ? collector : undefined, checked),
+      this.deps.frontier
+        .insert(job.jobId, this.untrapped(leased, found), expiresAt)
+        .then((admitted) => this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })))),
+      this.checkLinks(job, url, collector, checked),
+    ]);
     return { outcome, html, refused: false, page: isPage };
   }
 
