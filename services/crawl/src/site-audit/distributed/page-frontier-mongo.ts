@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import mongoose, { type Connection, type Model } from 'mongoose';
 import { mergedReads, SpreadCollections } from '../../jobs/spread-collections.js';
+import { KnownRows } from './known-rows.js';
 import type {
   Admitted,
   FoundPage,
@@ -22,6 +23,8 @@ interface JobDoc {
   opened?: number;
   finished?: number;
   context?: string;
+  /** Written when the frontier opens: a job cleared and opened again is another generation (KnownRows). */
+  generation?: string;
   expiresAt: Date;
 }
 
@@ -65,6 +68,7 @@ const jobSchema = new mongoose.Schema<JobDoc>(
     opened: Number,
     finished: Number,
     context: String,
+    generation: String,
     expiresAt: { type: Date, required: true },
   },
   { versionKey: false },
@@ -124,6 +128,9 @@ const DEAD_CLAIMS_SKIPPED = 3;
  * another gives its room back.
  */
 export class MongoPageFrontier implements PageFrontier {
+  /** Rows this handle saw in the store (the links every page has): an insert skips them unread. */
+  private readonly knownRows = new KnownRows();
+
   private constructor(
     private readonly connection: Connection,
     private readonly jobs: Model<JobDoc>,
@@ -149,13 +156,34 @@ export class MongoPageFrontier implements PageFrontier {
   async open(jobId: string, pageCap: number, expiresAt: Date): Promise<void> {
     await this.jobs.updateOne(
       { _id: jobId },
-      { $setOnInsert: { pageCap, admitted: 0, over: 0, opened: 0, finished: 0, expiresAt } },
+      { $setOnInsert: { pageCap, admitted: 0, over: 0, opened: 0, finished: 0, generation: randomUUID(), expiresAt } },
       { upsert: true },
     );
   }
 
   async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted> {
     if (pages.length === 0) return { queued: [], over: 0 };
+    // Rows this handle saw, none found lower now, need nothing: most of a page's links (one lookup).
+    const job = await this.jobs.findById(jobId, { generation: 1 }).lean();
+    const generation = job?.generation ?? '';
+    const unknown = job ? this.knownRows.unknown(jobId, generation, pages) : pages;
+    if (unknown.length === 0) return { queued: [], over: 0 };
+    const admitted = await this.insertUnknown(jobId, unknown, expiresAt, leaseTo);
+    // Each row exists now, at most as deep as found here.
+    this.knownRows.note(
+      jobId,
+      generation,
+      unknown.map((p) => ({ url: p.url, depth: p.depth, shapeChain: p.shapeChain ?? 0 })),
+    );
+    return admitted;
+  }
+
+  private async insertUnknown(
+    jobId: string,
+    pages: readonly FoundPage[],
+    expiresAt: Date,
+    leaseTo: LeaseTo | undefined,
+  ): Promise<Admitted> {
     const unique = [...new Map(pages.map((p) => [p.url, p])).values()];
     // Room first, as if every page were new; what a known row took goes back below.
     const granted = await this.reserve(jobId, unique.length);
@@ -460,6 +488,7 @@ export class MongoPageFrontier implements PageFrontier {
   }
 
   async clear(jobId: string): Promise<void> {
+    this.knownRows.forget(jobId);
     await this.claims.sum(async (claims) => (await claims.deleteMany({ jobId })).deletedCount);
     await this.rows.sum(async (rows) => (await rows.deleteMany({ jobId })).deletedCount);
     await this.jobs.deleteOne({ _id: jobId });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setUpSqlite } from '@webutil/kit';
 import Database from 'better-sqlite3';
 import { GroupCommit } from '../../jobs/group-commit.js';
+import { KnownRows, type NotedRow } from './known-rows.js';
 import type {
   Admitted,
   FoundPage,
@@ -345,62 +346,5 @@ export class SqlitePageFrontier implements PageFrontier {
   async close(): Promise<void> {
     await this.group.flushed();
     this.db.close();
-  }
-}
-
-/** A row as an insert left it: its depth and same-shape chain can only have gone lower since. */
-interface NotedRow {
-  url: string;
-  depth: number;
-  shapeChain: number;
-}
-
-/** Rows kept per job (its most recently seen): a page's navigation links are the same few rows. */
-const KNOWN_ROWS_PER_JOB = 4_096;
-const KNOWN_JOBS = 16;
-
-/**
- * The rows a handle knows exist, per job and generation (a job's frontier opened again, after a
- * clear by any handle, is another generation): a found page no lower than its row needs no read.
- */
-class KnownRows {
-  private readonly jobs = new Map<string, { generation: string; rows: Map<string, NotedRow> }>();
-
-  /** The pages an insert must look at: new to this handle, or lower than their row was. */
-  unknown(jobId: string, generation: string, pages: readonly FoundPage[]): readonly FoundPage[] {
-    const job = this.jobs.get(jobId);
-    if (!job || job.generation !== generation) return pages;
-    return pages.filter((page) => {
-      const row = job.rows.get(page.url);
-      if (!row || row.depth > page.depth || row.shapeChain > (page.shapeChain ?? 0)) return true;
-      job.rows.delete(page.url); // the latest seen are kept
-      job.rows.set(page.url, row);
-      return false;
-    });
-  }
-
-  note(jobId: string, generation: string, rows: readonly NotedRow[]): void {
-    let job = this.jobs.get(jobId);
-    if (!job || job.generation !== generation) {
-      this.jobs.delete(jobId);
-      job = { generation, rows: new Map() };
-      this.jobs.set(jobId, job);
-      for (const oldest of this.jobs.keys()) {
-        if (this.jobs.size <= KNOWN_JOBS) break;
-        this.jobs.delete(oldest);
-      }
-    }
-    for (const row of rows) {
-      job.rows.delete(row.url);
-      job.rows.set(row.url, row);
-    }
-    for (const oldest of job.rows.keys()) {
-      if (job.rows.size <= KNOWN_ROWS_PER_JOB) break;
-      job.rows.delete(oldest);
-    }
-  }
-
-  forget(jobId: string): void {
-    this.jobs.delete(jobId);
   }
 }
