@@ -170,11 +170,10 @@ export class SqlitePageFrontier implements PageFrontier {
     };
     this.group = new GroupCommit(this.db);
     const s = this.s;
-    this.insertAll = (jobId, found, expiresAt, leaseTo) => {
+    this.insertAll = (jobId, pages, expiresAt, leaseTo) => {
       const job = s.job.get(jobId);
       if (!job) throw new Error(`no frontier for job ${jobId}`);
       const generation = job.generation ?? '';
-      const pages = this.knownRows.unknown(jobId, generation, found);
       const noted: NotedRow[] = [];
       let room = job.page_cap - job.admitted;
       const queued: FoundPage[] = [];
@@ -258,11 +257,13 @@ export class SqlitePageFrontier implements PageFrontier {
   }
 
   async insert(jobId: string, pages: readonly FoundPage[], expiresAt: Date, leaseTo?: LeaseTo): Promise<Admitted> {
-    // Every page a row this handle knows, no lower: no write to ask for (the read orders it after a clear).
+    // Pages no lower than rows this handle saw need nothing: often all of them, and then no write is
+    // asked for. The insert takes effect at this read: before any clear that comes after it.
     const job = this.s.job.get(jobId);
-    if (job && this.knownRows.unknown(jobId, job.generation ?? '', pages).length === 0) return { queued: [], over: 0 };
+    const unknown = job ? this.knownRows.unknown(jobId, job.generation ?? '', pages) : pages;
+    if (job && unknown.length === 0) return { queued: [], over: 0 };
     const { generation, noted, ...admitted } = await this.group.run(() =>
-      this.insertAll(jobId, pages, expiresAt.getTime(), leaseTo),
+      this.insertAll(jobId, unknown, expiresAt.getTime(), leaseTo),
     );
     // Only once committed: a group rolled back wrote none of them.
     this.knownRows.note(jobId, generation, noted);

@@ -328,7 +328,8 @@ export class AuditPageWorker {
           outLinks: [...new Set(checked.map(linkKey))],
         }
       : undefined;
-    // Independent writes, asked for together: the store commits them as one group (decision 0499).
+    // Independent writes, asked for together: the embedded store commits them in this turn's groups
+    // (decision 0499) rather than a turn each.
     await Promise.all([
       record && this.deps.pages.add(job.jobId, [record], expiresAt),
       job.context.checkFragments && this.storeFragments(job, url, html ? collector : undefined, checked),
