@@ -1,8 +1,9 @@
 import { setUpSqlite } from '@webutil/kit';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { AuditedPage } from '../site-audit/page-checks.js';
 import { type AuditPageStore, fromRecord, pageRecord, READ_BATCH, type StoredAffected } from './audit-pages.js';
-import { GroupCommit } from './group-commit.js';
+import type { GroupCommit } from './group-commit.js';
+import { SqliteFile } from './sqlite-file.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_pages (
@@ -40,11 +41,13 @@ export class SqliteAuditPages implements AuditPageStore {
   private readonly statements;
   private readonly insertAffected: Database.Transaction<(rows: readonly Record<string, unknown>[]) => number>;
 
-  /** The page workers' records committed a group at a time. */
+  private readonly file: SqliteFile;
+  /** The page workers' records committed a group at a time, with the other writes to the file. */
   private readonly group: GroupCommit;
 
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), { schema: SCHEMA });
+    this.file = SqliteFile.acquire(file);
+    this.db = setUpSqlite(this.file.db, { schema: SCHEMA });
     this.statements = {
       insert: this.db.prepare(
         `INSERT OR IGNORE INTO audit_pages (job_id, url, depth, record, expires_at)
@@ -84,7 +87,7 @@ export class SqliteAuditPages implements AuditPageStore {
         for (const row of rows) added += statement.run(row).changes;
         return added;
       });
-    this.group = new GroupCommit(this.db);
+    this.group = this.file.group;
     this.insertAffected = runAll(this.statements.insertAffected);
   }
 
@@ -151,7 +154,6 @@ export class SqliteAuditPages implements AuditPageStore {
   }
 
   async close(): Promise<void> {
-    await this.group.flushed();
-    this.db.close();
+    await this.file.release();
   }
 }

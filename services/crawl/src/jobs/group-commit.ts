@@ -18,7 +18,11 @@ export class GroupCommit {
   private pending: Pending[] = [];
   private readonly writeAll: Database.Transaction<(group: readonly Pending[]) => unknown[]>;
 
-  constructor(private readonly db: Database.Database) {
+  /** `committed` is told of each group committed (the file's checkpointer counts them). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly committed: () => void = () => undefined,
+  ) {
     this.writeAll = db.transaction((group) => group.map(({ write }) => write()));
   }
 
@@ -50,6 +54,7 @@ export class GroupCommit {
         }
       return;
     }
+    this.committed();
     for (const [i, { resolve }] of group.entries()) resolve(values[i]);
   }
 }

@@ -1,7 +1,8 @@
 import { type AddedColumn, setUpSqlite } from '@webutil/kit';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { CrawlKind, CrawlProgress, JobError, JobStatus } from '../model.js';
 import type { ScanOptions } from '../scan-options.js';
+import { SqliteFile } from './sqlite-file.js';
 import {
   type ActiveJob,
   asPacked,
@@ -80,8 +81,11 @@ export class SqliteJobStore implements JobStore {
   private readonly statements;
   private readonly claimTurn: Database.Transaction<(id: string, now: number) => Claim>;
 
+  private readonly file: SqliteFile;
+
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), {
+    this.file = SqliteFile.acquire(file);
+    this.db = setUpSqlite(this.file.db, {
       schema: SCHEMA,
       addedColumns: ADDED_COLUMNS,
       // An index on an added column: made once a file of an earlier release has the column.
@@ -209,7 +213,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   async close(): Promise<void> {
-    this.db.close();
+    await this.file.release();
   }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setUpSqlite } from '@webutil/kit';
-import Database from 'better-sqlite3';
-import { GroupCommit } from '../../jobs/group-commit.js';
+import type Database from 'better-sqlite3';
+import type { GroupCommit } from '../../jobs/group-commit.js';
+import { SqliteFile } from '../../jobs/sqlite-file.js';
 import { KnownRows, type NotedRow } from './known-rows.js';
 import type {
   Admitted,
@@ -83,11 +84,13 @@ export class SqlitePageFrontier implements PageFrontier {
   ) => FoundPage[] | undefined;
   private readonly strandedAll: (jobId: string, before: number, now: number, limit: number) => string[];
 
-  /** The workers' writes (claim, renew, insert, finish) committed a group at a time. */
+  private readonly file: SqliteFile;
+  /** The workers' writes (claim, renew, insert, finish) committed a group at a time, with the file's others. */
   private readonly group: GroupCommit;
 
   constructor(file: string) {
-    this.db = setUpSqlite(new Database(file), {
+    this.file = SqliteFile.acquire(file);
+    this.db = setUpSqlite(this.file.db, {
       schema: SCHEMA,
       addedColumns: [
         { table: 'audit_frontier', column: 'shape_chain', type: 'INTEGER NOT NULL DEFAULT 0' },
@@ -168,7 +171,7 @@ export class SqlitePageFrontier implements PageFrontier {
       ),
       sweepJobs: this.db.prepare<[number]>('DELETE FROM audit_frontier_jobs WHERE expires_at <= ?'),
     };
-    this.group = new GroupCommit(this.db);
+    this.group = this.file.group;
     const s = this.s;
     this.insertAll = (jobId, pages, expiresAt, leaseTo) => {
       const job = s.job.get(jobId);
@@ -345,7 +348,6 @@ export class SqlitePageFrontier implements PageFrontier {
   }
 
   async close(): Promise<void> {
-    await this.group.flushed();
-    this.db.close();
+    await this.file.release();
   }
 }
