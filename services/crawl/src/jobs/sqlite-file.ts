@@ -104,7 +104,7 @@ export class SqliteFile {
     // Never keeps the process up; a thread that fails leaves the checkpoints to the backstop.
     worker.unref();
     worker.on('error', () => {
-      this.db.pragma('wal_autocheckpoint = 1000');
+      if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
     });
     worker.once('exit', () => {
       if (this.checkpointer === worker) this.checkpointer = undefined;
