@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { LinkCollector } from '../src/page/links.js';
 import { type AuditedPage, checkPage, validHreflang } from '../src/site-audit/page-checks.js';
@@ -53,6 +54,26 @@ describe('site audit checks', () => {
     expect(a.facts.bodyHash).to.be.a('string').and.equal(b.facts.bodyHash);
     expect(b.facts.noindex).to.equal(true);
     expect(a.facts.mixedContent, 'http: resources on an http page are not mixed').to.deep.equal([]);
+  });
+
+  it('hashes the text as its words joined by single spaces, however the page is split', async () => {
+    const { facts } = await factsOf('<body><p>  One\n two</p>\t<p>three   <b>four</b></p></body>');
+    const expected = createHash('sha1').update('One two three four').digest('hex').slice(0, 20);
+    expect(facts.bodyHash).to.equal(expected);
+    expect((await factsOf('<body><p>One two three five</p></body>')).facts.bodyHash).to.not.equal(expected);
+  });
+
+  it('reads the facts past the link cap: the links and the facts share one parse', async () => {
+    const url = 'https://example.com/page';
+    const links = new LinkCollector(new URL(url), 2, true, true);
+    const reader = new PageFactsReader(links, { url, headers: {}, timeToHeadersMs: 1 });
+    const anchors = ['a', 'b', 'c', 'd'].map((p) => `<a href="/${p}">${p}</a>`).join('');
+    const html = `<html lang="fr"><body>${anchors}<h1>Late</h1><img src="/late.png"></body></html>`;
+    for (let i = 0; i < html.length; i += 7) reader.write(html.slice(i, i + 7));
+    await reader.end();
+    expect(links.links.map((l) => l.url)).to.deep.equal(['https://example.com/a', 'https://example.com/b']);
+    expect(links.truncated).to.equal(true);
+    expect(reader.facts).to.include({ lang: 'fr', h1Count: 1, imagesWithoutAlt: 1 });
   });
 
   it('knows hreflang codes', () => {

@@ -3,6 +3,13 @@ import type { FoundLink, LinkCounts, LinkType } from '../model.js';
 import { cssUrls, MAX_CSS_CHARS } from './css-links.js';
 import { addTargets, checkableFragment, MAX_TARGETS_PER_PAGE, PageTargets } from './fragments.js';
 
+/** What a reader is told of a page as it is parsed (htmlparser2's events that readers here use). */
+export interface ParseEvents {
+  onopentag(name: string, attrs: Record<string, string>): void;
+  onclosetag(name: string): void;
+  ontext(text: string): void;
+}
+
 const MAX_TEXT = 500;
 const MAX_REL = 200;
 /**
@@ -202,7 +209,10 @@ export class LinkCollector {
   /** Fragments kept over the page's links (at most MAX_FRAGMENTS_PER_PAGE). */
   private fragmentsKept = 0;
   private readonly seen = new Map<string, FoundLink>();
-  private readonly parser: BoundedParser;
+  private readonly events: ParseEvents;
+  private parser: BoundedParser;
+  /** The parser is a reader's, shared with it (parseWith): that reader feeds and ends it. */
+  private shared = false;
   private base: URL;
   private baseSet = false;
   private anchor: OpenAnchor | undefined;
@@ -226,30 +236,56 @@ export class LinkCollector {
     private readonly resources = false,
   ) {
     this.base = page;
+    this.events = {
+      onopentag: (name, attrs) => this.open(name, attrs),
+      onclosetag: (name) => this.close(name),
+      ontext: (text) => {
+        if (this.jsonLd) {
+          this.jsonLdChars += text.length;
+          if (this.jsonLdChars > MAX_JSON_LD_CHARS) this.jsonLd = undefined;
+          else this.jsonLd.push(text);
+          return;
+        }
+        if (this.style) {
+          if (this.styleChars < MAX_CSS_CHARS) this.style.push(text.slice(0, MAX_CSS_CHARS - this.styleChars));
+          this.styleChars += text.length;
+          return;
+        }
+        const anchor = this.anchor;
+        if (!anchor || this.skipDepth > 0 || anchor.textLength > MAX_TEXT * 2) return;
+        anchor.text.push(text.slice(0, MAX_TEXT * 2));
+        anchor.textLength += text.length;
+      },
+    };
+    this.parser = new BoundedParser(this.events, HTML_OPTIONS);
+  }
+
+  /**
+   * A parser of the page for this collector and another reader (a site audit's page facts), so
+   * that the page is tokenized once: the reader writes the text to it and ends it, not to this
+   * collector, and this collector is given the events until it is done.
+   */
+  parseWith(other: ParseEvents): BoundedParser {
+    const mine = this.events;
+    this.shared = true;
     this.parser = new BoundedParser(
       {
-        onopentag: (name, attrs) => this.open(name, attrs),
-        onclosetag: (name) => this.close(name),
+        onopentag: (name, attrs) => {
+          if (!this.done) mine.onopentag(name, attrs);
+          other.onopentag(name, attrs);
+        },
+        onclosetag: (name) => {
+          if (!this.done) mine.onclosetag(name);
+          other.onclosetag(name);
+        },
         ontext: (text) => {
-          if (this.jsonLd) {
-            this.jsonLdChars += text.length;
-            if (this.jsonLdChars > MAX_JSON_LD_CHARS) this.jsonLd = undefined;
-            else this.jsonLd.push(text);
-            return;
-          }
-          if (this.style) {
-            if (this.styleChars < MAX_CSS_CHARS) this.style.push(text.slice(0, MAX_CSS_CHARS - this.styleChars));
-            this.styleChars += text.length;
-            return;
-          }
-          const anchor = this.anchor;
-          if (!anchor || this.skipDepth > 0 || anchor.textLength > MAX_TEXT * 2) return;
-          anchor.text.push(text.slice(0, MAX_TEXT * 2));
-          anchor.textLength += text.length;
+          if (!this.done) mine.ontext(text);
+          other.ontext(text);
         },
       },
       HTML_OPTIONS,
     );
+    return this.parser;
   }
 
   /** Some links of the page are not in `links`: it was not read to its end, or links were too long. */
@@ -269,11 +305,11 @@ export class LinkCollector {
   }
 
   write(chunk: string): void {
-    if (!this.done) this.parser.write(chunk);
+    if (!this.done && !this.shared) this.parser.write(chunk);
   }
 
   end(): void {
-    if (!this.done) this.parser.end();
+    if (!this.done && !this.shared) this.parser.end();
     if (this.done) this.targets.complete = false;
     if (this.anchor) this.finishAnchor();
     this.targets.seal();

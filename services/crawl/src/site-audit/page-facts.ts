@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { header, type SafeResponse } from '@webutil/kit';
 import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
+import { LinkCollector, type ParseEvents } from '../page/links.js';
 import type { HtmlSink } from '../page/markdown-links.js';
 
 /** Entries kept per list on one page (hreflang alternates, images without alt, mixed resources). */
@@ -69,6 +70,7 @@ const RESOURCE_ATTRS: Readonly<Record<string, string>> = {
 export class PageFactsReader implements HtmlSink {
   readonly facts: PageFacts;
   private readonly parser: BoundedParser;
+  private readonly sharedParse: boolean;
   private readonly base: URL;
   private readonly secure: boolean;
   private inTitle = false;
@@ -99,14 +101,14 @@ export class PageFactsReader implements HtmlSink {
       htmlChars: 0,
       ttfbMs: Math.round(res.timeToHeadersMs),
     };
-    this.parser = new BoundedParser(
-      {
-        onopentag: (name, attrs) => this.open(name, attrs),
-        onclosetag: (name) => this.close(name),
-        ontext: (text) => this.onText(text),
-      },
-      HTML_OPTIONS,
-    );
+    const events: ParseEvents = {
+      onopentag: (name, attrs) => this.open(name, attrs),
+      onclosetag: (name) => this.close(name),
+      ontext: (text) => this.onText(text),
+    };
+    // A link collector and this reader share one parse of the page.
+    this.sharedParse = links instanceof LinkCollector;
+    this.parser = links instanceof LinkCollector ? links.parseWith(events) : new BoundedParser(events, HTML_OPTIONS);
   }
 
   get done(): boolean {
@@ -116,7 +118,7 @@ export class PageFactsReader implements HtmlSink {
   write(chunk: string): void {
     this.facts.htmlChars += chunk.length;
     if (!this.parser.stopped) this.parser.write(chunk);
-    if (!this.links.done) this.links.write(chunk);
+    if (!this.sharedParse && !this.links.done) this.links.write(chunk);
   }
 
   cutShort(): void {
@@ -200,15 +202,18 @@ export class PageFactsReader implements HtmlSink {
     }
     if (!this.inBody || this.skipDepth > 0) return;
     // Whitespace runs count as one space wherever the text was split (by the network or the parser).
+    // Hashed once per text node: an update per word cost more than the words.
+    let collapsed = '';
     const words = text.split(/\s+/);
     for (const [i, word] of words.entries()) {
       if (i > 0) this.space = true;
       if (!word) continue;
-      if (this.space && this.textChars > 0) this.text.update(' ');
+      if (this.space && this.textChars > 0) collapsed += ' ';
       this.space = false;
-      this.text.update(word);
+      collapsed += word;
       this.textChars += word.length;
     }
+    if (collapsed) this.text.update(collapsed);
   }
 
   private meta(attrs: Record<string, string>): void {
