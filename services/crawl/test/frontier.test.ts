@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { looksLikePage, normalizePageUrl, pageOf } from '../src/page/page-url.js';
+import { looksLikePage, normalizePageUrl, pageOf, SitePages } from '../src/page/page-url.js';
 import { Frontier, type QueuedPage, urlShape } from '../src/site-crawl/frontier.js';
 
 describe('frontier: URLs', () => {
@@ -7,6 +7,11 @@ describe('frontier: URLs', () => {
     expect(normalizePageUrl('HTTP://Example.COM:80/a/../b?#frag')).to.equal('http://example.com/b');
     expect(normalizePageUrl('https://example.com:443/x?q=1#y')).to.equal('https://example.com/x?q=1');
     expect(normalizePageUrl('https://example.com')).to.equal('https://example.com/');
+    expect(normalizePageUrl('https://example.com/x#')).to.equal('https://example.com/x');
+    expect(normalizePageUrl('https://example.com/x?')).to.equal('https://example.com/x');
+    expect(normalizePageUrl('https://example.com/x?#')).to.equal('https://example.com/x');
+    expect(normalizePageUrl('https://example.com/x?a=%23#b')).to.equal('https://example.com/x?a=%23');
+    expect(normalizePageUrl('https://example.com/a?b?')).to.equal('https://example.com/a?b?');
   });
 
   it('gives calendar pages one shape and different sections different shapes', () => {
@@ -34,6 +39,15 @@ describe('frontier: URLs', () => {
     expect(pageOf('https://a.test/report.pdf', site)).to.equal(undefined);
     expect(pageOf('ftp://a.test/x', site)).to.equal(undefined);
     expect(pageOf('not a url', site)).to.equal(undefined);
+  });
+
+  it('remembers pageOf for a site: the same answers, asked again or past its memory', () => {
+    const site = new URL('https://www.a.test/');
+    const pages = new SitePages(site);
+    const urls = ['https://a.test/docs/?#top', 'https://b.test/x', 'https://a.test/report.pdf', 'not a url'];
+    for (let i = 0; i < 5_000; i += 1) urls.push(`https://a.test/p/${i}#x`);
+    for (const round of [1, 2])
+      for (const url of urls) expect(pages.of(url), `${url}, round ${round}`).to.equal(pageOf(url, site));
   });
 });
 

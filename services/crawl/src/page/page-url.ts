@@ -14,9 +14,17 @@ export function normalizePageUrl(input: URL | string): string {
 
 /** normalizePageUrl of a URL object the caller owns and no longer needs as it is (no copy made). */
 export function normalizeOwnUrl(url: URL): string {
-  url.hash = '';
-  if (!url.search) url.search = ''; // drops a bare '?'
-  return url.href;
+  // A URL's setters re-serialize it: each is used only when it changes something.
+  let href = url.href;
+  if (href.includes('#')) {
+    url.hash = '';
+    href = url.href;
+  }
+  if (href.endsWith('?') && !url.search) {
+    url.search = ''; // drops a bare '?'
+    href = url.href;
+  }
+  return href;
 }
 
 /** Extensions of files that are checked as links but never fetched as pages to parse. */
@@ -41,4 +49,23 @@ export function pageOf(url: string, site: URL): string | undefined {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
   if (!sameSite(parsed, site) || !looksLikePage(parsed)) return undefined;
   return normalizeOwnUrl(parsed);
+}
+
+/** URLs kept by a SitePages (the latest asked); a site's navigation links recur on every page. */
+const SITE_PAGES_KEPT = 4_096;
+
+/** pageOf for one site, remembering the answers for the URLs asked lately. */
+export class SitePages {
+  private readonly known = new Map<string, string | null>();
+
+  constructor(readonly site: URL) {}
+
+  of(url: string): string | undefined {
+    const known = this.known.get(url);
+    if (known !== undefined) return known ?? undefined;
+    const page = pageOf(url, this.site);
+    if (this.known.size >= SITE_PAGES_KEPT) this.known.clear();
+    this.known.set(url, page ?? null);
+    return page;
+  }
 }

@@ -11,7 +11,6 @@ import { verdictFor } from '../../checking/verdict.js';
 import type { CheckedLink } from '../../model.js';
 import { PageTargets, type StoredTargets } from '../../page/fragments.js';
 import { MAX_FRAGMENTS_PER_LINK } from '../../page/links.js';
-import { pageOf } from '../../page/page-url.js';
 import type { PageFrontier, RowResult } from './page-frontier.js';
 import { anchorsOf, type JobRuntime, type LinkRowResult, linkKey, type PageRowResult } from './page-worker.js';
 
@@ -66,7 +65,7 @@ export async function gradeLinkRows(
   const named: string[][] = [];
   for (const row of links)
     named.push(fragments && row.link.type === 'internal' ? await fragments.of(linkKey(row.link)) : []);
-  const targetOf = (row: LinkRowResult) => (row.link.type === 'internal' ? pageOf(row.link.url, job.site) : undefined);
+  const targetOf = (row: LinkRowResult) => (row.link.type === 'internal' ? job.pages.of(row.link.url) : undefined);
   const answeringPage = (row: LinkRowResult) => (row.record ? undefined : (row.page ?? targetOf(row)));
   const pages = new Set<string>();
   links.forEach((row, i) => {

@@ -8,7 +8,7 @@ import type { CheckedLink, FoundLink } from '../../model.js';
 import { pageFormat, pageSink } from '../../page/fetch.js';
 import { PageTargets } from '../../page/fragments.js';
 import { LinkCollector } from '../../page/links.js';
-import { pageOf } from '../../page/page-url.js';
+import { SitePages } from '../../page/page-url.js';
 import { parseStream } from '../../page/parse-stream.js';
 import { isStylesheet, StylesheetReader } from '../../page/stylesheets.js';
 import { compileScan, inScan, type ScanOptions, type ScanRules } from '../../scan-options.js';
@@ -69,6 +69,8 @@ export interface JobRuntime {
   context: AuditContext;
   rules: ScanRules;
   site: URL;
+  /** pageOf for `site`, remembered: made again when the site moves. */
+  pages: SitePages;
   checker: LinkChecker;
   robots: CrawlRobots;
   stylesheets: StylesheetReader;
@@ -183,6 +185,7 @@ export class AuditPageWorker {
       context,
       rules,
       site: new URL(context.site),
+      pages: new SitePages(new URL(context.site)),
       checker,
       robots: new CrawlRobots((url, read) => checker.fetchFile(url, read), signal),
       stylesheets: new StylesheetReader(
@@ -272,7 +275,7 @@ export class AuditPageWorker {
     const outcome = await job.checker.fetchPage(url, async (res) => {
       if (depth > 0) {
         // A redirect elsewhere: off the site, or to a page the audit reads anyway, is not read here.
-        const landed = pageOf(res.url, job.site);
+        const landed = job.pages.of(res.url);
         if (!landed) return '';
         if (landed !== url) {
           const admitted = await this.deps.frontier.insert(
@@ -299,6 +302,7 @@ export class AuditPageWorker {
       const site = new URL(outcome.finalUrl);
       if (site.href !== job.site.href) {
         job.site = site;
+        job.pages = new SitePages(site);
         job.context = { ...job.context, site: site.href };
         await this.deps.frontier.setContext(job.jobId, JSON.stringify(job.context));
       }
@@ -377,7 +381,7 @@ export class AuditPageWorker {
     const pages = new Map<string, FoundPage>();
     for (const link of links) {
       if (link.type !== 'internal' || !link.viaAnchor || !link.scheme.startsWith('http')) continue;
-      const page = pageOf(link.url, job.site);
+      const page = job.pages.of(link.url);
       if (page && !pages.has(page)) pages.set(page, { url: page, depth: from.depth + 1, fromSitemap: false });
     }
     return [...pages.values()];
@@ -412,7 +416,7 @@ export class AuditPageWorker {
     const byKey = new Map(links.map((l) => [linkKey(l), l]));
     const space = linksOf(job.jobId);
     const rows = [...byKey].map(([url, link]): FoundPage => {
-      const page = link.type === 'internal' ? pageOf(link.url, job.site) : undefined;
+      const page = link.type === 'internal' ? job.pages.of(link.url) : undefined;
       // The link rides on its row, so that the coordinator can check it if this replica dies first.
       const result: LinkRowResult = page ? { link, page } : { link };
       return { url, depth: 0, fromSitemap: false, payload: JSON.stringify(result), done: page !== undefined };
