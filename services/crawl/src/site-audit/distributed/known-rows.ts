@@ -10,7 +10,7 @@ export interface NotedRow {
   shapeChain: number;
 }
 
-/** Rows kept per job (its most recently seen): a page's navigation links are the same few rows. */
+/** Rows kept per job (those noted last): a page's navigation links are the same few rows. */
 const KNOWN_ROWS_PER_JOB = 4_096;
 const KNOWN_JOBS = 16;
 
@@ -26,12 +26,10 @@ export class KnownRows {
   unknown(jobId: string, generation: string, pages: readonly FoundPage[]): readonly FoundPage[] {
     const job = this.jobs.get(jobId);
     if (!job || job.generation !== generation) return pages;
+    // A hit is not moved to the back: a row seen on every page is read again once it is dropped.
     return pages.filter((page) => {
       const row = job.rows.get(page.url);
-      if (!row || row.depth > page.depth || row.shapeChain > (page.shapeChain ?? 0)) return true;
-      job.rows.delete(page.url); // the latest seen are kept
-      job.rows.set(page.url, row);
-      return false;
+      return !row || row.depth > page.depth || row.shapeChain > (page.shapeChain ?? 0);
     });
   }
 
