@@ -11,6 +11,7 @@ import type * as proto from '@webutil/proto/webutil/crawl/v1/crawl';
 import type * as values from '@webutil/proto/webutil/crawl/v1/crawl.fields';
 import type { SiteAuditResult } from '@webutil/proto/webutil/crawl/v1/site_audit';
 import type { CheckOutcome } from './checking/grade.js';
+import type { LinkCollector } from './page/links.js';
 import type { HtmlSink } from './page/markdown-links.js';
 import type { ScanOptions } from './scan-options.js';
 
@@ -93,8 +94,8 @@ export interface CrawlOptions {
 
 /** What a site audit sees of its crawl: each page's body as it is read, each page once done. */
 export interface PageObserver {
-  /** The sink a page's HTML is read through: `links` (the link collector), or one feeding it. */
-  reading(url: string, res: SafeResponse, links: HtmlSink): HtmlSink;
+  /** The sink a page's HTML is read through: `links` (the page's link collector), or one feeding it. */
+  reading(url: string, res: SafeResponse, links: LinkCollector): HtmlSink;
   /** A page fetched (or kept out by robots.txt `refused`), once, with the links read from it. */
   visited(page: ObservedPage): void;
   /** The pages of the site its sitemaps list. */

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { header, type SafeResponse } from '@webutil/kit';
-import { BoundedParser, HTML_OPTIONS } from '@webutil/kit/html';
-import { LinkCollector, type ParseEvents } from '../page/links.js';
+import type { BoundedParser } from '@webutil/kit/html';
+import type { LinkCollector, ParseEvents } from '../page/links.js';
 import type { HtmlSink } from '../page/markdown-links.js';
 
 /** Entries kept per list on one page (hreflang alternates, images without alt, mixed resources). */
@@ -70,7 +70,6 @@ const RESOURCE_ATTRS: Readonly<Record<string, string>> = {
 export class PageFactsReader implements HtmlSink {
   readonly facts: PageFacts;
   private readonly parser: BoundedParser;
-  private readonly sharedParse: boolean;
   private readonly base: URL;
   private readonly secure: boolean;
   private inTitle = false;
@@ -85,7 +84,7 @@ export class PageFactsReader implements HtmlSink {
   private space = false;
 
   constructor(
-    private readonly links: HtmlSink,
+    private readonly links: LinkCollector,
     res: Pick<SafeResponse, 'url' | 'headers' | 'timeToHeadersMs'>,
   ) {
     this.base = new URL(res.url);
@@ -106,19 +105,18 @@ export class PageFactsReader implements HtmlSink {
       onclosetag: (name) => this.close(name),
       ontext: (text) => this.onText(text),
     };
-    // A link collector and this reader share one parse of the page.
-    this.sharedParse = links instanceof LinkCollector;
-    this.parser = links instanceof LinkCollector ? links.parseWith(events) : new BoundedParser(events, HTML_OPTIONS);
+    // The link collector and this reader share one parse of the page.
+    this.parser = links.parseWith(events);
   }
 
+  /** The facts need the whole page, past the link cap: done only once the parse stopped (too deep). */
   get done(): boolean {
-    return this.links.done === true && this.parser.stopped;
+    return this.parser.stopped;
   }
 
   write(chunk: string): void {
     this.facts.htmlChars += chunk.length;
     if (!this.parser.stopped) this.parser.write(chunk);
-    if (!this.sharedParse && !this.links.done) this.links.write(chunk);
   }
 
   cutShort(): void {

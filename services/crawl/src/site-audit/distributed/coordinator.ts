@@ -145,7 +145,7 @@ export async function auditSiteDistributed(
       failOnEntry(signal, visit);
     }
     const found = await untilAborted(sitemap, budget);
-    const onSite = (found?.urls ?? []).flatMap((u) => pageOf(u, job.site) ?? []);
+    const onSite = (found?.urls ?? []).flatMap((u) => job.pages.of(u) ?? []);
     const sitemapUrls = new Set(onSite);
     if (onSite.length > 0 && job.rules.maxDepth !== 0) {
       const admitted = await frontier.insert(

@@ -68,8 +68,7 @@ export interface JobRuntime {
   jobId: string;
   context: AuditContext;
   rules: ScanRules;
-  site: URL;
-  /** pageOf for `site`, remembered: made again when the site moves. */
+  /** The site (where the entry page landed) and pageOf for it, remembered: made again when it moves. */
   pages: SitePages;
   checker: LinkChecker;
   robots: CrawlRobots;
@@ -184,7 +183,6 @@ export class AuditPageWorker {
       jobId,
       context,
       rules,
-      site: new URL(context.site),
       pages: new SitePages(new URL(context.site)),
       checker,
       robots: new CrawlRobots((url, read) => checker.fetchFile(url, read), signal),
@@ -300,8 +298,7 @@ export class AuditPageWorker {
     if (depth === 0 && isPage && outcome.finalUrl) {
       // The site is where the entry page landed: every replica reads it from the context.
       const site = new URL(outcome.finalUrl);
-      if (site.href !== job.site.href) {
-        job.site = site;
+      if (site.href !== job.pages.site.href) {
         job.pages = new SitePages(site);
         job.context = { ...job.context, site: site.href };
         await this.deps.frontier.setContext(job.jobId, JSON.stringify(job.context));
