@@ -46,8 +46,13 @@ describe('frontier: URLs', () => {
     const pages = new SitePages(site);
     const urls = ['https://a.test/docs/?#top', 'https://b.test/x', 'https://a.test/report.pdf', 'not a url'];
     for (let i = 0; i < 5_000; i += 1) urls.push(`https://a.test/p/${i}#x`);
+    urls.push(`https://a.test/${'long/'.repeat(200)}`, `https://b.test/${'long/'.repeat(200)}`);
     for (const round of [1, 2])
       for (const url of urls) expect(pages.of(url), `${url}, round ${round}`).to.equal(pageOf(url, site));
+    expect(pages.size).to.be.at.most(4_096);
+    const kept = pages.size;
+    for (let i = 0; i < 100; i += 1) pages.of(`https://a.test/${'x'.repeat(600)}/${i}`);
+    expect(pages.size, 'long URLs are answered, not kept').to.equal(kept);
   });
 });
 

@@ -53,6 +53,8 @@ export function pageOf(url: string, site: URL): string | undefined {
 
 /** URLs kept by a SitePages (the latest asked); a site's navigation links recur on every page. */
 const SITE_PAGES_KEPT = 4_096;
+/** Longer URLs are answered but not kept: a hostile site's long links cannot fill the memory. */
+const SITE_PAGES_URL_CHARS = 512;
 
 /** pageOf for one site, remembering the answers for the URLs asked lately. */
 export class SitePages {
@@ -60,10 +62,16 @@ export class SitePages {
 
   constructor(readonly site: URL) {}
 
+  /** URLs kept now. */
+  get size(): number {
+    return this.known.size;
+  }
+
   of(url: string): string | undefined {
     const known = this.known.get(url);
     if (known !== undefined) return known ?? undefined;
     const page = pageOf(url, this.site);
+    if (url.length > SITE_PAGES_URL_CHARS) return page;
     if (this.known.size >= SITE_PAGES_KEPT) this.known.clear();
     this.known.set(url, page ?? null);
     return page;
