@@ -54,6 +54,8 @@ export interface RawTlsServerOptions {
   rsaKey?: KeyObject;
   /** With `rsaKey`: a premaster secret whose PKCS#1 padding is malformed gets handshake_failure instead (ROBOT). */
   robotOracle?: boolean;
+  /** The 1-based counts of RSA ClientKeyExchanges this server leaves unanswered, as a stalled or lossy peer does. */
+  unansweredKeyExchanges?: number[];
   /** A real TLS server on 127.0.0.1 that handshakes Node's clients make are piped to. */
   delegatePort?: number;
 }
@@ -214,6 +216,7 @@ function sslv2ServerHello(certificate: Buffer): Buffer {
 
 export async function startRawTlsServer(options: RawTlsServerOptions): Promise<RawTlsServer> {
   const sockets = new Set<net.Socket>();
+  let keyExchanges = 0;
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -224,6 +227,7 @@ export async function startRawTlsServer(options: RawTlsServerOptions): Promise<R
     /** After an RSA ClientKeyExchange: whether its padding conformed; then whether ChangeCipherSpec came. */
     let conforming: boolean | undefined;
     let changedCipher = false;
+    let unanswered = false;
     const onData = (chunk: Buffer) => {
       input = Buffer.concat([input, chunk]);
       if (input.length > 64 * 1024) return socket.destroy();
@@ -260,8 +264,11 @@ export async function startRawTlsServer(options: RawTlsServerOptions): Promise<R
           socket.write(record(24, version, Buffer.concat([Buffer.from([2]), u16(claimed), randomBytes(claimed + 16)])));
         } else if (type === 22 && body[0] === 16 && options.rsaKey) {
           conforming = paddingConforms(body, options.rsaKey);
+          unanswered = options.unansweredKeyExchanges?.includes(++keyExchanges) ?? false;
         } else if (type === 20 && conforming !== undefined) {
           changedCipher = true;
+        } else if (changedCipher && unanswered) {
+          return;
         } else if (changedCipher) {
           // The Finished, which no premaster secret of ours decrypts: one answer, unless this is an oracle.
           socket.end(alert(version, options.robotOracle && !conforming ? 40 : 20));

@@ -2,7 +2,7 @@ import { constants, createPrivateKey } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import { type RawTlsServer, startRawTlsServer } from '@webutil/scripts/raw-tls-server';
+import { type RawTlsServer, type RawTlsServerOptions, startRawTlsServer } from '@webutil/scripts/raw-tls-server';
 import { issue } from '@webutil/scripts/tls-fixtures';
 import { expect } from 'chai';
 import { scanSuites } from '../src/cipher-suites.js';
@@ -162,6 +162,26 @@ describe('SSL scan vulnerability checks', function () {
     expect(good.get('robot')).to.include({ verdict: 'not_vulnerable' });
     expect(good.get('robot')?.why).to.match(/all got the same answer \(alert 20\): no oracle/);
     expect(node.get('robot')).to.include({ verdict: 'not_vulnerable', why: 'no RSA key transport suite is accepted' });
+  });
+
+  it('ROBOT: an exchange left unanswered is asked again, not read as the answer', async () => {
+    const cert = await issue({ commonName: 'localhost', altNames: ['localhost'], key: 'rsa2048' });
+    const common: RawTlsServerOptions = {
+      versions: ['TLSv1.2'],
+      suites: [0x009c],
+      certificate: Buffer.from(cert.cert.rawData),
+      rsaKey: createPrivateKey(cert.keyPem),
+    };
+    // Five exchanges a round: the oracle loses one of its second round, the patched one one of its first.
+    const oracle = await startRawTlsServer({ ...common, robotOracle: true, unansweredKeyExchanges: [7] });
+    const patchedLossy = await startRawTlsServer({ ...common, unansweredKeyExchanges: [3] });
+    try {
+      const [onOracle, onPatched] = await Promise.all([scan(oracle.port), scan(patchedLossy.port)]);
+      expect(onOracle.get('robot'), JSON.stringify(onOracle.get('robot'))).to.include({ verdict: 'vulnerable' });
+      expect(onPatched.get('robot'), JSON.stringify(onPatched.get('robot'))).to.include({ verdict: 'not_vulnerable' });
+    } finally {
+      await Promise.all([oracle.close(), patchedLossy.close()]);
+    }
   });
 
   it('ROBOT: OpenSSL with RSA key transport answers every premaster secret alike', async () => {

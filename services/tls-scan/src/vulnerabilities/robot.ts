@@ -3,8 +3,10 @@
  * ChangeCipherSpec and a Finished the server cannot decrypt, one carrying a well-formed PKCS#1 v1.5
  * premaster secret and four malformed ones. A patched server answers all five alike (it goes on
  * with a random secret); one that answers a malformed one differently is an oracle. A difference is
- * asked twice before it counts. The shortened flow (no ChangeCipherSpec and Finished) that some
- * oracles need is not tried: on a patched server every such exchange waits out its time limit.
+ * asked twice before it counts, and an exchange whose handshake or answer was lost is asked once
+ * more, so one stalled connection on a busy server is not read as an answer. The shortened flow
+ * (no ChangeCipherSpec and Finished) that some oracles need is not tried: on a patched server every
+ * such exchange waits out its time limit.
  */
 import { constants, type KeyObject, publicEncrypt, randomBytes, X509Certificate } from 'node:crypto';
 import {
@@ -100,9 +102,18 @@ function publicKeyOf(der: Buffer): KeyObject | undefined {
   }
 }
 
+/** An outcome that says nothing about the premaster secret: the handshake or the answer was lost. */
+const lost = (answer: string | undefined) => answer === undefined || answer === 'no answer in time';
+
+/** The answer to `kind`, asked a second time when the first was lost. */
+async function answerTo(ctx: Context, version: WireVersion, codes: number[], kind: PremasterKind) {
+  const answer = await exchange(ctx, version, codes, kind);
+  return lost(answer) && !ctx.signal.aborted ? exchange(ctx, version, codes, kind) : answer;
+}
+
 /** The five answers, in PREMASTER_KINDS order; undefined where a handshake did not reach its key exchange. */
 const round = (ctx: Context, version: WireVersion, codes: number[]) =>
-  Promise.all(PREMASTER_KINDS.map((kind) => exchange(ctx, version, codes, kind)));
+  Promise.all(PREMASTER_KINDS.map((kind) => answerTo(ctx, version, codes, kind)));
 
 export async function robot(ctx: Context): Promise<VulnerabilityResult> {
   const check = CHECKS.robot;
@@ -129,6 +140,9 @@ export async function robot(ctx: Context): Promise<VulnerabilityResult> {
     );
   }
   const second = await round(ctx, version, codes);
+  if (second.some((a) => a === undefined)) {
+    return verdict(check, 'unknown', 'a handshake with RSA key transport did not reach its key exchange');
+  }
   if (second.some((a, i) => a !== first[i])) {
     return verdict(check, 'unknown', 'the answers differ between malformed premaster secrets, but not twice alike');
   }
