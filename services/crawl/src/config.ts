@@ -111,7 +111,7 @@ const ENV = {
   /** Site audits spread over every replica (site-audit/distributed/, decision 0491); off: one worker runs each. */
   SITE_AUDIT_DISTRIBUTED: env.bool(true),
   /** Pages of distributed audits one replica works on at once. */
-  SITE_AUDIT_PAGE_WORKERS: env.int(16, 1),
+  SITE_AUDIT_PAGE_WORKERS: env.int(32, 1),
 };
 
 /**

@@ -76,4 +76,22 @@ describe('GroupCommit (the embedded store writes a group at a time)', () => {
     expect(await written).to.equal(1);
     await group.flushed(); // nothing pending: settles at once
   });
+
+  it('with a window, spaces back-to-back commits: writes of later turns join the waiting group', async () => {
+    let groups = 0;
+    const spaced = new GroupCommit(db, () => groups++, 200);
+    // An idle file: the first write commits at the end of its turn, as without a window.
+    await spaced.run(insert('a', 1));
+    expect(groups).to.equal(1);
+    // Right after a commit: writes asked in three turns wait for the window and commit as one group.
+    const later: Promise<number>[] = [];
+    for (const k of ['b', 'c', 'd']) {
+      later.push(spaced.run(insert(k, 2)));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(rows()).to.have.length(1);
+    expect(await Promise.all(later)).to.deep.equal([1, 1, 1]);
+    expect(groups).to.equal(2);
+    expect(rows()).to.have.length(4);
+  });
 });

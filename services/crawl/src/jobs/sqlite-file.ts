@@ -8,6 +8,11 @@ import { GroupCommit } from './group-commit.js';
 const BUSY_AFTER_COMMITS = 500;
 /** How often the checkpointer copies the write-ahead log into the file. */
 const CHECKPOINT_EVERY_MS = 200;
+/**
+ * The least time between two commits of the file: a distributed audit's page workers then share
+ * each commit (decision 0499), and a write to an idle file still commits at the end of its turn.
+ */
+const COMMIT_WINDOW_MS = 1;
 /** Past this many log pages this connection checkpoints itself, as SQLite does by default at 1,000. */
 const BACKSTOP_PAGES = 20_000;
 
@@ -38,8 +43,9 @@ parentPort.once('message', () => {
  * jobs' file holds the jobs, the audit pages and the frontier, each a store of its own. On separate
  * connections every commit of one would throw away the page cache of the others (SQLite reloads a
  * connection's cache once another wrote the file) and each would commit its own group per turn.
- * Once the file is busy, a thread of its own copies the write-ahead log into it, so that the
- * checkpoints (and their fsyncs) run beside the event loop rather than inside a commit.
+ * Back-to-back commits are spaced by a window. Once the file is busy, a thread of its own copies
+ * the write-ahead log into it, so that the checkpoints (and their fsyncs) run beside the event loop
+ * rather than inside a commit.
  * Each store acquires the file when it opens and releases it when it closes; the last release
  * closes the connection.
  */
@@ -58,7 +64,7 @@ export class SqliteFile {
   ) {
     this.group = new GroupCommit(db, () => {
       if (++this.commits === BUSY_AFTER_COMMITS) this.startCheckpointer();
-    });
+    }, COMMIT_WINDOW_MS);
   }
 
   /** The file's connection in this process, opened on first use. */
