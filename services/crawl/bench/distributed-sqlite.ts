@@ -26,7 +26,7 @@ const log = createLogger('bench', 'silent');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'audit-bench-'));
 const file = path.join(dir, 'crawl-jobs.sqlite');
 const site = process.env.SITE ? { base: process.env.SITE, close: async () => undefined } : await startAuditSite(PAGES);
-const settings = readConfig({ DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
+const settings = readConfig({ ...process.env, DATA_DIR: dir, WEBUTIL_ALLOW_TARGETS: '127.0.0.0/8' });
 const safe = new SafeHttp({ policy: new AddressPolicy(settings.WEBUTIL_ALLOW_TARGETS) });
 const deps = { http: safe, throttle: throttleFor(settings.fetch), ...settings.fetch, limits: settings.crawl };
 const pages = new SqliteAuditPages(file);

@@ -230,6 +230,23 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       result.issues.map(async (i) => [i.id, (await pages.affected(jobId, i.id, 0, 10_000)).map((a) => a.url)]),
     );
 
+  it("wakes a coordinator's wait once the replica's page workers hold no item, and on its signal", async () => {
+    const d = replica(new MemoryPageWork(log));
+    d.worker.start(2);
+    const never = new AbortController().signal;
+    // A wait of a minute ends as soon as the one item (of a job that is gone) has been handled.
+    const started = performance.now();
+    const waited = d.worker.idleOr(60_000, never);
+    await d.work.publish([{ jobId: randomUUID(), url: `${site.base}/` }]);
+    await waited;
+    expect(performance.now() - started).to.be.below(10_000);
+    const stop = new AbortController();
+    const stopped = d.worker.idleOr(60_000, stop.signal);
+    stop.abort();
+    await stopped;
+    expect(performance.now() - started).to.be.below(10_000);
+  });
+
   it('finds on one machine (in-process queue) what the one-worker audit finds, each page fetched once', async () => {
     site.fetches.clear();
     local = await auditSite(

@@ -62,9 +62,13 @@ export class SqliteFile {
     private readonly file: string,
     readonly db: Database.Database,
   ) {
-    this.group = new GroupCommit(db, () => {
-      if (++this.commits === BUSY_AFTER_COMMITS) this.startCheckpointer();
-    }, COMMIT_WINDOW_MS);
+    this.group = new GroupCommit(
+      db,
+      () => {
+        if (++this.commits === BUSY_AFTER_COMMITS) this.startCheckpointer();
+      },
+      COMMIT_WINDOW_MS,
+    );
   }
 
   /** The file's connection in this process, opened on first use. */

@@ -48,7 +48,7 @@ export interface DistributedAuditDeps {
   budget?: HostBudget;
 }
 
-/** How often the coordinator looks at the frontier. */
+/** How often the coordinator looks at the frontier (at once when this replica's page workers go idle). */
 const POLL_MS = 250;
 /**
  * How often it counts the rows themselves: the counters it watches between (`tally`) miss a row a
@@ -193,7 +193,7 @@ export async function auditSiteDistributed(
         const lost = await frontier.stranded(jobId, new Date(now.getTime() - d.leaseMs), now, 500);
         await d.work.publish(lost.map((url) => ({ jobId, url })));
       }
-      await sleep(POLL_MS, budget);
+      await d.worker.idleOr(POLL_MS, budget);
     }
     const cutByBudget = budget.aborted && !signal.aborted;
     report_({
@@ -358,17 +358,5 @@ async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promis
     const stop = () => resolve(undefined);
     signal.addEventListener('abort', stop, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
   });
 }

@@ -121,6 +121,9 @@ export class AuditPageWorker {
   private readonly jobs = new Map<string, Promise<JobRuntime | undefined>>();
   private readonly shutdown = new AbortController();
   private readonly sweeper: NodeJS.Timeout;
+  /** Work items in hand, and who waits for there to be none (a coordinator, for the end of the crawl). */
+  private inHand = 0;
+  private readonly idleWaiters = new Set<() => void>();
 
   constructor(private readonly deps: PageWorkerDeps) {
     this.sweeper = setInterval(() => this.dropIdle(), IDLE_MS);
@@ -156,6 +159,25 @@ export class AuditPageWorker {
       if (!rt) this.jobs.delete(jobId);
       else rt.lastUsed = Date.now();
       return rt;
+    });
+  }
+
+  /**
+   * Resolves once this replica's workers hold no work item (as the last page of a crawl is done
+   * here), or after `ms`, or on `signal`: a coordinator looks at the frontier then rather than a
+   * poll later.
+   */
+  idleOr(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.idleWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.idleWaiters.add(done);
     });
   }
 
@@ -206,11 +228,17 @@ export class AuditPageWorker {
   }
 
   private async handle(item: PageWorkItem, lease: PageWorkLease): Promise<void> {
-    const job = await this.runtime(item.jobId);
-    if (!job || job.signal.aborted) return; // the audit ended: nothing to do
-    const leased = await this.deps.frontier.claim(item.jobId, item.url, this.deps.owner, this.deps.leaseMs);
-    if (!leased) return; // done, or another worker holds it
-    await this.audit(job, leased, () => lease.keepAlive());
+    this.inHand += 1;
+    try {
+      const job = await this.runtime(item.jobId);
+      if (!job || job.signal.aborted) return; // the audit ended: nothing to do
+      const leased = await this.deps.frontier.claim(item.jobId, item.url, this.deps.owner, this.deps.leaseMs);
+      if (!leased) return; // done, or another worker holds it
+      await this.audit(job, leased, () => lease.keepAlive());
+    } finally {
+      this.inHand -= 1;
+      if (this.inHand === 0) for (const wake of [...this.idleWaiters]) wake();
+    }
   }
 
   /**
