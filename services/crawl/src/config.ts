@@ -110,8 +110,11 @@ const ENV = {
   CRAWL_QUEUE_STALL_MS: env.int(15 * 60_000, 1_000),
   /** Site audits spread over every replica (site-audit/distributed/, decision 0491); off: one worker runs each. */
   SITE_AUDIT_DISTRIBUTED: env.bool(true),
-  /** Pages of distributed audits one replica works on at once. */
-  SITE_AUDIT_PAGE_WORKERS: env.int(32, 1),
+  /**
+   * Pages of distributed audits one replica works on at once; unset, 32 on the embedded store (its
+   * commits are shared by the workers waiting on them, decision 0499) and 16 on MongoDB.
+   */
+  SITE_AUDIT_PAGE_WORKERS: env.optionalInt(1),
 };
 
 /**
@@ -156,7 +159,8 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
     stallMs: c.CRAWL_STALL_MS,
     queueStallMs: c.CRAWL_QUEUE_STALL_MS,
   };
-  return { ...c, fetch, pageCheck, crawl, jobs };
+  const SITE_AUDIT_PAGE_WORKERS = c.SITE_AUDIT_PAGE_WORKERS ?? (c.MONGO_URL ? 16 : 32);
+  return { ...c, SITE_AUDIT_PAGE_WORKERS, fetch, pageCheck, crawl, jobs };
 }
 
 export type CrawlConfig = ReturnType<typeof readConfig>;

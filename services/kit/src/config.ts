@@ -28,6 +28,8 @@ export const env = {
   int: (fallback: number, min = 0) => wholeNumber(min).default(fallback),
   string: (fallback: string) => z.string().min(1).default(fallback),
   optionalString: () => z.string().min(1).optional(),
+  /** A whole number when set; unset, the caller picks (a default that depends on other settings). */
+  optionalInt: (min = 0) => wholeNumber(min).optional(),
   bool: (fallback: boolean) =>
     z
       .enum(['true', 'false', '1', '0'])
