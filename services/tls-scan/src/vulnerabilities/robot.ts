@@ -125,10 +125,11 @@ export async function robot(ctx: Context): Promise<VulnerabilityResult> {
     .findLast((p) => p.suites.some((s) => codes.includes(s.code)));
   if (!protocol) return verdict(check, 'unknown', 'no protocol accepts the RSA suites found');
   const version = protocol.protocol as WireVersion;
+  const unreached = (answers: (string | undefined)[]) => answers.some((a) => a === undefined);
+  const unreachedVerdict = () =>
+    verdict(check, 'unknown', 'a handshake with RSA key transport did not reach its key exchange');
   const first = await round(ctx, version, codes);
-  if (first.some((a) => a === undefined)) {
-    return verdict(check, 'unknown', 'a handshake with RSA key transport did not reach its key exchange');
-  }
+  if (unreached(first)) return unreachedVerdict();
   if (first.every((a) => a === 'no answer in time')) {
     return verdict(check, 'unknown', 'no key exchange got an answer in time');
   }
@@ -140,9 +141,7 @@ export async function robot(ctx: Context): Promise<VulnerabilityResult> {
     );
   }
   const second = await round(ctx, version, codes);
-  if (second.some((a) => a === undefined)) {
-    return verdict(check, 'unknown', 'a handshake with RSA key transport did not reach its key exchange');
-  }
+  if (unreached(second)) return unreachedVerdict();
   if (second.some((a, i) => a !== first[i])) {
     return verdict(check, 'unknown', 'the answers differ between malformed premaster secrets, but not twice alike');
   }
