@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { LinkCollector } from '../src/page/links.js';
-import { MAX_MARKDOWN_CHARS, MarkdownSink, renderMarkdown } from '../src/page/markdown-links.js';
+import { MAX_MARKDOWN_CHARS, MarkdownSink } from '../src/page/markdown-links.js';
+import { renderMarkdown } from '../src/page/markdown-render.js';
 
 const page = new URL('https://example.com/docs/readme.md');
 

@@ -32,6 +32,7 @@ export {
   runService,
   type ServiceBinding,
 } from './grpc-server.js';
+export { header } from './http-header.js';
 export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
@@ -40,7 +41,6 @@ export { accountSubject, REVOCATIONS_SUBJECT } from './revocations.js';
 export {
   type ConnectionPhases,
   type FetchOptions,
-  header,
   type OriginHeaders,
   OutboundError,
   type OutboundFailureKind,

@@ -7,6 +7,7 @@ import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { Agent, buildConnector, Client, type Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
+import { header } from './http-header.js';
 import type { LookupHost } from './resolve-target.js';
 
 /** Why an outbound request failed, in terms callers map to reasons and error codes. */
@@ -445,11 +446,6 @@ function exchangeSignal(
   timer.unref();
   if (caller?.aborted) signal.abort(caller.reason);
   return { signal, done };
-}
-
-export function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function assertWebScheme(url: URL): void {

@@ -1,8 +1,8 @@
 import { header, type OriginHeaders, OutboundError, type SafeHttp, type SafeResponse } from '@webutil/kit';
 import type { FetchSettings } from '../config.js';
 import { readCss } from '../page/css-links.js';
-import { pageFormat, pageSink } from '../page/fetch.js';
 import { MAX_TARGETS_PER_PAGE, type PageTargets, TargetBudget, TargetCollector } from '../page/fragments.js';
+import { pageFormat, pageSink } from '../page/page-format.js';
 import { normalizePageUrl } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { botWallVendor } from './bot-wall.js';

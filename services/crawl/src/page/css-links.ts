@@ -1,5 +1,9 @@
-import { header, type SafeResponse } from '@webutil/kit';
-import { string as cssString, url as cssUrl, tokenize, tokenTypes } from 'css-tree';
+/// <reference path="../css-tree-parts.d.ts" />
+import type { SafeResponse } from '@webutil/kit';
+import { header } from '@webutil/kit/http-header';
+// The tokenizer and its helpers alone: css-tree's main entry loads its whole grammar.
+import { tokenize, tokenTypes } from 'css-tree/tokenizer';
+import { string as cssString, url as cssUrl } from 'css-tree/utils';
 
 /**
  * Characters of one piece of CSS (a stylesheet, a `<style>` block, a style attribute) read at

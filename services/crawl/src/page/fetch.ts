@@ -8,8 +8,8 @@ import {
   targetFailure,
 } from '@webutil/kit';
 import { LinkCollector } from './links.js';
-import { type HtmlSink, MarkdownSink } from './markdown-links.js';
-import { parseStream, type TextSink } from './parse-stream.js';
+import { type PageFormat, pageFormat, pageSink } from './page-format.js';
+import { parseStream } from './parse-stream.js';
 
 export interface PageReadDeps {
   http: SafeHttp;
@@ -21,33 +21,7 @@ export interface PageReadDeps {
   linksPerPage: number;
 }
 
-const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
-const MARKDOWN_TYPES = /^text\/(?:x-)?markdown\b/i;
-/** Markdown files served as plain text (or with no type), as many servers and repositories do. */
-const MARKDOWN_PATH = /\.(?:md|markdown)$/i;
 const MAX_REDIRECTS = 10;
-
-/** What a page's body is read as: HTML, or Markdown rendered to HTML (docs/decisions/0342). */
-export type PageFormat = 'html' | 'markdown';
-
-/**
- * The format of an answer that is a page to read: an HTML content type, a Markdown one, a `.md`
- * file as text/plain; none at all is given a chance (as HTML, or Markdown by its name). Else undefined.
- */
-export function pageFormat(res: SafeResponse): PageFormat | undefined {
-  const type = header(res.headers, 'content-type')?.trim();
-  if (MARKDOWN_TYPES.test(type ?? '')) return 'markdown';
-  if (type === undefined || /^text\/plain\b/i.test(type)) {
-    if (MARKDOWN_PATH.test(new URL(res.url).pathname)) return 'markdown';
-    return type === undefined ? 'html' : undefined;
-  }
-  return HTML_TYPES.test(type) ? 'html' : undefined;
-}
-
-/** What the body of a page of `format` is fed to, for an HTML reader. */
-export function pageSink(format: PageFormat, html: HtmlSink): TextSink {
-  return format === 'markdown' ? new MarkdownSink(html) : html;
-}
 
 /** How a page's links are read: as link checking counts them (see LinkCollector), with resources. */
 export interface PageReadOptions {

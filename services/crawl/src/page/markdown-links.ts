@@ -1,5 +1,3 @@
-import GithubSlugger from 'github-slugger';
-import MarkdownIt from 'markdown-it';
 import { nextTurn, type TextSink } from './parse-stream.js';
 
 /**
@@ -13,28 +11,6 @@ const PIECE_CHARS = 16 * 1024;
 /** An HTML reader that can be told its document was cut short (its lists are then incomplete). */
 export interface HtmlSink extends TextSink {
   cutShort(): void;
-}
-
-/**
- * CommonMark with GitHub's habits: raw HTML kept (its links are links too), bare URLs linked, and
- * each heading given the id GitHub's anchor for it uses (`## Install` is `#install`, a repeat
- * `#install-1`), so `#fragment` links to the page can be verified.
- */
-const markdown = new MarkdownIt({ html: true, linkify: true });
-markdown.renderer.rules.heading_open = (tokens, idx, options, env, self) => {
-  const slugger = (env as { slugger: GithubSlugger }).slugger;
-  const inline = tokens[idx + 1];
-  const text = (inline?.children ?? [])
-    .filter((t) => t.type === 'text' || t.type === 'code_inline')
-    .map((t) => t.content)
-    .join('');
-  tokens[idx]?.attrSet('id', slugger.slug(text));
-  return self.renderToken(tokens, idx, options);
-};
-
-/** The HTML a Markdown document renders to, headings with GitHub's ids. */
-export function renderMarkdown(text: string): string {
-  return markdown.render(text, { slugger: new GithubSlugger() });
 }
 
 /**
@@ -66,6 +42,8 @@ export class MarkdownSink implements TextSink {
     const text = this.parts.join('');
     this.parts.length = 0;
     await nextTurn();
+    // Loaded with the first Markdown page: a site of HTML pages never holds the renderer.
+    const { renderMarkdown } = await import('./markdown-render.js');
     const html = renderMarkdown(text);
     for (let at = 0; at < html.length && !this.html.done; at += PIECE_CHARS) {
       await nextTurn();

@@ -1,4 +1,5 @@
-import { header, type SafeResponse } from '@webutil/kit';
+import type { SafeResponse } from '@webutil/kit';
+import { header } from '@webutil/kit/http-header';
 
 /** Pieces of work waiting for their turn of the event loop, oldest first. */
 const waiting: (() => void)[] = [];
@@ -53,7 +54,11 @@ const PIECE_CHARS = 16 * 1024;
  * piece waits for a turn of its own, the first too: fed where its chunk arrived, the first
  * pieces of every page read at once ran back to back in one turn.
  */
-export async function parseStream(res: SafeResponse, sink: TextSink, sampleChars = 0): Promise<string> {
+export async function parseStream(
+  res: Pick<SafeResponse, 'headers' | 'body' | 'dump'>,
+  sink: TextSink,
+  sampleChars = 0,
+): Promise<string> {
   const decoder = new TextDecoder(charsetOf(header(res.headers, 'content-type')));
   let sample = '';
   const feed = (text: string) => {

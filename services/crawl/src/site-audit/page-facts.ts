@@ -5,8 +5,9 @@
  * bounded record.
  */
 import { createHash } from 'node:crypto';
-import { header, type SafeResponse } from '@webutil/kit';
+import type { SafeResponse } from '@webutil/kit';
 import type { BoundedParser } from '@webutil/kit/html';
+import { header } from '@webutil/kit/http-header';
 import type { LinkCollector, ParseEvents } from '../page/links.js';
 import type { HtmlSink } from '../page/markdown-links.js';
 

@@ -15,9 +15,9 @@ import type {
   Sourced,
 } from '../model.js';
 import { CrawlFailure } from '../model.js';
-import { pageFormat, pageSink } from '../page/fetch.js';
 import { PageTargets } from '../page/fragments.js';
 import { countLinks, LinkCollector } from '../page/links.js';
+import { pageFormat, pageSink } from '../page/page-format.js';
 import { normalizePageUrl, pageOf } from '../page/page-url.js';
 import { nextTurn, parseStream } from '../page/parse-stream.js';
 import { isStylesheet, StylesheetReader } from '../page/stylesheets.js';
