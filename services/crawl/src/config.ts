@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { env, loadConfig, serviceEnv } from '@webutil/kit';
 
 export interface FetchSettings {
@@ -115,6 +116,11 @@ const ENV = {
    * commits are shared by the workers waiting on them, decision 0499) and 16 on MongoDB.
    */
   SITE_AUDIT_PAGE_WORKERS: env.optionalInt(1),
+  /**
+   * Threads a replica parses its audit pages on, beside its event loop (decision 0501); unset, one
+   * where the process may use more than one core, else none (parsed on the event loop).
+   */
+  SITE_AUDIT_READ_THREADS: env.optionalInt(0),
 };
 
 /**
@@ -160,7 +166,8 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
     queueStallMs: c.CRAWL_QUEUE_STALL_MS,
   };
   const SITE_AUDIT_PAGE_WORKERS = c.SITE_AUDIT_PAGE_WORKERS ?? (c.MONGO_URL ? 16 : 32);
-  return { ...c, SITE_AUDIT_PAGE_WORKERS, fetch, pageCheck, crawl, jobs };
+  const SITE_AUDIT_READ_THREADS = c.SITE_AUDIT_READ_THREADS ?? (os.availableParallelism() > 1 ? 1 : 0);
+  return { ...c, SITE_AUDIT_PAGE_WORKERS, SITE_AUDIT_READ_THREADS, fetch, pageCheck, crawl, jobs };
 }
 
 export type CrawlConfig = ReturnType<typeof readConfig>;

@@ -34,6 +34,7 @@ import type { PageFrontier } from './site-audit/distributed/page-frontier.js';
 import { SqlitePageFrontier } from './site-audit/distributed/page-frontier-sqlite.js';
 import { MemoryPageWork, type PageWorkQueue } from './site-audit/distributed/page-work.js';
 import { AuditPageWorker } from './site-audit/distributed/page-worker.js';
+import { PageReadThreads } from './site-audit/page-read-threads.js';
 import { closeSiteServices, connectSiteServices } from './site-audit/site-services.js';
 import { warmUp } from './warm-up.js';
 
@@ -229,6 +230,7 @@ async function openDistributedAudits(
     owner: `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     leaseMs,
     budget,
+    reads: new PageReadThreads(config.SITE_AUDIT_READ_THREADS),
     log,
   });
   return { frontier, work, worker, leaseMs, budget };

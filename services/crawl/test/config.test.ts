@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { expect } from 'chai';
 import { readConfig } from '../src/config.js';
 
@@ -10,5 +11,11 @@ describe('crawl settings', () => {
       readConfig({ MONGO_URL: 'mongodb://127.0.0.1:27017/webutil', SITE_AUDIT_PAGE_WORKERS: '24' })
         .SITE_AUDIT_PAGE_WORKERS,
     ).to.equal(24);
+  });
+
+  it('parses audit pages on one thread where the process may use more than one core, unless set', () => {
+    expect(readConfig({}).SITE_AUDIT_READ_THREADS).to.equal(os.availableParallelism() > 1 ? 1 : 0);
+    expect(readConfig({ SITE_AUDIT_READ_THREADS: '0' }).SITE_AUDIT_READ_THREADS).to.equal(0);
+    expect(readConfig({ SITE_AUDIT_READ_THREADS: '3' }).SITE_AUDIT_READ_THREADS).to.equal(3);
   });
 });

@@ -22,6 +22,7 @@ import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-
 import { MemoryPageWork, type PageWorkQueue } from '../src/site-audit/distributed/page-work.js';
 import { NatsPageWork } from '../src/site-audit/distributed/page-work-nats.js';
 import { AuditPageWorker, fragmentsOf } from '../src/site-audit/distributed/page-worker.js';
+import { PageReadThreads } from '../src/site-audit/page-read-threads.js';
 
 const log = createLogger('test', 'silent');
 
@@ -185,7 +186,11 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
   /** A replica's frontier, work queue and page worker (and the host budget it shares, when given). */
   const replica = (
     work: PageWorkQueue,
-    { frontier = new SqlitePageFrontier(file), budget }: { frontier?: SqlitePageFrontier; budget?: HostBudget } = {},
+    {
+      frontier = new SqlitePageFrontier(file),
+      budget,
+      reads,
+    }: { frontier?: SqlitePageFrontier; budget?: HostBudget; reads?: PageReadThreads } = {},
   ) => {
     const leaseMs = 10_000;
     const worker = new AuditPageWorker({
@@ -196,6 +201,7 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
       owner: randomUUID(),
       leaseMs,
       budget,
+      reads,
       log,
     });
     closing.push(
@@ -364,46 +370,52 @@ describe('distributed site audit (frontier in the store, pages as work items)', 
     expect(spread).to.include({ truncatedPages: false, pagesAudited: one.pagesAudited });
   });
 
-  it('verifies fragments as the one-worker audit: anchors stored per page, fragments gathered per link', async () => {
-    const oneWorker = randomUUID();
-    const expected = await auditSite(
-      new URL(`${site.base}/`),
-      1_000,
-      deps,
-      () => undefined,
-      new AbortController().signal,
-      { checkFragments: true },
-      out(oneWorker),
+  // On a thread (decision 0501) the pages' links and anchors are read by the same code from the same bytes.
+  for (const threads of [0, 1])
+    it(
+      'verifies fragments as the one-worker audit: anchors stored per page, fragments gathered per link' +
+        (threads ? ', pages parsed on a thread' : ''),
+      async () => {
+        const oneWorker = randomUUID();
+        const expected = await auditSite(
+          new URL(`${site.base}/`),
+          1_000,
+          deps,
+          () => undefined,
+          new AbortController().signal,
+          { checkFragments: true },
+          out(oneWorker),
+        );
+        const d = replica(new MemoryPageWork(log), { reads: new PageReadThreads(threads) });
+        d.worker.start(8);
+        const jobId = randomUUID();
+        const result = await run(d, jobId, true);
+        expect(summary(result)).to.deep.equal(summary(expected));
+        expect(await allAffected(jobId, result)).to.deep.equal(await allAffected(oneWorker, expected));
+        // The findings the site's definition plants, with the pages they are on.
+        const planted = new Map<string, string[]>([[`${site.base}/frame.html`, [`${site.base}/`]]]);
+        const gone: string[] = [];
+        const pageUrl = (i: number) => (i === 0 ? `${site.base}/` : `${site.base}/p/${i}`);
+        for (let i = 0; i < 200; i++) {
+          // A link's pages: those linking it with the fragment, and its parent in the tree (a plain link).
+          if (i % 9 === 2) {
+            planted.set(pageUrl(i + 1), [pageUrl(i), pageUrl(Math.floor(i / 3))]);
+            gone.push(pageUrl(i));
+          }
+          if (i % 9 === 5) planted.set(`${pageUrl(i)}#nowhere`, [pageUrl(i)]);
+        }
+        planted.set(pageUrl(2), [...gone, pageUrl(0)]);
+        const found = (await pages.affected(jobId, 'missing_fragment', 0, 1_000)).map((a) => [a.url, a.sources]);
+        const sorted = (rows: [string, string[]][]) =>
+          rows.map(([url, sources]) => [url, [...sources].sort().slice(0, deps.limits.sources)]).sort();
+        expect(sorted(found as [string, string[]][])).to.deep.equal(sorted([...planted]));
+        const stored = await pages.affected(jobId, 'missing_fragment', 0, 1_000);
+        const detail = (url: string) => stored.find((a) => a.url === url)?.detail;
+        expect(detail(`${site.base}/p/2`)).to.equal('the page exists but has no element with id or name "gone"');
+        expect(detail(`${site.base}/frame.html`)).to.include('"not-here"');
+        expect(await d.frontier.counts(`${jobId} fragments`)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
+      },
     );
-    const d = replica(new MemoryPageWork(log));
-    d.worker.start(8);
-    const jobId = randomUUID();
-    const result = await run(d, jobId, true);
-    expect(summary(result)).to.deep.equal(summary(expected));
-    expect(await allAffected(jobId, result)).to.deep.equal(await allAffected(oneWorker, expected));
-    // The findings the site's definition plants, with the pages they are on.
-    const planted = new Map<string, string[]>([[`${site.base}/frame.html`, [`${site.base}/`]]]);
-    const gone: string[] = [];
-    const pageUrl = (i: number) => (i === 0 ? `${site.base}/` : `${site.base}/p/${i}`);
-    for (let i = 0; i < 200; i++) {
-      // A link's pages: those linking it with the fragment, and its parent in the tree (a plain link).
-      if (i % 9 === 2) {
-        planted.set(pageUrl(i + 1), [pageUrl(i), pageUrl(Math.floor(i / 3))]);
-        gone.push(pageUrl(i));
-      }
-      if (i % 9 === 5) planted.set(`${pageUrl(i)}#nowhere`, [pageUrl(i)]);
-    }
-    planted.set(pageUrl(2), [...gone, pageUrl(0)]);
-    const found = (await pages.affected(jobId, 'missing_fragment', 0, 1_000)).map((a) => [a.url, a.sources]);
-    const sorted = (rows: [string, string[]][]) =>
-      rows.map(([url, sources]) => [url, [...sources].sort().slice(0, deps.limits.sources)]).sort();
-    expect(sorted(found as [string, string[]][])).to.deep.equal(sorted([...planted]));
-    const stored = await pages.affected(jobId, 'missing_fragment', 0, 1_000);
-    const detail = (url: string) => stored.find((a) => a.url === url)?.detail;
-    expect(detail(`${site.base}/p/2`)).to.equal('the page exists but has no element with id or name "gone"');
-    expect(detail(`${site.base}/frame.html`)).to.include('"not-here"');
-    expect(await d.frontier.counts(`${jobId} fragments`)).to.deep.equal({ queued: 0, leased: 0, done: 0, over: 0 });
-  });
 
   it('a page of 500 links with 25 fragments each: at most 10,000 fragment rows, the same verdicts', async () => {
     // Each /t/<k> has the id f0 only: f1..f24 are missing, on the links whose fragments are kept.

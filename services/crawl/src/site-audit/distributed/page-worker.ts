@@ -5,18 +5,16 @@ import type { CheckOutcome } from '../../checking/grade.js';
 import { verdictFor } from '../../checking/verdict.js';
 import type { AuditPageStore } from '../../jobs/audit-pages.js';
 import type { CheckedLink, FoundLink } from '../../model.js';
-import { pageFormat, pageSink } from '../../page/fetch.js';
 import { PageTargets } from '../../page/fragments.js';
-import { LinkCollector } from '../../page/links.js';
 import { SitePages } from '../../page/page-url.js';
-import { parseStream } from '../../page/parse-stream.js';
 import { isStylesheet, StylesheetReader } from '../../page/stylesheets.js';
 import { compileScan, inScan, type ScanOptions, type ScanRules } from '../../scan-options.js';
 import type { CrawlDeps } from '../../site-crawl/crawler.js';
 import { shapeChainOf, urlShape } from '../../site-crawl/frontier.js';
 import { CrawlRobots } from '../../site-crawl/robots.js';
 import type { AuditedPage } from '../page-checks.js';
-import { PageFactsReader } from '../page-facts.js';
+import type { PageRead } from '../page-read.js';
+import { PageReadThreads } from '../page-read-threads.js';
 import type { HostBudget } from './host-budget.js';
 import type { FoundPage, LeasedPage, PageFrontier } from './page-frontier.js';
 import type { PageWorkItem, PageWorkLease, PageWorkQueue } from './page-work.js';
@@ -97,6 +95,8 @@ export interface PageWorkerDeps {
   leaseMs: number;
   /** Hosts' politeness held with the other replicas (decision 0494); else this replica's throttle and turns. */
   budget?: HostBudget;
+  /** Where pages are parsed (decision 0501); unset, on the event loop. */
+  reads?: PageReadThreads;
   log: Logger;
 }
 
@@ -124,8 +124,10 @@ export class AuditPageWorker {
   /** Work items in hand, and who waits for there to be none (a coordinator, for the end of the crawl). */
   private inHand = 0;
   private readonly idleWaiters = new Set<() => void>();
+  private readonly reads: PageReadThreads;
 
   constructor(private readonly deps: PageWorkerDeps) {
+    this.reads = deps.reads ?? new PageReadThreads(0);
     this.sweeper = setInterval(() => this.dropIdle(), IDLE_MS);
     this.sweeper.unref();
   }
@@ -142,6 +144,7 @@ export class AuditPageWorker {
   close(): void {
     clearInterval(this.sweeper);
     this.shutdown.abort(new Error('shutting down'));
+    void this.reads.close();
   }
 
   /** The job's runtime on this replica; undefined once its audit ended (its frontier is gone). */
@@ -295,8 +298,7 @@ export class AuditPageWorker {
     }
     if (this.deps.budget) await this.deps.budget.turn(origin, robots.crawlDelayMs, job.signal);
     else await job.robots.turn(origin, robots.crawlDelayMs);
-    let collector: LinkCollector | undefined;
-    let reader: PageFactsReader | undefined;
+    let read: PageRead | undefined;
     let landedOn: string | undefined;
     const outcome = await job.checker.fetchPage(url, async (res) => {
       if (depth > 0) {
@@ -315,13 +317,16 @@ export class AuditPageWorker {
           landedOn = landed;
         }
       }
-      collector = new LinkCollector(new URL(res.url), this.deps.crawl.linksPerPage, true, job.rules.resources);
-      reader = new PageFactsReader(collector, res);
-      return parseStream(res, pageSink(pageFormat(res) ?? 'html', reader), SAMPLE_BYTES);
+      read = await this.reads.read(res, {
+        linksPerPage: this.deps.crawl.linksPerPage,
+        resources: job.rules.resources,
+        sampleChars: SAMPLE_BYTES,
+      });
+      return read.sample;
     });
     // The page is the row that led here: the landing row takes no room under the cap.
     if (landedOn) await this.publish(job, await this.deps.frontier.finishNoPage(job.jobId, landedOn, this.deps.owner));
-    const html = collector !== undefined;
+    const html = read !== undefined;
     const isPage = html || outcome.error !== undefined || (outcome.status ?? 0) >= 300;
     if (depth === 0 && isPage && outcome.finalUrl) {
       // The site is where the entry page landed: every replica reads it from the context.
@@ -332,7 +337,7 @@ export class AuditPageWorker {
         await this.deps.frontier.setContext(job.jobId, JSON.stringify(job.context));
       }
     }
-    const links = collector?.links ?? [];
+    const links = read?.links ?? [];
     const inScope = links.filter((link) => inScan(link, job.rules));
     const found = this.pagesLinked(job, leased, inScope);
     const targets = new Set(found.filter((p) => p.url !== url).map((p) => p.url));
@@ -352,7 +357,7 @@ export class AuditPageWorker {
           redirectTrouble: outcome.redirectTrouble,
           finalUrl: outcome.finalUrl,
           refused: false,
-          facts: html ? reader?.facts : undefined,
+          facts: read?.facts,
           links: [...targets],
           outLinks: [...new Set(checked.map(linkKey))],
         }
@@ -361,11 +366,11 @@ export class AuditPageWorker {
     // (decision 0499) rather than a turn each.
     await Promise.all([
       record && this.deps.pages.add(job.jobId, [record], expiresAt),
-      job.context.checkFragments && this.storeFragments(job, url, html ? collector : undefined, checked),
+      job.context.checkFragments && this.storeFragments(job, url, read?.targets, checked),
       this.deps.frontier
         .insert(job.jobId, this.untrapped(leased, found), expiresAt)
         .then((admitted) => this.deps.work.publish(admitted.queued.map((p) => ({ jobId: job.jobId, url: p.url })))),
-      this.checkLinks(job, url, collector, checked),
+      this.checkLinks(job, url, read?.targets, checked),
     ]);
     return { outcome, html, refused: false, page: isPage };
   }
@@ -382,17 +387,13 @@ export class AuditPageWorker {
   private async storeFragments(
     job: JobRuntime,
     url: string,
-    collector: LinkCollector | undefined,
+    targets: PageTargets | undefined,
     links: readonly FoundLink[],
   ): Promise<void> {
     const expiresAt = new Date(job.context.expiresAt);
     const row = (key: string, payload: string): FoundPage => ({ url: key, depth: 0, fromSitemap: false, payload });
-    if (collector)
-      await this.deps.frontier.insert(
-        anchorsOf(job.jobId),
-        [row(url, JSON.stringify(collector.targets.toStored()))],
-        expiresAt,
-      );
+    if (targets)
+      await this.deps.frontier.insert(anchorsOf(job.jobId), [row(url, JSON.stringify(targets.toStored()))], expiresAt);
     const named = links
       .filter((link) => link.type === 'internal')
       .flatMap((link) => (link.fragments ?? []).map((fragment) => row(fragmentKey(link, fragment), '1')));
@@ -434,7 +435,7 @@ export class AuditPageWorker {
   private async checkLinks(
     job: JobRuntime,
     source: string,
-    collector: LinkCollector | undefined,
+    targets: PageTargets | undefined,
     links: readonly FoundLink[],
   ): Promise<void> {
     if (links.length === 0) return;
@@ -460,7 +461,7 @@ export class AuditPageWorker {
             link,
             {
               page: source,
-              pageTargets: collector?.targets ?? new PageTargets(),
+              pageTargets: targets ?? new PageTargets(),
               outcomeOf: async (u) => (checked.outcome = await job.checker.check(u)),
               targetsOf: async () => undefined,
             },
