@@ -112,8 +112,9 @@ const ENV = {
   /** Site audits spread over every replica (site-audit/distributed/, decision 0491); off: one worker runs each. */
   SITE_AUDIT_DISTRIBUTED: env.bool(true),
   /**
-   * Pages of distributed audits one replica works on at once; unset, 32 on the embedded store (its
-   * commits are shared by the workers waiting on them, decision 0499) and 16 on MongoDB.
+   * Pages of distributed audits one replica works on at once; unset, on the embedded store 32 (its
+   * commits are shared by the workers waiting on them, decision 0499), 64 with a read thread
+   * (decision 0501), and 16 on MongoDB.
    */
   SITE_AUDIT_PAGE_WORKERS: env.optionalInt(1),
   /**
@@ -165,8 +166,10 @@ export function readConfig(source: NodeJS.ProcessEnv = process.env) {
     stallMs: c.CRAWL_STALL_MS,
     queueStallMs: c.CRAWL_QUEUE_STALL_MS,
   };
-  const SITE_AUDIT_PAGE_WORKERS = c.SITE_AUDIT_PAGE_WORKERS ?? (c.MONGO_URL ? 16 : 32);
   const SITE_AUDIT_READ_THREADS = c.SITE_AUDIT_READ_THREADS ?? (os.availableParallelism() > 1 ? 1 : 0);
+  // With its pages parsed on a thread, a replica on the embedded store keeps both busy with 64 (decision 0501).
+  const SITE_AUDIT_PAGE_WORKERS =
+    c.SITE_AUDIT_PAGE_WORKERS ?? (c.MONGO_URL ? 16 : SITE_AUDIT_READ_THREADS > 0 ? 64 : 32);
   return { ...c, SITE_AUDIT_PAGE_WORKERS, SITE_AUDIT_READ_THREADS, fetch, pageCheck, crawl, jobs };
 }
 

@@ -1,7 +1,7 @@
 /**
  * A page-read thread (page-read-threads.ts): reads each page body it is given for the audit's
- * links, targets and facts, and answers with them, one message a page. Pages are read one at a
- * time, in the order they came: the thread holds one page's parse at most.
+ * links, targets and facts, and answers with them. Pages are read one at a time, in the order
+ * they came: the thread holds one page's parse at most.
  */
 import { parentPort } from 'node:worker_threads';
 import type { SafeResponse } from '@webutil/kit';
@@ -44,6 +44,19 @@ async function read(task: PageReadTask): Promise<PageReadAnswer> {
 }
 
 let reading = Promise.resolve();
-parentPort?.on('message', (task: PageReadTask) => {
-  reading = reading.then(() => read(task)).then((answer) => parentPort?.postMessage(answer));
+/** Answers made in this turn, posted together at its end (one wake-up of the event loop that waits for them). */
+let outbox: PageReadAnswer[] = [];
+
+function answer(done: PageReadAnswer): void {
+  outbox.push(done);
+  if (outbox.length === 1)
+    setImmediate(() => {
+      const answers = outbox;
+      outbox = [];
+      parentPort?.postMessage(answers);
+    });
+}
+
+parentPort?.on('message', (tasks: PageReadTask[]) => {
+  for (const task of tasks) reading = reading.then(() => read(task)).then(answer);
 });

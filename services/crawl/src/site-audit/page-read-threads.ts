@@ -34,6 +34,8 @@ class ReadThread {
   private readonly waiting = new Map<number, Waiting>();
   private readonly worker: Worker;
   private idle: NodeJS.Timeout | undefined;
+  /** Reads asked for in this turn of the event loop, posted together at its end (one wake-up of the thread). */
+  private outbox: PageReadTask[] = [];
 
   constructor(onGone: (thread: ReadThread) => void) {
     if (!ENTRY) throw new Error('page-read-thread entry not found beside page-read-threads');
@@ -47,7 +49,9 @@ class ReadThread {
         );
     // A thread owing no read never keeps the process up.
     this.worker.unref();
-    this.worker.on('message', (answer: PageReadAnswer) => this.answered(answer));
+    this.worker.on('message', (answers: PageReadAnswer[]) => {
+      for (const answer of answers) this.answered(answer);
+    });
     const gone = (why: string) => {
       clearTimeout(this.idle);
       onGone(this);
@@ -63,7 +67,13 @@ class ReadThread {
       clearTimeout(this.idle);
       this.waiting.set(task.id, { resolve, reject });
       this.worker.ref();
-      this.worker.postMessage(task);
+      this.outbox.push(task);
+      if (this.outbox.length === 1)
+        setImmediate(() => {
+          const tasks = this.outbox;
+          this.outbox = [];
+          this.worker.postMessage(tasks);
+        });
     });
   }
 
