@@ -152,7 +152,8 @@ function clientOf(remotePort: number, pids: readonly number[]): number | undefin
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const row of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const fields = row.trim().split(/\s+/);
-      if (fields[1]?.endsWith(port)) inode = fields[9];
+      // A closed connection that held the port before (TIME_WAIT) is listed with inode 0.
+      if (fields[1]?.endsWith(port) && fields[9] !== '0') inode = fields[9];
     }
     if (inode) break;
   }
