@@ -5,7 +5,7 @@ import path from 'node:path';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
 import type { FoundPage, PageFrontier } from '../src/site-audit/distributed/page-frontier.js';
-import { MongoPageFrontier } from '../src/site-audit/distributed/page-frontier-mongo.js';
+import { type FrontierSeams, MongoPageFrontier } from '../src/site-audit/distributed/page-frontier-mongo.js';
 import { SqlitePageFrontier } from '../src/site-audit/distributed/page-frontier-sqlite.js';
 
 interface Adapter {
@@ -18,6 +18,8 @@ interface Adapter {
   atomicGuards: boolean;
   /** A handle on the same data (another replica's). */
   open(): Promise<PageFrontier>;
+  /** A handle whose inserts call `afterReserve` between reserving room and inserting (MongoDB's only). */
+  openWith?(seams: FrontierSeams): Promise<PageFrontier>;
   cleanup(): Promise<void>;
 }
 
@@ -40,6 +42,10 @@ function mongo(): Adapter {
     open: async () => {
       server ??= await startMongo();
       return MongoPageFrontier.connect(server.url, prefix);
+    },
+    openWith: async (seams) => {
+      server ??= await startMongo();
+      return MongoPageFrontier.connect(server.url, prefix, seams);
     },
     cleanup: async () => server?.stop(),
   };
@@ -150,6 +156,34 @@ for (const make of [sqlite, mongo]) {
         { url: page(5).url, depth: 1, fromSitemap: false, shapeChain: 0 },
       ]);
     });
+
+    if (adapter.openWith)
+      it('admits a row put over the cap while the room held for it was given back (an insert race)', async () => {
+        const job = randomUUID();
+        await a.open(job, 2, inAnHour());
+        await a.insert(job, [page(1)], inAnHour());
+        // This replica reserves the last room for p2; before it inserts, another replica inserts p2
+        // and p3 over the cap (no room left); this one then loses p2 and gives the room back.
+        let raced = false;
+        const c = await (adapter.openWith as NonNullable<Adapter['openWith']>)({
+          afterReserve: async () => {
+            if (raced) return;
+            raced = true;
+            expect((await b.insert(job, [page(2), page(3)], inAnHour())).queued).to.deep.equal([]);
+          },
+        });
+        try {
+          const admitted = await c.insert(job, [page(2)], inAnHour());
+          expect(raced).to.equal(true);
+          // The room goes to the first row over the cap: p2, found first, is published by this insert.
+          expect(admitted.queued.map((p) => p.url)).to.deep.equal([page(2).url]);
+          expect(await a.counts(job)).to.deep.equal({ queued: 2, leased: 0, done: 0, over: 1 });
+          expect(await a.tally(job)).to.deep.equal({ open: 2, done: 0, over: 1 });
+          expect((await b.insert(job, [page(4)], inAnHour())).queued).to.deep.equal([]); // the cap holds
+        } finally {
+          await c.close();
+        }
+      });
 
     it('hands back stranded pages (queued long ago, or leases run out), and clears and sweeps', async () => {
       const job = randomUUID();

@@ -119,6 +119,12 @@ const MERGED_READ = 32;
 /** A claim that finds this many leases taken, each by a claim that died before writing the row, gives up. */
 const DEAD_CLAIMS_SKIPPED = 3;
 
+/** Where a test steps in, to order what replicas at once may do in any order. */
+export interface FrontierSeams {
+  /** Between an insert's reservation of room under the cap and the insert of its rows. */
+  afterReserve?: (jobId: string) => Promise<void>;
+}
+
 /**
  * The distributed audit's frontier in the cluster store: a collection of rows (one per job and URL,
  * its `_id`), one of per-job counters and one of leases taken. A page's path reads and writes rows
@@ -137,9 +143,10 @@ export class MongoPageFrontier implements PageFrontier {
     /** Rows, and beside each row (the same key) its claims. */
     private readonly rows: SpreadCollections<RowDoc>,
     private readonly claims: SpreadCollections<ClaimDoc>,
+    private readonly seams: FrontierSeams,
   ) {}
 
-  static async connect(url: string, prefix = 'audit_frontier'): Promise<MongoPageFrontier> {
+  static async connect(url: string, prefix = 'audit_frontier', seams: FrontierSeams = {}): Promise<MongoPageFrontier> {
     const connection = await mongoose
       .createConnection(url, { autoCreate: false, autoIndex: false, serverSelectionTimeoutMS: 10_000 })
       .asPromise();
@@ -150,6 +157,7 @@ export class MongoPageFrontier implements PageFrontier {
       jobs,
       await SpreadCollections.open(connection, 'AuditFrontierRow', rowSchema, `${prefix}_rows`),
       await SpreadCollections.open(connection, 'AuditFrontierClaim', claimSchema, `${prefix}_claims`),
+      seams,
     );
   }
 
@@ -187,6 +195,7 @@ export class MongoPageFrontier implements PageFrontier {
     const unique = [...new Map(pages.map((p) => [p.url, p])).values()];
     // Room first, as if every page were new; what a known row took goes back below.
     const granted = await this.reserve(jobId, unique.length);
+    await this.seams.afterReserve?.(jobId);
     const now = new Date();
     const insertedBy = randomUUID();
     const admittedState = (p: FoundPage): RowDoc['state'] => (p.done ? 'done' : leaseTo ? 'leased' : 'queued');
@@ -238,7 +247,37 @@ export class MongoPageFrontier implements PageFrontier {
     const inc = Object.fromEntries(Object.entries(changes).filter(([, n]) => n !== 0));
     if (Object.keys(inc).length > 0) await this.jobs.updateOne({ _id: jobId }, { $inc: inc });
     const ids = new Set(admitted.map((d) => d._id));
-    return { queued: unique.filter((p) => ids.has(rowId(jobId, p.url))), over };
+    const queued = unique.filter((p) => ids.has(rowId(jobId, p.url)));
+    // Room given back, or rows put over the cap: another replica may have done the other meanwhile
+    // (it inserted over the cap a row this insert held room for, then lost to this one). Whichever
+    // comes second sees both, and the first rows over the cap take the room. Rows leased to their
+    // inserter (links) are its own to check: none is taken here.
+    if ((givenBack > 0 || over > 0) && !leaseTo) queued.push(...(await this.admitOver(jobId)));
+    return { queued, over };
+  }
+
+  /** The first rows over the cap, while the job has room for them: each taken by a guarded update. */
+  private async admitOver(jobId: string): Promise<FoundPage[]> {
+    const taken: FoundPage[] = [];
+    for (;;) {
+      const job = await this.jobs.findById(jobId, { over: 1 }).lean();
+      if (!job || job.over <= 0 || (await this.reserve(jobId, 1)) === 0) return taken;
+      const next = await this.firstOver(jobId);
+      const moved =
+        next !== undefined &&
+        (
+          await this.rows
+            .of(next._id)
+            .updateOne({ _id: next._id, state: 'over' }, { $set: { state: 'queued', queuedAt: new Date() } })
+        ).modifiedCount === 1;
+      if (!moved) {
+        // Another replica took that row (or none is left): the room goes back, for the next look.
+        await this.jobs.updateOne({ _id: jobId }, { $inc: { admitted: -1 } });
+        return taken;
+      }
+      await this.jobs.updateOne({ _id: jobId }, { $inc: { over: -1, opened: 1 } });
+      taken.push({ url: next.url, depth: next.depth, fromSitemap: next.fromSitemap, shapeChain: next.shapeChain ?? 0 });
+    }
   }
 
   /** Takes up to `wanted` of the job's remaining room (a compare-and-set on its admitted count). */

@@ -61,7 +61,9 @@ export interface FrontierTally {
 export interface Admitted {
   /**
    * Pages new to the job and under its cap: the caller, alone, publishes their work items (or works
-   * on them: inserted leased to it); rows inserted done are among them.
+   * on them: inserted leased to it); rows inserted done are among them. Beside them, rows found
+   * earlier over the cap that this insert found room for (MongoDB: room given back by a replica
+   * that lost an insert race); the caller publishes those too.
    */
   queued: FoundPage[];
   over: number;

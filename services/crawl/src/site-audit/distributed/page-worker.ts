@@ -311,7 +311,11 @@ export class AuditPageWorker {
             [{ url: landed, depth, fromSitemap: false }],
             expiresAt,
           );
-          if (admitted.queued.length === 0) return '';
+          await this.publish(
+            job,
+            admitted.queued.filter((p) => p.url !== landed),
+          );
+          if (!admitted.queued.some((p) => p.url === landed)) return '';
           // Ours now: read here, never queued (the row is leased and finished by this worker).
           await this.deps.frontier.claim(job.jobId, landed, this.deps.owner, this.deps.leaseMs);
           landedOn = landed;
