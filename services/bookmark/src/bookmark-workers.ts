@@ -1,7 +1,4 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { invalidArgument, ServiceError } from '@webutil/kit';
+import { invalidArgument, moduleWorker, ServiceError } from '@webutil/kit';
 import pLimit from 'p-limit';
 import type { BookmarkResults, BookmarkTask } from './bookmark-work.js';
 
@@ -14,10 +11,7 @@ export interface BookmarkWorkerLimits {
   timeoutMs: number;
 }
 
-/** The worker's entry beside this file: .js when built, .ts under tsx (the tests). */
-const ENTRY = ['js', 'ts']
-  .map((extension) => new URL(`./bookmark-worker.${extension}`, import.meta.url))
-  .find((url) => existsSync(fileURLToPath(url)));
+const startWorker = moduleWorker(import.meta.url, 'bookmark-worker');
 
 const tooComplex = (why: string) =>
   invalidArgument('FILE_TOO_COMPLEX', `the file ${why}; a bookmark file of up to 10 MB of any ordinary shape fits`);
@@ -44,15 +38,9 @@ export class BookmarkWorkers {
 
   private once(task: BookmarkTask, signal: AbortSignal): Promise<unknown> {
     signal.throwIfAborted();
-    if (!ENTRY) throw new Error('bookmark-worker entry not found beside bookmark-workers');
-    const options = { resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb, maxYoungGenerationSizeMb: 16 } };
-    const worker = ENTRY.pathname.endsWith('.js')
-      ? new Worker(ENTRY, options)
-      : // Under tsx (the tests) the thread registers tsx itself before loading the TypeScript entry.
-        new Worker(
-          `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`,
-          { ...options, eval: true },
-        );
+    const worker = startWorker({
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb, maxYoungGenerationSizeMb: 16 },
+    });
     return new Promise((resolve, reject) => {
       let settled = false;
       const settle = (fn: () => void) => {

@@ -36,6 +36,7 @@ export { header } from './http-header.js';
 export { letterGrade } from './letter-grade.js';
 export { createLogger, type Logger } from './logger.js';
 export { counter, gauge, histogram, serveMetrics } from './metrics.js';
+export { moduleWorker } from './module-worker.js';
 export { type LookupHost, lookupVia, resolveTarget, targetFailure } from './resolve-target.js';
 export { accountSubject, REVOCATIONS_SUBJECT } from './revocations.js';
 export {

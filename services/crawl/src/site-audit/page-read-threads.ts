@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import type { SafeResponse } from '@webutil/kit';
+import type { Worker } from 'node:worker_threads';
+import { moduleWorker, type SafeResponse } from '@webutil/kit';
 import { PageTargets } from '../page/fragments.js';
 import { type PageRead, type PageReadOptions, type ReadableResponse, readAuditPage } from './page-read.js';
 import type { PageReadAnswer, PageReadTask } from './page-read-thread.js';
@@ -16,10 +14,7 @@ const THREAD_HEAP_MB = 32;
 /** A thread with no read for this long is ended, returning its memory; the next read starts another. */
 const IDLE_MS = 1_000;
 
-/** The thread's entry beside this file: .js when built, .ts under tsx (the tests). */
-const ENTRY = ['js', 'ts']
-  .map((extension) => new URL(`./page-read-thread.${extension}`, import.meta.url))
-  .find((url) => existsSync(fileURLToPath(url)));
+const startThread = moduleWorker(import.meta.url, 'page-read-thread');
 
 /** The thread died before it answered (out of memory, killed): the page itself is not at fault. */
 class ThreadGone extends Error {}
@@ -38,15 +33,9 @@ class ReadThread {
   private outbox: PageReadTask[] = [];
 
   constructor(onGone: (thread: ReadThread) => void) {
-    if (!ENTRY) throw new Error('page-read-thread entry not found beside page-read-threads');
-    const options = { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 4 } };
-    this.worker = ENTRY.pathname.endsWith('.js')
-      ? new Worker(ENTRY, options)
-      : // Under tsx (the tests) the thread registers tsx itself before loading the TypeScript entry.
-        new Worker(
-          `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`,
-          { ...options, eval: true },
-        );
+    this.worker = startThread({
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: 4 },
+    });
     // A thread owing no read never keeps the process up.
     this.worker.unref();
     this.worker.on('message', (answers: PageReadAnswer[]) => {
