@@ -33,6 +33,19 @@ describe('SqliteFile (one connection per store file in a process)', () => {
     await c.release();
   });
 
+  it("keeps SQLite's own 2 MB page cache (better-sqlite3 sets 16 MB, filled as an audit's file grows)", async () => {
+    const opened = SqliteFile.acquire(file);
+    try {
+      expect(opened.db.pragma('cache_size', { simple: true })).to.equal(-2000);
+      // better-sqlite3's default, which the file's connection would otherwise keep.
+      const plain = new Database(path.join(dir, 'plain.sqlite'));
+      expect(plain.pragma('cache_size', { simple: true })).to.equal(-16000);
+      plain.close();
+    } finally {
+      await opened.release();
+    }
+  });
+
   it("commits a turn's writes of the page store and the frontier together", async () => {
     const pages = new SqliteAuditPages(file);
     const frontier = new SqlitePageFrontier(file);

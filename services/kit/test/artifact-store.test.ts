@@ -1,17 +1,16 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { type MongoUnderTest, startMongo } from '@webutil/scripts/mongo-under-test';
 import { expect } from 'chai';
 import mongoose from 'mongoose';
-import {
-  type ArtifactStore,
-  DiskArtifactStore,
-  GridFsArtifactStore,
-  isArtifactName,
-  newArtifactName,
-} from '../src/artifacts/index.js';
+import { GridFsArtifactStore } from '../src/artifacts/gridfs.js';
+import { type ArtifactStore, DiskArtifactStore, isArtifactName, newArtifactName } from '../src/artifacts/index.js';
+
+const run = promisify(execFile);
 
 /** A clock the tests move, so lifetimes pass without waiting. */
 class TestClock {
@@ -111,6 +110,34 @@ describe('artifact names', () => {
       expect(isArtifactName(bad), bad).to.equal(false);
     }
     expect(() => newArtifactName('../x')).to.throw();
+  });
+});
+
+describe('openArtifactStore', () => {
+  it('opens the embedded store without loading mongoose or the MongoDB driver', async function () {
+    this.timeout(30_000);
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'artifacts-'));
+    // A process of its own: this one has loaded mongoose for the GridFS tests. An ES module's
+    // CommonJS dependencies land in require's cache, so the child lists those it loaded.
+    const script = `
+      import { createRequire } from 'node:module';
+      import { openArtifactStore } from ${JSON.stringify(new URL('../src/artifacts/index.ts', import.meta.url).href)};
+      const store = await openArtifactStore({ dataDir: ${JSON.stringify(dataDir)}, bucket: 'test' });
+      await store.put({ body: Buffer.from('x'), extension: 'txt', contentType: 'text/plain', ttlMs: 60000 });
+      await store.close();
+      const loaded = Object.keys(createRequire(import.meta.url).cache);
+      const mongo = loaded.filter((file) => /node_modules\\/(mongoose|mongodb|bson)\\//.test(file));
+      console.log(JSON.stringify(mongo.length));
+      console.log(JSON.stringify(loaded.length));
+    `;
+    try {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+      const [mongoFiles, allFiles] = stdout.trim().split('\n').map(Number);
+      expect(allFiles, 'the child lists the CommonJS files it loaded').to.be.greaterThan(0);
+      expect(mongoFiles).to.equal(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { env } from '@webutil/kit';
 import type { BillingStore } from './store.js';
-import { connectMongoStore } from './store-mongo.js';
 import { openSqliteStore } from './store-sqlite.js';
 
 /** The variables that pick and place the store (the service and the admin CLI read the same). */
@@ -21,9 +20,15 @@ export interface StoreConfig {
   mongoUrl?: string;
 }
 
-/** The embedded SQLite file under the data directory, or MongoDB when MONGO_URL is set. */
+/**
+ * The embedded SQLite file under the data directory, or MongoDB when MONGO_URL is set (mongoose and
+ * the driver loaded only then, as every service's Mongo adapters are).
+ */
 export async function openStore(config: StoreConfig): Promise<BillingStore> {
-  if (config.mongoUrl) return connectMongoStore(config.mongoUrl);
+  if (config.mongoUrl) {
+    const { connectMongoStore } = await import('./store-mongo.js');
+    return connectMongoStore(config.mongoUrl);
+  }
   mkdirSync(config.dataDir, { recursive: true });
   return openSqliteStore(path.join(config.dataDir, SQLITE_FILE));
 }

@@ -13,6 +13,11 @@ const CHECKPOINT_EVERY_MS = 200;
  * each commit (decision 0499), and a write to an idle file still commits at the end of its turn.
  */
 const COMMIT_WINDOW_MS = 1;
+/**
+ * The connection's page cache, in KiB: SQLite's own default (better-sqlite3 raises it to 16 MB). The
+ * cache fills as the file grows, so a larger one is memory that grows with the audited site.
+ */
+const PAGE_CACHE_KIB = 2000;
 /** Past this many log pages this connection checkpoints itself, as SQLite does by default at 1,000. */
 const BACKSTOP_PAGES = 20_000;
 
@@ -76,7 +81,9 @@ export class SqliteFile {
     const key = path.resolve(file);
     let opened = SqliteFile.opened.get(key);
     if (!opened) {
-      opened = new SqliteFile(key, new Database(file));
+      const db = new Database(file);
+      db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+      opened = new SqliteFile(key, db);
       SqliteFile.opened.set(key, opened);
     }
     opened.holders += 1;

@@ -2,11 +2,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger.js';
 import { DiskArtifactStore } from './disk.js';
-import { GridFsArtifactStore } from './gridfs.js';
 import type { ArtifactStore } from './store.js';
 
 export { DiskArtifactStore } from './disk.js';
-export { GridFsArtifactStore } from './gridfs.js';
 export * from './send.js';
 export * from './store.js';
 
@@ -19,9 +17,16 @@ export interface ArtifactStoreConfig {
   bucket: string;
 }
 
-/** Local disk under the data directory, or GridFS when MONGO_URL is set. */
+/**
+ * Local disk under the data directory, or GridFS when MONGO_URL is set. The GridFS store (and with
+ * it mongoose and the MongoDB driver) is loaded only then: a process on the embedded store never
+ * holds their code.
+ */
 export async function openArtifactStore(config: ArtifactStoreConfig): Promise<ArtifactStore> {
-  if (config.mongoUrl) return GridFsArtifactStore.connect(config.mongoUrl, config.bucket);
+  if (config.mongoUrl) {
+    const { GridFsArtifactStore } = await import('./gridfs.js');
+    return GridFsArtifactStore.connect(config.mongoUrl, config.bucket);
+  }
   const dir = path.join(config.dataDir, 'artifacts', config.bucket);
   mkdirSync(dir, { recursive: true });
   return DiskArtifactStore.open(dir);
