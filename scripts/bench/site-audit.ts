@@ -143,47 +143,89 @@ const CLOCK_TICKS = 100;
 const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 /**
- * Which of `pids` holds the client end of a connection to the site (the server sees its port as
- * the remote one): the socket's inode in /proc/net/tcp, then the process with that inode open.
+ * The process holding the client end of each of the site's connections, found in batches: the site
+ * hears which connection each page came on, and every 250 ms the connections not yet placed are
+ * looked up together (the server sees the client's port as the remote one; the client's row in
+ * /proc/net/tcp gives the socket's inode, and the process with that inode open is its owner).
+ * Reading the table once per connection, in the site's request handler, blocked the site for
+ * 15 ms each once linkinator's run had left ten thousand closed connections listed (TIME_WAIT), and
+ * only while our audits ran. A connection closed before it was placed stays unplaced.
  */
-function clientOf(remotePort: number, pids: readonly number[]): number | undefined {
-  const port = `:${remotePort.toString(16).toUpperCase().padStart(4, '0')}`;
-  let inode: string | undefined;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const row of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = row.trim().split(/\s+/);
-      // A closed connection that held the port before (TIME_WAIT) is listed with inode 0.
-      if (fields[1]?.endsWith(port) && fields[9] !== '0') inode = fields[9];
-    }
-    if (inode) break;
+class SocketOwners {
+  private readonly pages = new Map<Socket, number>();
+  private readonly owner = new Map<Socket, number>();
+  private unplaced: Socket[] = [];
+  private readonly timer = setInterval(() => this.place(), 250);
+
+  constructor(private readonly pids: () => readonly number[]) {}
+
+  /** A page was asked for on this connection. */
+  heard(socket: Socket): void {
+    const pages = this.pages.get(socket);
+    if (pages === undefined) this.unplaced.push(socket);
+    this.pages.set(socket, (pages ?? 0) + 1);
   }
-  if (!inode) return undefined;
-  const link = `socket:[${inode}]`;
-  return pids.find((pid) => {
-    try {
-      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`) === link;
-        } catch {
-          return false; // closed meanwhile
-        }
-      });
-    } catch {
-      return false;
+
+  /** Pages asked for per owning process (undefined: connections never placed), once the audit is over. */
+  counts(): Map<number | undefined, number> {
+    this.place();
+    const by = new Map<number | undefined, number>();
+    for (const [socket, pages] of this.pages) {
+      const pid = this.owner.get(socket);
+      by.set(pid, (by.get(pid) ?? 0) + pages);
     }
-  });
+    return by;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private place(): void {
+    const waiting = this.unplaced.filter((socket) => !socket.destroyed);
+    this.unplaced = [];
+    if (waiting.length === 0) return;
+    // The live sockets by local port (a closed one, TIME_WAIT, is listed with inode 0).
+    const inodeByPort = new Map<string, string>();
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6'])
+      for (const row of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const fields = row.trim().split(/\s+/);
+        const port = fields[1]?.slice(fields[1].lastIndexOf(':') + 1);
+        if (port && fields[9] && fields[9] !== '0') inodeByPort.set(port, fields[9]);
+      }
+    const wanted = new Map<string, Socket>();
+    for (const socket of waiting) {
+      const port = (socket.remotePort ?? 0).toString(16).toUpperCase().padStart(4, '0');
+      const inode = inodeByPort.get(port);
+      if (inode) wanted.set(`socket:[${inode}]`, socket);
+      else this.unplaced.push(socket);
+    }
+    for (const pid of this.pids()) {
+      let fds: string[] = [];
+      try {
+        fds = readdirSync(`/proc/${pid}/fd`);
+      } catch {
+        continue;
+      }
+      for (const fd of fds) {
+        let link: string;
+        try {
+          link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          continue; // closed meanwhile
+        }
+        const socket = wanted.get(link);
+        if (socket) this.owner.set(socket, pid);
+      }
+    }
+  }
 }
 
 /** One audit of a fresh site on a fresh stack: its figures, each crawl replica's peak RSS and pages fetched. */
 async function measure(pages: number, options: TestStackOptions, replicas: string[]) {
   let pids: number[] = [];
-  const owners = new WeakMap<Socket, number | undefined>();
-  const fetched = new Map<number | undefined, number>();
-  const site = await startAuditSite(pages, (socket) => {
-    if (!owners.has(socket)) owners.set(socket, clientOf(socket.remotePort ?? 0, pids));
-    const pid = owners.get(socket);
-    fetched.set(pid, (fetched.get(pid) ?? 0) + 1);
-  });
+  const owners = new SocketOwners(() => pids);
+  const site = await startAuditSite(pages, (socket) => owners.heard(socket));
   const stack = await startTestStack({ allowTargets: '127.0.0.0/8', ...options });
   // Each replica's highest RSS while pages are read, and in the report step after.
   const reading = replicas.map(() => 0);
@@ -201,10 +243,12 @@ async function measure(pages: number, options: TestStackOptions, replicas: strin
     const found = await audit(stack, site);
     const cpu = replicas.map((name, i) => cpuSeconds(stack.pid(name)) - (cpuBefore[i] as number));
     const peaks = replicas.map((name) => peakRssMb(stack.pid(name)));
+    const fetched = owners.counts();
     const pagesBy = replicas.map((name) => fetched.get(stack.pid(name)) ?? 0);
     return { site, found, peaks, pagesBy, reading, reporting, cpu };
   } finally {
     clearInterval(sampler);
+    owners.stop();
     await stack.stop();
     await site.close();
   }
