@@ -127,8 +127,8 @@ describe('openArtifactStore', () => {
       await store.close();
       const loaded = Object.keys(createRequire(import.meta.url).cache);
       const mongo = loaded.filter((file) => /node_modules\\/(mongoose|mongodb|bson)\\//.test(file));
-      console.log(JSON.stringify(mongo.length));
-      console.log(JSON.stringify(loaded.length));
+      console.log(mongo.length);
+      console.log(loaded.length);
     `;
     try {
       const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
